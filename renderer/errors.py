@@ -1,0 +1,46 @@
+"""The renderer's exceptions: one base class, one subclass per thing a caller can act on.
+
+Callers (the worker, the API, the CLI) catch ``RendererError`` to tell a render that failed
+for a known reason from a crash, then use the subclass to decide what to tell the user:
+
+    RendererError            base of everything the renderer raises on purpose
+    ├── DocInvalid           the VideoDoc breaks the schema or its rules (.problems lists them)
+    ├── AssetError           an asset is missing, unreadable or not decodable
+    ├── EncodeError          encoding or muxing the video failed
+    └── FontError            a font family or weight is unknown or its file cannot be loaded
+
+Messages are written for the person who made the document: they name the asset, font or
+setting involved and say what to do about it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RendererError(Exception):
+    """Base class of every error the renderer raises deliberately."""
+
+
+class DocInvalid(RendererError):
+    """The document cannot be rendered as written.
+
+    ``problems`` holds every problem found (not only the first), so an editor can show them
+    all at once; items are whatever the validator produces (strings or dicts).
+    """
+
+    def __init__(self, message: str, problems: list[Any] | None = None) -> None:
+        super().__init__(message)
+        self.problems: list[Any] = list(problems) if problems else []
+
+
+class AssetError(RendererError):
+    """An asset (image, audio) is missing, unreadable, or not a format we can decode."""
+
+
+class EncodeError(RendererError):
+    """Encoding frames or muxing the output file failed."""
+
+
+class FontError(RendererError):
+    """A requested font is not available or its file cannot be loaded."""

@@ -1,0 +1,365 @@
+"""The Skia CPU rasterizer: (doc, t) -> RGBA pixels in a reused buffer.
+
+Per scene, the background and the static layers beneath the first moving one are drawn once and
+copied into the frame with one memcpy; static layers above moving ones are recorded once as a
+picture. Every frame's visible state is a hashable key: when it equals the previous frame's, the
+buffer already holds the answer and nothing is drawn.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import skia
+
+from renderer.assets import AssetSource
+from renderer.draw import ImageStore, Rect, draw_background, draw_fitted, draw_shape, lerp_view
+from renderer.fonts import FontBook, font_book
+from renderer.model import Doc, Layer, Scene
+from renderer.text import TextBlock, TextSpec
+from renderer.timeline import LayerState, Timeline, layer_state
+from renderer.tokens import Brand, argb
+
+_ANCHORS = {
+    "top-left": (0.0, 0.0), "top": (0.5, 0.0), "top-right": (1.0, 0.0),
+    "left": (0.0, 0.5), "center": (0.5, 0.5), "right": (1.0, 0.5),
+    "bottom-left": (0.0, 1.0), "bottom": (0.5, 1.0), "bottom-right": (1.0, 1.0),
+}
+_DEFAULT_TEXT_W = 0.9
+
+
+class Rasterizer(Protocol):
+    """Draws frames of one document in one format and size."""
+
+    width: int
+    height: int
+
+    def render(self, t: float) -> np.ndarray:
+        """The frame at `t` seconds as an (height, width, 4) uint8 RGBA array.
+
+        The array is reused by the next call: copy it to keep it.
+        """
+
+    def close(self) -> None:
+        """Release buffers and caches."""
+
+
+@dataclass
+class _Target:
+    array: np.ndarray
+    surface: skia.Surface
+
+    @classmethod
+    def make(cls, width: int, height: int) -> "_Target":
+        array = np.zeros((height, width, 4), np.uint8)
+        surface = skia.Surface(array, colorType=skia.kRGBA_8888_ColorType, alphaType=skia.kPremul_AlphaType)
+        return cls(array, surface)
+
+
+@dataclass
+class _ScenePlan:
+    base: np.ndarray | None                       # background + static layers below motion
+    items: list[tuple[str, Any]] = field(default_factory=list)  # ("layer", Layer) | ("picture", Picture)
+
+
+class SkiaRasterizer:
+    """CPU rasterizer on Skia; see the module docstring for what it caches."""
+
+    def __init__(self, doc: Doc, fmt: str, width: int, height: int,
+                 assets: AssetSource | None = None, book: FontBook | None = None) -> None:
+        self.doc, self.fmt, self.width, self.height = doc, fmt, width, height
+        self.unit = float(min(width, height))
+        self.brand = Brand(doc.brand)
+        self.book = book or font_book()
+        self.images = ImageStore(doc, assets)
+        self.timeline = Timeline(doc)
+        self._main = _Target.make(width, height)
+        self._scratch: _Target | None = None
+        self._plans: dict[int, _ScenePlan] = {}
+        self._texts: dict[tuple[int, int, int], TextBlock] = {}
+        self._last_frames: dict[int, skia.Image] = {}
+        self._last_key: Any = None
+        self._scenes = [tuple(l.for_format(fmt) for l in s.layers) for s in doc.scenes]
+
+    # -- public -------------------------------------------------------------------------------
+
+    def render(self, t: float) -> np.ndarray:
+        index, local = self.timeline.locate(t)
+        progress = self.timeline.transition_progress(index, local)
+        key = (index, progress, self._state_key(index, local))
+        if key == self._last_key:
+            return self._main.array
+        self._last_key = None
+        if progress is None:
+            self._draw_scene(self._main, index, local)
+        else:
+            self._draw_transition(index, local, progress)
+        self._last_key = key
+        return self._main.array
+
+    def close(self) -> None:
+        self._plans.clear()
+        self._texts.clear()
+        self._last_frames.clear()
+
+    # -- scenes -------------------------------------------------------------------------------
+
+    def _state_key(self, index: int, local: float) -> tuple:
+        scene = self.doc.scenes[index]
+        return tuple(self._layer_key(l, local, scene.duration) for kind, l in self._plan(index).items
+                     if kind == "layer") + (self._bg_key(scene, local),)
+
+    def _layer_key(self, layer: Layer, t: float, duration: float) -> Any:
+        state = layer_state(layer, t, duration)
+        if state is None:
+            return None
+        if layer.type == "group":
+            return state, tuple(self._layer_key(c.for_format(self.fmt), t, duration) for c in layer.children)
+        if layer.type == "text" and state.reveal < 1.0:
+            return state, self._text_block(layer, self._text_box_size(layer, self.width, self.height)).reveal_key(
+                state.reveal, state.reveal_mode)
+        return state
+
+    def _bg_key(self, scene: Scene, local: float) -> float:
+        bg = scene.background
+        if bg.ken_burns is None:
+            return 0.0
+        from renderer.easing import ease
+        return round(ease(bg.ken_burns.easing, local / scene.duration), 6)
+
+    def _plan(self, index: int) -> _ScenePlan:
+        plan = self._plans.get(index)
+        if plan is None:
+            plan = self._plans[index] = self._make_plan(index)
+        return plan
+
+    def _make_plan(self, index: int) -> _ScenePlan:
+        scene = self.doc.scenes[index]
+        layers = self._scenes[index]
+        static = [self._is_static(l, scene.duration) for l in layers]
+        prefix = 0
+        if scene.background.ken_burns is None:
+            while prefix < len(layers) and static[prefix]:
+                prefix += 1
+        base = None
+        if scene.background.ken_burns is None:
+            target = _Target.make(self.width, self.height)
+            self._paint_background(target.surface.getCanvas(), scene, 0.0)
+            for layer in layers[:prefix]:
+                self._draw_layer(target.surface.getCanvas(), layer, 0.0, scene.duration, self._frame_box())
+            base = target.array.copy()
+        plan = _ScenePlan(base)
+        for layer, is_static in list(zip(layers, static))[prefix:]:
+            if is_static:
+                recorder = skia.PictureRecorder()
+                canvas = recorder.beginRecording(skia.Rect.MakeWH(self.width, self.height))
+                self._draw_layer(canvas, layer, 0.0, scene.duration, self._frame_box())
+                plan.items.append(("picture", recorder.finishRecordingAsPicture()))
+            else:
+                plan.items.append(("layer", layer))
+        return plan
+
+    @staticmethod
+    def _is_static(layer: Layer, duration: float) -> bool:
+        always = layer.start <= 0 and (layer.end is None or layer.end >= duration)
+        return always and not layer.hidden and not layer.is_animated
+
+    def _draw_scene(self, target: _Target, index: int, local: float) -> None:
+        scene = self.doc.scenes[index]
+        plan = self._plan(index)
+        canvas = target.surface.getCanvas()
+        if plan.base is not None:
+            np.copyto(target.array, plan.base)
+        else:
+            self._paint_background(canvas, scene, local)
+        for kind, item in plan.items:
+            if kind == "picture":
+                canvas.drawPicture(item)
+            else:
+                self._draw_layer(canvas, item, local, scene.duration, self._frame_box())
+
+    def _paint_background(self, canvas: skia.Canvas, scene: Scene, local: float) -> None:
+        kb = 0.0
+        if scene.background.ken_burns is not None:
+            from renderer.easing import ease
+            kb = ease(scene.background.ken_burns.easing, local / scene.duration)
+        draw_background(canvas, scene.background, self.brand, self.images, self.width, self.height, kb)
+
+    def _draw_transition(self, index: int, local: float, p: float) -> None:
+        if self._scratch is None:
+            self._scratch = _Target.make(self.width, self.height)
+        self._draw_scene(self._scratch, index, local)
+        incoming = self._scratch.surface.makeImageSnapshot()
+        previous = self._last_frame(index - 1)
+        tr = self.doc.scenes[index].transition
+        canvas = self._main.surface.getCanvas()
+        w, h = self.width, self.height
+        copy = skia.Paint(BlendMode=skia.BlendMode.kSrc)
+        if tr.type == "slide":
+            ux, uy = {"left": (-1, 0), "right": (1, 0), "up": (0, -1), "down": (0, 1)}[tr.direction]
+            canvas.clear(0xFF000000)
+            canvas.drawImage(previous, ux * w * p, uy * h * p)
+            canvas.drawImage(incoming, -ux * w * (1 - p), -uy * h * (1 - p))
+            return
+        canvas.drawImage(previous, 0, 0, skia.SamplingOptions(), copy)
+        if tr.type == "wipe":
+            canvas.save()
+            canvas.clipRect(_wipe_rect((0.0, 0.0, float(w), float(h)), p, tr.direction))
+            canvas.drawImage(incoming, 0, 0)
+            canvas.restore()
+        elif tr.type == "zoom":
+            canvas.save()
+            s = 0.85 + 0.15 * p
+            canvas.translate(w / 2, h / 2)
+            canvas.scale(s, s)
+            canvas.translate(-w / 2, -h / 2)
+            canvas.drawImage(incoming, 0, 0, skia.SamplingOptions(skia.FilterMode.kLinear), skia.Paint(Alphaf=p))
+            canvas.restore()
+        else:  # crossfade
+            canvas.drawImage(incoming, 0, 0, skia.SamplingOptions(), skia.Paint(Alphaf=p))
+
+    def _last_frame(self, index: int) -> skia.Image:
+        """The previous scene's final frame, which transitions blend from (drawn once)."""
+        if index not in self._last_frames:
+            target = _Target.make(self.width, self.height)
+            scene = self.doc.scenes[index]
+            self._draw_scene(target, index, max(0.0, scene.duration - 1.0 / self.doc.fps))
+            self._last_frames[index] = target.surface.makeImageSnapshot()
+        return self._last_frames[index]
+
+    # -- layers -------------------------------------------------------------------------------
+
+    def _frame_box(self) -> Rect:
+        return (0.0, 0.0, float(self.width), float(self.height))
+
+    def _draw_layer(self, canvas: skia.Canvas, layer: Layer, t: float, duration: float, parent: Rect) -> None:
+        state = layer_state(layer, t, duration)
+        if state is None:
+            return
+        box, block = self._box(layer, state, parent)
+        x, y, w, h = box
+        canvas.save()
+        cx, cy = x + w / 2.0, y + h / 2.0
+        if state.rotation or state.scale != 1.0:
+            canvas.translate(cx, cy)
+            canvas.rotate(state.rotation)
+            canvas.scale(state.scale, state.scale)
+            canvas.translate(-cx, -cy)
+        if state.wipe < 1.0:
+            canvas.clipRect(_wipe_rect(_outset(box, block, layer, self.unit), state.wipe, state.wipe_dir))
+        if state.opacity < 0.999:
+            canvas.saveLayerAlpha(None, int(round(state.opacity * 255)))
+        if layer.type == "text" and block is not None:
+            self._draw_text(canvas, layer, block, box, state)
+        elif layer.type == "image":
+            self._draw_image(canvas, layer, box, state)
+        elif layer.type == "shape":
+            draw_shape(canvas, layer, box, self.brand, self.unit)
+        elif layer.type == "group":
+            for child in layer.children:
+                self._draw_layer(canvas, child.for_format(self.fmt), t, duration, box)
+        canvas.restore()
+
+    def _box(self, layer: Layer, state: LayerState, parent: Rect) -> tuple[Rect, TextBlock | None]:
+        px, py, pw, ph = parent
+        ax, ay = _ANCHORS[layer.anchor]
+        block = None
+        if layer.type == "text":
+            bw, bh = self._text_box_size(layer, pw, ph)
+            block = self._text_block(layer, (bw, bh))
+            if bh <= 0:
+                bh = block.height
+        else:
+            bw, bh = layer.w * pw, layer.h * ph
+        left = px + (state.x + state.dx) * pw - ax * bw
+        top = py + (state.y + state.dy) * ph - ay * bh
+        return (left, top, bw, bh), block
+
+    def _text_box_size(self, layer: Layer, pw: float, ph: float) -> tuple[float, float]:
+        return (layer.w or _DEFAULT_TEXT_W) * pw, layer.h * ph
+
+    def _text_block(self, layer: Layer, size: tuple[float, float]) -> TextBlock:
+        key = (id(layer), round(size[0]), round(size[1]))
+        block = self._texts.get(key)
+        if block is None:
+            block = self._texts[key] = TextBlock(self.text_spec(layer, size), self.book)
+        return block
+
+    def text_spec(self, layer: Layer, size: tuple[float, float]) -> TextSpec:
+        text = layer.text.upper() if layer.uppercase else layer.text
+        size_px = layer.size * self.unit
+        return TextSpec(
+            text=text, font=self.brand.font(layer.font), size_px=size_px,
+            min_size_px=(layer.min_size * self.unit) if layer.min_size else size_px * 0.5,
+            color=self.brand.color(layer.color), align=layer.align, direction=layer.direction,
+            line_height=layer.line_height, letter_spacing=layer.letter_spacing,
+            auto_shrink=layer.auto_shrink, box_w=size[0], box_h=size[1],
+        )
+
+    def _draw_text(self, canvas: skia.Canvas, layer: Layer, block: TextBlock, box: Rect, state: LayerState) -> None:
+        x, y, w, h = box
+        top = y
+        if h > block.height:
+            top = y + {"top": 0.0, "middle": (h - block.height) / 2.0, "bottom": h - block.height}[layer.valign]
+        if layer.pill is not None:
+            pad = layer.pill.padding * self.unit
+            radius = self.brand.number(layer.pill.radius) * self.unit
+            rect = skia.Rect.MakeXYWH(block.line_left(x) - pad, top - pad * 0.6, block.width + 2 * pad,
+                                      block.height + 1.2 * pad)
+            paint = skia.Paint(AntiAlias=True, Color=argb(self.brand.color(layer.pill.color)))
+            canvas.drawRRect(skia.RRect.MakeRectXY(rect, radius, radius), paint)
+        shadow = layer.shadow
+        if shadow is not None:
+            sigma = max(0.01, shadow.blur * self.unit / 2.0)
+            filt = skia.ImageFilters.DropShadow(shadow.dx * self.unit, shadow.dy * self.unit, sigma, sigma,
+                                                argb(self.brand.color(shadow.color)))
+            canvas.saveLayer(None, skia.Paint(ImageFilter=filt))
+        block.paint(canvas, x, top, state.reveal, state.reveal_mode)
+        if shadow is not None:
+            canvas.restore()
+
+    def _draw_image(self, canvas: skia.Canvas, layer: Layer, box: Rect, state: LayerState) -> None:
+        x, y, w, h = box
+        kb = layer.ken_burns
+        zoom = max(kb.start.scale, kb.end.scale) if kb else 1.0
+        image, dest = self.images.fitted(layer.asset or "", max(1, round(w)), max(1, round(h)), layer.fit, zoom)
+        view = lerp_view(kb.start, kb.end, state.kb) if kb else None
+        radius = self.brand.number(layer.radius) * self.unit
+        if radius > 0:
+            canvas.save()
+            canvas.clipRRect(skia.RRect.MakeRectXY(skia.Rect.MakeXYWH(x, y, w, h), radius, radius), True)
+        draw_fitted(canvas, image, dest, box, layer.fit, view)
+        if radius > 0:
+            canvas.restore()
+
+
+def _outset(box: Rect, block: TextBlock | None, layer: Layer, unit: float) -> Rect:
+    # A wipe must also reveal a text pill, which reaches past the text box.
+    if block is None or layer.pill is None:
+        return box
+    pad = layer.pill.padding * unit
+    x, y, w, h = box
+    return (x - pad, y - pad, w + 2 * pad, h + 2 * pad)
+
+
+def _wipe_rect(box: Rect, p: float, direction: str) -> skia.Rect:
+    x, y, w, h = box
+    if direction == "left":
+        return skia.Rect.MakeXYWH(x + w * (1 - p), y, w * p, h)
+    if direction == "up":
+        return skia.Rect.MakeXYWH(x, y + h * (1 - p), w, h * p)
+    if direction == "down":
+        return skia.Rect.MakeXYWH(x, y, w, h * p)
+    return skia.Rect.MakeXYWH(x, y, w * p, h)
+
+
+def encode_png(rgba: np.ndarray) -> bytes:
+    """PNG bytes of an RGBA frame."""
+    image = skia.Image.fromarray(np.ascontiguousarray(rgba), colorType=skia.kRGBA_8888_ColorType)
+    return bytes(image.encodeToData(skia.kPNG, 100))
+
+
+def encode_jpeg(rgba: np.ndarray, quality: int = 88) -> bytes:
+    image = skia.Image.fromarray(np.ascontiguousarray(rgba), colorType=skia.kRGBA_8888_ColorType)
+    return bytes(image.encodeToData(skia.kJPEG, quality))

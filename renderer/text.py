@@ -1,0 +1,184 @@
+"""Text blocks: shaped once per layer and format, painted every frame.
+
+Shaping, bidi and line breaking come from Skia's paragraph engine (HarfBuzz + ICU). A block is
+laid out once; auto-shrink searches for the largest size that fits the box. Typewriter and
+word-by-word reveals keep the full layout and paint hidden text transparent, so lines never
+jump; each reveal step is shaped once and cached.
+"""
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+
+import skia
+
+from renderer.fonts import FontBook
+from renderer.model import FontRef
+from renderer.tokens import argb
+
+tl = skia.textlayout
+_ALIGN = {"left": tl.TextAlign.kLeft, "center": tl.TextAlign.kCenter, "right": tl.TextAlign.kRight}
+_RTL_CLASSES = {"R", "AL"}
+
+
+def is_rtl(text: str) -> bool:
+    """True when the first strong character of `text` is right-to-left."""
+    for ch in text:
+        cls = unicodedata.bidirectional(ch)
+        if cls in _RTL_CLASSES:
+            return True
+        if cls == "L":
+            return False
+    return False
+
+
+@dataclass(frozen=True)
+class TextSpec:
+    """Everything that decides a text block's shape, in pixels."""
+
+    text: str
+    font: FontRef
+    size_px: float
+    min_size_px: float
+    color: str
+    align: str
+    direction: str
+    line_height: float
+    letter_spacing: float
+    auto_shrink: bool
+    box_w: float
+    box_h: float  # 0 = grows with the text
+
+
+@dataclass
+class TextBlock:
+    """A laid-out paragraph and the metrics drawing needs."""
+
+    spec: TextSpec
+    book: FontBook
+    size_px: float = 0.0
+    width: float = 0.0        # width of the longest line
+    height: float = 0.0
+    rtl: bool = False
+    align: str = "center"
+    _paragraphs: dict[int, tl.Paragraph] = field(default_factory=dict)
+    _words: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        spec = self.spec
+        self.rtl = spec.direction == "rtl" or (spec.direction == "auto" and is_rtl(spec.text))
+        self.align = _physical_align(spec.align, self.rtl)
+        self.size_px = self._fit_size()
+        full = self._build(self.size_px, len(spec.text))
+        self._paragraphs[len(spec.text)] = full
+        self.width = min(full.LongestLine, spec.box_w)
+        self.height = full.Height
+        self._words = _word_ends(spec.text)
+
+    @property
+    def overflows(self) -> bool:
+        """True when the text does not fit its box even at the smallest allowed size."""
+        p = self._paragraphs[len(self.spec.text)]
+        too_wide = p.MinIntrinsicWidth > self.spec.box_w + 0.5
+        too_tall = self.spec.box_h > 0 and p.Height > self.spec.box_h + 0.5
+        return too_wide or too_tall
+
+    def line_left(self, box_left: float) -> float:
+        """X of the block's visible left edge inside a box starting at `box_left`."""
+        if self.align == "left":
+            return box_left
+        if self.align == "right":
+            return box_left + self.spec.box_w - self.width
+        return box_left + (self.spec.box_w - self.width) / 2.0
+
+    def paint(self, canvas: skia.Canvas, x: float, y: float, reveal: float = 1.0, mode: str = "") -> None:
+        """Paint with its box's top-left at (x, y), showing `reveal` of the text."""
+        shown = self._shown_chars(reveal, mode)
+        paragraph = self._paragraphs.get(shown)
+        if paragraph is None:
+            paragraph = self._paragraphs[shown] = self._build(self.size_px, shown)
+        paragraph.paint(canvas, x, y)
+
+    def reveal_key(self, reveal: float, mode: str) -> int:
+        return self._shown_chars(reveal, mode)
+
+    def _shown_chars(self, reveal: float, mode: str) -> int:
+        n = len(self.spec.text)
+        if reveal >= 1.0 or not mode:
+            return n
+        if mode == "words" and self._words:
+            count = int(reveal * len(self._words) + 1e-9)
+            return self._words[count - 1] if count > 0 else 0
+        return int(reveal * n + 1e-9)
+
+    def _fit_size(self) -> float:
+        spec = self.spec
+        size = spec.size_px
+        if not spec.auto_shrink:
+            return size
+        floor = min(spec.min_size_px, size)
+        while size > floor:
+            p = self._build(size, len(spec.text))
+            fits_w = p.MinIntrinsicWidth <= spec.box_w + 0.5
+            fits_h = spec.box_h <= 0 or p.Height <= spec.box_h + 0.5
+            if fits_w and fits_h:
+                return size
+            size = max(floor, size * 0.93)
+        return floor
+
+    def _build(self, size: float, shown: int) -> tl.Paragraph:
+        spec = self.spec
+        style = tl.ParagraphStyle()
+        style.setTextAlign(_ALIGN[self.align])
+        builder = tl.ParagraphBuilder.make(style, self.book.collection, skia.Unicode.ICU_Make())
+        families = self.book.families_for(spec.font.family, spec.font.weight)
+        visible = self._style(families, size, argb(spec.color))
+        text = spec.text
+        if self.rtl:
+            builder.pushStyle(visible)
+            builder.addText("\u202b")
+        builder.pushStyle(visible)
+        builder.addText(text[:shown])
+        if shown < len(text):
+            builder.pushStyle(self._style(families, size, 0x00000000))
+            builder.addText(text[shown:])
+        if self.rtl:
+            builder.addText("\u202c")
+        paragraph = builder.Build()
+        paragraph.layout(max(1.0, spec.box_w))
+        return paragraph
+
+    def _style(self, families: list[str], size: float, color: int) -> tl.TextStyle:
+        style = tl.TextStyle()
+        style.setFontFamilies(families)
+        style.setFontSize(size)
+        style.setColor(color)
+        style.setHeight(self.spec.line_height)
+        style.setHeightOverride(True)
+        style.setHalfLeading(True)
+        if self.spec.letter_spacing:
+            style.setLetterSpacing(self.spec.letter_spacing * size)
+        return style
+
+
+def _physical_align(align: str, rtl: bool) -> str:
+    if align == "start":
+        return "right" if rtl else "left"
+    if align == "end":
+        return "left" if rtl else "right"
+    return align
+
+
+def _word_ends(text: str) -> list[int]:
+    """Character offsets just past each word, so word-by-word reveals whole words."""
+    ends, in_word = [], False
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if in_word:
+                ends.append(i)
+            in_word = False
+        else:
+            in_word = True
+    if in_word:
+        ends.append(len(text))
+    return ends
