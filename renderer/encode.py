@@ -45,6 +45,7 @@ __all__ = [
     "encode_frames",
     "make_encoder",
     "nvenc_available",
+    "open_mp4",
     "rgba_to_bt709",
 ]
 
@@ -82,7 +83,9 @@ class Encoder(Protocol):
 def _check_geometry(width: int, height: int, fps: int) -> None:
     """Reject sizes 4:2:0 cannot represent before any file is created."""
     if width <= 0 or height <= 0 or width % 2 or height % 2:
-        raise EncodeError(f"frame size {width}x{height} is invalid: H.264 4:2:0 needs even, positive sizes")
+        raise EncodeError(
+            f"frame size {width}x{height} is invalid: H.264 4:2:0 needs even, positive sizes"
+        )
     if fps <= 0:
         raise EncodeError(f"fps must be positive, got {fps}")
 
@@ -135,7 +138,7 @@ def _gop_frames(fps: int, gop_seconds: float) -> int:
     return max(1, round(fps * gop_seconds))
 
 
-def _open_output(path: str) -> Any:
+def open_mp4(path: str) -> Any:
     """Open an MP4 for writing with faststart, turning OS errors into EncodeError."""
     try:
         return av.open(path, "w", format="mp4", options=FASTSTART)
@@ -184,17 +187,22 @@ class X264Encoder:
         self._failed = False
 
     def start(self, path: str, width: int, height: int, fps: int) -> None:
-        """Create the file and open libx264 now, so bad settings fail here, not mid-render."""
+        """Create the file and open libx264 now, so bad settings fail here, not mid-render.
+
+        A failed start closes what it opened, so callers that only ``finish()`` after a
+        successful start leak nothing either.
+        """
         if self._container is not None:
             raise EncodeError("encoder already started; call finish() first")
         _check_geometry(width, height, fps)
         self._size, self.frames_written, self._failed = (width, height), 0, False
-        self._container = _open_output(path)
+        self._container = open_mp4(path)
         try:
             self._stream = self._add_stream(width, height, fps)
             self._container.start_encoding()
         except (av.FFmpegError, ValueError) as exc:
-            self._failed = True
+            _close_quietly(self._container)
+            self._container = self._stream = None
             raise EncodeError(
                 f"cannot open libx264 (preset={self.preset!r}, crf={self.crf}): {exc}"
             ) from exc
@@ -281,11 +289,13 @@ class H264AnnexBMuxer:
     encoder wrote; PyAV takes the MP4's avcC from the first keyframe's SPS/PPS.
     """
 
-    def __init__(self, path: str, width: int, height: int, fps: int, tag_bt709: bool = True) -> None:
+    def __init__(
+        self, path: str, width: int, height: int, fps: int, tag_bt709: bool = True
+    ) -> None:
         _check_geometry(width, height, fps)
         self.frames = 0
         self._tb = Fraction(1, fps)
-        self._container = _open_output(path)
+        self._container = open_mp4(path)
         try:
             self._stream = self._container.add_mux_stream(
                 "h264", rate=fps, width=width, height=height
@@ -434,17 +444,21 @@ class NvencEncoder:
         return {key: str(value) for key, value in opts.items()}
 
     def start(self, path: str, width: int, height: int, fps: int) -> None:
-        """Create the NVENC session (host-memory NV12 input) and the MP4 muxer."""
+        """Create the NVENC session (host-memory NV12 input) and the MP4 muxer.
+
+        A failed start releases what it created, like ``X264Encoder.start``.
+        """
         if self._nvenc is not None or self._muxer is not None:
             raise EncodeError("encoder already started; call finish() first")
         _check_geometry(width, height, fps)
         nvc = _import_nvc()
         self._size, self.frames_written, self._failed = (width, height), 0, False
         try:
-            self._nvenc = nvc.CreateEncoder(width, height, "NV12", True, **self.options(fps))
+            nvenc = nvc.CreateEncoder(width, height, "NV12", True, **self.options(fps))
         except Exception as exc:  # noqa: BLE001 - PyNvVideoCodec raises its own types
             raise EncodeError(f"cannot create an NVENC encoder: {exc}") from exc
-        self._muxer = H264AnnexBMuxer(path, width, height, fps)
+        self._muxer = H264AnnexBMuxer(path, width, height, fps)  # on error, nvenc is dropped
+        self._nvenc = nvenc
 
     def write(self, rgba: np.ndarray) -> None:
         """Convert to NV12 (swscale, no GIL), copy to NVENC, mux whatever comes back."""
@@ -523,7 +537,7 @@ def make_encoder(kind: str = "auto", **kw: Any) -> Encoder:
         raise ValueError(f"unknown encoder kind {kind!r}; use one of {', '.join(_KINDS)}")
     known = set(inspect.signature(X264Encoder.__init__).parameters)
     known |= set(inspect.signature(NvencEncoder.__init__).parameters)
-    unknown = sorted(set(kw) - known)
+    unknown = sorted(set(kw) - (known - {"self"}))
     if unknown:
         raise TypeError(f"unknown encoder option(s): {', '.join(unknown)}")
     if kind in ("auto", "nvenc") and nvenc_available():

@@ -190,7 +190,9 @@ class SkiaRasterizer:
         if self._scratch is None:
             self._scratch = _Target.make(self.width, self.height)
         self._draw_scene(self._scratch, index, local)
-        incoming = self._scratch.surface.makeImageSnapshot()
+        # A copy, not makeImageSnapshot(): a snapshot would make the surface copy-on-write and
+        # detach it from the numpy buffer that scene bases are copied into.
+        incoming = skia.Image.fromarray(self._scratch.array, colorType=skia.kRGBA_8888_ColorType)
         previous = self._last_frame(index - 1)
         tr = self.doc.scenes[index].transition
         canvas = self._main.surface.getCanvas()
@@ -239,7 +241,7 @@ class SkiaRasterizer:
             return
         box, block = self._box(layer, state, parent)
         x, y, w, h = box
-        canvas.save()
+        depth = canvas.save()
         cx, cy = x + w / 2.0, y + h / 2.0
         if state.rotation or state.scale != 1.0:
             canvas.translate(cx, cy)
@@ -249,7 +251,8 @@ class SkiaRasterizer:
         if state.wipe < 1.0:
             canvas.clipRect(_wipe_rect(_outset(box, block, layer, self.unit), state.wipe, state.wipe_dir))
         if state.opacity < 0.999:
-            canvas.saveLayerAlpha(None, int(round(state.opacity * 255)))
+            canvas.saveLayerAlpha(_bounds(_outset(box, block, layer, self.unit), 0.02 * self.unit),
+                                  int(round(state.opacity * 255)))
         if layer.type == "text" and block is not None:
             self._draw_text(canvas, layer, block, box, state)
         elif layer.type == "image":
@@ -259,7 +262,7 @@ class SkiaRasterizer:
         elif layer.type == "group":
             for child in layer.children:
                 self._draw_layer(canvas, child.for_format(self.fmt), t, duration, box)
-        canvas.restore()
+        canvas.restoreToCount(depth)
 
     def _box(self, layer: Layer, state: LayerState, parent: Rect) -> tuple[Rect, TextBlock | None]:
         px, py, pw, ph = parent
@@ -314,7 +317,8 @@ class SkiaRasterizer:
             sigma = max(0.01, shadow.blur * self.unit / 2.0)
             filt = skia.ImageFilters.DropShadow(shadow.dx * self.unit, shadow.dy * self.unit, sigma, sigma,
                                                 argb(self.brand.color(shadow.color)))
-            canvas.saveLayer(None, skia.Paint(ImageFilter=filt))
+            reach = 3.0 * sigma + max(abs(shadow.dx), abs(shadow.dy)) * self.unit
+            canvas.saveLayer(_bounds(_outset(box, block, layer, self.unit), reach), skia.Paint(ImageFilter=filt))
         block.paint(canvas, x, top, state.reveal, state.reveal_mode)
         if shadow is not None:
             canvas.restore()
@@ -341,6 +345,11 @@ def _outset(box: Rect, block: TextBlock | None, layer: Layer, unit: float) -> Re
     pad = layer.pill.padding * unit
     x, y, w, h = box
     return (x - pad, y - pad, w + 2 * pad, h + 2 * pad)
+
+
+def _bounds(box: Rect, margin: float) -> skia.Rect:
+    x, y, w, h = box
+    return skia.Rect.MakeXYWH(x - margin, y - margin, w + 2 * margin, h + 2 * margin)
 
 
 def _wipe_rect(box: Rect, p: float, direction: str) -> skia.Rect:

@@ -1,0 +1,1 @@
+"""The `reelfarm` command: one entry point that gathers each part's commands."""

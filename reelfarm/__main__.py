@@ -1,0 +1,3 @@
+from reelfarm.cli import main
+
+main()

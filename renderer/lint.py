@@ -1,0 +1,264 @@
+"""The VideoDoc linter: errors that stop a render, warnings that a designer should see.
+
+Errors: schema violations, unknown asset / font / brand-token references, timing outside the
+scene, duplicate ids, total duration outside 6 s to 10 min. Warnings are checked in all four
+formats by laying the document out for real: text under 24 px at 1080p, WCAG contrast under
+4.5:1 against the pixels actually drawn behind the text, text overflowing its box, and text or
+images leaving the safe area.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from renderer.fonts import available_families
+from renderer.formats import frame_size
+from renderer.model import FORMATS, Doc, FontRef, Layer, Problem, Scene, iter_layers, parse_doc, schema_problems
+from renderer.tokens import Brand, contrast_ratio, parse_hex
+
+MIN_DURATION, MAX_DURATION = 6.0, 600.0
+MIN_TEXT_PX_AT_1080 = 24.0
+MIN_CONTRAST = 4.5
+LINT_RESOLUTION = 360
+
+
+@dataclass
+class LintReport:
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def as_dict(self) -> dict[str, list[dict[str, str]]]:
+        return {"errors": [p.as_dict() for p in self.errors], "warnings": [p.as_dict() for p in self.warnings]}
+
+
+def lint(data: Mapping[str, Any], assets: Any = None, check_layout: bool = True) -> LintReport:
+    """Lint a VideoDoc given as JSON data.
+
+    Args:
+        data: the document.
+        assets: an AssetSource, needed only to measure contrast over image backgrounds.
+        check_layout: also lay out every format for the warnings (slower).
+    """
+    report = LintReport(errors=schema_problems(data))
+    if report.errors:
+        return report
+    doc = parse_doc(data)
+    report.errors.extend(_reference_errors(doc))
+    report.errors.extend(_timing_errors(doc))
+    report.errors.extend(_duplicate_ids(doc))
+    if check_layout and not report.errors:
+        report.warnings.extend(_layout_warnings(doc, assets))
+    return report
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+def _reference_errors(doc: Doc) -> Iterator[Problem]:
+    brand = Brand(doc.brand)
+    families = set(available_families())
+    for ptr, value in _strings(doc.source, ""):
+        if value.startswith("$brand") and not brand.check(value):
+            yield Problem(ptr, "unknown_token", f"{value} is not a brand token")
+    for i, family in enumerate(doc.fonts):
+        if family not in families:
+            yield Problem(f"/fonts/{i}", "unknown_font", f"font family {family!r} is not available")
+    for key, ref in (doc.brand.get("fonts") or {}).items():
+        if ref.get("family") not in families:
+            yield Problem(f"/brand/fonts/{key}/family", "unknown_font", f"font family {ref.get('family')!r} is not available")
+    for s, scene in enumerate(doc.scenes):
+        bg = scene.background
+        if bg.type == "image":
+            if not bg.asset:
+                yield Problem(f"/scenes/{s}/background", "missing_asset", "an image background needs an asset")
+            else:
+                yield from _asset_ref(doc, brand, bg.asset, f"/scenes/{s}/background/asset", "image")
+        for ptr, layer in _all_layers(scene, f"/scenes/{s}/layers"):
+            if isinstance(layer.font, FontRef) and layer.font.family not in families:
+                yield Problem(ptr + "/font/family", "unknown_font", f"font family {layer.font.family!r} is not available")
+            if layer.type == "image" and layer.asset:
+                yield from _asset_ref(doc, brand, layer.asset, ptr + "/asset", "image")
+    for i, track in enumerate(doc.audio):
+        yield from _asset_ref(doc, brand, track.asset, f"/audio/{i}/asset", "audio")
+
+
+def _asset_ref(doc: Doc, brand: Brand, asset_id: str, ptr: str, kind: str) -> Iterator[Problem]:
+    if asset_id == "$brand.logo" and kind == "image":
+        if not (brand.logo and brand.logo.get("url")):
+            yield Problem(ptr, "unknown_asset", "the brand has no logo")
+        return
+    asset = doc.asset(asset_id)
+    if asset is None:
+        yield Problem(ptr, "unknown_asset", f"asset {asset_id!r} is not in the asset table")
+    elif asset.type != kind:
+        yield Problem(ptr, "wrong_asset_type", f"asset {asset_id!r} is {asset.type}, not {kind}")
+
+
+def _timing_errors(doc: Doc) -> Iterator[Problem]:
+    total = sum(s.duration for s in doc.scenes)
+    if abs(total - doc.duration) > 1e-3:
+        yield Problem("/duration", "duration_mismatch",
+                      f"duration {doc.duration:g} s differs from the scenes' total {total:g} s")
+    if doc.duration < MIN_DURATION:
+        yield Problem("/duration", "too_short", f"a video lasts at least {MIN_DURATION:g} s")
+    if doc.duration > MAX_DURATION:
+        yield Problem("/duration", "too_long", f"a video lasts at most {MAX_DURATION / 60:g} min")
+    for s, scene in enumerate(doc.scenes):
+        d = scene.duration
+        if scene.transition.type != "cut" and scene.transition.duration > d:
+            yield Problem(f"/scenes/{s}/transition/duration", "timing_outside_scene",
+                          "the transition is longer than its scene")
+        for ptr, layer in _all_layers(scene, f"/scenes/{s}/layers"):
+            yield from _layer_timing(layer, ptr, d)
+
+
+def _layer_timing(layer: Layer, ptr: str, d: float) -> Iterator[Problem]:
+    if layer.start >= d:
+        yield Problem(ptr + "/start", "timing_outside_scene", f"starts at {layer.start:g} s, after its scene ends ({d:g} s)")
+    if layer.end is not None and layer.end <= layer.start:
+        yield Problem(ptr + "/end", "timing_outside_scene", "ends before it starts")
+    if layer.end is not None and layer.end > d + 1e-6:
+        yield Problem(ptr + "/end", "timing_outside_scene", f"ends at {layer.end:g} s, after its scene ({d:g} s)")
+    for prop, keys in layer.keyframes:
+        for k, key in enumerate(keys):
+            if key.t > d + 1e-6:
+                yield Problem(f"{ptr}/keyframes/{prop}/{k}/t", "keyframe_outside_scene",
+                              f"keyframe at {key.t:g} s is after its scene ends ({d:g} s)")
+    if layer.enter and layer.start + layer.enter.delay + layer.enter.duration > d + 1e-6:
+        yield Problem(ptr + "/enter", "timing_outside_scene", "the enter animation runs past the scene's end")
+
+
+def _duplicate_ids(doc: Doc) -> Iterator[Problem]:
+    seen: dict[str, str] = {}
+    for s, scene in enumerate(doc.scenes):
+        if scene.id in seen:
+            yield Problem(f"/scenes/{s}/id", "duplicate_id", f"scene id {scene.id!r} is also used at {seen[scene.id]}")
+        seen.setdefault(scene.id, f"/scenes/{s}")
+    layer_seen: dict[str, str] = {}
+    for s, scene in enumerate(doc.scenes):
+        for ptr, layer in _all_layers(scene, f"/scenes/{s}/layers"):
+            if layer.id in layer_seen:
+                yield Problem(ptr + "/id", "duplicate_id", f"layer id {layer.id!r} is also used at {layer_seen[layer.id]}")
+            layer_seen.setdefault(layer.id, ptr)
+
+
+def _all_layers(scene: Scene, prefix: str) -> list[tuple[str, Layer]]:
+    return iter_layers(scene.layers, prefix)
+
+
+def _strings(value: Any, ptr: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield ptr, value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            if k != "brand":
+                yield from _strings(v, f"{ptr}/{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _strings(v, f"{ptr}/{i}")
+
+
+# -- warnings ---------------------------------------------------------------------------------
+
+def _layout_warnings(doc: Doc, assets: Any) -> Iterator[Problem]:
+    from renderer.raster import SkiaRasterizer
+
+    for fmt in FORMATS:
+        width, height = frame_size(fmt, LINT_RESOLUTION)
+        raster = SkiaRasterizer(doc, fmt, width, height, assets)
+        for s, scene in enumerate(doc.scenes):
+            layers = [l.for_format(fmt) for l in scene.layers]
+            for i, layer in enumerate(layers):
+                ptr = f"/scenes/{s}/layers/{i}"
+                yield from _layer_warnings(doc, raster, fmt, s, scene, layers, i, layer, ptr)
+
+
+def _settled_time(layer: Layer, duration: float) -> float:
+    end = duration if layer.end is None else min(layer.end, duration)
+    t = layer.start + (layer.enter.delay + layer.enter.duration if layer.enter else 0.0)
+    if layer.keyframes:
+        t = max([t] + [keys[-1].t for _, keys in layer.keyframes])
+    exit_start = end - (layer.exit.duration if layer.exit else 0.0)
+    return max(layer.start, min(t, exit_start - 1e-3, end - 1e-3))
+
+
+def _layer_warnings(doc: Doc, raster: Any, fmt: str, s: int, scene: Scene, layers: list[Layer],
+                    i: int, layer: Layer, ptr: str) -> Iterator[Problem]:
+    from renderer.timeline import layer_state
+
+    if layer.type not in ("text", "image"):
+        return
+    t = _settled_time(layer, scene.duration)
+    state = layer_state(dataclasses.replace(layer, enter=None, exit=None), t, scene.duration)
+    if state is None:
+        return
+    box, block = raster._box(layer, state, raster._frame_box())
+    extent = box
+    if block is not None:
+        x, y, w, h = box
+        top = y + ((h - block.height) / 2.0 if h > block.height and layer.valign == "middle" else
+                   (h - block.height) if h > block.height and layer.valign == "bottom" else 0.0)
+        extent = (block.line_left(x), top, block.width, block.height)
+        px_at_1080 = block.size_px / raster.unit * 1080.0
+        if px_at_1080 < MIN_TEXT_PX_AT_1080 - 0.01:
+            yield Problem(ptr + "/size", "text_too_small",
+                          f"text is {px_at_1080:.0f} px at 1080p in {fmt} (under {MIN_TEXT_PX_AT_1080:g} px)")
+        if block.overflows:
+            yield Problem(ptr + "/text", "text_overflow", f"text overflows its box in {fmt}")
+        ratio = _contrast(doc, raster, fmt, s, scene, layers, i, layer, t, extent)
+        if ratio is not None and ratio < MIN_CONTRAST:
+            yield Problem(ptr + "/color", "low_contrast",
+                          f"contrast {ratio:.1f}:1 against what is behind the text in {fmt} (under {MIN_CONTRAST:g}:1)")
+    if not _inside_safe(extent, doc.safe_area, raster.width, raster.height, state.scale):
+        yield Problem(ptr, "outside_safe_area", f"{layer.type} layer leaves the safe area in {fmt}")
+
+
+def _inside_safe(rect: tuple[float, float, float, float], safe: tuple[float, float],
+                 width: int, height: int, scale: float) -> bool:
+    x, y, w, h = rect
+    cx, cy = x + w / 2.0, y + h / 2.0
+    w, h = w * scale, h * scale
+    left, top = safe[0] * width, safe[1] * height
+    tol = 1.0
+    return (cx - w / 2 >= left - tol and cy - h / 2 >= top - tol
+            and cx + w / 2 <= width - left + tol and cy + h / 2 <= height - top + tol)
+
+
+def _contrast(doc: Doc, raster: Any, fmt: str, s: int, scene: Scene, layers: list[Layer], i: int,
+              layer: Layer, t: float, extent: tuple[float, float, float, float]) -> float | None:
+    from renderer.raster import SkiaRasterizer
+
+    color = parse_hex(raster.brand.color(layer.color))[:3]
+    if layer.pill is not None:
+        pill = parse_hex(raster.brand.color(layer.pill.color))
+        if pill[3] == 255:
+            return contrast_ratio(color, pill[:3])
+    below = dataclasses.replace(scene, layers=tuple(layers[:i]), transition=dataclasses.replace(scene.transition, type="cut"))
+    solo = dataclasses.replace(doc, scenes=(below,), duration=scene.duration)
+    try:
+        pixels = SkiaRasterizer(solo, fmt, raster.width, raster.height, raster.images.assets).render(t)
+    except Exception:  # an unreadable asset is reported elsewhere; contrast is then unknown
+        return None
+    x, y, w, h = (int(round(v)) for v in extent)
+    region = pixels[max(0, y):max(0, y + h), max(0, x):max(0, x + w), :3].reshape(-1, 3).astype(np.float64)
+    if region.size == 0:
+        return None
+    ratios = _pixel_contrasts(np.asarray(color, np.float64), region)
+    return float(np.percentile(ratios, 10))
+
+
+def _pixel_contrasts(color: np.ndarray, pixels: np.ndarray) -> np.ndarray:
+    def lum(c: np.ndarray) -> np.ndarray:
+        c = c / 255.0
+        c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+        return c @ np.array([0.2126, 0.7152, 0.0722])
+    lt = lum(color[None, :])[0]
+    lp = lum(pixels)
+    hi, lo = np.maximum(lt, lp), np.minimum(lt, lp)
+    return (hi + 0.05) / (lo + 0.05)

@@ -1,0 +1,27 @@
+"""Small asset files made on the fly for tests."""
+from __future__ import annotations
+
+import wave
+from pathlib import Path
+
+import numpy as np
+
+
+def write_tone(path: Path, seconds: float, freq: float = 440.0, rate: int = 48000) -> Path:
+    t = np.arange(int(seconds * rate)) / rate
+    samples = (0.5 * np.sin(2 * np.pi * freq * t) * 32767).astype("<i2")
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(samples.tobytes())
+    return path
+
+
+def write_png(path: Path, width: int = 320, height: int = 200) -> Path:
+    from PIL import Image
+
+    y, x = np.mgrid[0:height, 0:width]
+    rgb = np.stack([x * 255 // width, y * 255 // height, np.full_like(x, 128)], axis=-1).astype(np.uint8)
+    Image.fromarray(rgb, "RGB").save(path)
+    return path

@@ -1,0 +1,348 @@
+"""Encoders write real MP4 files; these tests decode them back with PyAV."""
+
+from __future__ import annotations
+
+import sys
+import types
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+# The repository root must be importable; pytest's default rootdir handling does not add it
+# while there is no pytest config with `pythonpath = ["."]`.
+_ROOT = str(Path(__file__).resolve().parents[3])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+import av  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from av.video.frame import PictureType  # noqa: E402
+
+from renderer import encode  # noqa: E402
+from renderer.concat import probe  # noqa: E402
+from renderer.encode import (  # noqa: E402
+    H264AnnexBMuxer,
+    NvencEncoder,
+    X264Encoder,
+    available_h264_encoders,
+    encode_frames,
+    make_encoder,
+    nvenc_available,
+)
+from renderer.errors import EncodeError, RendererError  # noqa: E402
+
+W, H, FPS = 160, 90, 30
+
+
+def moving_frames(n: int, width: int = W, height: int = H) -> Any:
+    """A gradient with a moving rectangle, yielded in ONE reused buffer like the renderer does."""
+    buf = np.empty((height, width, 4), np.uint8)
+    ramp = np.linspace(0, 255, width, dtype=np.uint8)
+    for i in range(n):
+        buf[..., 0] = ramp
+        buf[..., 1] = 80
+        buf[..., 2] = 255 - ramp
+        buf[..., 3] = 255
+        x = (i * 3) % (width - 20)
+        buf[20:50, x : x + 20, :3] = 255
+        yield buf
+
+
+def solid(rgb: tuple[int, int, int], width: int = W, height: int = H) -> np.ndarray:
+    frame = np.empty((height, width, 4), np.uint8)
+    frame[..., :3] = rgb
+    frame[..., 3] = 255
+    return frame
+
+
+def decode_all(path: Path) -> list[av.VideoFrame]:
+    with av.open(str(path)) as container:
+        return list(container.decode(video=0))
+
+
+def first_packet(path: Path) -> Any:
+    with av.open(str(path)) as container:
+        return next(p for p in container.demux(video=0) if p.size)
+
+
+@pytest.fixture(scope="module")
+def x264_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2 s at 30 fps: long enough for a second keyframe interval to start."""
+    path = tmp_path_factory.mktemp("enc") / "clip.mp4"
+    assert encode_frames(X264Encoder(threads=1), str(path), W, H, FPS, moving_frames(60)) == 60
+    return path
+
+
+# ------------------------------------------------------------------------------ x264
+
+
+def test_x264_stream_properties(x264_clip: Path) -> None:
+    info = probe(str(x264_clip))
+    assert (info["width"], info["height"], info["fps"], info["frames"]) == (W, H, 30.0, 60)
+    assert info["codec"] == "h264"
+    assert info["profile"] == "High"
+    assert info["pix_fmt"] == "yuv420p"
+    assert (info["color_primaries"], info["color_trc"], info["colorspace"]) == ("bt709",) * 3
+    assert info["color_range"] == "tv"
+    assert info["video_duration"] == pytest.approx(2.0)
+    assert info["has_audio"] is False
+
+
+def test_x264_frames_decode_at_exact_times(x264_clip: Path) -> None:
+    frames = decode_all(x264_clip)
+    assert len(frames) == 60
+    assert [f.time for f in frames] == pytest.approx([i / FPS for i in range(60)], abs=1e-9)
+    assert frames[0].key_frame
+    assert frames[0].pict_type == PictureType.I
+    assert first_packet(x264_clip).is_keyframe
+
+
+def test_x264_settings_are_explicit(x264_clip: Path) -> None:
+    """x264 writes its settings into an SEI: closed GOP, 2 s keyint, CRF 20, frame threads."""
+    sei = x264_clip.read_bytes().split(b"x264 - core", 1)[1][:2000]
+    for setting in (b"open_gop=0", b"keyint=60", b"crf=20.0", b"sliced_threads=0"):
+        assert setting in sei
+
+
+def test_pure_red_has_bt709_limited_luma(tmp_path: Path) -> None:
+    path = tmp_path / "red.mp4"
+    encode_frames(X264Encoder(), str(path), W, H, FPS, [solid((255, 0, 0))] * 3)
+    frame = decode_all(path)[0]
+    y = np.asarray(frame.to_ndarray()[:H])  # yuv420p ndarray: Y rows, then U and V
+    assert np.abs(y.astype(int) - 63).max() <= 1
+    assert frame.colorspace == 1 and frame.color_range == 1  # BT.709, MPEG/tv
+
+
+def test_write_copies_the_callers_buffer(tmp_path: Path) -> None:
+    """The caller reuses its buffer; frame 0 must stay black after the buffer turns white."""
+    path = tmp_path / "reuse.mp4"
+    buf = solid((0, 0, 0))
+    enc = X264Encoder()
+    enc.start(str(path), W, H, FPS)
+    try:
+        enc.write(buf)
+        buf[..., :3] = 255
+        enc.write(buf)
+    finally:
+        enc.finish()
+    lumas = [f.to_ndarray()[:H].mean() for f in decode_all(path)]
+    assert lumas[0] < 20 and lumas[1] > 230
+
+
+def test_unsupported_sizes_and_settings_fail_at_start(tmp_path: Path) -> None:
+    cases = [
+        (X264Encoder(), str(tmp_path / "odd.mp4"), 161, 90),
+        (X264Encoder(preset="warp-speed"), str(tmp_path / "preset.mp4"), W, H),
+        (X264Encoder(), str(tmp_path / "missing-dir" / "x.mp4"), W, H),
+    ]
+    for enc, path, width, height in cases:
+        with pytest.raises(EncodeError):
+            enc.start(path, width, height, FPS)
+        assert enc._container is None  # a failed start closes what it opened
+        enc.finish()  # safe after a failed start
+        enc.finish()  # and idempotent
+
+
+def test_failed_write_then_finish_does_not_raise(tmp_path: Path) -> None:
+    enc = X264Encoder()
+    enc.start(str(tmp_path / "bad.mp4"), W, H, FPS)
+    enc.write(solid((10, 20, 30)))
+    with pytest.raises(EncodeError, match="RGBA frame"):
+        enc.write(np.zeros((H, W, 3), np.uint8))
+    with pytest.raises(EncodeError):
+        enc.write(solid((10, 20, 30)))  # a failed encoder stays failed
+    enc.finish()
+    enc.finish()
+
+
+def test_finish_without_start_is_a_noop() -> None:
+    X264Encoder().finish()
+
+
+def test_encode_frames_finishes_when_frames_raise(tmp_path: Path) -> None:
+    def broken() -> Any:
+        yield solid((0, 0, 0))
+        raise RuntimeError("draw failed")
+
+    enc = X264Encoder()
+    with pytest.raises(RuntimeError, match="draw failed"):
+        encode_frames(enc, str(tmp_path / "broken.mp4"), W, H, FPS, broken())
+    assert enc._container is None  # closed by finish() in finally
+
+
+def test_errors_share_the_renderer_base() -> None:
+    assert issubclass(EncodeError, RendererError)
+
+
+def test_available_h264_encoders_lists_libx264() -> None:
+    names = available_h264_encoders()
+    assert "libx264" in names
+    assert "h264" not in names  # the decoder name is not an encoder
+
+
+# ------------------------------------------------------------------------------ choosing
+
+
+@pytest.fixture
+def no_nvenc(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(encode, "nvenc_available", lambda: False)
+
+
+@pytest.fixture
+def with_nvenc(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(encode, "nvenc_available", lambda: True)
+
+
+@pytest.mark.usefixtures("no_nvenc")
+def test_make_encoder_falls_back_to_x264_and_drops_nvenc_options() -> None:
+    enc = make_encoder("nvenc", crf=18, preset="faster", bitrate=5_000_000)
+    assert isinstance(enc, X264Encoder)
+    assert (enc.crf, enc.preset) == (18, "faster")
+    assert isinstance(make_encoder(), X264Encoder)
+
+
+@pytest.mark.usefixtures("with_nvenc")
+def test_make_encoder_prefers_nvenc_when_available() -> None:
+    enc = make_encoder("auto", crf=18, bitrate=5_000_000)
+    assert isinstance(enc, NvencEncoder) and enc.bitrate == 5_000_000
+    assert isinstance(make_encoder("x264"), X264Encoder)
+
+
+def test_make_encoder_rejects_unknown_kind_and_options() -> None:
+    with pytest.raises(ValueError, match="unknown encoder kind"):
+        make_encoder("vp9")
+    with pytest.raises(TypeError, match="qualty"):
+        make_encoder("x264", qualty=3)
+
+
+def test_nvenc_unavailable_without_pynvvideocodec(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "PyNvVideoCodec", None)  # import now raises ImportError
+    nvenc_available.cache_clear()
+    try:
+        assert nvenc_available() is False
+        with pytest.raises(EncodeError, match="NVENC is not available"):
+            NvencEncoder().start("/tmp/never.mp4", W, H, FPS)
+    finally:
+        nvenc_available.cache_clear()
+
+
+# ------------------------------------------------------------------------------ NVENC plumbing
+
+# PyNvVideoCodec cannot run here (no NVIDIA GPU with NVENC). A stand-in module with the same
+# call shapes (CreateEncoder(w, h, "NV12", True, **opts); Encode(flat NV12) and EndEncode()
+# returning a list of {"data": access unit}) lets the surrounding code be tested: NV12
+# conversion, Annex B parsing, timestamps, keyframe flags, BT.709 tagging and MP4 muxing.
+
+
+class _FakeNvEncoder:
+    """Encodes with libx264 into raw, untagged Annex B, like NVENC with bf=0 would."""
+
+    def __init__(self, width: int, height: int, fmt: str, cpu: bool, **opts: str) -> None:
+        assert fmt == "NV12" and cpu is True
+        self.width, self.height, self.opts = width, height, opts
+        cc = av.CodecContext.create("libx264", "w")
+        cc.width, cc.height, cc.pix_fmt = width, height, "nv12"
+        cc.time_base = Fraction(1, int(opts.get("fps", "30")))
+        cc.max_b_frames = int(opts.get("bf", "0"))
+        cc.gop_size = int(opts.get("gop", "60"))
+        cc.options = {"preset": "veryfast", "crf": "20"}
+        cc.open()
+        self.cc, self.pts, self.inputs = cc, 0, []
+
+    def _packets(self, frame: Any) -> list[dict[str, Any]]:
+        return [
+            {"data": bytes(p), "picture_type": 0, "timestamp": 0} for p in self.cc.encode(frame)
+        ]
+
+    def Encode(self, nv12: np.ndarray) -> list[dict[str, Any]]:  # noqa: N802 - PyNvVideoCodec's name
+        self.inputs.append((nv12.shape, nv12.dtype))
+        frame = av.VideoFrame(self.width, self.height, "nv12")
+        y_size = self.width * self.height
+        frame.planes[0].update(nv12[:y_size].tobytes())
+        frame.planes[1].update(nv12[y_size:].tobytes())
+        frame.pts, self.pts = self.pts, self.pts + 1
+        return self._packets(frame)
+
+    def EndEncode(self) -> list[dict[str, Any]]:  # noqa: N802
+        return self._packets(None)
+
+
+@pytest.fixture
+def fake_pynvvideocodec(monkeypatch: pytest.MonkeyPatch) -> list[_FakeNvEncoder]:
+    created: list[_FakeNvEncoder] = []
+
+    def create(width: int, height: int, fmt: str, cpu: bool, **opts: str) -> _FakeNvEncoder:
+        created.append(_FakeNvEncoder(width, height, fmt, cpu, **opts))
+        return created[-1]
+
+    module = types.ModuleType("PyNvVideoCodec")
+    module.CreateEncoder = create  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "PyNvVideoCodec", module)
+    nvenc_available.cache_clear()
+    yield created
+    nvenc_available.cache_clear()
+
+
+def test_nvenc_plumbing_with_stand_in(tmp_path: Path, fake_pynvvideocodec: list[Any]) -> None:
+    assert nvenc_available() is True
+    path = tmp_path / "nvenc.mp4"
+    assert encode_frames(NvencEncoder(), str(path), W, H, FPS, moving_frames(45)) == 45
+    enc = fake_pynvvideocodec[-1]
+    assert enc.opts["codec"] == "h264" and enc.opts["bf"] == "0" and enc.opts["gop"] == "60"
+    assert enc.inputs[0] == ((W * H * 3 // 2,), np.uint8)
+    info = probe(str(path))
+    assert (info["width"], info["height"], info["fps"], info["frames"]) == (W, H, 30.0, 45)
+    assert (info["profile"], info["pix_fmt"]) == ("High", "yuv420p")
+    assert (info["color_primaries"], info["colorspace"], info["color_range"]) == (
+        "bt709",
+        "bt709",
+        "tv",
+    )
+    frames = decode_all(path)
+    assert [f.time for f in frames] == pytest.approx([i / FPS for i in range(45)], abs=1e-9)
+    assert frames[0].key_frame and first_packet(path).is_keyframe
+
+
+def test_nvenc_red_is_converted_with_bt709(tmp_path: Path, fake_pynvvideocodec: list[Any]) -> None:
+    path = tmp_path / "nvenc-red.mp4"
+    encode_frames(NvencEncoder(), str(path), W, H, FPS, [solid((255, 0, 0))] * 2)
+    y = decode_all(path)[0].to_ndarray()[:H].astype(int)
+    assert np.abs(y - 63).max() <= 1
+
+
+def test_annexb_muxer_tags_and_times_a_raw_stream(tmp_path: Path) -> None:
+    fake = _FakeNvEncoder(W, H, "NV12", True, fps="30", gop="10")
+    sws = encode.VideoReformatter()
+    data = b"".join(
+        bytes(p["data"])
+        for frame in moving_frames(25)
+        for p in fake.Encode(encode.rgba_to_bt709(sws, frame, "nv12").to_ndarray().reshape(-1))
+    ) + b"".join(bytes(p["data"]) for p in fake.EndEncode())
+    muxer = H264AnnexBMuxer(str(tmp_path / "raw.mp4"), W, H, FPS)
+    for i in range(0, len(data), 777):  # arbitrary chunking: the parser reassembles frames
+        muxer.write(data[i : i + 777])
+    muxer.close()
+    assert muxer.frames == 25
+    frames = decode_all(tmp_path / "raw.mp4")
+    assert [i for i, f in enumerate(frames) if f.key_frame] == [0, 10, 20]
+    assert probe(str(tmp_path / "raw.mp4"))["color_primaries"] == "bt709"
+
+
+@pytest.mark.skipif(
+    not nvenc_available(), reason="needs an NVIDIA GPU with NVENC and PyNvVideoCodec (none here)"
+)
+def test_real_nvenc_output(tmp_path: Path) -> None:
+    path = tmp_path / "real-nvenc.mp4"
+    assert (
+        encode_frames(NvencEncoder(), str(path), 320, 180, FPS, moving_frames(60, 320, 180)) == 60
+    )
+    info = probe(str(path))
+    assert (info["frames"], info["profile"], info["pix_fmt"]) == (60, "High", "yuv420p")
+    assert (info["color_primaries"], info["color_range"]) == ("bt709", "tv")
+    frames = decode_all(path)
+    assert [f.time for f in frames] == pytest.approx([i / FPS for i in range(60)], abs=1e-9)
+    red = tmp_path / "real-nvenc-red.mp4"
+    encode_frames(NvencEncoder(), str(red), 320, 180, FPS, [solid((255, 0, 0), 320, 180)] * 2)
+    y = decode_all(red)[0].to_ndarray()[:180].astype(int)
+    assert np.abs(y[8:-8, 8:-8] - 63).max() <= 2
