@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import io
+
+import av
+import numpy as np
+import pytest
+from PIL import Image
+
+from renderer import LocalAssets, plan_chunks, probe, render_segment, render_still_png, render_video, write_poster
+from tests.helpers import write_tone
+
+
+def decoded_frames(path):
+    with av.open(str(path)) as c:
+        stream = c.streams.video[0]
+        frames = [(f.pts * stream.time_base, f.key_frame) for f in c.decode(stream)]
+    return frames
+
+
+@pytest.mark.parametrize("workers,fps", [(1, 30), (2, 24)])
+def test_render_video_frame_count_size_and_timestamps(doc, tmp_path, workers, fps):
+    out = tmp_path / "out.mp4"
+    stats = render_video(doc, str(out), fmt="9:16", resolution=180, fps=fps, workers=workers)
+    info = probe(str(out))
+    assert (info["width"], info["height"]) == (180, 320)
+    assert info["fps"] == fps
+    assert info["frames"] == stats.frames == 6 * fps
+    assert info["profile"] == "High" and info["pix_fmt"] == "yuv420p"
+    assert info["colorspace"] == "bt709" and info["color_range"] == "tv"
+    assert not info["has_audio"]
+    times = [float(t) for t, _ in decoded_frames(out)]
+    assert times == pytest.approx([n / fps for n in range(6 * fps)], abs=1e-6)
+
+
+def test_audio_is_mixed_and_muxed(doc, tmp_path):
+    write_tone(tmp_path / "tone.wav", 3.0)
+    doc["assets"] = {"music": {"type": "audio", "key": "tone.wav"}}
+    doc["audio"] = [{"asset": "music", "start": 1.0, "volume": 0.8, "fade_in": 0.5, "fade_out": 0.5}]
+    out = tmp_path / "a.mp4"
+    render_video(doc, str(out), fmt="1:1", resolution=180, workers=2, assets=LocalAssets(tmp_path))
+    info = probe(str(out))
+    assert info["has_audio"] and info["audio_codec"] == "aac" and info["audio_rate"] == 48000
+    assert info["audio_duration"] == pytest.approx(6.0, abs=0.05)
+    with av.open(str(out)) as c:
+        pcm = np.concatenate([f.to_ndarray().reshape(-1) for f in c.decode(audio=0)])
+    quiet, loud = pcm[: 48000 * 2 // 2], pcm[48000 * 2 * 2: 48000 * 2 * 3]  # 0-0.5 s silent, 2-3 s tone
+    assert np.abs(quiet).max() < 0.01 and np.abs(loud).max() > 0.2
+
+
+def test_segments_start_with_keyframes(doc, tmp_path):
+    chunks = plan_chunks(180, 3)
+    assert chunks == [(0, 60), (60, 120), (120, 180)]
+    for i, (a, b) in enumerate(chunks):
+        path = tmp_path / f"s{i}.mp4"
+        assert render_segment(doc, str(path), "16:9", 180, 30, a, b) == b - a
+        frames = decoded_frames(path)
+        assert len(frames) == b - a and frames[0][1]
+
+
+def test_progress_reaches_total(doc, tmp_path):
+    seen = []
+    render_video(doc, str(tmp_path / "p.mp4"), resolution=180, workers=2, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (180, 180)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_still_png_and_poster(doc, tmp_path):
+    png = render_still_png(doc, 2.5, "4:5", 360)
+    image = Image.open(io.BytesIO(png))
+    assert image.format == "PNG" and image.size == (360, 450)
+    poster = tmp_path / "poster.jpg"
+    write_poster(doc, str(poster), "16:9", 360)
+    image = Image.open(poster)
+    assert image.format == "JPEG" and image.size == (640, 360)
