@@ -108,13 +108,13 @@ def decode_audio(
         ) from exc
     finally:
         container.close()
+    if not chunks:
+        raise AssetError(f"audio asset {name!r} contains no audio samples; upload it again")
     return _to_stereo(chunks, skip, limit)
 
 
 def _to_stereo(chunks: list[np.ndarray], skip: int, limit: int | None) -> np.ndarray:
     """Join decoded chunks, trim to [skip, skip+limit), and duplicate mono to both sides."""
-    if not chunks:
-        return np.zeros((2, 0), np.float32)
     samples = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
     end = None if limit is None else skip + limit
     samples = samples[:, skip:end]

@@ -163,10 +163,13 @@ def concat_segments(
         output = open_mp4(out_path)
         try:
             _write(output, template, segment_paths, ref, tb, audio, rate)
+            output.close()
+        except av.FFmpegError as exc:
+            _discard(output, out_path)
+            raise EncodeError(f"joining segments into {out_path!r} failed: {exc}") from exc
         except BaseException:
             _discard(output, out_path)
             raise
-        output.close()
 
 
 def _discard(output: Any, path: str) -> None:

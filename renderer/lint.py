@@ -232,7 +232,7 @@ def _inside_safe(rect: tuple[float, float, float, float], safe: tuple[float, flo
 
 def _contrast(doc: Doc, raster: Any, fmt: str, s: int, scene: Scene, layers: list[Layer], i: int,
               layer: Layer, t: float, extent: tuple[float, float, float, float]) -> float | None:
-    from renderer.raster import SkiaRasterizer
+    from renderer.raster import SkiaRasterizer, to_rgba
 
     color = parse_hex(raster.brand.color(layer.color))[:3]
     if layer.pill is not None:
@@ -242,7 +242,8 @@ def _contrast(doc: Doc, raster: Any, fmt: str, s: int, scene: Scene, layers: lis
     below = dataclasses.replace(scene, layers=tuple(layers[:i]), transition=dataclasses.replace(scene.transition, type="cut"))
     solo = dataclasses.replace(doc, scenes=(below,), duration=scene.duration)
     try:
-        pixels = SkiaRasterizer(solo, fmt, raster.width, raster.height, raster.images.assets).render(t)
+        solo_raster = SkiaRasterizer(solo, fmt, raster.width, raster.height, raster.images.assets)
+        pixels = to_rgba(solo_raster.render(t), solo_raster.pixel_format)
     except Exception:  # an unreadable asset is reported elsewhere; contrast is then unknown
         return None
     x, y, w, h = (int(round(v)) for v in extent)

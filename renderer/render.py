@@ -26,7 +26,7 @@ from renderer.concat import concat_segments
 from renderer.encode import Encoder, X264Encoder
 from renderer.formats import frame_size
 from renderer.model import Doc, frame_count, parse_doc
-from renderer.raster import SkiaRasterizer, encode_jpeg, encode_png
+from renderer.raster import SkiaRasterizer, encode_jpeg, encode_png, to_rgba
 
 Progress = Callable[[int, int], None]
 
@@ -63,7 +63,7 @@ def render_still(doc: Doc | Mapping[str, Any], t: float, fmt: str | None = None,
     fmt = fmt or doc.format
     width, height = frame_size(fmt, resolution)
     raster = SkiaRasterizer(doc, fmt, width, height, assets)
-    return raster.render(min(max(t, 0.0), doc.duration)).copy()
+    return to_rgba(raster.render(min(max(t, 0.0), doc.duration)), raster.pixel_format)
 
 
 def render_still_png(doc: Doc | Mapping[str, Any], t: float, fmt: str | None = None, resolution: int = 1080,
@@ -114,7 +114,7 @@ def render_segment(doc: Doc | Mapping[str, Any], path: str, fmt: str, resolution
     raster = raster or SkiaRasterizer(doc, fmt, width, height, assets)
     encoder = encoder or X264Encoder()
     pending = 0
-    encoder.start(path, width, height, fps)
+    encoder.start(path, width, height, fps, pixel_format=raster.pixel_format)
     try:
         for n in range(start, end):
             encoder.write(raster.render(n / fps))

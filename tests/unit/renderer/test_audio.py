@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 import wave
 from dataclasses import dataclass
 from pathlib import Path
 
-_ROOT = str(Path(__file__).resolve().parents[3])  # repo root; see test_encode.py
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+import av
+import numpy as np
+import pytest
 
-import av  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from renderer.audio import decode_audio, encode_audio_into, mix_audio  # noqa: E402
-from renderer.concat import probe  # noqa: E402
-from renderer.encode import X264Encoder, encode_frames  # noqa: E402
-from renderer.errors import AssetError, RendererError  # noqa: E402
+from renderer.audio import decode_audio, encode_audio_into, mix_audio
+from renderer.concat import probe
+from renderer.encode import X264Encoder, encode_frames
+from renderer.errors import AssetError, RendererError
 
 RATE = 48000
 
@@ -141,6 +136,12 @@ def test_missing_file_and_video_only_file_raise_asset_error(tmp_path: Path) -> N
     encode_frames(X264Encoder(), str(video), 160, 90, 30, [frame] * 3)
     with pytest.raises(AssetError, match="no audio stream"):
         mix_audio([Track("clip")], lambda _: str(video), 1.0)
+
+
+def test_file_without_samples_raises_asset_error(tmp_path: Path) -> None:
+    empty = write_wav(tmp_path / "empty.wav", [np.zeros(0, np.float32)])
+    with pytest.raises(AssetError, match="no audio samples"):
+        mix_audio([Track("silence")], lambda _: str(empty), 1.0)
 
 
 def test_decode_audio_stops_at_the_limit(files: dict[str, Path]) -> None:

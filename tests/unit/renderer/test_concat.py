@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-_ROOT = str(Path(__file__).resolve().parents[3])  # repo root; see test_encode.py
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+import av
+import numpy as np
+import pytest
 
-import av  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from renderer.concat import concat_segments, probe  # noqa: E402
-from renderer.encode import X264Encoder, encode_frames  # noqa: E402
-from renderer.errors import EncodeError  # noqa: E402
+from renderer.concat import concat_segments, probe
+from renderer.encode import X264Encoder, encode_frames
+from renderer.errors import EncodeError
 
 W, H, FPS, RATE = 160, 90, 30, 48000
 SEGMENTS = [(30, (200, 30, 30)), (45, (30, 200, 30)), (15, (30, 30, 200))]  # 1 s, 1.5 s, 0.5 s

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import sys
 import types
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-# The repository root must be importable; pytest's default rootdir handling does not add it
-# while there is no pytest config with `pythonpath = ["."]`.
-_ROOT = str(Path(__file__).resolve().parents[3])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+import sys
 
-import av  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from av.video.frame import PictureType  # noqa: E402
+import av
+import numpy as np
+import pytest
+from av.video.frame import PictureType
 
-from renderer import encode  # noqa: E402
-from renderer.concat import probe  # noqa: E402
-from renderer.encode import (  # noqa: E402
+from renderer import encode
+from renderer.concat import probe
+from renderer.encode import (
     H264AnnexBMuxer,
     NvencEncoder,
     X264Encoder,
@@ -30,7 +25,7 @@ from renderer.encode import (  # noqa: E402
     make_encoder,
     nvenc_available,
 )
-from renderer.errors import EncodeError, RendererError  # noqa: E402
+from renderer.errors import EncodeError, RendererError
 
 W, H, FPS = 160, 90, 30
 

@@ -73,3 +73,22 @@ def test_still_png_and_poster(doc, tmp_path):
     write_poster(doc, str(poster), "16:9", 360)
     image = Image.open(poster)
     assert image.format == "JPEG" and image.size == (640, 360)
+
+
+def test_colours_survive_render_and_encode(tmp_path):
+    """Pure red drawn by the rasterizer decodes as red (channel order and BT.709 both right)."""
+    doc = {"version": 1, "fps": 30, "duration": 6,
+           "scenes": [{"id": "s", "duration": 6, "background": {"type": "solid", "color": "#FF0000"},
+                       "layers": [{"id": "b", "type": "shape", "shape": "rect", "x": 0.75, "y": 0.5, "w": 0.5,
+                                   "h": 1.0, "fill": "#0000FF"}]}]}
+    out = tmp_path / "red.mp4"
+    render_video(doc, str(out), fmt="16:9", resolution=180, workers=1)
+    with av.open(str(out)) as c:
+        frame = next(c.decode(video=0))
+        rgb = frame.to_ndarray(format="rgb24", dst_colorspace="ITU709", src_colorspace="ITU709")
+        y = frame.to_ndarray(format="yuv420p")[:180]
+    assert y[90, 40] == pytest.approx(63, abs=1)  # BT.709 limited range: red has Y=63
+    r, g, b = (int(v) for v in rgb[90, 40])
+    assert r > 230 and g < 25 and b < 25
+    r, g, b = (int(v) for v in rgb[90, 280])
+    assert b > 230 and r < 25 and g < 25
