@@ -1,0 +1,72 @@
+"""The local commands, run through click's runner as a user would type them."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from PIL import Image
+
+from reelfarm.cli import main
+from renderer import probe
+from studio.stories import list_stories
+
+
+def run(*args):
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result
+
+
+def test_story_list_prints_one_story_per_line_id_first():
+    result = run("story", "--list")
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 0
+    assert [line.split("\t")[0] for line in lines] == [s.id for s in list_stories()]
+
+
+def test_story_build_lint_still_render(tmp_path, doc):
+    story = list_stories()[0]
+    out = tmp_path / "doc.json"
+    result = run("story", story.id, "--format", "9:16", "--duration", "8", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    built = json.loads(out.read_text())
+    assert built["duration"] == 8 and built["format"] == "9:16"
+
+    result = run("lint", str(out), "--json")
+    assert result.exit_code == 0 and json.loads(result.output)["errors"] == []
+
+    png = tmp_path / "f.png"
+    assert run("still", str(out), "--time", "2.5", "--format", "1:1", "--resolution", "360", "-o", str(png)).exit_code == 0
+    assert Image.open(png).size == (360, 360)
+
+    mp4 = tmp_path / "v.mp4"
+    doc_path = tmp_path / "small.json"
+    doc_path.write_text(json.dumps(doc))
+    result = run("render", str(doc_path), "-o", str(mp4), "--resolution", "720", "--fps", "24", "--workers", "2")
+    assert result.exit_code == 0, result.output
+    assert "frames/s" in result.output.strip().splitlines()[-1]
+    info = probe(str(mp4))
+    assert (info["width"], info["height"], info["frames"]) == (1280, 720, 144)
+
+
+def test_story_rejects_bad_fields(tmp_path):
+    story = list_stories()[0]
+    result = CliRunner().invoke(main, ["story", story.id, "--field", "no_such_field=1"])
+    assert result.exit_code != 0
+    assert "no_such_field" in result.output
+
+
+def test_lint_exits_nonzero_on_errors(tmp_path, doc):
+    doc["duration"] = 4
+    doc["scenes"][0]["duration"] = 1
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    result = run("lint", str(path))
+    assert result.exit_code == 1 and "too_short" in result.output
+
+
+def test_render_refuses_a_broken_doc(tmp_path, doc):
+    doc["scenes"][0]["layers"][0]["color"] = "$brand.colors.nope"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    result = CliRunner().invoke(main, ["render", str(path), "-o", str(tmp_path / "x.mp4")])
+    assert result.exit_code != 0 and "unknown_token" in result.output
