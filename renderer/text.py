@@ -79,9 +79,28 @@ class TextBlock:
     def overflows(self) -> bool:
         """True when the text does not fit its box even at the smallest allowed size."""
         p = self._paragraphs[len(self.spec.text)]
-        too_wide = p.MinIntrinsicWidth > self.spec.box_w + 0.5
+        too_wide = self._longest_word(self.size_px) > self.spec.box_w + 0.5
         too_tall = self.spec.box_h > 0 and p.Height > self.spec.box_h + 0.5
         return too_wide or too_tall
+
+    def _longest_word(self, size: float) -> float:
+        """Width of the widest unbreakable word at `size`.
+
+        Not the paragraph's MinIntrinsicWidth: once Skia has broken an over-long word that
+        value describes the broken pieces. Words of scripts written without spaces (CJK)
+        break anywhere and are left out.
+        """
+        words = [w for w in self.spec.text.split() if not _breaks_anywhere(w)]
+        if not words:
+            return 0.0
+        spec = self.spec
+        style = tl.ParagraphStyle()
+        builder = tl.ParagraphBuilder.make(style, self.book.collection, skia.Unicode.ICU_Make())
+        builder.pushStyle(self._style(self.book.families_for(spec.font.family, spec.font.weight), size, 0xFF000000))
+        builder.addText("\n".join(words))
+        paragraph = builder.Build()
+        paragraph.layout(1e6)
+        return paragraph.LongestLine
 
     def line_left(self, box_left: float) -> float:
         """X of the block's visible left edge inside a box starting at `box_left`."""
@@ -119,7 +138,7 @@ class TextBlock:
         floor = min(spec.min_size_px, size)
         while size > floor:
             p = self._build(size, len(spec.text))
-            fits_w = p.MinIntrinsicWidth <= spec.box_w + 0.5
+            fits_w = self._longest_word(size) <= spec.box_w + 0.5
             fits_h = spec.box_h <= 0 or p.Height <= spec.box_h + 0.5
             if fits_w and fits_h:
                 return size
@@ -159,6 +178,10 @@ class TextBlock:
         if self.spec.letter_spacing:
             style.setLetterSpacing(self.spec.letter_spacing * size)
         return style
+
+
+def _breaks_anywhere(word: str) -> bool:
+    return any(unicodedata.east_asian_width(ch) in ("W", "F") for ch in word)
 
 
 def _physical_align(align: str, rtl: bool) -> str:

@@ -128,3 +128,22 @@ def test_sizes_are_relative_to_the_short_side():
     ink_tall = _ink(render_still(doc, 1.0, "9:16", 360)).sum()
     assert ink_tall == pytest.approx(ink_wide, rel=0.1)
     assert frame_size("9:16", 360) == (360, 640)
+
+
+def test_a_word_wider_than_its_box_is_an_overflow_and_shrinks():
+    doc = _text_doc("Smart scheduling", font={"family": "Montserrat", "weight": 800}, size=0.142, w=0.8, h=0)
+    parsed = parse_doc(doc)
+    r = SkiaRasterizer(parsed, "9:16", 360, 640)
+    layer = parsed.scenes[0].layers[0].for_format("9:16")
+    assert r._text_block(layer, (0.8 * 360, 0)).overflows
+    doc["scenes"][0]["layers"][0].update(auto_shrink=True, min_size=0.05)
+    parsed = parse_doc(doc)
+    shrunk = SkiaRasterizer(parsed, "9:16", 360, 640)._text_block(parsed.scenes[0].layers[0], (0.8 * 360, 0))
+    assert not shrunk.overflows and shrunk.size_px < 0.142 * 360
+
+
+def test_cjk_without_spaces_wraps_instead_of_overflowing():
+    doc = _text_doc("这是一个很长的中文句子，没有空格也可以在任何地方换行显示", w=0.5, h=0)
+    parsed = parse_doc(doc)
+    block = SkiaRasterizer(parsed, "16:9", 640, 360)._text_block(parsed.scenes[0].layers[0], (320, 0))
+    assert not block.overflows and block.height > 0.1 * 360 * 1.5

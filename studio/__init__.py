@@ -1,0 +1,1 @@
+"""Content logic: built-in stories that turn typed fields and brand tokens into VideoDocs."""

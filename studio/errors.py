@@ -1,0 +1,53 @@
+"""Errors raised by the studio package.
+
+Hierarchy::
+
+    StudioError
+    ├── UnknownStoryError (also a KeyError)
+    ├── InvalidFieldsError (also a ValueError): carries ``details``
+    ├── InvalidBuildRequestError (also a ValueError): bad format or duration
+    └── LayoutError: a story's layout cannot hold its fields (a bug in the story)
+"""
+
+from __future__ import annotations
+
+
+class StudioError(Exception):
+    """Base class of every error the studio package raises."""
+
+
+class UnknownStoryError(StudioError, KeyError):
+    """No story has the requested id."""
+
+    def __init__(self, story_id: str) -> None:
+        super().__init__(story_id)
+        self.story_id = story_id
+
+    def __str__(self) -> str:
+        return f"unknown story: {self.story_id!r}"
+
+
+class InvalidFieldsError(StudioError, ValueError):
+    """Field values do not match a story's field schema.
+
+    ``details`` is the list of ``{"field", "code", "message"}`` problems, all of them.
+    """
+
+    def __init__(self, details: list[dict]) -> None:
+        super().__init__(f"{len(details)} invalid field value(s)")
+        self.details = details
+
+
+class InvalidBuildRequestError(StudioError, ValueError):
+    """The format or duration asked of a story builder is out of range.
+
+    ``field`` is the name of the offending argument (``format`` or ``duration_sec``).
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class LayoutError(StudioError):
+    """A layout cannot fit its text at the smallest allowed size; a defect in a story."""

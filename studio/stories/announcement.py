@@ -1,0 +1,50 @@
+"""Announcement: news in three beats (headline, detail, call to action)."""
+
+from __future__ import annotations
+
+from studio.stories import fields as f
+from studio.stories.base import StoryContext, define_story
+from studio.stories.compose import SceneDraft
+from studio.stories.scenes import hero, outro, statement
+
+FIELDS = f.fields_schema(
+    kicker=f.text("Eyebrow", "Big news", 32, optional=True),
+    headline=f.text("Headline", "We're opening our second studio", 60),
+    body=f.text("Details", "Same team, same coffee, now in the heart of the old town with room for everyone.",
+                160, optional=True),
+    cta=f.text("Call to action", "Visit us this Saturday", 28, optional=True),
+    url=f.text("Link text", "example.com/studio", 40, optional=True),
+    image=f.image_url("Image"),
+    theme=f.THEME,
+)
+M = {name: f.max_len(FIELDS, name) for name in ("kicker", "headline", "body", "cta", "url")}
+
+
+def _scenes(ctx: StoryContext) -> list[SceneDraft]:
+    v = ctx.values
+    image = ctx.assets.image("image", v["image"])
+    drafts = [SceneDraft("intro", 3, hero(ctx, kicker=v["kicker"], kicker_max=M["kicker"], headline=v["headline"],
+                                          headline_max=M["headline"]))]
+    if image:
+        drafts.append(SceneDraft("details", 3.5, hero(ctx, headline=v["body"] or v["headline"], headline_max=M["body"],
+                                                      role="subhead", image=image, decor_variant=1),
+                                 transition=("slide", "left")))
+    elif v["body"]:
+        dark = ctx.inverted()
+        drafts.append(SceneDraft("details", 3.5, statement(dark, text=v["body"], text_max=M["body"], role="lead"),
+                                 transition=("slide", "left"), kit=dark.kit))
+    drafts.append(SceneDraft("outro", 2.5, outro(ctx, headline=v["headline"], headline_max=M["headline"],
+                                                 button=v["cta"], button_max=M["cta"], url=v["url"], url_max=M["url"]),
+                             transition=("crossfade", None)))
+    return drafts
+
+
+ANNOUNCEMENT = define_story(
+    id="announcement",
+    name="Announcement",
+    category="announcement",
+    description="Share news in three beats: a bold headline, the detail, and what to do next.",
+    default_duration_sec=10.0,
+    fields=FIELDS,
+    scenes=_scenes,
+)

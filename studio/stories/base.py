@@ -1,0 +1,211 @@
+"""The Story type, field validation and defaults, and the wrapper that makes a story's builder.
+
+A builder is ``build(fields, brand_tokens, format, duration_sec) -> VideoDoc dict``. It checks
+its inputs, fills defaults, maps the brand tokens to a VideoDoc brand block and lets the story
+lay its scenes out (see ``compose``).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+from urllib.parse import urlsplit
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError
+
+from studio.errors import InvalidBuildRequestError, InvalidFieldsError
+from studio.stories.brand import NEUTRAL_BRAND, Kit, brand_block, is_hex
+from studio.stories.compose import AssetBook, SceneDraft, compose_doc
+from studio.stories.layout import FORMATS
+
+__all__ = [
+    "Story", "NEUTRAL_BRAND", "MIN_DURATION_SEC", "MAX_DURATION_SEC", "validate_fields",
+    "resolve_fields", "define_story", "StoryContext",
+]
+
+MIN_DURATION_SEC = 6.0
+MAX_DURATION_SEC = 60.0
+
+Builder = Callable[[dict, dict, str, "float | None"], dict]
+
+
+@dataclass(frozen=True)
+class Story:
+    """A built-in video template.
+
+    ``fields`` is the JSON Schema (2020-12) of its editable values; ``build`` turns values,
+    brand tokens, a format and an optional duration into a VideoDoc dict.
+    """
+
+    id: str
+    name: str
+    category: str
+    description: str
+    default_duration_sec: float
+    fields: dict[str, Any]
+    build: Builder = field(repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API's ``Story`` resource."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "category": self.category,
+            "description": self.description,
+            "default_duration_sec": self.default_duration_sec,
+            "fields": copy.deepcopy(self.fields),
+        }
+
+
+# --- validation ---------------------------------------------------------------------------
+
+_FORMATS = FormatChecker(formats=())
+
+
+@_FORMATS.checks("color")
+def _is_color(value: object) -> bool:
+    return not isinstance(value, str) or bool(re.fullmatch(r"#[0-9A-Fa-f]{6}", value))
+
+
+@_FORMATS.checks("uri")
+def _is_uri(value: object) -> bool:
+    """An absolute URI (RFC 3986): a scheme and something after it. Fetch policy lives elsewhere."""
+    if not isinstance(value, str):
+        return True
+    if any(c.isspace() for c in value):
+        return False
+    parts = urlsplit(value)
+    return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", parts.scheme or "")) and bool(parts.netloc or parts.path)
+
+
+_CODES = {
+    "type": "invalid_type",
+    "maxLength": "too_long",
+    "minLength": "too_short",
+    "enum": "invalid_choice",
+    "const": "invalid_choice",
+    "maxItems": "too_many_items",
+    "minItems": "too_few_items",
+    "format": "invalid_format",
+    "pattern": "invalid_format",
+    "minimum": "out_of_range",
+    "maximum": "out_of_range",
+    "required": "required",
+}
+
+
+def _pointer(parts: Iterable[Any]) -> str:
+    escaped = (str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return "/fields" + "".join("/" + p for p in escaped)
+
+
+def _details(error: ValidationError, fields: Any) -> list[dict]:
+    path = list(error.absolute_path)
+    if error.validator == "additionalProperties":
+        known = error.schema.get("properties", {})
+        return [
+            {"field": _pointer(path + [key]), "code": "unknown_field", "message": f"unknown field {key!r}"}
+            for key in error.instance
+            if key not in known
+        ]
+    if error.validator == "required":
+        missing = [k for k in error.validator_value if isinstance(error.instance, dict) and k not in error.instance]
+        return [{"field": _pointer(path + [k]), "code": "required", "message": f"{k!r} is required"} for k in missing]
+    code = _CODES.get(str(error.validator), "invalid")
+    return [{"field": _pointer(path), "code": code, "message": error.message}]
+
+
+def validate_fields(story: Story, fields: Any) -> list[dict]:
+    """Every problem with ``fields`` for ``story``, as ``{"field", "code", "message"}`` dicts.
+
+    ``field`` is a JSON pointer into the request body (``/fields/headline``); each unknown key
+    is its own entry (code ``unknown_field``). An empty list means the values are valid.
+    """
+    if not isinstance(fields, dict):
+        return [{"field": "/fields", "code": "invalid_type", "message": "fields must be an object"}]
+    validator = Draft202012Validator(story.fields, format_checker=_FORMATS)
+    errors = sorted(validator.iter_errors(fields), key=lambda e: (list(map(str, e.absolute_path)), str(e.validator)))
+    details: list[dict] = []
+    for error in errors:
+        details += _details(error, fields)
+    return details
+
+
+def resolve_fields(story: Story, fields: dict | None) -> dict[str, Any]:
+    """``fields`` with every missing property set to its default; unknown keys are left out."""
+    fields = fields or {}
+    props = story.fields["properties"]
+    return {name: copy.deepcopy(fields[name] if name in fields else prop.get("default")) for name, prop in props.items()}
+
+
+# --- building -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoryContext:
+    """What a story's scene function gets: resolved values, colour roles and the asset book."""
+
+    values: dict[str, Any]
+    kit: Kit
+    assets: AssetBook
+    duration: float
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def inverted(self) -> StoryContext:
+        """This context with the other theme, for a scene that flips light and dark."""
+        return StoryContext(values=self.values, kit=self.kit.inverted(), assets=self.assets, duration=self.duration)
+
+
+ScenesFn = Callable[[StoryContext], list[SceneDraft]]
+
+
+def define_story(*, id: str, name: str, category: str, description: str, default_duration_sec: float,
+                 fields: dict[str, Any], scenes: ScenesFn, title_field: str = "headline") -> Story:
+    """A ``Story`` whose builder validates, fills defaults and composes ``scenes``' drafts."""
+    holder: list[Story] = []
+
+    def build(values: dict, brand_tokens: dict, format: str, duration_sec: float | None = None) -> dict:
+        story = holder[0]
+        problems = validate_fields(story, values)
+        if problems:
+            raise InvalidFieldsError(problems)
+        duration = _check_request(story, format, duration_sec)
+        resolved = resolve_fields(story, values)
+        kit = _kit(brand_tokens, resolved)
+        ctx = StoryContext(values=resolved, kit=kit, assets=AssetBook(kit), duration=duration)
+        title = str(resolved.get(title_field) or name)
+        return compose_doc(title=title, drafts=scenes(ctx), kit=kit, fmt=format, duration=duration, assets=ctx.assets)
+
+    story = Story(id=id, name=name, category=category, description=description,
+                  default_duration_sec=default_duration_sec, fields=fields, build=build)
+    holder.append(story)
+    return story
+
+
+def _check_request(story: Story, fmt: str, duration_sec: float | None) -> float:
+    if fmt not in FORMATS:
+        raise InvalidBuildRequestError("format", f"format must be one of {', '.join(FORMATS)}")
+    if duration_sec is None:
+        return float(story.default_duration_sec)
+    if isinstance(duration_sec, bool) or not isinstance(duration_sec, (int, float)):
+        raise InvalidBuildRequestError("duration_sec", "duration_sec must be a number")
+    if not MIN_DURATION_SEC <= duration_sec <= MAX_DURATION_SEC:
+        raise InvalidBuildRequestError(
+            "duration_sec", f"duration_sec must be between {MIN_DURATION_SEC:g} and {MAX_DURATION_SEC:g}"
+        )
+    return float(duration_sec)
+
+
+def _kit(brand_tokens: dict | None, values: dict[str, Any]) -> Kit:
+    theme = "dark" if values.get("theme") == "dark" else "light"
+    return Kit(brand=brand_block(brand_tokens), theme=theme)
+
+
+def custom_color(value: Any) -> str | None:
+    """A field's ``#RRGGBB`` colour, or ``None`` when unset or malformed."""
+    return value if is_hex(value) else None

@@ -1,0 +1,72 @@
+"""Measuring text the way the renderer will set it, so text boxes hug their text.
+
+``RendererTypesetter`` lays paragraphs out with the renderer's own engine and shipped fonts
+(the same code that draws them). Where that engine cannot be loaded, ``Frame.typesetter``
+stays ``None`` and layouts fall back to the estimates in ``textfit``, which err on the roomy
+side and lean on the renderer's auto-shrink.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from typing import Any, Protocol
+
+# Pixels per short side to measure at: the 1080p render and the linter's 360 px preview, whose
+# rounded glyph advances can wrap a line earlier. A box must hold the text at both.
+RESOLUTIONS = (1080.0, 360.0)
+MARGIN_PX = 0.5  # measure a hair narrower: layer boxes are rounded to 1/10000 of the frame
+
+
+class Typesetter(Protocol):
+    """Sets one paragraph and reports its height (short sides) and whether every word fits."""
+
+    def measure(self, text: str, font: str, size: float, width: float, line_height: float,
+                letter_spacing: float) -> tuple[float, bool]: ...
+
+
+class RendererTypesetter:
+    """Measures with ``renderer``'s paragraph engine for one brand's heading and body fonts."""
+
+    def __init__(self, fonts: dict[str, dict[str, Any]]) -> None:
+        from renderer.model import FontRef  # a renderer internal: guarded by make_typesetter
+
+        self._fonts = {role: FontRef(ref["family"], int(ref.get("weight") or 400)) for role, ref in fonts.items()}
+
+    def measure(self, text: str, font: str, size: float, width: float, line_height: float,
+                letter_spacing: float) -> tuple[float, bool]:
+        results = [_measure(text, self._fonts[font], round(size, 4), round(width, 4), line_height, letter_spacing, px)
+                   for px in RESOLUTIONS]
+        return max(h for h, _ in results), all(fits for _, fits in results)
+
+
+@functools.lru_cache(maxsize=1)
+def _book() -> Any:
+    from renderer.fonts import FontBook
+
+    return FontBook()
+
+
+@functools.lru_cache(maxsize=8192)
+def _measure(text: str, font: Any, size: float, width: float, line_height: float, letter_spacing: float,
+             px: float) -> tuple[float, bool]:
+    from renderer.text import TextBlock, TextSpec
+
+    spec = TextSpec(text=text, font=font, size_px=size * px, min_size_px=size * px, color="#000000",
+                    align="left", direction="auto", line_height=line_height, letter_spacing=letter_spacing,
+                    auto_shrink=False, box_w=width * px - MARGIN_PX, box_h=0.0)
+    block = TextBlock(spec, _book())
+    # Every word must fit the width whole: a word wider than the box would break mid-word.
+    words = "\n".join(text.split())
+    widest = TextBlock(replace(spec, text=words, box_w=1e6), _book()).width if words else 0.0
+    return block.height / px, widest <= spec.box_w  # Skia breaks a word that is any wider
+
+
+def make_typesetter(fonts: dict[str, dict[str, Any]]) -> Typesetter | None:
+    """A renderer-backed typesetter for ``fonts`` (``heading``/``body`` refs), or ``None``."""
+    try:
+        setter = RendererTypesetter(fonts)
+        setter.measure("Ag", "body", 0.05, 1.0, 1.2, 0.0)
+    except Exception:  # an older or missing renderer: fall back to estimates
+        return None
+    return setter
