@@ -1,0 +1,251 @@
+"""Settings from ``REELFARM_*`` environment variables; the only module that reads ``os.environ``.
+
+Nothing reads settings at import time: ``Settings.from_env()`` is called once by each entry point
+(``create_app``, the worker's ``main``, the CLI) and the result is passed down.
+
+| variable | default |
+|---|---|
+| REELFARM_DATA_DIR | ``./.reelfarm`` (made absolute against the working directory) |
+| REELFARM_DATABASE_URL | ``sqlite:///{data_dir}/reelfarm.db`` |
+| REELFARM_REDIS_URL | unset: embedded executor, in-memory progress and rate limits |
+| REELFARM_STORAGE_URL | ``file://{data_dir}/files``; or ``s3://bucket/prefix`` |
+| REELFARM_S3_ENDPOINT_URL | unset: AWS; set for an S3-compatible service |
+| REELFARM_SECRET_KEY | generated once into ``{data_dir}/secret_key`` (mode 0600), read back later |
+| REELFARM_PUBLIC_URL | ``http://127.0.0.1:8000`` |
+| REELFARM_FETCH_ALLOW_PRIVATE | ``0`` |
+| REELFARM_RATE_LIMIT_PRO / _CRYPTO_PRO / _AGENCY | 600 / 600 / 3000 requests per 60 s |
+| REELFARM_MAX_BODY_BYTES | 2 MiB |
+| REELFARM_LLM_BASE_URL / _MODEL / _API_KEY | unset: the built-in deterministic writer |
+| REELFARM_LOG_LEVEL | ``INFO`` |
+
+An empty variable counts as unset.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TypeVar
+from urllib.parse import urlsplit
+
+from shared.errors import ConfigError
+
+T = TypeVar("T")
+
+RATE_LIMIT_WINDOW_SEC = 60
+DEFAULT_RATE_LIMITS: Mapping[str, int] = MappingProxyType({"pro": 600, "crypto_pro": 600, "agency": 3000})
+DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
+MIN_SECRET_LENGTH = 32
+SECRET_FILE = "secret_key"
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """At most ``limit`` requests per API key in each window of ``window_sec`` seconds."""
+
+    limit: int
+    window_sec: int = RATE_LIMIT_WINDOW_SEC
+
+    @property
+    def policy(self) -> str:
+        """The ``RateLimit-Policy`` header value, e.g. ``600;w=60``."""
+        return f"{self.limit};w={self.window_sec}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable about one process of the service."""
+
+    data_dir: Path
+    database_url: str
+    storage_url: str
+    secret_key: str = field(repr=False)
+    public_url: str = "http://127.0.0.1:8000"
+    redis_url: str | None = None
+    s3_endpoint_url: str | None = None
+    fetch_allow_private: bool = False
+    rate_limits: Mapping[str, RateLimit] = field(
+        default_factory=lambda: MappingProxyType({p: RateLimit(n) for p, n in DEFAULT_RATE_LIMITS.items()})
+    )
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
+    log_level: str = "INFO"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read settings from ``environ`` (default ``os.environ``).
+
+        Creates ``data_dir`` and its ``secret_key`` file when no secret is configured.
+
+        Raises:
+            ConfigError: a variable is malformed; ``.variable`` names it.
+        """
+        env = _Env(os.environ if environ is None else environ)
+        data_dir = Path(env.get("REELFARM_DATA_DIR") or "./.reelfarm").expanduser().resolve()
+        database_url = env.parse("REELFARM_DATABASE_URL", _database_url) or f"sqlite:///{data_dir}/reelfarm.db"
+        storage_url = env.parse("REELFARM_STORAGE_URL", _storage_url) or f"file://{data_dir}/files"
+        return cls(
+            data_dir=data_dir,
+            database_url=database_url,
+            storage_url=storage_url,
+            public_url=env.parse("REELFARM_PUBLIC_URL", _http_url) or "http://127.0.0.1:8000",
+            redis_url=env.parse("REELFARM_REDIS_URL", _redis_url),
+            s3_endpoint_url=env.parse("REELFARM_S3_ENDPOINT_URL", _http_url),
+            fetch_allow_private=bool(env.parse("REELFARM_FETCH_ALLOW_PRIVATE", _bool)),
+            rate_limits=MappingProxyType({
+                plan: RateLimit(env.parse(f"REELFARM_RATE_LIMIT_{plan.upper()}", _positive_int) or default)
+                for plan, default in DEFAULT_RATE_LIMITS.items()
+            }),
+            max_body_bytes=env.parse("REELFARM_MAX_BODY_BYTES", _positive_int) or DEFAULT_MAX_BODY_BYTES,
+            llm_base_url=env.parse("REELFARM_LLM_BASE_URL", _http_url),
+            llm_model=env.get("REELFARM_LLM_MODEL"),
+            llm_api_key=env.get("REELFARM_LLM_API_KEY"),
+            log_level=env.parse("REELFARM_LOG_LEVEL", _log_level) or "INFO",
+            # Evaluated last (arguments go left to right): a malformed variable above leaves
+            # no secret file behind.
+            secret_key=env.parse("REELFARM_SECRET_KEY", _secret) or load_or_create_secret(data_dir),
+        )
+
+    def rate_limit_for(self, plan: str) -> RateLimit | None:
+        """The rate limit of ``plan``; None for plans without API access (``starter``)."""
+        return self.rate_limits.get(plan)
+
+
+def load_or_create_secret(data_dir: Path) -> str:
+    """Read ``{data_dir}/secret_key``, creating it (mode 0600) with a fresh secret if absent.
+
+    Safe when several processes start at once: the file is written aside and linked into
+    place, so every process reads the one secret that won.
+    """
+    path = data_dir / SECRET_FILE
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        tmp = data_dir / f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write(secrets.token_urlsafe(48) + "\n")
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process won the race; use its secret
+        finally:
+            tmp.unlink(missing_ok=True)
+    secret = path.read_text("ascii").strip()
+    if len(secret) < MIN_SECRET_LENGTH:
+        raise ConfigError("REELFARM_SECRET_KEY", f"{path} holds fewer than {MIN_SECRET_LENGTH} characters")
+    return secret
+
+
+def parse_storage_url(url: str) -> tuple[str, str, str]:
+    """Split a storage URL into ``("file", directory, "")`` or ``("s3", bucket, prefix)``.
+
+    ``file://`` is followed by a path, absolute (``file:///srv/files``) or relative
+    (``file://./files``). The S3 prefix has no leading or trailing slash.
+
+    Raises:
+        ValueError: not one of those two forms.
+    """
+    if url.startswith("file://"):
+        directory = url[len("file://"):]
+        if not directory:
+            raise ValueError("file:// needs a directory, e.g. file:///srv/reelfarm/files")
+        return "file", directory, ""
+    if url.startswith("s3://"):
+        bucket, _, prefix = url[len("s3://"):].partition("/")
+        if not bucket:
+            raise ValueError("s3:// needs a bucket, e.g. s3://my-bucket/reelfarm")
+        return "s3", bucket, prefix.strip("/")
+    raise ValueError("expected file://PATH or s3://BUCKET/PREFIX")
+
+
+class _Env:
+    """Lookups in the environment mapping; parse errors become ConfigError naming the variable."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    def get(self, name: str) -> str | None:
+        value = self._environ.get(name, "").strip()
+        return value or None
+
+    def parse(self, name: str, parser: Callable[[str], T]) -> T | None:
+        raw = self.get(name)
+        if raw is None:
+            return None
+        try:
+            return parser(raw)
+        except ValueError as exc:
+            raise ConfigError(name, f"{exc} (got {_shown(name, raw)})") from None
+
+
+def _shown(name: str, raw: str) -> str:
+    # URLs may embed passwords; never echo secrets or credentials into logs.
+    if "KEY" in name or "URL" in name:
+        return "a value that is not shown"
+    return repr(raw)
+
+
+def _bool(raw: str) -> bool:
+    if raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise ValueError("expected 1/0, true/false, yes/no or on/off")
+
+
+def _positive_int(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError("expected a whole number") from None
+    if value <= 0:
+        raise ValueError("must be at least 1")
+    return value
+
+
+def _http_url(raw: str) -> str:
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("expected an http:// or https:// URL")
+    return raw.rstrip("/")
+
+
+def _database_url(raw: str) -> str:
+    scheme = raw.partition("://")[0]
+    if "://" not in raw or not scheme.startswith(("sqlite", "postgresql")):
+        raise ValueError("expected sqlite:///PATH or postgresql+psycopg2://USER@HOST/DB")
+    return raw
+
+
+def _redis_url(raw: str) -> str:
+    if urlsplit(raw).scheme not in ("redis", "rediss", "unix"):
+        raise ValueError("expected redis://HOST:PORT/DB, rediss://... or unix://...")
+    return raw
+
+
+def _storage_url(raw: str) -> str:
+    parse_storage_url(raw)
+    return raw
+
+
+def _secret(raw: str) -> str:
+    if len(raw) < MIN_SECRET_LENGTH:
+        raise ValueError(f"must be at least {MIN_SECRET_LENGTH} characters")
+    return raw
+
+
+def _log_level(raw: str) -> str:
+    level = raw.upper()
+    if level not in logging.getLevelNamesMapping():
+        raise ValueError("expected DEBUG, INFO, WARNING, ERROR or CRITICAL")
+    return level

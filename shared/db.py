@@ -1,0 +1,133 @@
+"""Engines, migrations and write transactions over SQLite (embedded) and PostgreSQL (farm).
+
+Reads go through ``engine.connect()``; writes through ``transaction(engine)``, which on SQLite
+takes the database's write lock up front (``BEGIN IMMEDIATE``). A deferred SQLite transaction
+that reads and then writes fails at once with "database is locked" when another writer got
+there first (the busy timeout cannot help it); taking the lock at BEGIN makes writers queue
+instead, and makes read-then-write sequences (next version number, balance checks) safe. On
+PostgreSQL the same sequences lock the rows they depend on with ``SELECT ... FOR UPDATE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+
+from shared.errors import MigrationError
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+_WRITE = "reelfarm_write"  # execution option: this connection begins a write transaction
+_MIGRATION_LOCK_ID = 0x7265656C  # PostgreSQL advisory lock: one migrating process at a time
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine for ``url`` set up for this service.
+
+    SQLite: WAL journal, foreign keys enforced, 30 s busy timeout, usable from any thread, and
+    transactions begun by SQLAlchemy rather than by the sqlite3 module (whose implicit BEGIN
+    breaks SAVEPOINTs and transactional DDL). The database's folder is created if missing.
+    PostgreSQL: connections are checked before use (``pool_pre_ping``).
+    Extra keyword arguments go to ``create_engine``.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        kwargs.setdefault("pool_pre_ping", True)
+        return create_engine(parsed, **kwargs)
+    database = parsed.database or ""
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    connect_args = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+    connect_args.update(kwargs.pop("connect_args", {}))
+    engine = create_engine(parsed, connect_args=connect_args, **kwargs)
+    event.listen(engine, "connect", _sqlite_connect)
+    event.listen(engine, "begin", _sqlite_begin)
+    return engine
+
+
+def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None  # we emit BEGIN ourselves in _sqlite_begin
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")  # durable enough with WAL, much faster
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    finally:
+        cursor.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    mode = "IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "DEFERRED"
+    conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+@contextmanager
+def transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection in a write transaction: committed on success, rolled back on error.
+
+    Like ``engine.begin()``, except that on SQLite the write lock is taken at BEGIN, so
+    concurrent writers wait (up to the busy timeout) rather than fail.
+    """
+    with engine.connect() as conn:
+        conn.execution_options(**{_WRITE: True})
+        with conn.begin():
+            yield conn
+
+
+def migrate(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema up to ``revision`` with Alembic; safe to run from several processes."""
+    with schema_change(engine) as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _MIGRATION_LOCK_ID})
+        command.upgrade(alembic_config(conn), revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Take the schema back to ``revision`` (``base`` drops every table). For tests and operators."""
+    with schema_change(engine) as conn:
+        command.downgrade(alembic_config(conn), revision)
+
+
+@contextmanager
+def schema_change(engine: Engine) -> Iterator[Connection]:
+    """A write transaction for changing the schema.
+
+    On SQLite, foreign keys are switched off while it runs and checked before it commits, as
+    SQLite's procedure for table changes requires: Alembic's batch mode copies a table, drops
+    the original and renames the copy, and with foreign keys on, that drop would cascade-delete
+    the rows of every table referring to it.
+
+    Raises:
+        MigrationError: the change left rows whose foreign keys point nowhere (rolled back).
+    """
+    with engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        raw = conn.connection.driver_connection
+        if sqlite:  # a PRAGMA inside a transaction is ignored: run it before BEGIN, on the driver
+            raw.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+        try:
+            conn.execution_options(**{_WRITE: True})
+            with conn.begin():
+                yield conn
+                if sqlite and (broken := conn.exec_driver_sql("PRAGMA foreign_key_check").all()):
+                    raise MigrationError(f"foreign keys broken by the schema change: {broken[:5]}")
+        finally:
+            if sqlite:
+                raw.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
+
+
+def alembic_config(conn: Connection | None = None) -> Config:
+    """An Alembic ``Config`` for ``shared/migrations``; ``env.py`` uses ``conn`` when given."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if conn is not None:
+        config.attributes["connection"] = conn
+    return config

@@ -1,0 +1,1 @@
+"""Alembic migrations of the database schema; run them with ``shared.db.migrate(engine)``."""

@@ -1,0 +1,119 @@
+"""Workspaces and their credits: the balance lives on the workspace row, every change of it
+is a ``credit_ledger`` row written in the same transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, func, select
+
+from shared.clock import Clock
+from shared.errors import InsufficientCredits, NotFound
+from shared.ids import new_id
+from shared.repos._locks import lock_workspace
+from shared.repos.brand_kits import create_brand_kit
+from shared.tables import PLANS, RENDER_CHARGE, credit_ledger, workspaces
+
+INITIAL_GRANT = "initial_grant"
+DEFAULT_BRAND_KIT_NAME = "Default"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    id: str
+    name: str
+    plan: str
+    credits: int
+    created_at: datetime
+    updated_at: datetime
+
+
+def create_workspace(conn: Connection, clock: Clock, *, name: str, plan: str,
+                     brand_tokens: Mapping[str, Any], credits: int = 0) -> Workspace:
+    """A new workspace with a default brand kit holding ``brand_tokens`` (the neutral kit).
+
+    Initial ``credits`` are granted through the ledger, so the balance always equals the sum
+    of the workspace's ledger rows.
+    """
+    if plan not in PLANS:
+        raise ValueError(f"unknown plan {plan!r}; expected one of {', '.join(PLANS)}")
+    if credits < 0:
+        raise ValueError("credits must not be negative")
+    now = clock.now()
+    workspace_id = new_id()
+    conn.execute(workspaces.insert().values(id=workspace_id, name=name, plan=plan, credits=0,
+                                            created_at=now, updated_at=now))
+    create_brand_kit(conn, clock, workspace_id=workspace_id, name=DEFAULT_BRAND_KIT_NAME,
+                     tokens=brand_tokens, is_default=True)
+    if credits:
+        add_credits(conn, clock, workspace_id=workspace_id, delta=credits, reason=INITIAL_GRANT)
+    return get_workspace(conn, workspace_id)
+
+
+def get_workspace(conn: Connection, workspace_id: str) -> Workspace:
+    """Raises NotFound when there is no such workspace."""
+    row = conn.execute(select(workspaces).where(workspaces.c.id == workspace_id)).first()
+    if row is None:
+        raise NotFound("workspace", workspace_id)
+    return Workspace(**row._mapping)
+
+
+def add_credits(conn: Connection, clock: Clock, *, workspace_id: str, delta: int, reason: str,
+                render_id: str | None = None, version_id: str | None = None) -> int:
+    """Change the balance by ``delta`` (negative to debit) and log it; returns the new balance.
+
+    Raises:
+        InsufficientCredits: a debit larger than the balance; nothing is changed.
+        NotFound: no such workspace.
+    """
+    if delta == 0:
+        raise ValueError("delta must not be zero")
+    now = clock.now()
+    balance = conn.execute(
+        workspaces.update()
+        .where(workspaces.c.id == workspace_id, workspaces.c.credits + delta >= 0)
+        .values(credits=workspaces.c.credits + delta, updated_at=now)
+        .returning(workspaces.c.credits)
+    ).scalar()
+    if balance is None:
+        current = get_workspace(conn, workspace_id).credits
+        raise InsufficientCredits(workspace_id, current, -delta)
+    conn.execute(credit_ledger.insert().values(
+        id=new_id(), workspace_id=workspace_id, delta=delta, reason=reason,
+        render_id=render_id, version_id=version_id, created_at=now))
+    return int(balance)
+
+
+def charge_version(conn: Connection, clock: Clock, *, workspace_id: str, version_id: str,
+                   render_id: str, amount: int) -> bool:
+    """Charge ``amount`` for the first render of a version; False if it was already charged.
+
+    The workspace row is locked first, so two renders of one version requested at the same
+    moment charge once; the ledger's unique index on render charges backs this up.
+
+    Raises:
+        InsufficientCredits: the balance is below ``amount``; nothing is changed.
+    """
+    if amount < 1:
+        raise ValueError("amount must be at least 1")
+    lock_workspace(conn, workspace_id)
+    already = conn.execute(select(credit_ledger.c.id).where(
+        credit_ledger.c.workspace_id == workspace_id,
+        credit_ledger.c.version_id == version_id,
+        credit_ledger.c.reason == RENDER_CHARGE,
+    )).first()
+    if already is not None:
+        return False
+    add_credits(conn, clock, workspace_id=workspace_id, delta=-amount, reason=RENDER_CHARGE,
+                render_id=render_id, version_id=version_id)
+    return True
+
+
+def ledger_total(conn: Connection, workspace_id: str) -> int:
+    """Sum of the workspace's ledger rows; equals its balance (an audit check)."""
+    total = conn.execute(select(func.coalesce(func.sum(credit_ledger.c.delta), 0))
+                         .where(credit_ledger.c.workspace_id == workspace_id)).scalar_one()
+    return int(total)

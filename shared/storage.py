@@ -1,0 +1,271 @@
+"""Object storage for renders, posters, stills and chunk segments: local files or S3.
+
+Keys are relative, slash-separated paths (``renders/<id>/video.mp4``). Download URLs are
+signed and expire: ``LocalStorage`` signs ``{public_url}/files/{key}?expires=..&sig=..``
+itself and checks them in ``verify`` (the API's ``/files/`` route calls it); ``S3Storage``
+hands out presigned S3 URLs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+from urllib.parse import quote, urlencode
+
+from itsdangerous import Signer
+
+from shared.clock import Clock, SystemClock
+from shared.config import Settings, parse_storage_url
+from shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
+
+MAX_KEY_LENGTH = 512
+_KEY_SEGMENT = re.compile(r"[A-Za-z0-9._=+@-]+")
+_SIGNING_SALT = "reelfarm.storage.url"
+
+
+class Storage(Protocol):
+    """Where files produced by the farm live, and how clients are sent to them."""
+
+    def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
+        """Store ``data`` under ``key``, replacing what was there (atomically)."""
+        ...
+
+    def put_file(self, key: str, path: str | os.PathLike[str], content_type: str) -> None:
+        """Store the file at ``path`` under ``key``, replacing what was there (atomically)."""
+        ...
+
+    def get_bytes(self, key: str) -> bytes:
+        """The stored bytes. Raises ObjectNotFound."""
+        ...
+
+    def open_local(self, key: str) -> str:
+        """A local filesystem path holding the object (downloaded to a cache if remote)."""
+        ...
+
+    def exists(self, key: str) -> bool: ...
+
+    def delete(self, key: str) -> None:
+        """Remove the object; a missing one is not an error."""
+        ...
+
+    def url(self, key: str, expires_in: int) -> str:
+        """A signed download URL valid for ``expires_in`` seconds."""
+        ...
+
+    def size(self, key: str) -> int:
+        """Size in bytes. Raises ObjectNotFound."""
+        ...
+
+
+def check_key(key: str) -> str:
+    """Return ``key`` if it is a safe relative path of plain segments, else raise InvalidStorageKey."""
+    if not key or len(key) > MAX_KEY_LENGTH:
+        raise InvalidStorageKey(key, f"must be 1 to {MAX_KEY_LENGTH} characters")
+    if key.startswith("/"):
+        raise InvalidStorageKey(key, "must be relative")
+    for segment in key.split("/"):
+        if segment in ("", ".", ".."):
+            raise InvalidStorageKey(key, "empty, '.' and '..' segments are not allowed")
+        if not _KEY_SEGMENT.fullmatch(segment):
+            raise InvalidStorageKey(key, "only letters, digits and . _ = + @ - are allowed")
+    return key
+
+
+class LocalStorage:
+    """Files under ``root``; URLs point at the API's ``/files/`` route and are HMAC-signed.
+
+    Content types are not stored: the route serving ``/files/`` derives them from the key's
+    extension (``.mp4``, ``.png``, ``.ts``).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], public_url: str, secret_key: str,
+                 clock: Clock | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.public_url = public_url.rstrip("/")
+        self._signer = Signer(secret_key, salt=_SIGNING_SALT, key_derivation="hmac",
+                              digest_method=hashlib.sha256)
+        self._clock = clock or SystemClock()
+
+    def path(self, key: str) -> Path:
+        """The file that holds ``key`` (it may not exist)."""
+        return self.root / check_key(key)
+
+    def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
+        with _atomic_write(self.path(key)) as handle:
+            handle.write(data)
+
+    def put_file(self, key: str, path: str | os.PathLike[str], content_type: str) -> None:
+        with _atomic_write(self.path(key)) as handle, open(path, "rb") as source:
+            shutil.copyfileobj(source, handle, length=1024 * 1024)
+
+    def get_bytes(self, key: str) -> bytes:
+        try:
+            return self.path(key).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise ObjectNotFound(key) from None
+
+    def open_local(self, key: str) -> str:
+        target = self.path(key)
+        if not target.is_file():
+            raise ObjectNotFound(key)
+        return str(target)
+
+    def exists(self, key: str) -> bool:
+        return self.path(key).is_file()
+
+    def delete(self, key: str) -> None:
+        self.path(key).unlink(missing_ok=True)
+
+    def size(self, key: str) -> int:
+        try:
+            return self.path(key).stat().st_size
+        except (FileNotFoundError, NotADirectoryError):
+            raise ObjectNotFound(key) from None
+
+    def url(self, key: str, expires_in: int) -> str:
+        check_key(key)
+        expires = int(self._clock.now().timestamp()) + expires_in
+        query = urlencode({"expires": expires, "sig": self._signature(key, expires)})
+        return f"{self.public_url}/files/{quote(key, safe='/')}?{query}"
+
+    def verify(self, key: str, expires: int | str, sig: str) -> bool:
+        """Whether a URL's ``key``, ``expires`` and ``sig`` are genuine and not yet expired.
+
+        Constant-time in the signature; False (never an exception) for anything malformed.
+        """
+        try:
+            check_key(key)
+            expires_at = int(expires)
+        except (InvalidStorageKey, ValueError, TypeError):
+            return False
+        # The expiry is part of what is signed, so a client cannot extend it.
+        genuine = self._signer.verify_signature(_signed_value(key, expires_at), sig)
+        return genuine and self._clock.now().timestamp() <= expires_at
+
+    def _signature(self, key: str, expires: int) -> str:
+        return self._signer.get_signature(_signed_value(key, expires)).decode("ascii")
+
+
+def _signed_value(key: str, expires: int) -> bytes:
+    # A newline cannot occur in a key, so (key, expires) pairs never collide.
+    return f"{key}\n{expires}".encode()
+
+
+@contextmanager
+def _atomic_write(target: Path) -> Iterator[BinaryIO]:
+    """Write beside ``target`` and rename over it only once the write has finished."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class S3Storage:
+    """Objects in an S3 bucket under ``prefix``; presigned GET URLs; a local download cache."""
+
+    def __init__(self, bucket: str, prefix: str, client: Any, cache_dir: str | os.PathLike[str]) -> None:
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.client = client
+        self.cache_dir = Path(cache_dir).resolve()
+
+    def object_key(self, key: str) -> str:
+        check_key(key)
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
+        self._call(key, self.client.put_object, Bucket=self.bucket, Key=self.object_key(key),
+                   Body=data, ContentType=content_type)
+
+    def put_file(self, key: str, path: str | os.PathLike[str], content_type: str) -> None:
+        self._call(key, self.client.upload_file, str(path), self.bucket, self.object_key(key),
+                   ExtraArgs={"ContentType": content_type})
+
+    def get_bytes(self, key: str) -> bytes:
+        response = self._call(key, self.client.get_object, Bucket=self.bucket, Key=self.object_key(key))
+        return bytes(response["Body"].read())
+
+    def open_local(self, key: str) -> str:
+        """Download once into the cache; later calls reuse the copy while its size still matches."""
+        target = self.cache_dir / check_key(key)
+        remote_size = self.size(key)
+        if target.is_file() and target.stat().st_size == remote_size:
+            return str(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        os.close(fd)
+        try:
+            self._call(key, self.client.download_file, self.bucket, self.object_key(key), tmp)
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return str(target)
+
+    def exists(self, key: str) -> bool:
+        try:
+            self.size(key)
+        except ObjectNotFound:
+            return False
+        return True
+
+    def delete(self, key: str) -> None:
+        self._call(key, self.client.delete_object, Bucket=self.bucket, Key=self.object_key(key))
+
+    def size(self, key: str) -> int:
+        head = self._call(key, self.client.head_object, Bucket=self.bucket, Key=self.object_key(key))
+        return int(head["ContentLength"])
+
+    def url(self, key: str, expires_in: int) -> str:
+        params = {"Bucket": self.bucket, "Key": self.object_key(key)}
+        return str(self._call(key, self.client.generate_presigned_url, "get_object",
+                              Params=params, ExpiresIn=expires_in))
+
+    def _call(self, key: str, method: Any, *args: Any, **kwargs: Any) -> Any:
+        from boto3.exceptions import Boto3Error
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return method(*args, **kwargs)
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code in ("404", "NoSuchKey", "NotFound"):
+                raise ObjectNotFound(key) from None
+            raise StorageError(f"S3 {code or 'error'} on {key!r}: {exc}") from exc
+        except (BotoCoreError, Boto3Error) as exc:
+            raise StorageError(f"S3 request for {key!r} failed: {exc}") from exc
+
+
+def make_storage(settings: Settings, clock: Clock | None = None) -> Storage:
+    """The storage ``settings.storage_url`` names: ``file://DIR`` or ``s3://BUCKET/PREFIX``.
+
+    S3 credentials and region come from boto3's usual sources (environment, config files,
+    instance roles).
+    """
+    scheme, location, prefix = parse_storage_url(settings.storage_url)
+    if scheme == "file":
+        return LocalStorage(location, settings.public_url, settings.secret_key, clock)
+    client = make_s3_client(settings.s3_endpoint_url)
+    return S3Storage(location, prefix, client, settings.data_dir / "cache" / "s3")
+
+
+def make_s3_client(endpoint_url: str | None = None, **kwargs: Any) -> Any:
+    """A boto3 S3 client signing with SigV4; path-style addressing for S3-compatible services."""
+    import boto3  # slow to import: only S3 users pay for it
+    from botocore.config import Config
+
+    addressing = "path" if endpoint_url else "auto"
+    config = Config(signature_version="s3v4", s3={"addressing_style": addressing})
+    return boto3.client("s3", endpoint_url=endpoint_url, config=config, **kwargs)

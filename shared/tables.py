@@ -1,0 +1,300 @@
+"""The database schema as SQLAlchemy Core tables (no ORM); Alembic migrations must match it.
+
+Conventions: ids are UUID strings (events: ``evt_<uuid>``); timestamps are timezone-aware UTC
+on every backend (``UTCDateTime``); JSON is JSONB on PostgreSQL; every workspace-owned table
+is indexed on ``workspace_id``. Constraint names come from ``NAMING_CONVENTION`` so that
+migrations (including SQLite batch mode) can refer to them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    false,
+    text,
+    true,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+PLANS = ("starter", "pro", "crypto_pro", "agency")
+VIDEO_STATUSES = ("draft", "generating", "ready", "failed", "archived")
+VERSION_SOURCES = ("story", "generate", "doc", "fields", "translate", "restore")
+JOB_STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
+RENDER_STATUSES = JOB_STATUSES
+DELIVERY_STATES = ("pending", "succeeded", "failed", "gave_up")
+RENDER_CHARGE = "render_charge"
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """``DateTime(timezone=True)`` that only takes aware datetimes and always returns aware UTC.
+
+    PostgreSQL stores ``timestamptz``. SQLite has no time zones, so values are stored as naive
+    UTC and marked UTC again when read.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime: the database stores aware UTC datetimes only")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+def json_type() -> TypeEngine[Any]:
+    """JSON on every backend, JSONB on PostgreSQL; Python None is SQL NULL, not JSON null."""
+    return JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+
+
+def _id(name: str = "id") -> Column[str]:
+    return Column(name, String(36), primary_key=True)
+
+
+def _workspace_fk() -> Column[str]:
+    return Column("workspace_id", String(36), ForeignKey("workspaces.id", ondelete="CASCADE"),
+                  nullable=False, index=True)
+
+
+def _ts(name: str, nullable: bool = False) -> Column[datetime]:
+    return Column(name, UTCDateTime(), nullable=nullable)
+
+
+def _one_of(column: str, values: tuple[str, ...], name: str | None = None) -> CheckConstraint:
+    allowed = ", ".join(f"'{v}'" for v in values)
+    return CheckConstraint(f"{column} IN ({allowed})", name=name or column)
+
+
+workspaces = Table(
+    "workspaces", metadata,
+    _id(),
+    Column("name", String(200), nullable=False),
+    Column("plan", String(20), nullable=False),
+    Column("credits", Integer, nullable=False, server_default="0"),
+    _ts("created_at"), _ts("updated_at"),
+    _one_of("plan", PLANS),
+    CheckConstraint("credits >= 0", name="credits_not_negative"),
+)
+
+api_keys = Table(
+    "api_keys", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("name", String(200), nullable=False),
+    Column("prefix", String(20), nullable=False),
+    Column("key_hash", String(64), nullable=False, unique=True),
+    _ts("created_at"), _ts("expires_at", True), _ts("revoked_at", True), _ts("last_used_at", True),
+)
+
+brand_kits = Table(
+    "brand_kits", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("name", String(200), nullable=False),
+    Column("source_url", Text, nullable=True),
+    Column("is_default", Boolean, nullable=False, server_default=false()),
+    Column("tokens", json_type(), nullable=False),
+    _ts("created_at"), _ts("updated_at"),
+    Index("uq_brand_kits_one_default", "workspace_id", unique=True,
+          sqlite_where=text("is_default"), postgresql_where=text("is_default")),
+)
+
+videos = Table(
+    "videos", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("title", String(500), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("story_id", String(100), nullable=True),
+    Column("brand_kit_id", String(36), ForeignKey("brand_kits.id", ondelete="SET NULL"), nullable=True),
+    Column("default_format", String(8), nullable=False),
+    Column("duration_sec", Float, nullable=True),
+    # No foreign key: videos and versions would reference each other; repos keep it right.
+    Column("current_version_id", String(36), nullable=True),
+    Column("fields", json_type(), nullable=True),
+    Column("locale", String(35), nullable=True),
+    Column("source_video_id", String(36), ForeignKey("videos.id", ondelete="SET NULL"), nullable=True),
+    _ts("created_at"), _ts("updated_at"),
+    _one_of("status", VIDEO_STATUSES),
+    Index("ix_videos_workspace_created", "workspace_id", "created_at", "id"),
+)
+
+versions = Table(
+    "versions", metadata,
+    _id(),
+    Column("video_id", String(36), ForeignKey("videos.id", ondelete="CASCADE"), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("source", String(20), nullable=False),
+    Column("note", Text, nullable=True),
+    Column("doc", json_type(), nullable=False),
+    Column("doc_hash", String(64), nullable=False),
+    Column("fields", json_type(), nullable=True),
+    Column("lint", json_type(), nullable=False),
+    _ts("created_at"),
+    _one_of("source", VERSION_SOURCES),
+    CheckConstraint("number >= 1", name="number_positive"),
+    UniqueConstraint("video_id", "number"),
+)
+
+jobs = Table(
+    "jobs", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("kind", String(40), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("stage", String(40), nullable=True),
+    Column("progress", Float, nullable=False, server_default="0"),
+    Column("error", Text, nullable=True),
+    Column("result", json_type(), nullable=True),
+    Column("params", json_type(), nullable=False),
+    Column("video_id", String(36), ForeignKey("videos.id", ondelete="SET NULL"), nullable=True, index=True),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    _ts("created_at"), _ts("started_at", True), _ts("finished_at", True),
+    _one_of("status", JOB_STATUSES),
+)
+
+renders = Table(
+    "renders", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("video_id", String(36), ForeignKey("videos.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("version_id", String(36), ForeignKey("versions.id", ondelete="CASCADE"), nullable=False),
+    Column("format", String(8), nullable=False),
+    Column("resolution", Integer, nullable=False),
+    Column("fps", Integer, nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("progress", Float, nullable=False, server_default="0"),
+    Column("url_key", Text, nullable=True),
+    Column("poster_key", Text, nullable=True),
+    Column("duration_sec", Float, nullable=True),
+    Column("bytes", BigInteger, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("dedup_hash", String(64), nullable=False, index=True),
+    Column("charged_credits", Integer, nullable=False, server_default="0"),
+    _ts("created_at"), _ts("started_at", True), _ts("finished_at", True),
+    _one_of("status", RENDER_STATUSES),
+)
+
+credit_ledger = Table(
+    "credit_ledger", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("delta", Integer, nullable=False),
+    Column("reason", String(40), nullable=False),
+    Column("render_id", String(36), nullable=True),
+    Column("version_id", String(36), nullable=True),
+    _ts("created_at"),
+    # A version is charged once, even when two renders of it are requested at the same moment.
+    Index("uq_credit_ledger_render_charge", "workspace_id", "version_id", "reason", unique=True,
+          sqlite_where=text(f"reason = '{RENDER_CHARGE}'"),
+          postgresql_where=text(f"reason = '{RENDER_CHARGE}'")),
+)
+
+idempotency_records = Table(
+    "idempotency_records", metadata,
+    Column("workspace_id", String(36), ForeignKey("workspaces.id", ondelete="CASCADE"), nullable=False),
+    Column("key", String(255), nullable=False),
+    Column("method", String(10), nullable=False),
+    Column("path", Text, nullable=False),
+    Column("body_hash", String(64), nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("response_body", LargeBinary, nullable=True),  # bytes, replayed exactly
+    Column("response_headers", json_type(), nullable=True),
+    _ts("locked_until", True), _ts("created_at"), _ts("completed_at", True),
+    PrimaryKeyConstraint("workspace_id", "key"),
+    Index("ix_idempotency_records_created_at", "created_at"),  # expiry sweeps
+)
+
+webhook_endpoints = Table(
+    "webhook_endpoints", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("url", Text, nullable=False),
+    Column("description", Text, nullable=True),
+    Column("events", json_type(), nullable=False),
+    Column("secret", String(100), nullable=False),
+    Column("enabled", Boolean, nullable=False, server_default=true()),
+    Column("disabled_reason", Text, nullable=True),
+    _ts("created_at"), _ts("updated_at"),
+)
+
+event_outbox = Table(
+    "event_outbox", metadata,
+    Column("id", String(40), primary_key=True),
+    _workspace_fk(),
+    Column("type", String(60), nullable=False),
+    Column("payload", json_type(), nullable=False),
+    _ts("created_at"), _ts("dispatched_at", True),
+    Index("ix_event_outbox_pending", "created_at",
+          sqlite_where=text("dispatched_at IS NULL"), postgresql_where=text("dispatched_at IS NULL")),
+)
+
+webhook_deliveries = Table(
+    "webhook_deliveries", metadata,
+    _id(),
+    Column("endpoint_id", String(36), ForeignKey("webhook_endpoints.id", ondelete="CASCADE"), nullable=False),
+    Column("event_id", String(40), ForeignKey("event_outbox.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("attempt", Integer, nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("latency_ms", Integer, nullable=True),
+    Column("error", Text, nullable=True),
+    _ts("next_attempt_at", True),
+    Column("state", String(20), nullable=False),
+    _ts("created_at"),
+    _one_of("state", DELIVERY_STATES),
+    Index("ix_webhook_deliveries_endpoint_created", "endpoint_id", "created_at"),
+    Index("ix_webhook_deliveries_due", "next_attempt_at",
+          sqlite_where=text("state = 'pending'"), postgresql_where=text("state = 'pending'")),
+)
+
+comments = Table(
+    "comments", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("video_id", String(36), ForeignKey("videos.id", ondelete="CASCADE"), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("time_sec", Float, nullable=True),
+    Column("author", String(200), nullable=True),
+    _ts("created_at"), _ts("deleted_at", True),
+    Index("ix_comments_video_created", "video_id", "created_at"),
+)

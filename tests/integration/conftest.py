@@ -1,0 +1,108 @@
+"""Fixtures for integration tests: real databases.
+
+``db_url`` runs a test twice: against a fresh, migrated SQLite file and against a throwaway
+PostgreSQL database (``reelfarm_test_<random>``, created once per session on 127.0.0.1 as user
+``postgres`` and dropped at the end; override the server with ``REELFARM_TEST_POSTGRES_URL``).
+When PostgreSQL cannot be reached, its half of the tests fails (never skips) with the reason and
+the command that starts it: these tests exist to run against the real server.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import NullPool
+
+from shared.db import make_engine, migrate
+
+DEFAULT_POSTGRES_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
+BACKENDS = ["sqlite", "postgresql"]
+
+
+class PostgresServer:
+    """Creates throwaway databases on one server and drops them all at the end."""
+
+    def __init__(self, admin_url: str) -> None:
+        self.admin_url = make_url(admin_url)
+        self._admin = create_engine(self.admin_url, isolation_level="AUTOCOMMIT", poolclass=NullPool,
+                                    connect_args={"connect_timeout": 5})
+        self._created: list[str] = []
+
+    def check(self) -> None:
+        with self._admin.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def create_database(self) -> str:
+        """A new empty database; returns its URL."""
+        name = f"reelfarm_test_{secrets.token_hex(6)}"
+        with self._admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        self._created.append(name)
+        return self.admin_url.set(database=name).render_as_string(hide_password=False)
+
+    def drop_all(self) -> None:
+        with self._admin.connect() as conn:
+            for name in self._created:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        self._admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    server = PostgresServer(os.environ.get("REELFARM_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL))
+    try:
+        server.check()
+    except OperationalError as exc:
+        reason = f"PostgreSQL is not reachable at {server.admin_url!r}: {exc.orig}"
+        pytest.fail(f"{reason}; start it with: pg_ctlcluster --skip-systemctl-redirect "
+                    "$(ls /etc/postgresql) main start", pytrace=False)
+    yield server
+    server.drop_all()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """A PostgreSQL database migrated once for the session (tests keep to their own workspaces)."""
+    url = postgres_server.create_database()
+    engine = make_engine(url)
+    try:
+        migrate(engine)
+    finally:
+        engine.dispose()
+    return url
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a migrated database: a fresh SQLite file, or the session's PostgreSQL database."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("postgres_url"))
+    url = f"sqlite:///{tmp_path_factory.mktemp('sqlite')}/reelfarm.db"
+    engine = make_engine(url)
+    try:
+        migrate(engine)
+    finally:
+        engine.dispose()
+    return url
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of a new database with no tables at all."""
+    if request.param == "postgresql":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        return server.create_database()
+    return f"sqlite:///{tmp_path_factory.mktemp('sqlite')}/empty.db"
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    engine = make_engine(db_url)
+    yield engine
+    engine.dispose()
