@@ -12,18 +12,19 @@ from renderer.model import FontRef
 
 NEUTRAL_BRAND: dict[str, Any] = {
     "colors": {
-        "primary": "#2F5BEA",
-        "secondary": "#0F172A",
-        "accent": "#F59E0B",
-        "background": "#F8FAFC",
-        "text": "#0F172A",
+        "primary": "#1F3A5F",     # deep navy
+        "secondary": "#E9E4DA",   # warm sand
+        "accent": "#B4462F",      # burnt sienna
+        "background": "#F7F5F2",  # warm paper
+        "text": "#17191E",        # ink
     },
-    "palette": ["#2F5BEA", "#0F172A", "#F59E0B", "#F8FAFC", "#64748B"],
-    "fonts": {"heading": {"family": "Inter", "weight": 800}, "body": {"family": "Inter", "weight": 400}},
+    "palette": ["#1F3A5F", "#E9E4DA", "#B4462F", "#F7F5F2", "#17191E", "#5B7083"],
+    "fonts": {"heading": {"family": "Montserrat", "weight": 800}, "body": {"family": "Inter", "weight": 400}},
     "logo": None,
     "radius": 0.02,
     "tagline": None,
 }
+"""The neutral kit: every new workspace's default, and what a document's brand block leaves out."""
 
 _ALPHA = re.compile(r"^(?P<ref>.+)\.a(?P<pct>\d{1,3})$")
 COLOR_KEYS = ("primary", "secondary", "accent", "background", "text")

@@ -14,24 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-NEUTRAL_BRAND: dict[str, Any] = {
-    "colors": {
-        "primary": "#1F3A5F",  # deep navy
-        "secondary": "#E9E4DA",  # warm sand
-        "accent": "#B4462F",  # burnt sienna
-        "background": "#F7F5F2",  # warm paper
-        "text": "#17191E",  # ink
-    },
-    "palette": ["#1F3A5F", "#E9E4DA", "#B4462F", "#F7F5F2", "#17191E", "#5B7083"],
-    "fonts": {
-        "heading": {"family": "Montserrat", "weight": 800},
-        "body": {"family": "Inter", "weight": 400},
-    },
-    "logo": None,
-    "radius": 0.02,
-    "tagline": None,
-}
-"""A tasteful neutral kit, used when a video has no brand kit and to fill gaps in one."""
+from renderer import NEUTRAL_BRAND  # the one neutral kit, shared with the renderer
 
 COLOR_NAMES = ("primary", "secondary", "accent", "background", "text")
 MIN_CONTRAST = 4.5

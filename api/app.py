@@ -1,0 +1,134 @@
+"""The application factory: wires settings, services, blueprints, errors and the OpenAPI document."""
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from typing import Any
+
+from flask import Flask, Response, g, request
+from flask_smorest import Api
+from werkzeug.exceptions import HTTPException
+
+from api import errors as err
+from api.auth import PUBLIC_ENDPOINTS, authenticate
+from api.resources import brand_kits, me, stories, system, videos
+from api.schemas import VideoDocField
+from api.services import Services
+from shared.config import Settings
+from shared.errors import InsufficientCredits, NotFound
+from studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
+from studio.videos import DocLintError, VideoStateError
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_BODY_METHODS = {"POST", "PUT", "PATCH"}
+BLUEPRINTS = (system.blp, me.blp, brand_kits.blp, stories.blp, videos.blp)
+
+
+class ReelfarmApi(Api):
+    """flask-smorest's Api with our error envelope instead of its own."""
+
+    def handle_http_exception(self, error: HTTPException) -> Response:  # type: ignore[override]
+        return err.handle_http_exception(error)
+
+
+def create_app(settings: Settings | None = None, services: Services | None = None) -> Flask:
+    """Build the WSGI app; `services` may be given to share collaborators (tests, workers)."""
+    settings = settings or (services.settings if services else Settings.from_env())
+    services = services or Services.from_settings(settings)
+    app = Flask("reelfarm")
+    app.config.update(
+        API_TITLE="reelfarm", API_VERSION="v1", OPENAPI_VERSION="3.1.0",
+        OPENAPI_URL_PREFIX="/api/v1", OPENAPI_JSON_PATH="openapi.json",
+        MAX_CONTENT_LENGTH=settings.max_body_bytes, JSON_SORT_KEYS=False,
+        API_SPEC_OPTIONS={
+            "info": {"description": "Brand kits, stories, videos with immutable versions, renders and jobs."},
+            "servers": [{"url": settings.public_url}],
+            "security": [{"bearerAuth": []}],
+        },
+    )
+    app.extensions["reelfarm"] = services
+    api = ReelfarmApi(app)
+    _document(api)
+    for blueprint in BLUEPRINTS:
+        api.register_blueprint(blueprint)
+    _install_hooks(app, services)
+    logging.getLogger("reelfarm").setLevel(settings.log_level)
+    return app
+
+
+def _document(api: Api) -> None:
+    import renderer
+
+    api.spec.components.security_scheme("bearerAuth", {"type": "http", "scheme": "bearer",
+                                                       "description": "rf_live_ workspace API key"})
+    for name, schema in _videodoc_components(renderer.doc_schema()).items():
+        api.spec.components.schema(name, component=schema)
+    plugin = api.ma_plugin
+
+    def videodoc(self: Any, field: Any, **_: Any) -> dict[str, Any]:
+        return {"$ref": "#/components/schemas/VideoDoc"} if isinstance(field, VideoDocField) else {}
+    plugin.converter.add_attribute_function(videodoc)
+
+
+def _videodoc_components(schema: dict[str, Any]) -> dict[str, Any]:
+    """The VideoDoc JSON Schema as OpenAPI components, `$defs` lifted to `VideoDoc.<name>`."""
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: (f"#/components/schemas/VideoDoc.{v.rsplit('/', 1)[-1]}"
+                        if k == "$ref" and isinstance(v, str) and v.startswith("#/$defs/") else rewrite(v))
+                    for k, v in node.items() if k not in ("$schema", "$id", "$defs")}
+        if isinstance(node, list):
+            return [rewrite(v) for v in node]
+        return node
+    components = {"VideoDoc": rewrite(schema)}
+    for name, sub in schema.get("$defs", {}).items():
+        components[f"VideoDoc.{name}"] = rewrite(sub)
+    return components
+
+
+def _install_hooks(app: Flask, services: Services) -> None:
+    @app.before_request
+    def begin() -> None:
+        sent = request.headers.get("X-Request-Id", "")
+        g.request_id = sent if _REQUEST_ID.match(sent) else f"req_{secrets.token_hex(12)}"
+        if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None:
+            return
+        authenticate(services)
+        if request.method in _BODY_METHODS and request.content_length and not request.is_json:
+            raise _unsupported()
+
+    @app.after_request
+    def finish(response: Response) -> Response:
+        response.headers["X-Request-Id"] = getattr(g, "request_id", "")
+        response.headers.pop("Server", None)
+        return response
+
+    app.register_error_handler(err.ApiError, err.handle_api_error)
+    app.register_error_handler(NotFound, lambda e: err.handle_api_error(err.NotFoundError(_not_found(e))))
+    app.register_error_handler(UnknownStoryError, lambda e: err.handle_api_error(
+        err.invalid([err.detail("/storyId", "unknown_story", f"no story {e.story_id!r}; see GET /api/v1/stories")])))
+    app.register_error_handler(InvalidFieldsError, lambda e: err.handle_api_error(err.invalid(e.details)))
+    app.register_error_handler(InvalidBuildRequestError, lambda e: err.handle_api_error(
+        err.invalid([err.detail(_BUILD_FIELDS.get(e.field, "/" + e.field), "invalid", str(e))])))
+    app.register_error_handler(DocLintError, lambda e: err.handle_api_error(err.invalid(e.details)))
+    app.register_error_handler(VideoStateError, lambda e: err.handle_api_error(err.ConflictError(str(e), code=e.code)))
+    app.register_error_handler(InsufficientCredits, lambda e: err.handle_api_error(
+        err.InsufficientCreditsError(str(e))))
+    app.register_error_handler(Exception, err.handle_unexpected)
+
+
+_BUILD_FIELDS = {"duration_sec": "/durationSec", "format": "/format", "fields": "/fields"}
+
+
+def _not_found(error: NotFound) -> str:
+    kind = getattr(error, "kind", "object").replace("_", " ")
+    return f"No such {kind} in this workspace."
+
+
+class _UnsupportedMediaType(err.ApiError):
+    status, code = 415, "unsupported_media_type"
+
+
+def _unsupported() -> err.ApiError:
+    return _UnsupportedMediaType("Send JSON with Content-Type: application/json.")

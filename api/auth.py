@@ -1,0 +1,52 @@
+"""Bearer API keys: who is calling, and may their plan use the API."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import g, request
+
+from api.errors import Forbidden, Unauthorized
+from shared import keys
+from shared.db import transaction
+from shared.repos import api_keys as keys_repo
+from shared.repos import workspaces as ws_repo
+from shared.repos.workspaces import Workspace
+
+PUBLIC_ENDPOINTS = {"system.healthz", "system.file", "api-docs.openapi_json", "static"}
+
+
+@dataclass(frozen=True)
+class Caller:
+    key_id: str
+    workspace: Workspace
+
+
+def authenticate(services) -> Caller:
+    """The caller of this request, from `Authorization: Bearer rf_live_...`.
+
+    A malformed key or one whose checksum is wrong is refused before the database is touched.
+    """
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise Unauthorized("Send your API key as `Authorization: Bearer rf_live_...`.")
+    if not keys.checksum_ok(token):
+        raise Unauthorized("The API key is malformed or mistyped (its checksum does not match).")
+    now = services.clock.now()
+    with transaction(services.engine) as conn:
+        key = keys_repo.authenticate(conn, token, now)
+        if key is None:
+            raise Unauthorized("The API key is unknown, revoked or expired.")
+        keys_repo.touch_api_key(conn, key.id, now)
+        workspace = ws_repo.get_workspace(conn, key.workspace_id)
+    if services.settings.rate_limit_for(workspace.plan) is None:
+        raise Forbidden("The workspace's plan does not include API access; upgrade to Pro, Crypto Pro or Agency.",
+                        code="plan_without_api")
+    caller = Caller(key.id, workspace)
+    g.caller = caller
+    return caller
+
+
+def current_workspace_id() -> str:
+    return g.caller.workspace.id

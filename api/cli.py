@@ -1,0 +1,179 @@
+"""Operator commands: `reelfarm serve` and `reelfarm admin ...`."""
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import click
+
+PLANS = ("starter", "pro", "crypto_pro", "agency")
+DEV_WORKSPACE = "dev"
+DEV_CREDITS = 100
+
+
+def _services():
+    from api.services import Services
+    from shared.config import Settings
+
+    return Services.from_settings(Settings.from_env())
+
+
+def _emit(as_json: bool, data: Any, text: str) -> None:
+    click.echo(json.dumps(data, default=str) if as_json else text)
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", default=2, show_default=True, type=int, help="gunicorn worker processes")
+def serve_command(host: str, port: int, workers: int) -> None:
+    """Serve the API with gunicorn (migrations run first)."""
+    from gunicorn.app.base import BaseApplication
+
+    from api.app import create_app
+
+    services = _services()  # migrates the database
+    _first_start(services, host, port)
+
+    class Server(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            self.cfg.set("bind", f"{host}:{port}")
+            self.cfg.set("workers", workers)
+            self.cfg.set("worker_class", "gthread")
+            self.cfg.set("threads", 4)
+            self.cfg.set("accesslog", "-")
+            self.cfg.set("timeout", 120)
+
+        def load(self) -> Any:
+            return create_app(services.settings)
+
+    Server().run()
+
+
+def _first_start(services: Any, host: str, port: int) -> None:
+    """On an empty database, create the `dev` workspace and print its key once."""
+    from sqlalchemy import func, select
+
+    from renderer import NEUTRAL_BRAND
+    from shared.db import transaction
+    from shared.repos import api_keys, workspaces
+    from shared.tables import workspaces as workspaces_table
+
+    with transaction(services.engine) as conn:
+        if conn.execute(select(func.count()).select_from(workspaces_table)).scalar_one():
+            return
+        ws = workspaces.create_workspace(conn, services.clock, name=DEV_WORKSPACE, plan="pro",
+                                         brand_tokens=NEUTRAL_BRAND, credits=DEV_CREDITS)
+        _, key = api_keys.create_api_key(conn, services.clock, workspace_id=ws.id, name="dev")
+    base = f"http://{host}:{port}"
+    click.echo(f"Created workspace '{DEV_WORKSPACE}' (plan pro, {DEV_CREDITS} credits).")
+    click.echo(f"API key (shown once, keep it): {key}")
+    click.echo(f"Try: curl -H 'Authorization: Bearer {key}' {base}/api/v1/stories")
+
+
+@click.group("admin")
+def admin_group() -> None:
+    """Workspaces, keys and credits (operators only)."""
+
+
+@admin_group.command("create-workspace")
+@click.argument("name")
+@click.option("--plan", type=click.Choice(PLANS), required=True)
+@click.option("--credits", "credits_", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def create_workspace(name: str, plan: str, credits_: int, as_json: bool) -> None:
+    """Create a workspace with the neutral brand kit; prints its id."""
+    from renderer import NEUTRAL_BRAND
+    from shared.db import transaction
+    from shared.repos import workspaces
+
+    services = _services()
+    with transaction(services.engine) as conn:
+        ws = workspaces.create_workspace(conn, services.clock, name=name, plan=plan, brand_tokens=NEUTRAL_BRAND,
+                                         credits=credits_)
+    _emit(as_json, {"id": ws.id, "name": ws.name, "plan": ws.plan, "credits": ws.credits}, ws.id)
+
+
+@admin_group.command("create-key")
+@click.argument("workspace_id")
+@click.option("--name", required=True)
+@click.option("--expires-in-days", type=click.IntRange(min=1), default=None)
+@click.option("--json", "as_json", is_flag=True)
+def create_key(workspace_id: str, name: str, expires_in_days: int | None, as_json: bool) -> None:
+    """Create an API key; the key is printed once and never stored."""
+    from shared.db import transaction
+    from shared.errors import NotFound
+    from shared.repos import api_keys, workspaces
+
+    services = _services()
+    expires = services.clock.now() + timedelta(days=expires_in_days) if expires_in_days else None
+    try:
+        with transaction(services.engine) as conn:
+            workspaces.get_workspace(conn, workspace_id)
+            record, key = api_keys.create_api_key(conn, services.clock, workspace_id=workspace_id, name=name,
+                                                  expires_at=expires)
+    except NotFound as exc:
+        raise click.ClickException(f"no workspace {workspace_id}") from exc
+    _emit(as_json, {"id": record.id, "key": key, "prefix": record.prefix, "expires_at": record.expires_at}, key)
+
+
+@admin_group.command("revoke-key")
+@click.argument("key_id")
+@click.option("--json", "as_json", is_flag=True)
+def revoke_key(key_id: str, as_json: bool) -> None:
+    """Revoke a key; the next request with it gets 401."""
+    from shared.db import transaction
+    from shared.errors import NotFound
+    from shared.repos import api_keys
+
+    services = _services()
+    try:
+        with transaction(services.engine) as conn:
+            record = api_keys.revoke_api_key(conn, services.clock, key_id)
+    except NotFound as exc:
+        raise click.ClickException(f"no key {key_id}") from exc
+    _emit(as_json, {"id": record.id, "revoked_at": record.revoked_at}, f"revoked {record.id}")
+
+
+@admin_group.command("add-credits")
+@click.argument("workspace_id")
+@click.argument("amount", type=int)
+@click.option("--json", "as_json", is_flag=True)
+def add_credits(workspace_id: str, amount: int, as_json: bool) -> None:
+    """Add (or, negative, remove) credits; prints the new balance."""
+    from shared.db import transaction
+    from shared.errors import InsufficientCredits, NotFound
+    from shared.repos import workspaces
+
+    services = _services()
+    try:
+        with transaction(services.engine) as conn:
+            balance = workspaces.add_credits(conn, services.clock, workspace_id=workspace_id, delta=amount,
+                                             reason="admin_grant" if amount >= 0 else "admin_debit")
+    except NotFound as exc:
+        raise click.ClickException(f"no workspace {workspace_id}") from exc
+    except InsufficientCredits as exc:
+        raise click.ClickException(str(exc)) from exc
+    _emit(as_json, {"workspace_id": workspace_id, "credits": balance}, str(balance))
+
+
+@admin_group.command("list-keys")
+@click.argument("workspace_id")
+@click.option("--json", "as_json", is_flag=True)
+def list_keys(workspace_id: str, as_json: bool) -> None:
+    """List a workspace's keys (prefixes only; keys are never stored)."""
+    from shared.repos import api_keys
+
+    services = _services()
+    with services.engine.connect() as conn:
+        records = api_keys.list_api_keys(conn, workspace_id)
+    rows = [{"id": r.id, "name": r.name, "prefix": r.prefix, "created_at": r.created_at,
+             "expires_at": r.expires_at, "revoked_at": r.revoked_at, "last_used_at": r.last_used_at}
+            for r in records]
+    text = "\n".join(f"{r['id']}\t{r['prefix']}…\t{r['name']}\t"
+                     f"{'revoked' if r['revoked_at'] else 'active'}" for r in rows)
+    _emit(as_json, rows, text or "no keys")
+
+
+COMMANDS = (serve_command, admin_group)

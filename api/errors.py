@@ -1,0 +1,169 @@
+"""The one error envelope, and the only place errors become HTTP responses.
+
+    ApiError                      every error a client sees: status, code, message, details
+    ├── ValidationFailed          400 validation_failed (details: one entry per problem)
+    ├── Unauthorized              401 unauthorized
+    ├── InsufficientCreditsError  402 insufficient_credits
+    ├── Forbidden                 403 plan_without_api | plan_feature_unavailable
+    ├── NotFoundError             404 not_found
+    ├── ConflictError             409 conflict | video_not_ready | idempotency_key_in_use
+    ├── Unavailable               503 unavailable
+    └── (werkzeug HTTP errors)    405, 413, 415, 500 ... mapped by status
+
+Views and services raise domain errors; `to_api_error` maps them, so no view builds a response
+for an error and no trace ever reaches a client.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable, Mapping
+
+from flask import Response, g, jsonify
+from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger("reelfarm.api")
+
+_STATUS_CODES = {
+    400: "validation_failed", 401: "unauthorized", 402: "insufficient_credits", 403: "forbidden",
+    404: "not_found", 405: "method_not_allowed", 409: "conflict", 413: "payload_too_large",
+    415: "unsupported_media_type", 422: "validation_failed", 429: "rate_limited", 500: "internal_error",
+    503: "unavailable",
+}
+_MESSAGES = {
+    404: "No such resource in this workspace.",
+    405: "This method is not allowed on this resource.",
+    413: "The request body is too large.",
+    415: "Send JSON with Content-Type: application/json.",
+    500: "Something went wrong on our side; it has been logged with the request id.",
+}
+
+
+class ApiError(Exception):
+    status = 500
+    code = "internal_error"
+
+    def __init__(self, message: str, details: list[dict[str, str]] | None = None,
+                 code: str | None = None, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+        if code:
+            self.code = code
+        self.headers = dict(headers or {})
+
+
+class ValidationFailed(ApiError):
+    status, code = 400, "validation_failed"
+
+
+class Unauthorized(ApiError):
+    status, code = 401, "unauthorized"
+
+
+class InsufficientCreditsError(ApiError):
+    status, code = 402, "insufficient_credits"
+
+
+class Forbidden(ApiError):
+    status, code = 403, "plan_without_api"
+
+
+class NotFoundError(ApiError):
+    status, code = 404, "not_found"
+
+
+class ConflictError(ApiError):
+    status, code = 409, "conflict"
+
+
+class Unavailable(ApiError):
+    status, code = 503, "unavailable"
+
+
+def detail(field: str, code: str, message: str) -> dict[str, str]:
+    return {"field": field, "code": code, "message": message}
+
+
+def invalid(details: Iterable[dict[str, str]], message: str | None = None) -> ValidationFailed:
+    details = list(details)
+    return ValidationFailed(message or f"The request has {len(details)} problem(s); see details.", details)
+
+
+def envelope(status: int, code: str, message: str, details: Any = None,
+             headers: Mapping[str, str] | None = None) -> Response:
+    body = {"error": {"code": code, "message": message, "details": details,
+                      "request_id": getattr(g, "request_id", None)}}
+    response = jsonify(body)
+    response.status_code = status
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def handle_api_error(error: ApiError) -> Response:
+    return envelope(error.status, error.code, error.message, error.details, error.headers)
+
+
+def handle_http_exception(error: HTTPException) -> Response:
+    """Werkzeug's and flask-smorest's HTTP errors, in our envelope."""
+    status = error.code or 500
+    data = getattr(error, "data", None) or {}
+    if "messages" in data:  # webargs: validation of body or query, or unparseable JSON
+        return handle_api_error(invalid(_marshmallow_details(data["messages"])))
+    headers = dict(data.get("headers") or {})
+    if status == 405 and getattr(error, "valid_methods", None):
+        headers["Allow"] = ", ".join(error.valid_methods)  # type: ignore[attr-defined]
+    message = _MESSAGES.get(status) or error.description or error.name
+    if status == 400:
+        return envelope(400, "validation_failed", "The request body is not valid JSON.",
+                        [detail("", "invalid_json", "the body could not be parsed as JSON")], headers)
+    return envelope(status, _STATUS_CODES.get(status, "internal_error" if status >= 500 else "conflict"),
+                    message, None, headers)
+
+
+def handle_unexpected(error: Exception) -> Response:
+    log.exception("unhandled error (request_id=%s)", getattr(g, "request_id", None))
+    return envelope(500, "internal_error", _MESSAGES[500])
+
+
+_CODES_BY_MESSAGE = (
+    ("Invalid JSON body", "invalid_json"),
+    ("Unknown field", "unknown_field"),
+    ("Missing data for required field", "required"),
+    ("Field may not be null", "not_nullable"),
+    ("Must be one of", "invalid_choice"),
+    ("Not a valid", "invalid_type"),
+    ("Longer than maximum length", "too_long"),
+    ("Shorter than minimum length", "too_short"),
+    ("Length must be", "invalid_length"),
+    ("Must be greater than", "too_small"),
+    ("Must be less than", "too_large"),
+)
+
+
+def _marshmallow_details(messages: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Flatten webargs' {location: {field: [msgs] | nested}} into JSON-pointer details."""
+    out: list[dict[str, str]] = []
+    for location, tree in messages.items():
+        prefix = "" if location == "json" else None
+        _walk(tree, prefix, location, out)
+    return out
+
+
+def _walk(tree: Any, pointer: str | None, location: str, out: list[dict[str, str]]) -> None:
+    if isinstance(tree, Mapping):
+        for key, sub in tree.items():
+            if key == "_schema":
+                _walk(sub, pointer, location, out)
+                continue
+            name = str(key).replace("~", "~0").replace("/", "~1")
+            _walk(sub, f"{pointer}/{name}" if pointer is not None else name, location, out)
+        return
+    messages = tree if isinstance(tree, list) else [tree]
+    for message in messages:
+        if isinstance(message, (Mapping, list)):
+            _walk(message, pointer, location, out)
+            continue
+        text = str(message)
+        code = next((c for prefix, c in _CODES_BY_MESSAGE if text.startswith(prefix)), "invalid")
+        out.append(detail(pointer if pointer is not None else location, code, text))

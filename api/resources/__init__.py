@@ -1,0 +1,1 @@
+"""One module per resource; each exposes a flask-smorest Blueprint named `blp`."""

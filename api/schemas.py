@@ -1,0 +1,209 @@
+"""Marshmallow schemas: request validation and the OpenAPI 3.1 document come from the same code."""
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+FORMATS = ["16:9", "9:16", "1:1", "4:5"]
+VIDEO_STATUSES = ["draft", "generating", "ready", "failed", "archived"]
+JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"]
+VERSION_SOURCES = ["story", "generate", "doc", "fields", "translate", "restore"]
+PLANS = ["starter", "pro", "crypto_pro", "agency"]
+
+
+class VideoDocField(fields.Dict):
+    """A complete VideoDoc; documented as a reference to the `VideoDoc` component."""
+
+
+class ErrorDetailSchema(Schema):
+    field = fields.String(required=True, metadata={"description": "JSON pointer into the body, or a query/header name"})
+    code = fields.String(required=True)
+    message = fields.String(required=True)
+
+
+class ErrorBodySchema(Schema):
+    code = fields.String(required=True, metadata={"example": "validation_failed"})
+    message = fields.String(required=True)
+    details = fields.List(fields.Nested(ErrorDetailSchema), required=True, allow_none=True)
+    request_id = fields.String(required=True, metadata={"example": "req_3f2a9c1e0b7d4e55"})
+
+
+class ErrorEnvelopeSchema(Schema):
+    error = fields.Nested(ErrorBodySchema, required=True)
+
+
+# -- brand kits --------------------------------------------------------------------------------
+
+class FontTokenSchema(Schema):
+    family = fields.String(required=True, validate=validate.Length(1, 100))
+    weight = fields.Integer(load_default=400, validate=validate.Range(100, 900))
+
+
+class ColorTokensSchema(Schema):
+    _hex = validate.Regexp(r"^#[0-9A-Fa-f]{6}$", error="must be a #RRGGBB colour")
+    primary = fields.String(required=True, validate=_hex)
+    secondary = fields.String(required=True, validate=_hex)
+    accent = fields.String(required=True, validate=_hex)
+    background = fields.String(required=True, validate=_hex)
+    text = fields.String(required=True, validate=_hex)
+
+
+class FontsTokensSchema(Schema):
+    heading = fields.Nested(FontTokenSchema, required=True)
+    body = fields.Nested(FontTokenSchema, required=True)
+
+
+class LogoSchema(Schema):
+    url = fields.String(required=True)
+    width = fields.Float(allow_none=True, load_default=None)
+    height = fields.Float(allow_none=True, load_default=None)
+    dominant_color = fields.String(allow_none=True, load_default=None)
+
+
+class BrandTokensSchema(Schema):
+    colors = fields.Nested(ColorTokensSchema, required=True)
+    palette = fields.List(fields.String(validate=validate.Regexp(r"^#[0-9A-Fa-f]{6}$")), required=True,
+                          validate=validate.Length(max=32))
+    fonts = fields.Nested(FontsTokensSchema, required=True)
+    logo = fields.Nested(LogoSchema, allow_none=True, required=True)
+    radius = fields.Float(required=True, validate=validate.Range(0, 0.5))
+    tagline = fields.String(allow_none=True, required=True, validate=validate.Length(max=300))
+
+
+class BrandKitSchema(Schema):
+    id = fields.String(required=True, metadata={"format": "uuid"})
+    name = fields.String(required=True)
+    source_url = fields.String(required=True, allow_none=True)
+    is_default = fields.Boolean(required=True)
+    tokens = fields.Nested(BrandTokensSchema, required=True)
+    created_at = fields.DateTime(required=True)
+    updated_at = fields.DateTime(required=True)
+
+
+class BrandKitListSchema(Schema):
+    data = fields.List(fields.Nested(BrandKitSchema), required=True)
+
+
+class BrandKitPatchSchema(Schema):
+    name = fields.String(validate=validate.Length(1, 200))
+    is_default = fields.Boolean(validate=validate.Equal(True, error="make another kit the default instead"))
+    tokens = fields.Nested(BrandTokensSchema)
+
+
+# -- stories -----------------------------------------------------------------------------------
+
+class StorySchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    category = fields.String(required=True)
+    description = fields.String(required=True)
+    default_duration_sec = fields.Float(required=True)
+    fields_ = fields.Dict(required=True, data_key="fields",
+                          metadata={"description": "JSON Schema (2020-12) of the story's editable fields"})
+
+
+class StoryListSchema(Schema):
+    data = fields.List(fields.Nested(StorySchema), required=True)
+
+
+# -- jobs, versions, videos --------------------------------------------------------------------
+
+class JobSchema(Schema):
+    id = fields.String(required=True, metadata={"format": "uuid"})
+    kind = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(JOB_STATUSES))
+    stage = fields.String(required=True, allow_none=True)
+    progress = fields.Float(required=True)
+    error = fields.String(required=True, allow_none=True)
+    result = fields.Dict(required=True, allow_none=True)
+    created_at = fields.DateTime(required=True)
+    finished_at = fields.DateTime(required=True, allow_none=True)
+
+
+class LintWarningSchema(Schema):
+    field = fields.String(required=True)
+    code = fields.String(required=True)
+    message = fields.String(required=True)
+
+
+class VersionSchema(Schema):
+    id = fields.String(required=True, metadata={"format": "uuid"})
+    number = fields.Integer(required=True)
+    source = fields.String(required=True, validate=validate.OneOf(VERSION_SOURCES))
+    note = fields.String(required=True, allow_none=True)
+    lint = fields.List(fields.Nested(LintWarningSchema), required=True)
+    created_at = fields.DateTime(required=True)
+    doc = VideoDocField(required=True)
+
+
+class VersionListSchema(Schema):
+    data = fields.List(fields.Nested(VersionSchema), required=True)
+
+
+class VideoSchema(Schema):
+    id = fields.String(required=True, metadata={"format": "uuid"})
+    title = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(VIDEO_STATUSES))
+    story_id = fields.String(required=True, allow_none=True)
+    brand_kit_id = fields.String(required=True, allow_none=True, metadata={"format": "uuid"})
+    default_format = fields.String(required=True, validate=validate.OneOf(FORMATS))
+    duration_sec = fields.Float(required=True, allow_none=True)
+    locale = fields.String(required=True, allow_none=True)
+    current_version = fields.Nested(VersionSchema, required=True, allow_none=True)
+    job = fields.Nested(JobSchema, required=True, allow_none=True)
+    created_at = fields.DateTime(required=True)
+    updated_at = fields.DateTime(required=True)
+
+
+class VideoListSchema(Schema):
+    data = fields.List(fields.Nested(VideoSchema), required=True)
+    next_cursor = fields.String(required=True, allow_none=True)
+
+
+class VideoCreateSchema(Schema):
+    title = fields.String(validate=validate.Length(1, 200))
+    brief = fields.String(validate=validate.Length(1, 5000))
+    storyId = fields.String(validate=validate.Length(1, 100))
+    fields_ = fields.Dict(data_key="fields")
+    brandKitId = fields.UUID()
+    url = fields.String(validate=validate.Length(1, 2048))
+    format = fields.String(load_default="16:9", validate=validate.OneOf(FORMATS))
+    durationSec = fields.Float(validate=validate.Range(6, 600))
+    locale = fields.String(validate=validate.Length(2, 35))
+
+
+class VideoPatchSchema(Schema):
+    doc = VideoDocField()
+    fields_ = fields.Dict(data_key="fields")
+    title = fields.String(validate=validate.Length(1, 200))
+    note = fields.String(validate=validate.Length(max=500))
+
+
+class VideoListQuerySchema(Schema):
+    limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
+    cursor = fields.String(validate=validate.Length(1, 200))
+
+
+# -- me ----------------------------------------------------------------------------------------
+
+class RateLimitPolicySchema(Schema):
+    limit = fields.Integer(required=True)
+    window_sec = fields.Integer(required=True)
+    policy = fields.String(required=True, metadata={"example": "600;w=60"})
+
+
+class WorkspaceSchema(Schema):
+    id = fields.String(required=True, metadata={"format": "uuid"})
+    name = fields.String(required=True)
+    plan = fields.String(required=True, validate=validate.OneOf(PLANS))
+    credits = fields.Integer(required=True)
+
+
+class MeSchema(Schema):
+    workspace = fields.Nested(WorkspaceSchema, required=True)
+    rate_limit = fields.Nested(RateLimitPolicySchema, required=True)
+    api_key = fields.Dict(required=True, metadata={"description": "id and display prefix of the calling key"})
+
+
+class HealthSchema(Schema):
+    status = fields.String(required=True)
+    checks = fields.Dict(required=True)

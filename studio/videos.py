@@ -1,0 +1,217 @@
+"""Videos and their immutable versions: create from a story, edit, restore, archive.
+
+`VideoService` is the one place that turns user intent into versions. It validates story
+fields, lints documents, and writes each change in a single transaction, so a failed request
+leaves no half-written rows.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from sqlalchemy.engine import Engine
+
+import renderer
+from shared.clock import Clock
+from shared.db import transaction
+from shared.repos import brand_kits as kits_repo
+from shared.repos import videos as repo
+from studio.errors import InvalidBuildRequestError, InvalidFieldsError, StudioError
+from studio.stories import get_story, validate_fields
+from studio.stories.base import Story
+
+MAX_TITLE = 200
+FORMATS = ("16:9", "9:16", "1:1", "4:5")
+
+
+class VideoStateError(StudioError):
+    """The video's status forbids the change (`code` says why: video_not_ready or conflict)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class DocLintError(StudioError):
+    """A submitted document has lint errors; `details` lists them as JSON pointers."""
+
+    def __init__(self, details: list[dict[str, str]]) -> None:
+        super().__init__(f"the document has {len(details)} error(s)")
+        self.details = details
+
+
+@dataclass(frozen=True)
+class VideoView:
+    """A video with its current version, as the API shows it."""
+
+    video: repo.Video
+    version: repo.Version | None
+
+
+class VideoService:
+    """Creates and edits videos; collaborators are passed in, nothing is global."""
+
+    def __init__(self, engine: Engine, clock: Clock) -> None:
+        self.engine = engine
+        self.clock = clock
+
+    # -- create -----------------------------------------------------------------------------
+
+    def create_from_story(self, workspace_id: str, *, story_id: str, fields: Mapping[str, Any],
+                          brand_kit_id: str | None = None, fmt: str = "16:9",
+                          duration_sec: float | None = None, title: str | None = None,
+                          locale: str | None = None) -> VideoView:
+        """A `ready` video whose version 1 is the story built from `fields`.
+
+        Raises:
+            UnknownStoryError, InvalidFieldsError, InvalidBuildRequestError, shared NotFound.
+        """
+        story = get_story(story_id)
+        problems = validate_fields(story, fields)
+        if problems:
+            raise InvalidFieldsError(problems)
+        with transaction(self.engine) as conn:
+            kit = self._brand_kit(conn, workspace_id, brand_kit_id)
+            values = _fill(story, fields)
+            doc = story.build(dict(values), kit.tokens, fmt, duration_sec)
+            if locale:
+                doc["locale"] = locale
+            version = self._new_version(doc, "story", values, None)
+            video, first = repo.create_video(
+                conn, self.clock, workspace_id=workspace_id, title=title or _title_from(story, values),
+                status="ready", default_format=fmt, story_id=story.id, brand_kit_id=kit.id, locale=locale,
+                first_version=version)
+        return VideoView(video, first)
+
+    # -- read -------------------------------------------------------------------------------
+
+    def get(self, workspace_id: str, video_id: str) -> VideoView:
+        with self.engine.connect() as conn:
+            video = repo.get_video(conn, workspace_id, video_id)
+            version = (repo.get_version_by_id(conn, workspace_id, video.current_version_id)
+                       if video.current_version_id else None)
+        return VideoView(video, version)
+
+    def list(self, workspace_id: str, limit: int, after: Any = None) -> tuple[list[VideoView], Any]:
+        with self.engine.connect() as conn:
+            page = repo.list_videos(conn, workspace_id, limit=limit, after=after)
+            views = [VideoView(v, repo.get_version_by_id(conn, workspace_id, v.current_version_id)
+                               if v.current_version_id else None) for v in page.items]
+        return views, page.next_after
+
+    def versions(self, workspace_id: str, video_id: str) -> list[repo.Version]:
+        with self.engine.connect() as conn:
+            return repo.list_versions(conn, workspace_id, video_id)
+
+    def version(self, workspace_id: str, video_id: str, number: int) -> repo.Version:
+        with self.engine.connect() as conn:
+            repo.get_video(conn, workspace_id, video_id)
+            return repo.get_version(conn, workspace_id, video_id, number)
+
+    # -- edit -------------------------------------------------------------------------------
+
+    def update(self, workspace_id: str, video_id: str, *, doc: Mapping[str, Any] | None = None,
+               fields: Mapping[str, Any] | None = None, title: str | None = None,
+               note: str | None = None) -> VideoView:
+        """Save `doc` or `fields` as a new version and/or rename; title alone makes no version."""
+        with transaction(self.engine) as conn:
+            video = repo.get_video(conn, workspace_id, video_id)
+            _check_editable(video)
+            current = (repo.get_version_by_id(conn, workspace_id, video.current_version_id)
+                       if video.current_version_id else None)
+            new = None
+            if doc is not None:
+                new = self._doc_version(doc, note)
+            elif fields is not None:
+                new = self._fields_version(conn, workspace_id, video, current, fields, note)
+            version = current
+            if new is not None:
+                video, version = repo.append_version(conn, self.clock, workspace_id=workspace_id,
+                                                     video_id=video_id, version=new)
+            if title is not None:
+                video = repo.update_video(conn, self.clock, workspace_id, video_id, title=title)
+        return VideoView(video, version)
+
+    def restore(self, workspace_id: str, video_id: str, number: int) -> VideoView:
+        """A new version copying version `number` (source `restore`)."""
+        with transaction(self.engine) as conn:
+            video = repo.get_video(conn, workspace_id, video_id)
+            _check_editable(video)
+            old = repo.get_version(conn, workspace_id, video_id, number)
+            new = repo.NewVersion(doc=copy.deepcopy(old.doc), source="restore", note=f"restored version {number}",
+                                  fields=old.fields, lint=old.lint, duration_sec=float(old.doc["duration"]))
+            video, version = repo.append_version(conn, self.clock, workspace_id=workspace_id,
+                                                 video_id=video_id, version=new)
+        return VideoView(video, version)
+
+    def archive(self, workspace_id: str, video_id: str) -> VideoView:
+        with transaction(self.engine) as conn:
+            video = repo.get_video(conn, workspace_id, video_id)
+            if video.status == "generating":
+                raise VideoStateError("video_not_ready", "the video is still generating; try again when it is ready")
+            video = repo.update_video(conn, self.clock, workspace_id, video_id, status="archived")
+            version = (repo.get_version_by_id(conn, workspace_id, video.current_version_id)
+                       if video.current_version_id else None)
+        return VideoView(video, version)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _brand_kit(self, conn: Any, workspace_id: str, brand_kit_id: str | None) -> kits_repo.BrandKit:
+        if brand_kit_id:
+            return kits_repo.get_brand_kit(conn, workspace_id, brand_kit_id)
+        return kits_repo.get_default_brand_kit(conn, workspace_id)
+
+    def _doc_version(self, doc: Mapping[str, Any], note: str | None) -> repo.NewVersion:
+        report = renderer.lint(doc)
+        if report.errors:
+            raise DocLintError([_with_prefix(p.as_dict(), "/doc") for p in report.errors])
+        return repo.NewVersion(doc=dict(doc), source="doc", note=note, fields=None,
+                               lint=[p.as_dict() for p in report.warnings], duration_sec=float(doc["duration"]))
+
+    def _fields_version(self, conn: Any, workspace_id: str, video: repo.Video, current: repo.Version | None,
+                        fields: Mapping[str, Any], note: str | None) -> repo.NewVersion:
+        if not video.story_id:
+            raise InvalidBuildRequestError("fields", "this video was not made from a story; send a complete doc")
+        story = get_story(video.story_id)
+        problems = validate_fields(story, fields)
+        if problems:
+            raise InvalidFieldsError(problems)
+        merged = {**((current.fields if current else None) or {}), **fields}
+        kit = self._brand_kit(conn, workspace_id, video.brand_kit_id)
+        duration = float(current.doc["duration"]) if current else None
+        doc = story.build(dict(merged), kit.tokens, video.default_format, duration)
+        if video.locale:
+            doc["locale"] = video.locale
+        return self._new_version(doc, "fields", merged, note)
+
+    @staticmethod
+    def _new_version(doc: dict[str, Any], source: str, fields: Mapping[str, Any] | None,
+                     note: str | None) -> repo.NewVersion:
+        warnings = renderer.lint(doc).warnings
+        return repo.NewVersion(doc=doc, source=source, note=note, fields=dict(fields) if fields else None,
+                               lint=[p.as_dict() for p in warnings], duration_sec=float(doc["duration"]))
+
+
+def _fill(story: Story, fields: Mapping[str, Any]) -> dict[str, Any]:
+    from studio.stories import resolve_fields
+    return resolve_fields(story, dict(fields))
+
+
+def _title_from(story: Story, values: Mapping[str, Any]) -> str:
+    for key in ("headline", "title", "name", "product_name", "show_name"):
+        value = values.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:MAX_TITLE]
+    return story.name
+
+
+def _check_editable(video: repo.Video) -> None:
+    if video.status == "generating":
+        raise VideoStateError("video_not_ready", "the video is still generating; try again when it is ready")
+    if video.status == "archived":
+        raise VideoStateError("conflict", "the video is archived; it can be read but not changed")
+
+
+def _with_prefix(problem: dict[str, str], prefix: str) -> dict[str, str]:
+    return {**problem, "field": prefix + problem["field"]}
