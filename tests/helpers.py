@@ -23,5 +23,5 @@ def write_png(path: Path, width: int = 320, height: int = 200) -> Path:
 
     y, x = np.mgrid[0:height, 0:width]
     rgb = np.stack([x * 255 // width, y * 255 // height, np.full_like(x, 128)], axis=-1).astype(np.uint8)
-    Image.fromarray(rgb, "RGB").save(path)
+    Image.fromarray(rgb).save(path)
     return path

@@ -147,3 +147,46 @@ def test_cjk_without_spaces_wraps_instead_of_overflowing():
     parsed = parse_doc(doc)
     block = SkiaRasterizer(parsed, "16:9", 640, 360)._text_block(parsed.scenes[0].layers[0], (320, 0))
     assert not block.overflows and block.height > 0.1 * 360 * 1.5
+
+
+def test_svg_image_is_drawn(tmp_path):
+    from renderer import LocalAssets
+    (tmp_path / "logo.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100">'
+                                       '<rect width="100" height="100" fill="#ff0000"/></svg>')
+    doc = _text_doc("x")
+    doc["assets"] = {"logo": {"type": "image", "key": "logo.svg"}}
+    doc["scenes"][0]["layers"] = [{"id": "logo", "type": "image", "asset": "logo", "x": 0.5, "y": 0.5,
+                                   "w": 0.5, "h": 0.5, "fit": "contain"}]
+    frame = render_still(doc, 1.0, "1:1", 200, LocalAssets(tmp_path))
+    assert tuple(frame[100, 100, :3]) == (255, 0, 0)
+    assert tuple(frame[10, 10, :3]) == (255, 255, 255)
+
+
+def test_group_moves_and_fades_its_children():
+    doc = _text_doc("x")
+    child = {"id": "dot", "type": "shape", "shape": "rect", "x": 0.5, "y": 0.5, "w": 1.0, "h": 1.0, "fill": "#000000"}
+    doc["scenes"][0]["layers"] = [{"id": "g", "type": "group", "x": 0.25, "y": 0.5, "w": 0.2, "h": 0.2,
+                                   "opacity": 0.5, "children": [child]}]
+    frame = render_still(doc, 1.0, "1:1", 200)
+    assert abs(int(frame[100, 50, 0]) - 128) <= 2          # half-transparent black over white
+    assert tuple(frame[100, 150, :3]) == (255, 255, 255)    # nothing right of the group box
+
+
+@pytest.mark.parametrize("preset", ["typewriter", "word-by-word"])
+def test_text_reveals_grow_without_moving_the_layout(preset):
+    doc = _text_doc("one two three four", align="left", enter={"preset": preset, "duration": 2.0})
+    r = SkiaRasterizer(parse_doc(doc), "16:9", 640, 360)
+    inks = [_ink(r.render(t).copy()) for t in (0.3, 1.0, 1.9, 2.5)]
+    counts = [int(i.sum()) for i in inks]
+    assert counts == sorted(counts) and counts[0] < counts[-1]
+    # Revealed glyphs stay where the full text puts them: every inked pixel stays inked.
+    assert not np.any(inks[1] & ~inks[3])
+
+
+def test_wipe_reveals_from_one_side():
+    doc = _text_doc("x")
+    doc["scenes"][0]["layers"] = [{"id": "bar", "type": "shape", "shape": "rect", "x": 0.5, "y": 0.5, "w": 0.8,
+                                   "h": 0.2, "fill": "#000000", "enter": {"preset": "wipe", "direction": "right",
+                                                                          "duration": 1.0, "easing": "linear"}}]
+    frame = render_still(doc, 0.5, "1:1", 200)
+    assert tuple(frame[100, 30, :3]) == (0, 0, 0) and tuple(frame[100, 170, :3]) == (255, 255, 255)
