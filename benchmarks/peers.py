@@ -139,47 +139,11 @@ def ffmpeg_x264_encode_only(frames: Iterable[np.ndarray], width: int, height: in
 # A minimal reading of the VideoDoc features busy.json uses (kept apart from renderer/ on purpose)
 # --------------------------------------------------------------------------------------------
 
-_BACK = 1.70158
-
-
-def _in_quad(p: float) -> float:
-    return p * p
-
-
-def _in_cubic(p: float) -> float:
-    return p * p * p
-
-
-def _in_expo(p: float) -> float:
-    return 0.0 if p <= 0 else 2.0 ** (10.0 * (p - 1.0))
-
-
-def _in_back(p: float) -> float:
-    return p * p * ((_BACK + 1.0) * p - _BACK)
-
-
-def _out(f: Callable[[float], float]) -> Callable[[float], float]:
-    return lambda p: 1.0 - f(1.0 - p)
-
-
-def _in_out(f: Callable[[float], float]) -> Callable[[float], float]:
-    return lambda p: f(2.0 * p) / 2.0 if p < 0.5 else 1.0 - f(2.0 - 2.0 * p) / 2.0
-
-
-_EASINGS: dict[str, Callable[[float], float]] = {
-    "linear": lambda p: p,
-    "step": lambda p: 1.0 if p >= 1.0 else 0.0,
-    "in-quad": _in_quad, "out-quad": _out(_in_quad), "in-out-quad": _in_out(_in_quad),
-    "in-cubic": _in_cubic, "out-cubic": _out(_in_cubic), "in-out-cubic": _in_out(_in_cubic),
-    "in-expo": _in_expo, "out-expo": _out(_in_expo), "in-out-expo": _in_out(_in_expo),
-    "in-back": _in_back, "out-back": _out(_in_back), "in-out-back": _in_out(_in_back),
-}
-
-
 def _ease(name: str, p: float) -> float:
-    if name not in _EASINGS:
-        raise NotImplementedError(f"easing {name!r} is not in the MoviePy peer")
-    return _EASINGS[name](min(1.0, max(0.0, p)))
+    # The curves are plain maths, shared so both sides move identically; the drawing is MoviePy's.
+    from renderer.easing import ease
+
+    return ease(name, p)
 
 
 def _track(keys: list[dict[str, Any]] | None, default: float) -> Callable[[float], float]:

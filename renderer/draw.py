@@ -13,7 +13,7 @@ import skia
 
 from renderer.assets import AssetSource
 from renderer.errors import AssetError
-from renderer.model import Background, Doc, Gradient, Layer, View
+from renderer.model import Asset, Background, Doc, Gradient, Layer, View
 from renderer.tokens import Brand, argb
 
 Rect = tuple[float, float, float, float]  # left, top, width, height
@@ -80,7 +80,6 @@ class ImageStore:
     def _decode(self, asset_id: str) -> skia.Image | skia.SVGDOM:
         asset = self.doc.asset(asset_id)
         if asset is None and asset_id == "$brand.logo":
-            from renderer.model import Asset
             logo = (self.doc.brand or {}).get("logo") or {}
             asset = Asset("image", url=logo.get("url")) if logo.get("url") else None
         if asset is None:

@@ -14,6 +14,7 @@ import numpy as np
 import skia
 
 from renderer.assets import AssetSource
+from renderer.easing import ease
 from renderer.draw import ImageStore, Rect, draw_background, draw_fitted, draw_shape, lerp_view
 from renderer.fonts import FontBook, font_book
 from renderer.model import Doc, Layer, Scene
@@ -132,7 +133,6 @@ class SkiaRasterizer:
         bg = scene.background
         if bg.ken_burns is None:
             return 0.0
-        from renderer.easing import ease
         return round(ease(bg.ken_burns.easing, local / scene.duration), 6)
 
     def _plan(self, index: int) -> _ScenePlan:
@@ -195,7 +195,6 @@ class SkiaRasterizer:
     def _paint_background(self, canvas: skia.Canvas, scene: Scene, local: float) -> None:
         kb = 0.0
         if scene.background.ken_burns is not None:
-            from renderer.easing import ease
             kb = ease(scene.background.ken_burns.easing, local / scene.duration)
         draw_background(canvas, scene.background, self.brand, self.images, self.width, self.height, kb)
 
