@@ -17,6 +17,7 @@ from api.schemas import VideoDocField
 from api.services import Services
 from shared.config import Settings
 from shared.errors import InsufficientCredits, NotFound
+from shared.ids import is_uuid
 from studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
 from studio.videos import DocLintError, VideoStateError
 
@@ -95,6 +96,9 @@ def _install_hooks(app: Flask, services: Services) -> None:
         if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None:
             return
         authenticate(services)
+        for name, value in (request.view_args or {}).items():
+            if name in _ID_KINDS and not is_uuid(value):  # ids are UUIDs; anything else names no object
+                raise err.NotFoundError(f"No such {_ID_KINDS[name]} in this workspace.")
         if request.method in _BODY_METHODS and request.content_length and not request.is_json:
             raise _unsupported()
 
@@ -118,6 +122,7 @@ def _install_hooks(app: Flask, services: Services) -> None:
     app.register_error_handler(Exception, err.handle_unexpected)
 
 
+_ID_KINDS = {"video_id": "video", "kit_id": "brand kit"}
 _BUILD_FIELDS = {"duration_sec": "/durationSec", "format": "/format", "fields": "/fields"}
 
 

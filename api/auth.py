@@ -12,13 +12,15 @@ from shared.repos import api_keys as keys_repo
 from shared.repos import workspaces as ws_repo
 from shared.repos.workspaces import Workspace
 
-PUBLIC_ENDPOINTS = {"system.healthz", "system.file", "api-docs.openapi_json", "static"}
+# Endpoint names are "<blueprint>.<MethodView class name>" for flask-smorest routes.
+PUBLIC_ENDPOINTS = {"system.Health", "system.File", "api-docs.openapi_json", "static"}
 
 
 @dataclass(frozen=True)
 class Caller:
     key_id: str
     workspace: Workspace
+    key_prefix: str = ""
 
 
 def authenticate(services) -> Caller:
@@ -43,7 +45,7 @@ def authenticate(services) -> Caller:
     if services.settings.rate_limit_for(workspace.plan) is None:
         raise Forbidden("The workspace's plan does not include API access; upgrade to Pro, Crypto Pro or Agency.",
                         code="plan_without_api")
-    caller = Caller(key.id, workspace)
+    caller = Caller(key.id, workspace, key.prefix)
     g.caller = caller
     return caller
 

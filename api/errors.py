@@ -138,6 +138,8 @@ _CODES_BY_MESSAGE = (
     ("Length must be", "invalid_length"),
     ("Must be greater than", "too_small"),
     ("Must be less than", "too_large"),
+    ("Must be a finite number", "not_finite"),
+    ("Must not contain NUL", "invalid_character"),
 )
 
 
@@ -166,4 +168,6 @@ def _walk(tree: Any, pointer: str | None, location: str, out: list[dict[str, str
             continue
         text = str(message)
         code = next((c for prefix, c in _CODES_BY_MESSAGE if text.startswith(prefix)), "invalid")
+        if code == "too_small" and " and less than" in text:
+            code = "out_of_range"  # a two-sided Range: the value may as well be too large
         out.append(detail(pointer if pointer is not None else location, code, text))

@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from shared.ids import is_uuid
 from shared.repos.brand_kits import BrandKit
 from shared.repos.videos import Version
 from studio.videos import VideoView
@@ -40,4 +41,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     """Raises ValueError for anything that is not a cursor this API handed out."""
     padded = cursor + "=" * (-len(cursor) % 4)
     when, ident = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    return datetime.fromisoformat(when), str(ident)
+    position = datetime.fromisoformat(when)
+    if position.tzinfo is None or not isinstance(ident, str) or not is_uuid(ident):
+        raise ValueError("not a cursor from this API")  # ours hold an aware time and a row id
+    return position, ident

@@ -25,4 +25,4 @@ class Me(MethodView):
         limit = current_app.extensions["reelfarm"].settings.rate_limit_for(ws.plan)
         return {"workspace": {"id": ws.id, "name": ws.name, "plan": ws.plan, "credits": ws.credits},
                 "rate_limit": {"limit": limit.limit, "window_sec": limit.window_sec, "policy": limit.policy},
-                "api_key": {"id": caller.key_id}}
+                "api_key": {"id": caller.key_id, "prefix": caller.key_prefix}}

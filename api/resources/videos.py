@@ -9,8 +9,8 @@ from api import serialize
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
 from api.errors import detail, invalid
-from api.schemas import (VersionListSchema, VersionSchema, VideoCreateSchema, VideoListQuerySchema, VideoListSchema,
-                         VideoPatchSchema, VideoSchema)
+from api.schemas import (RestoreSchema, VersionListSchema, VersionSchema, VideoCreateSchema, VideoListQuerySchema,
+                         VideoListSchema, VideoPatchSchema, VideoSchema)
 
 blp = Blueprint("videos", __name__, url_prefix="/api/v1/videos", description="Videos and versions")
 
@@ -129,9 +129,10 @@ class Version(MethodView):
 
 @blp.route("/<string:video_id>/versions/<int:number>/restore")
 class Restore(MethodView):
+    @blp.arguments(RestoreSchema, error_status_code=400, required=False)
     @blp.response(200, VideoSchema)
-    @errors(blp, 404, 409)
-    def post(self, video_id, number):
+    @errors(blp, 404, 409, *WITH_BODY)
+    def post(self, _body, video_id, number):
         """Restore a version
 
         Saves a copy of version `number` as the newest version (source `restore`).

@@ -1,0 +1,135 @@
+"""`reelfarm serve` as a real process, from an empty data dir to a created video, over HTTP."""
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+KEY_LINE = re.compile(r"API key \(shown once, keep it\): (rf_live_[0-9A-Za-z]{38})")
+START_TIMEOUT = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(data_dir: Path, port: int) -> tuple[subprocess.Popen[str], queue.Queue[str | None]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
+    env.update(REELFARM_DATA_DIR=str(data_dir), PYTHONUNBUFFERED="1")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reelfarm", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        cwd=Path(__file__).resolve().parents[2], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:  # keeps the pipe drained so the server never blocks on its own logging
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return process, lines
+
+
+def wait_for_key(lines: queue.Queue[str | None]) -> tuple[str, list[str]]:
+    seen: list[str] = []
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        seen.append(line)
+        if match := KEY_LINE.search(line):
+            return match.group(1), seen
+    raise AssertionError("no API key printed:\n" + "".join(seen))
+
+
+def wait_for_health(base: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            response = httpx.get(f"{base}/healthz", timeout=2)
+            if response.status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("the server never became healthy")
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+
+
+def test_serve_from_empty_data_dir_to_a_created_video(tmp_path):
+    data_dir = tmp_path / "data"
+    assert not data_dir.exists()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process, lines = start_server(data_dir, port)
+    try:
+        key, printed = wait_for_key(lines)
+        assert any("Created workspace 'dev'" in line for line in printed)
+        wait_for_health(base)
+        assert (data_dir / "reelfarm.db").is_file()
+
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+            health = httpx.get(f"{base}/healthz", timeout=5)
+            assert health.json() == {"status": "ok", "checks": {"database": "ok"}}
+            assert health.headers["X-Request-Id"].startswith("req_")
+
+            assert httpx.get(f"{base}/api/v1/stories", timeout=5).status_code == 401
+
+            stories = http.get("/api/v1/stories")
+            assert stories.status_code == 200
+            story = stories.json()["data"][0]
+            field = next(name for name, prop in story["fields"]["properties"].items()
+                         if prop["type"] == "string" and "format" not in prop and "enum" not in prop
+                         and prop.get("maxLength", 100) >= len("Hello e2e"))
+
+            me = http.get("/api/v1/me").json()
+            assert (me["workspace"]["name"], me["workspace"]["plan"], me["workspace"]["credits"]) == ("dev", "pro", 100)
+
+            created = http.post("/api/v1/videos", json={"storyId": story["id"], "fields": {field: "Hello e2e"},
+                                                        "format": "1:1", "durationSec": 8},
+                                headers={"X-Request-Id": "e2e-create-1"})
+            assert created.status_code == 201, created.text
+            assert created.headers["X-Request-Id"] == "e2e-create-1"
+            video = created.json()
+            assert (video["status"], video["story_id"], video["default_format"], video["duration_sec"]) == (
+                "ready", story["id"], "1:1", 8.0)
+            assert video["current_version"]["number"] == 1 and video["job"] is None
+
+            fetched = http.get(f"/api/v1/videos/{video['id']}")
+            assert fetched.status_code == 200
+            assert fetched.json() == video
+            assert "Hello e2e" in fetched.text
+
+            missing = http.get("/api/v1/videos/00000000-0000-0000-0000-000000000000")
+            assert missing.status_code == 404
+            assert missing.headers["Content-Type"] == "application/json"
+            assert missing.json()["error"]["code"] == "not_found"
+    finally:
+        stop(process)
+    assert process.returncode is not None

@@ -1,0 +1,113 @@
+"""`reelfarm admin ...` against the same database as a running app."""
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from click.testing import CliRunner
+
+from reelfarm.cli import main
+from shared import keys
+from tests.integration.api.support import assert_error
+
+
+@pytest.fixture
+def admin(tmp_path, db_url):
+    """``admin("create-workspace", "x", ...)`` -> click Result, on the test's database."""
+    env = {"REELFARM_DATA_DIR": str(tmp_path / "cli"), "REELFARM_DATABASE_URL": db_url}
+
+    def run(*args: str, ok: bool = True):
+        result = CliRunner().invoke(main, ["admin", *args], env=env, catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, result.output
+        return result
+    return run
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_create_workspace_and_key_then_use_it(client, admin):
+    made = json.loads(admin("create-workspace", "Studio Nine", "--plan", "pro", "--credits", "7", "--json").output)
+    assert set(made) == {"id", "name", "plan", "credits"}
+    assert (made["name"], made["plan"], made["credits"]) == ("Studio Nine", "pro", 7)
+    uuid.UUID(made["id"])
+
+    created = json.loads(admin("create-key", made["id"], "--name", "ci", "--json").output)
+    assert set(created) == {"id", "key", "prefix", "expires_at"}
+    assert keys.checksum_ok(created["key"]) and created["key"].startswith(created["prefix"])
+    assert created["expires_at"] is None
+
+    me = client.get("/api/v1/me", headers=bearer(created["key"]))
+    assert me.status_code == 200
+    assert me.get_json()["workspace"] == {"id": made["id"], "name": "Studio Nine", "plan": "pro", "credits": 7}
+    assert me.get_json()["api_key"] == {"id": created["id"], "prefix": created["prefix"]}
+    kits = client.get("/api/v1/brand-kits", headers=bearer(created["key"])).get_json()["data"]
+    assert [(k["name"], k["is_default"]) for k in kits] == [("Default", True)]
+
+
+def test_plain_output_prints_the_id_and_the_key(client, admin):
+    workspace_id = admin("create-workspace", "Plain", "--plan", "agency").output.strip()
+    uuid.UUID(workspace_id)
+    key = admin("create-key", workspace_id, "--name", "plain", "--expires-in-days", "30").output.strip()
+    assert keys.checksum_ok(key)
+    assert client.get("/api/v1/me", headers=bearer(key)).get_json()["workspace"]["plan"] == "agency"
+
+
+def test_list_keys_shows_prefixes_never_keys(admin):
+    workspace_id = admin("create-workspace", "Keys", "--plan", "pro").output.strip()
+    first = json.loads(admin("create-key", workspace_id, "--name", "first", "--json").output)
+    second = json.loads(admin("create-key", workspace_id, "--name", "second", "--json").output)
+    admin("revoke-key", first["id"])
+
+    text = admin("list-keys", workspace_id).output
+    listed = json.loads(admin("list-keys", workspace_id, "--json").output)
+    for output in (text, json.dumps(listed)):
+        assert first["prefix"] in output and second["prefix"] in output
+        assert first["key"] not in output and second["key"] not in output
+        assert first["key"][len(keys.KEY_PREFIX):] not in output
+    lines = text.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(first["id"]) and lines[0].endswith("revoked")
+    assert lines[1].startswith(second["id"]) and lines[1].endswith("active")
+    assert [(k["id"], k["name"], k["prefix"]) for k in listed] == [
+        (first["id"], "first", first["prefix"]), (second["id"], "second", second["prefix"])]
+    assert listed[0]["revoked_at"] is not None and listed[1]["revoked_at"] is None
+    assert all("key" not in k and "key_hash" not in k for k in listed)
+
+
+def test_revoke_key_refuses_the_next_request(client, admin):
+    workspace_id = admin("create-workspace", "Revoked", "--plan", "pro").output.strip()
+    created = json.loads(admin("create-key", workspace_id, "--name", "doomed", "--json").output)
+    assert client.get("/api/v1/me", headers=bearer(created["key"])).status_code == 200
+    revoked = json.loads(admin("revoke-key", created["id"], "--json").output)
+    assert revoked["id"] == created["id"] and revoked["revoked_at"]
+    assert_error(client.get("/api/v1/me", headers=bearer(created["key"])), 401, "unauthorized")
+
+
+def test_add_credits_shows_in_me(client, admin):
+    workspace_id = admin("create-workspace", "Credits", "--plan", "crypto_pro", "--credits", "3").output.strip()
+    key = admin("create-key", workspace_id, "--name", "k").output.strip()
+    assert admin("add-credits", workspace_id, "10").output.strip() == "13"
+    assert json.loads(admin("add-credits", "--json", workspace_id, "--", "-5").output) == {
+        "workspace_id": workspace_id, "credits": 8}
+    assert client.get("/api/v1/me", headers=bearer(key)).get_json()["workspace"]["credits"] == 8
+    too_much = admin("add-credits", workspace_id, "--", "-9", ok=False)
+    assert too_much.exit_code == 1 and "8 credits" in too_much.output
+    assert client.get("/api/v1/me", headers=bearer(key)).get_json()["workspace"]["credits"] == 8
+
+
+def test_starter_workspace_key_is_refused_by_the_api(client, admin):
+    workspace_id = admin("create-workspace", "Starter", "--plan", "starter").output.strip()
+    key = admin("create-key", workspace_id, "--name", "k").output.strip()
+    assert_error(client.get("/api/v1/me", headers=bearer(key)), 403, "plan_without_api")
+
+
+def test_unknown_ids_fail_cleanly(admin):
+    missing = str(uuid.uuid4())
+    for args in (("create-key", missing, "--name", "x"), ("revoke-key", missing), ("add-credits", missing, "5")):
+        result = admin(*args, ok=False)
+        assert result.exit_code == 1
+        assert missing in result.output and "Traceback" not in result.output

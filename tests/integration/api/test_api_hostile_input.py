@@ -1,0 +1,80 @@
+"""Input that JSON or URLs allow but a database cannot hold: a 400 or 404, never a 500.
+
+PostgreSQL refuses NUL characters in text and JSONB; no backend can encode a lone surrogate;
+NaN and Infinity are not JSON (RFC 8259) though Python's parser accepts them.
+"""
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from tests.integration.api.support import assert_error, fields_of
+
+NUL_TITLE = '{"storyId": "announcement", "title": "a\\u0000b"}'
+SURROGATE_FIELD = '{"storyId": "announcement", "fields": {"headline": "a\\ud800b"}}'
+NUL_KEY = '{"storyId": "announcement", "fields": {"head\\u0000line": "x"}}'
+NAN_DURATION = '{"storyId": "announcement", "durationSec": NaN}'
+
+
+def post_raw(client, tenant, path, raw, method="POST"):
+    return client.open(path, method=method, data=raw, headers={**tenant.headers, "Content-Type": "application/json"})
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    (NUL_TITLE, [("/title", "invalid_character")]),
+    (SURROGATE_FIELD, [("/fields/headline", "invalid_character")]),
+    (NUL_KEY, [("/fields/head\x00line", "invalid_character")]),
+    (NAN_DURATION, [("/durationSec", "not_finite")]),
+], ids=["nul", "surrogate", "nul-key", "nan"])
+def test_create_refuses_unstorable_values(client, tenant, raw, expected):
+    error = assert_error(post_raw(client, tenant, "/api/v1/videos", raw), 400, "validation_failed")
+    assert fields_of(error) == expected
+    assert client.get("/api/v1/videos", headers=tenant.headers).get_json()["data"] == []
+
+
+def test_patch_refuses_a_doc_with_nan_or_infinity(client, tenant, create_video):
+    video = create_video(tenant)
+    doc = video["current_version"]["doc"]
+    raw = json.dumps({"doc": {**doc, "duration": "DURATION"}}).replace('"DURATION"', "NaN")
+    raw = raw.replace('"fps": 30', '"fps": Infinity')
+    error = assert_error(post_raw(client, tenant, f"/api/v1/videos/{video['id']}", raw, "PATCH"),
+                         400, "validation_failed")
+    assert sorted(fields_of(error)) == [("/doc/duration", "not_finite"), ("/doc/fps", "not_finite")]
+    response = client.get(f"/api/v1/videos/{video['id']}/versions", headers=tenant.headers)
+    assert len(response.get_json()["data"]) == 1
+
+
+def test_patch_refuses_nul_in_fields_and_brand_kit_names(client, tenant, create_video):
+    video = create_video(tenant)
+    error = assert_error(client.patch(f"/api/v1/videos/{video['id']}", json={"fields": {"headline": "a\x00"}},
+                                      headers=tenant.headers), 400, "validation_failed")
+    assert fields_of(error) == [("/fields/headline", "invalid_character")]
+    error = assert_error(client.patch(f"/api/v1/brand-kits/{tenant.default_kit_id}", json={"name": "a\x00"},
+                                      headers=tenant.headers), 400, "validation_failed")
+    assert fields_of(error) == [("/name", "invalid_character")]
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("GET", "/api/v1/videos/{bad}"),
+    ("PATCH", "/api/v1/videos/{bad}"),
+    ("DELETE", "/api/v1/videos/{bad}"),
+    ("GET", "/api/v1/videos/{bad}/versions"),
+    ("GET", "/api/v1/videos/{bad}/versions/1"),
+    ("POST", "/api/v1/videos/{bad}/versions/1/restore"),
+    ("GET", "/api/v1/brand-kits/{bad}"),
+    ("PATCH", "/api/v1/brand-kits/{bad}"),
+])
+def test_ids_that_are_not_uuids_are_404(client, tenant, method, path):
+    body = {"title": "x"} if method == "PATCH" and "videos" in path else {"name": "x"} if method == "PATCH" else None
+    for bad in ("a%00b", "not-a-uuid", "x" * 300):
+        response = client.open(path.format(bad=bad), method=method, json=body, headers=tenant.headers)
+        assert_error(response, 404, "not_found", details=None)
+
+
+def test_a_cursor_with_a_nul_is_400(client, tenant):
+    cursor = base64.urlsafe_b64encode(json.dumps(["2025-01-01T00:00:00+00:00", "a\x00"]).encode()).decode()
+    error = assert_error(client.get("/api/v1/videos", query_string={"cursor": cursor}, headers=tenant.headers),
+                         400, "validation_failed")
+    assert fields_of(error) == [("cursor", "invalid")]
