@@ -1,13 +1,56 @@
 """Marshmallow schemas: request validation and the OpenAPI 3.1 document come from the same code."""
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+import math
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, pre_load, validate
 
 FORMATS = ["16:9", "9:16", "1:1", "4:5"]
 VIDEO_STATUSES = ["draft", "generating", "ready", "failed", "archived"]
 JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"]
 VERSION_SOURCES = ["story", "generate", "doc", "fields", "translate", "restore"]
 PLANS = ["starter", "pro", "crypto_pro", "agency"]
+
+
+class RequestSchema(Schema):
+    """Base of every request body: refuses what JSON parsers accept but no database can store
+    (NaN and Infinity, NUL characters, lone surrogates), anywhere in the body, as a 400."""
+
+    @pre_load
+    def refuse_unstorable(self, data: Any, **_: Any) -> Any:
+        problems: dict[Any, Any] = {}
+        _collect_unstorable(data, [], problems)
+        if problems:
+            raise ValidationError(problems)
+        return data
+
+
+def _collect_unstorable(node: Any, path: list[Any], problems: dict[Any, Any]) -> None:
+    message = None
+    if isinstance(node, float) and not math.isfinite(node):
+        message = "Must be a finite number."
+    elif isinstance(node, str) and not _storable(node):
+        message = "Must not contain NUL characters or unpaired surrogates."
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            _collect_unstorable(value if _storable(str(key)) else str(key), [*path, key], problems)
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            _collect_unstorable(value, [*path, index], problems)
+    if message and path:
+        tree = problems
+        for part in path[:-1]:
+            tree = tree.setdefault(part, {})
+        tree[path[-1]] = [message]
+
+
+def _storable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
 
 
 class VideoDocField(fields.Dict):
@@ -83,7 +126,7 @@ class BrandKitListSchema(Schema):
     data = fields.List(fields.Nested(BrandKitSchema), required=True)
 
 
-class BrandKitPatchSchema(Schema):
+class BrandKitPatchSchema(RequestSchema):
     name = fields.String(validate=validate.Length(1, 200))
     is_default = fields.Boolean(validate=validate.Equal(True, error="make another kit the default instead"))
     tokens = fields.Nested(BrandTokensSchema)
@@ -159,7 +202,7 @@ class VideoListSchema(Schema):
     next_cursor = fields.String(required=True, allow_none=True)
 
 
-class VideoCreateSchema(Schema):
+class VideoCreateSchema(RequestSchema):
     title = fields.String(validate=validate.Length(1, 200))
     brief = fields.String(validate=validate.Length(1, 5000))
     storyId = fields.String(validate=validate.Length(1, 100))
@@ -167,15 +210,19 @@ class VideoCreateSchema(Schema):
     brandKitId = fields.UUID()
     url = fields.String(validate=validate.Length(1, 2048))
     format = fields.String(load_default="16:9", validate=validate.OneOf(FORMATS))
-    durationSec = fields.Float(validate=validate.Range(6, 600))
+    durationSec = fields.Float(validate=validate.Range(6, 60))  # the stories' bounds (studio MIN/MAX_DURATION_SEC)
     locale = fields.String(validate=validate.Length(2, 35))
 
 
-class VideoPatchSchema(Schema):
+class VideoPatchSchema(RequestSchema):
     doc = VideoDocField()
     fields_ = fields.Dict(data_key="fields")
     title = fields.String(validate=validate.Length(1, 200))
     note = fields.String(validate=validate.Length(max=500))
+
+
+class RestoreSchema(RequestSchema):
+    """Restore takes no body; an optional empty object is accepted and any field is refused."""
 
 
 class VideoListQuerySchema(Schema):
@@ -207,3 +254,55 @@ class MeSchema(Schema):
 class HealthSchema(Schema):
     status = fields.String(required=True)
     checks = fields.Dict(required=True)
+
+
+# -- renders, stills, variants -----------------------------------------------------------------
+
+RESOLUTIONS = [720, 1080, 2160]
+FPS_CHOICES = [24, 30, 60]
+
+
+class RenderSchema(Schema):
+    id = fields.String(required=True, metadata={"format": "uuid"})
+    video_id = fields.String(required=True, metadata={"format": "uuid"})
+    version_id = fields.String(required=True, metadata={"format": "uuid"})
+    format = fields.String(required=True, validate=validate.OneOf(FORMATS))
+    resolution = fields.Integer(required=True, validate=validate.OneOf(RESOLUTIONS))
+    fps = fields.Integer(required=True, validate=validate.OneOf(FPS_CHOICES))
+    status = fields.String(required=True, validate=validate.OneOf(JOB_STATUSES))
+    progress = fields.Float(required=True)
+    url = fields.String(required=True, allow_none=True, metadata={"description": "signed MP4 URL, 7 days"})
+    poster_url = fields.String(required=True, allow_none=True)
+    duration_sec = fields.Float(required=True, allow_none=True)
+    bytes = fields.Integer(required=True, allow_none=True)
+    error = fields.String(required=True, allow_none=True)
+    created_at = fields.DateTime(required=True)
+    finished_at = fields.DateTime(required=True, allow_none=True)
+
+
+class RenderListSchema(Schema):
+    data = fields.List(fields.Nested(RenderSchema), required=True)
+
+
+class RenderCreateSchema(RequestSchema):
+    format = fields.String(required=True, validate=validate.OneOf(FORMATS))
+    resolution = fields.Integer(load_default=1080, validate=validate.OneOf(RESOLUTIONS))
+    fps = fields.Integer(validate=validate.OneOf(FPS_CHOICES), metadata={"description": "default: the video's"})
+
+
+class StillsCreateSchema(RequestSchema):
+    times = fields.List(fields.Float(validate=validate.Range(min=0)), required=True,
+                        validate=validate.Length(1, 20), metadata={"description": "seconds, 0 <= t <= duration"})
+    format = fields.String(validate=validate.OneOf(FORMATS))
+
+
+class VariantsCreateSchema(RequestSchema):
+    formats = fields.List(fields.String(validate=validate.OneOf(FORMATS)), required=True,
+                          validate=validate.Length(1, 4))
+    locales = fields.List(fields.String(validate=validate.Length(2, 35)), validate=validate.Length(max=20))
+    resolution = fields.Integer(load_default=1080, validate=validate.OneOf(RESOLUTIONS))
+
+
+class VariantsSchema(Schema):
+    renders = fields.List(fields.Nested(RenderSchema), required=True)
+    translations = fields.List(fields.Nested(VideoSchema), required=True)
