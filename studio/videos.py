@@ -177,13 +177,24 @@ class VideoService:
         problems = validate_fields(story, fields)
         if problems:
             raise InvalidFieldsError(problems)
-        merged = {**((current.fields if current else None) or {}), **fields}
+        merged = {**self._last_fields(conn, workspace_id, video.id, current), **fields}
         kit = self._brand_kit(conn, workspace_id, video.brand_kit_id)
         duration = float(current.doc["duration"]) if current else None
         doc = story.build(dict(merged), kit.tokens, video.default_format, duration)
         if video.locale:
             doc["locale"] = video.locale
         return self._new_version(doc, "fields", merged, note)
+
+    @staticmethod
+    def _last_fields(conn: Any, workspace_id: str, video_id: str, current: repo.Version | None) -> dict[str, Any]:
+        """The story values to patch: the current version's, or, after a hand-edited `doc`
+        version, the latest version that had them (a fields patch rebuilds from the story)."""
+        if current is not None and current.fields is not None:
+            return dict(current.fields)
+        for version in reversed(repo.list_versions(conn, workspace_id, video_id)):
+            if version.fields is not None:
+                return dict(version.fields)
+        return {}
 
     @staticmethod
     def _new_version(doc: dict[str, Any], source: str, fields: Mapping[str, Any] | None,

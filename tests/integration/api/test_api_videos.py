@@ -436,3 +436,15 @@ def test_versions_of_a_missing_video_are_404(client, tenant):
     assert_error(client.get(f"/api/v1/videos/{missing}/versions/1", headers=tenant.headers), 404, "not_found")
     assert_error(client.post(f"/api/v1/videos/{missing}/versions/1/restore", headers=tenant.headers),
                  404, "not_found")
+
+
+def test_fields_patch_after_a_doc_edit_keeps_the_story_values(client, tenant, create_video):
+    video = create_video(tenant, fields={"headline": "Kept headline"})
+    doc = video["current_version"]["doc"]
+    doc["title"] = "hand edited"
+    r = client.patch(f"/api/v1/videos/{video['id']}", headers=tenant.headers, json={"doc": doc})
+    assert r.status_code == 200 and r.json["current_version"]["source"] == "doc"
+    r = client.patch(f"/api/v1/videos/{video['id']}", headers=tenant.headers, json={"fields": {"cta": "Join us now"}})
+    assert r.status_code == 200, r.json
+    texts = json.dumps(r.json["current_version"]["doc"])
+    assert "Kept headline" in texts and "Join us now" in texts
