@@ -12,9 +12,10 @@ from werkzeug.exceptions import HTTPException
 
 from api import errors as err
 from api.auth import PUBLIC_ENDPOINTS, authenticate
-from api.resources import brand_kits, me, stories, system, videos
+from api.resources import brand_kits, me, renders, stories, system, videos
 from api.schemas import VideoDocField
 from api.services import Services
+from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
 from shared.config import Settings
 from shared.errors import InsufficientCredits, NotFound
 from shared.ids import is_uuid
@@ -23,7 +24,7 @@ from studio.videos import DocLintError, VideoStateError
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
-BLUEPRINTS = (system.blp, me.blp, brand_kits.blp, stories.blp, videos.blp)
+BLUEPRINTS = (system.blp, me.blp, brand_kits.blp, stories.blp, videos.blp, renders.blp, renders.jobs_blp)
 
 
 class ReelfarmApi(Api):
@@ -33,8 +34,13 @@ class ReelfarmApi(Api):
         return err.handle_http_exception(error)
 
 
-def create_app(settings: Settings | None = None, services: Services | None = None) -> Flask:
-    """Build the WSGI app; `services` may be given to share collaborators (tests, workers)."""
+def create_app(settings: Settings | None = None, services: Services | None = None,
+               start_farm: bool = False) -> Flask:
+    """Build the WSGI app; `services` may be given to share collaborators (tests, workers).
+
+    `start_farm` starts this process's embedded executor (serving processes do; with Redis it
+    is a no-op because `reelfarm worker` nodes run the tasks).
+    """
     settings = settings or (services.settings if services else Settings.from_env())
     services = services or Services.from_settings(settings)
     app = Flask("reelfarm")
@@ -55,6 +61,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         api.register_blueprint(blueprint)
     _install_hooks(app, services)
     logging.getLogger("reelfarm").setLevel(settings.log_level)
+    if start_farm:
+        services.farm.start()
     return app
 
 
@@ -119,10 +127,15 @@ def _install_hooks(app: Flask, services: Services) -> None:
     app.register_error_handler(VideoStateError, lambda e: err.handle_api_error(err.ConflictError(str(e), code=e.code)))
     app.register_error_handler(InsufficientCredits, lambda e: err.handle_api_error(
         err.InsufficientCreditsError(str(e))))
+    app.register_error_handler(InvalidRequest, lambda e: err.handle_api_error(err.invalid(e.details)))
+    app.register_error_handler(StateConflict, lambda e: err.handle_api_error(err.ConflictError(str(e), code=e.code)))
+    app.register_error_handler(QueueUnavailable, lambda e: err.handle_api_error(
+        err.Unavailable("The render queue is unavailable; nothing was created. Try again shortly.",
+                        headers={"Retry-After": "5"})))
     app.register_error_handler(Exception, err.handle_unexpected)
 
 
-_ID_KINDS = {"video_id": "video", "kit_id": "brand kit"}
+_ID_KINDS = {"video_id": "video", "kit_id": "brand kit", "render_id": "render", "job_id": "job"}
 _BUILD_FIELDS = {"duration_sec": "/durationSec", "format": "/format", "fields": "/fields"}
 
 

@@ -46,7 +46,8 @@ def serve_command(host: str, port: int, workers: int) -> None:
             self.cfg.set("timeout", 120)
 
         def load(self) -> Any:
-            return create_app(services.settings)
+            # Runs in each forked worker: its own engine, and its own embedded executor.
+            return create_app(services.settings, start_farm=True)
 
     Server().run()
 

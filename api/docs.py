@@ -18,6 +18,7 @@ DESCRIPTIONS = {
     413: "Request body larger than the limit.",
     415: "Request body is not JSON.",
     500: "Unexpected error; logged with the request id.",
+    503: "The queue is unavailable; nothing was created. Retry later.",
 }
 AUTHED = (401, 403, 500)
 WITH_BODY = (400, 413, 415)

@@ -8,6 +8,7 @@ from sqlalchemy.engine import Engine
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.db import make_engine, migrate
+from farm.wiring import Farm, make_farm
 from shared.storage import Storage, make_storage
 from studio.videos import VideoService
 
@@ -19,6 +20,15 @@ class Services:
     storage: Storage
     clock: Clock
     videos: VideoService
+    farm: Farm
+
+    @property
+    def renders(self):  # noqa: ANN201 - farm.renders.RenderService
+        return self.farm.renders
+
+    @property
+    def jobs(self):  # noqa: ANN201 - farm.jobs.JobService
+        return self.farm.jobs
 
     @classmethod
     def from_settings(cls, settings: Settings, clock: Clock | None = None, run_migrations: bool = True) -> "Services":
@@ -27,5 +37,6 @@ class Services:
         engine = make_engine(settings.database_url)
         if run_migrations:
             migrate(engine)
-        return cls(settings=settings, engine=engine, storage=make_storage(settings, clock), clock=clock,
-                   videos=VideoService(engine, clock))
+        storage = make_storage(settings, clock)
+        return cls(settings=settings, engine=engine, storage=storage, clock=clock,
+                   videos=VideoService(engine, clock), farm=make_farm(settings, engine, storage, clock))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from api.cli import COMMANDS as API_COMMANDS
+from farm.cli import COMMANDS as FARM_COMMANDS
 from studio.cli import COMMANDS as STUDIO_COMMANDS
 
 
@@ -17,7 +18,7 @@ def main() -> None:
     """reelfarm: video creation with a render farm behind it."""
 
 
-for command in (*STUDIO_COMMANDS, *API_COMMANDS):
+for command in (*STUDIO_COMMANDS, *API_COMMANDS, *FARM_COMMANDS):
     main.add_command(command)
 
 if __name__ == "__main__":  # pragma: no cover

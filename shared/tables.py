@@ -52,6 +52,9 @@ JOB_STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
 RENDER_STATUSES = JOB_STATUSES
 DELIVERY_STATES = ("pending", "succeeded", "failed", "gave_up")
 RENDER_CHARGE = "render_charge"
+RENDER_REFUND = "render_refund"
+ACTIVE_RENDER_STATUSES = ("queued", "running", "succeeded")  # a render that holds (or will hold) a result
+TASK_STATUSES = ("deferred", "queued", "running", "succeeded", "failed", "canceled")
 
 metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
@@ -212,7 +215,16 @@ renders = Table(
     Column("dedup_hash", String(64), nullable=False, index=True),
     Column("charged_credits", Integer, nullable=False, server_default="0"),
     _ts("created_at"), _ts("started_at", True), _ts("finished_at", True),
+    # 0002: the render's plan (total frames, chunk jobs) and when a chunk last moved it forward,
+    # which bounds how long a render may stay queued or running (farm/reaper.py).
+    Column("frames", Integer, nullable=True),
+    Column("chunks", Integer, nullable=True),
+    _ts("progressed_at", True),
     _one_of("status", RENDER_STATUSES),
+    # Identical requests coalesce: one live or finished render per (video, dedup hash).
+    Index("uq_renders_active_dedup", "video_id", "dedup_hash", unique=True,
+          sqlite_where=text("status IN ('queued', 'running', 'succeeded')"),
+          postgresql_where=text("status IN ('queued', 'running', 'succeeded')")),
 )
 
 credit_ledger = Table(
@@ -224,10 +236,13 @@ credit_ledger = Table(
     Column("render_id", String(36), nullable=True),
     Column("version_id", String(36), nullable=True),
     _ts("created_at"),
-    # A version is charged once, even when two renders of it are requested at the same moment.
-    Index("uq_credit_ledger_render_charge", "workspace_id", "version_id", "reason", unique=True,
-          sqlite_where=text(f"reason = '{RENDER_CHARGE}'"),
-          postgresql_where=text(f"reason = '{RENDER_CHARGE}'")),
+    # 0002: one charge and at most one refund per render. (0001 allowed one charge per version
+    # ever, which made a version whose paid render failed and was refunded impossible to charge
+    # again; "charged once per version" is now kept by the workspace row lock, see
+    # shared/repos/renders.py.)
+    Index("uq_credit_ledger_render_entry", "render_id", "reason", unique=True,
+          sqlite_where=text(f"reason IN ('{RENDER_CHARGE}', '{RENDER_REFUND}')"),
+          postgresql_where=text(f"reason IN ('{RENDER_CHARGE}', '{RENDER_REFUND}')")),
 )
 
 idempotency_records = Table(
@@ -297,4 +312,33 @@ comments = Table(
     Column("author", String(200), nullable=True),
     _ts("created_at"), _ts("deleted_at", True),
     Index("ix_comments_video_created", "video_id", "created_at"),
+)
+
+# 0002: the embedded executor's queue (farm/embedded.py). Rows outlive the process that wrote
+# them, so queued work survives a restart of `reelfarm serve`.
+queued_tasks = Table(
+    "queued_tasks", metadata,
+    Column("id", String(200), primary_key=True),
+    Column("func", String(200), nullable=False),
+    Column("args", json_type(), nullable=False),
+    Column("queue", String(40), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("depends_on", json_type(), nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("max_attempts", Integer, nullable=False, server_default="1"),
+    Column("error", Text, nullable=True),
+    Column("claimed_by", String(200), nullable=True),
+    _ts("run_after"), _ts("lease_until", True), _ts("created_at"), _ts("updated_at"), _ts("finished_at", True),
+    _one_of("status", TASK_STATUSES),
+    Index("ix_queued_tasks_status_run_after", "status", "run_after"),
+)
+
+# 0002: frames rendered per render, for the embedded mode's progress (farm/progress.py); no
+# foreign key, a counter may outlive a render row that a compensating transaction removed.
+render_progress = Table(
+    "render_progress", metadata,
+    Column("render_id", String(36), primary_key=True),
+    Column("frames", BigInteger, nullable=False, server_default="0"),
+    Column("total", BigInteger, nullable=True),
+    _ts("updated_at"),
 )

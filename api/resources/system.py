@@ -9,6 +9,7 @@ from flask_smorest import Blueprint
 from sqlalchemy import text
 
 from api.errors import Forbidden, Unavailable
+from farm.errors import QueueUnavailable
 from api.schemas import HealthSchema, ErrorEnvelopeSchema
 
 blp = Blueprint("system", __name__, description="Health and downloads")
@@ -30,7 +31,11 @@ class Health(MethodView):
                 conn.execute(text("SELECT 1"))
         except Exception as exc:  # any database failure means unhealthy
             raise Unavailable(f"database unavailable: {type(exc).__name__}") from exc
-        return {"status": "ok", "checks": {"database": "ok"}}
+        try:
+            services.farm.queue.ping()
+        except QueueUnavailable as exc:
+            raise Unavailable(f"queue unavailable: {exc}") from exc
+        return {"status": "ok", "checks": {"database": "ok", "queue": "ok"}}
 
 
 @blp.route("/files/<path:key>")

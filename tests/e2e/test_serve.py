@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import av
 import httpx
 
 KEY_LINE = re.compile(r"API key \(shown once, keep it\): (rf_live_[0-9A-Za-z]{38})")
@@ -26,7 +27,7 @@ def free_port() -> int:
 
 def start_server(data_dir: Path, port: int) -> tuple[subprocess.Popen[str], queue.Queue[str | None]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
-    env.update(REELFARM_DATA_DIR=str(data_dir), PYTHONUNBUFFERED="1")
+    env.update(REELFARM_DATA_DIR=str(data_dir), REELFARM_PUBLIC_URL=f"http://127.0.0.1:{port}", PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
         [sys.executable, "-m", "reelfarm", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
         cwd=Path(__file__).resolve().parents[2], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -96,7 +97,7 @@ def test_serve_from_empty_data_dir_to_a_created_video(tmp_path):
 
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
             health = httpx.get(f"{base}/healthz", timeout=5)
-            assert health.json() == {"status": "ok", "checks": {"database": "ok"}}
+            assert health.json() == {"status": "ok", "checks": {"database": "ok", "queue": "ok"}}
             assert health.headers["X-Request-Id"].startswith("req_")
 
             assert httpx.get(f"{base}/api/v1/stories", timeout=5).status_code == 401
@@ -125,6 +126,22 @@ def test_serve_from_empty_data_dir_to_a_created_video(tmp_path):
             assert fetched.status_code == 200
             assert fetched.json() == video
             assert "Hello e2e" in fetched.text
+
+            # The serving process's embedded farm renders it: no Redis, no separate worker.
+            render = http.post(f"/api/v1/videos/{video['id']}/renders", json={"format": "1:1", "resolution": 720})
+            assert render.status_code == 202, render.text
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                state = http.get(f"/api/v1/renders/{render.json()['id']}").json()
+                if state["status"] in ("succeeded", "failed", "canceled"):
+                    break
+                time.sleep(0.2)
+            assert state["status"] == "succeeded", state
+            mp4 = httpx.get(state["url"], timeout=30)
+            assert mp4.status_code == 200 and mp4.content[4:8] == b"ftyp"
+            (tmp_path / "e2e.mp4").write_bytes(mp4.content)
+            with av.open(str(tmp_path / "e2e.mp4")) as container:
+                assert sum(1 for _ in container.decode(video=0)) == 8 * 30
 
             missing = http.get("/api/v1/videos/00000000-0000-0000-0000-000000000000")
             assert missing.status_code == 404

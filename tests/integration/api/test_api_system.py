@@ -53,7 +53,7 @@ def test_healthz_needs_no_key(client):
     response = client.get("/healthz")
     assert response.status_code == 200
     assert response.headers["Content-Type"] == "application/json"
-    assert response.get_json() == {"status": "ok", "checks": {"database": "ok"}}
+    assert response.get_json() == {"status": "ok", "checks": {"database": "ok", "queue": "ok"}}
 
 
 def test_openapi_document_needs_no_key_and_is_valid_openapi_3_1(client):

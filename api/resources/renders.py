@@ -1,0 +1,133 @@
+"""Renders (MP4), stills and variants of a video's current version."""
+from __future__ import annotations
+
+from flask import current_app, g
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from api.auth import current_workspace_id
+from api.docs import WITH_BODY, errors
+from api.errors import Forbidden, detail, invalid
+from api.schemas import (JobSchema, RenderCreateSchema, RenderListSchema, RenderSchema, StillsCreateSchema,
+                         VariantsCreateSchema, VariantsSchema)
+
+blp = Blueprint("renders", __name__, url_prefix="/api/v1", description="Renders, stills and variants")
+
+LOCALE_PLANS = ("pro", "agency")
+
+
+def _services():
+    return current_app.extensions["reelfarm"]
+
+
+@blp.route("/videos/<string:video_id>/renders")
+class VideoRenders(MethodView):
+    @blp.arguments(RenderCreateSchema, error_status_code=400)
+    @blp.response(202, RenderSchema)
+    @errors(blp, 402, 404, 409, 503, *WITH_BODY)
+    def post(self, body, video_id):
+        """Render an MP4
+
+        Renders the current version in one format. An identical render (same version, format,
+        resolution, fps and renderer) that succeeded or is still in flight is returned instead
+        of a new one. The first render of a version charges `ceil(duration / 60)` credits;
+        every later render of it is free; a failed or canceled render refunds.
+        """
+        return _services().renders.request(current_workspace_id(), video_id, body["format"],
+                                           body["resolution"], body.get("fps"))
+
+    @blp.response(200, RenderListSchema)
+    @errors(blp, 404)
+    def get(self, video_id):
+        """List a video's renders
+
+        Newest first.
+        """
+        return {"data": _services().renders.list_for_video(current_workspace_id(), video_id)}
+
+
+@blp.route("/renders/<string:render_id>")
+class Render(MethodView):
+    @blp.response(200, RenderSchema)
+    @errors(blp, 404)
+    def get(self, render_id):
+        """Get a render
+
+        Status, progress (frames done over frames total) and, once succeeded, signed MP4 and
+        poster URLs valid for 7 days (each GET signs them afresh).
+        """
+        return _services().renders.get(current_workspace_id(), render_id)
+
+
+@blp.route("/renders/<string:render_id>/cancel")
+class RenderCancel(MethodView):
+    @blp.response(200, RenderSchema)
+    @errors(blp, 404, 409)
+    def post(self, render_id):
+        """Cancel a render
+
+        A queued or running render becomes `canceled` and its charge is refunded; a finished
+        one gives 409.
+        """
+        return _services().renders.cancel(current_workspace_id(), render_id)
+
+
+@blp.route("/videos/<string:video_id>/stills")
+class Stills(MethodView):
+    @blp.arguments(StillsCreateSchema, error_status_code=400)
+    @blp.response(202, JobSchema)
+    @errors(blp, 404, 409, 503, *WITH_BODY)
+    def post(self, body, video_id):
+        """Render still frames
+
+        Starts a `stills` job for the current version: 1 to 20 times, each within the video.
+        When it succeeds its result holds PNG URLs signed for 10 minutes.
+        """
+        return _services().jobs.request_stills(current_workspace_id(), video_id, body["times"], body.get("format"))
+
+
+@blp.route("/videos/<string:video_id>/variants")
+class Variants(MethodView):
+    @blp.arguments(VariantsCreateSchema, error_status_code=400)
+    @blp.response(202, VariantsSchema)
+    @errors(blp, 402, 404, 409, 503, *WITH_BODY)
+    def post(self, body, video_id):
+        """Render variants
+
+        Renders the current version in several formats at once (deduplicated and charged like
+        single renders). Translated copies (`locales`) need the Pro or Agency plan.
+        """
+        if body.get("locales"):
+            if g.caller.workspace.plan not in LOCALE_PLANS:
+                raise Forbidden("Translated copies need the Pro or Agency plan.", code="plan_feature_unavailable")
+            raise invalid([detail("/locales", "not_available", "translated copies are not available yet")])
+        renders = _services().renders.request_many(current_workspace_id(), video_id, body["formats"],
+                                                   body["resolution"])
+        return {"renders": renders, "translations": []}
+
+
+jobs_blp = Blueprint("jobs", __name__, url_prefix="/api/v1/jobs", description="Asynchronous jobs")
+
+
+@jobs_blp.route("/<string:job_id>")
+class Job(MethodView):
+    @jobs_blp.response(200, JobSchema)
+    @errors(jobs_blp, 404)
+    def get(self, job_id):
+        """Get a job
+
+        Progress and result of an asynchronous job (brand extraction, stills, generation).
+        """
+        return _services().jobs.get(current_workspace_id(), job_id)
+
+
+@jobs_blp.route("/<string:job_id>/cancel")
+class JobCancel(MethodView):
+    @jobs_blp.response(200, JobSchema)
+    @errors(jobs_blp, 404, 409)
+    def post(self, job_id):
+        """Cancel a job
+
+        A queued or running job becomes `canceled`; a finished one gives 409.
+        """
+        return _services().jobs.cancel(current_workspace_id(), job_id)

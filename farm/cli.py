@@ -1,0 +1,120 @@
+"""The farm's commands: ``reelfarm worker`` and ``reelfarm farm status``.
+
+``reelfarm/cli.py`` adds ``COMMANDS`` to the ``reelfarm`` group; ``python -m farm.cli`` runs
+them on their own.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+EMBEDDED_NOTE = (
+    "REELFARM_REDIS_URL is not set, so this installation runs in embedded mode: `reelfarm serve` "
+    "runs renders itself, in a process pool beside the API, from the queue in its database. "
+    "A separate worker is only needed in a farm: set REELFARM_REDIS_URL (and a shared database and "
+    "storage) on the API and on every worker node."
+)
+
+
+@click.command("worker")
+@click.option("--queues", default="render,jobs", show_default=True,
+              help="Comma-separated queues to work, in priority order.")
+@click.option("--burst", is_flag=True, help="Quit once the queues are empty.")
+@click.option("--name", help="Worker name (default: host.pid.random).")
+@click.option("--namespace", default="", help="Prefix of queue names and keys, to share one Redis.")
+def worker_command(queues: str, burst: bool, name: str | None, namespace: str) -> None:
+    """Run a render node: an RQ worker that heartbeats its capabilities into Redis."""
+    import logging
+
+    from farm.worker import run_worker
+    from shared.config import ConfigError, Settings
+
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not settings.redis_url:
+        raise click.ClickException(EMBEDDED_NOTE)
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    names = [q.strip() for q in queues.split(",") if q.strip()]
+    if not names:
+        raise click.BadParameter("give at least one queue", param_hint="--queues")
+    run_worker(settings, names, burst=burst, name=name, namespace=namespace)
+
+
+@click.group("farm")
+def farm_group() -> None:
+    """Inspect the render farm."""
+
+
+@farm_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--namespace", default="", help="Prefix of queue names and keys (as given to the workers).")
+def status_command(as_json: bool, namespace: str) -> None:
+    """Nodes, queue depths, and renders in flight with their frames per second."""
+    from farm.status import collect_status
+    from farm.wiring import make_progress, make_redis
+    from shared.clock import SystemClock
+    from shared.config import ConfigError, Settings
+    from shared.db import make_engine
+
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    engine = make_engine(settings.database_url)
+    try:
+        redis = make_redis(settings.redis_url) if settings.redis_url else None
+        status = collect_status(engine, make_progress(settings, engine), SystemClock(), redis, namespace)
+    except Exception as exc:
+        raise click.ClickException(f"cannot read the farm's state: {exc}") from exc
+    finally:
+        engine.dispose()
+    if as_json:
+        click.echo(json.dumps(status, indent=2, default=str))
+    else:
+        _print(status)
+
+
+def _print(status: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(f"mode: [bold]{status['mode']}[/bold]")
+    if status["mode"] == "farm":
+        nodes = Table("node", "host", "pid", "cores", "GPU", "NVENC", "queues", "state", "job", "seen", title="nodes")
+        for n in status["nodes"]:
+            nodes.add_row(n["name"], n.get("hostname", ""), n.get("pid", ""), n.get("cores", ""), n.get("gpu") or "-",
+                          "yes" if n.get("nvenc") == "1" else "no", n.get("queues", ""),
+                          n.get("state", "") if n["alive"] else "[red]gone[/red]", n.get("current_job") or "-",
+                          f"{n['seen_sec_ago']} s ago")
+        console.print(nodes)
+    queues = Table("queue", *sorted({k for d in status["queues"].values() for k in d}), title="queues")
+    columns = [c.header for c in queues.columns[1:]]
+    for name, depth in sorted(status["queues"].items()):
+        queues.add_row(name, *(str(depth.get(c, 0)) for c in columns))
+    console.print(queues)
+    renders = Table("render", "status", "format", "size", "frames", "frames/s", "elapsed", title="renders in flight")
+    for r in status["renders"]:
+        renders.add_row(r["id"], r["status"], r["format"], f"{r['resolution']}p{r['fps']}",
+                        f"{r['frames_done']}/{r['frames_total']}", str(r["frames_per_sec"]), f"{r['elapsed_sec']} s")
+    console.print(renders)
+
+
+COMMANDS = (worker_command, farm_group)
+
+
+@click.group()
+def _main() -> None:
+    """reelfarm farm commands."""
+
+
+for _command in COMMANDS:
+    _main.add_command(_command)
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(_main())

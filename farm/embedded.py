@@ -1,0 +1,413 @@
+"""The embedded queue: tasks as rows in ``queued_tasks``, run by a process pool in the serving process.
+
+Nothing to install beyond the database the service already has. Because tasks are rows, work
+queued before a restart of ``reelfarm serve`` runs after it, and several gunicorn processes
+can share one queue:
+
+- Claiming is atomic: inside ``shared.db.transaction`` (``BEGIN IMMEDIATE`` on SQLite, ``FOR
+  UPDATE SKIP LOCKED`` on PostgreSQL) a row moves ``queued -> running`` with an UPDATE guarded by
+  ``status = 'queued'``, stamped with the claimer's name and a lease.
+- The claimer renews the lease while the task runs. A row whose lease ran out, or whose claimer
+  is a process on this host that no longer exists, is reclaimed: queued again if it has
+  attempts left, else failed (the failure handler runs). ``start()`` reclaims before anything.
+- ``depends_on``: a task with unfinished dependencies is ``deferred``; it becomes ``queued`` when
+  the last of them succeeds, and ``canceled`` when one fails or is canceled.
+- Tasks run in a ``ProcessPoolExecutor`` with the fork start method (skia holds the GIL while
+  drawing, so only processes use every core), never in a request thread. At most
+  ``max_running`` tasks run at once across all processes sharing the database, so several
+  gunicorn processes do not oversubscribe the cores.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import queue as stdqueue
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, func, select, update
+from sqlalchemy.exc import OperationalError
+
+from farm.errors import QueueUnavailable
+from farm.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
+from shared.clock import Clock, SystemClock
+from shared.db import transaction
+from shared.tables import queued_tasks as tasks
+
+log = logging.getLogger("reelfarm.farm")
+
+_LIVE_NAMES: set[str] = set()  # names of this process's started queues (a stopped one's rows are stale)
+_FAILED_DEPENDENCY = "a task it depends on failed or was canceled"
+
+
+@dataclass(frozen=True)
+class _Claimed:
+    id: str
+    func: str
+    args: list[Any]
+
+
+def _execute(func_path: str, args: Sequence[Any]) -> None:
+    """Runs in a pool process."""
+    resolve(func_path)(*args)
+
+
+def _noop() -> None:
+    return None
+
+
+class EmbeddedQueue:
+    """A ``JobQueue`` on the service's own database; see the module docstring."""
+
+    def __init__(self, engine: Engine, *, clock: Clock | None = None, workers: int | None = None,
+                 max_running: int | None = None, lease_sec: float = 60.0, poll_sec: float = 0.5,
+                 retry_intervals: Sequence[float] = (2, 10, 30), failure_handler: str = DEFAULT_FAILURE_HANDLER,
+                 maintenance: Callable[[], None] | None = None, maintenance_sec: float = 60.0) -> None:
+        self.engine = engine
+        self.clock = clock or SystemClock()
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.max_running = max_running or self.workers
+        self.lease = timedelta(seconds=lease_sec)
+        self.poll_sec = poll_sec
+        self.retry_intervals = tuple(retry_intervals) or (0,)
+        self.failure_handler = failure_handler
+        self.maintenance = maintenance
+        self.maintenance_sec = maintenance_sec
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._pool: ProcessPoolExecutor | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._wake = threading.Event()
+        self._inflight: dict[str, Future[None]] = {}
+        self._done: stdqueue.Queue[tuple[str, BaseException | None]] = stdqueue.Queue()
+
+    # -- JobQueue ---------------------------------------------------------------------------
+
+    def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
+                depends_on: list[str] | None = None, retries: int = 2) -> None:
+        deps = list(depends_on or [])
+        with self._guard(), transaction(self.engine) as conn:
+            now = self.clock.now()
+            current = conn.execute(select(tasks.c.status).where(tasks.c.id == job_id)).scalar()
+            if current in ("deferred", "queued", "running"):
+                return  # already waiting or running: enqueueing again changes nothing
+            status, error = self._initial_status(conn, deps)
+            values = {"func": func_path, "args": list(args), "queue": queue, "status": status, "depends_on": deps,
+                      "attempts": 0, "max_attempts": retries + 1, "error": error, "claimed_by": None,
+                      "lease_until": None, "run_after": now, "updated_at": now,
+                      "finished_at": now if status == "canceled" else None}
+            if current is None:
+                conn.execute(tasks.insert().values(id=job_id, created_at=now, **values))
+            else:
+                conn.execute(update(tasks).where(tasks.c.id == job_id).values(created_at=now, **values))
+        self._wake.set()
+
+    def cancel(self, job_id: str) -> None:
+        """Cancels a waiting task (and what depends on it); a running one finishes (its task checks
+        the state of the render or job it works for)."""
+        with self._guard(), transaction(self.engine) as conn:
+            now = self.clock.now()
+            done = conn.execute(update(tasks).where(tasks.c.id == job_id, tasks.c.status.in_(("deferred", "queued")))
+                                .values(status="canceled", finished_at=now, updated_at=now))
+            if done.rowcount:
+                self._cascade(conn, [job_id])
+
+    def ping(self) -> None:
+        with self._guard(), self.engine.connect() as conn:
+            conn.execute(select(1))
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Reclaim work of dead processes, fork the pool, start dispatching. Call once per process
+        (after gunicorn has forked its workers)."""
+        if self._thread is not None:
+            return
+        _LIVE_NAMES.add(self.name)
+        self._reclaim()
+        self._pool = self._new_pool()
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._dispatch, name="reelfarm-embedded-queue", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop claiming, wait for running tasks (up to ``timeout``) and shut the pool down."""
+        if self._thread is None:
+            return
+        self._stopping.set()
+        self._wake.set()
+        self._thread.join(timeout)
+        self._thread = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=timeout is None, cancel_futures=True)
+            self._pool = None
+        _LIVE_NAMES.discard(self.name)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Until no task is deferred, queued or running (tests, scripts); False on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.engine.connect() as conn:
+                busy = conn.execute(select(func.count()).select_from(tasks).where(
+                    tasks.c.status.in_(("deferred", "queued", "running")))).scalar_one()
+            if not busy and not self._inflight:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def depths(self) -> dict[str, dict[str, int]]:
+        """Task counts per queue and status (``reelfarm farm status``)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(tasks.c.queue, tasks.c.status, func.count())
+                                .group_by(tasks.c.queue, tasks.c.status)).all()
+        depths: dict[str, dict[str, int]] = {}
+        for queue, status, count in rows:
+            depths.setdefault(queue, {})[status] = int(count)
+        return depths
+
+    # -- the dispatcher thread --------------------------------------------------------------
+
+    def _dispatch(self) -> None:
+        next_lease = next_maintenance = 0.0
+        while True:
+            stopping = self._stopping.is_set()
+            try:
+                self._collect()
+                if stopping and not self._inflight:
+                    return
+                now = time.monotonic()
+                if now >= next_lease:
+                    self._renew()
+                    self._reclaim()
+                    next_lease = now + self.lease.total_seconds() / 4
+                if not stopping and now >= next_maintenance:
+                    self._maintain()
+                    next_maintenance = now + self.maintenance_sec
+                free = self.workers - len(self._inflight)
+                if not stopping and free > 0:
+                    for task in self._claim(free):
+                        self._submit(task)
+            except Exception:
+                log.exception("embedded queue: dispatch round failed")
+            self._wake.wait(self.poll_sec)
+            self._wake.clear()
+
+    def _submit(self, task: _Claimed) -> None:
+        assert self._pool is not None
+        try:
+            future = self._pool.submit(_execute, task.func, task.args)
+        except RuntimeError:  # a broken pool refuses work: replace it and try once more
+            self._pool = self._new_pool()
+            future = self._pool.submit(_execute, task.func, task.args)
+        self._inflight[task.id] = future
+
+        def done(f: Future[None], task_id: str = task.id) -> None:
+            self._done.put((task_id, f.exception()))
+            self._wake.set()
+        future.add_done_callback(done)
+
+    def _collect(self) -> None:
+        while True:
+            try:
+                task_id, exc = self._done.get_nowait()
+            except stdqueue.Empty:
+                return
+            self._inflight.pop(task_id, None)
+            if exc is None:
+                self._succeeded(task_id)
+            else:
+                if getattr(self._pool, "_broken", False):  # a pool process died: every task in it failed
+                    self._pool = self._new_pool()
+                self._attempt_failed(task_id, exc)
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        pool = ProcessPoolExecutor(self.workers, mp_context=context)
+        pool.submit(_noop).result()  # fork every worker now, before this thread does anything else
+        return pool
+
+    # -- row transitions --------------------------------------------------------------------
+
+    def _claim(self, wanted: int) -> list[_Claimed]:
+        with transaction(self.engine) as conn:
+            now = self.clock.now()
+            running = conn.execute(select(func.count()).select_from(tasks)
+                                   .where(tasks.c.status == "running")).scalar_one()
+            wanted = min(wanted, self.max_running - int(running))
+            if wanted <= 0:
+                return []
+            query = (select(tasks.c.id, tasks.c.func, tasks.c.args)
+                     .where(tasks.c.status == "queued", tasks.c.run_after <= now)
+                     .order_by(tasks.c.created_at, tasks.c.id).limit(wanted))
+            if conn.dialect.name == "postgresql":
+                query = query.with_for_update(skip_locked=True)
+            claimed = []
+            for row in conn.execute(query).all():
+                done = conn.execute(update(tasks).where(tasks.c.id == row.id, tasks.c.status == "queued").values(
+                    status="running", claimed_by=self.name, lease_until=now + self.lease,
+                    attempts=tasks.c.attempts + 1, updated_at=now))
+                if done.rowcount:
+                    claimed.append(_Claimed(row.id, row.func, list(row.args)))
+            return claimed
+
+    def _succeeded(self, task_id: str) -> None:
+        with transaction(self.engine) as conn:
+            now = self.clock.now()
+            conn.execute(update(tasks).where(tasks.c.id == task_id, tasks.c.status == "running",
+                                             tasks.c.claimed_by == self.name)
+                         .values(status="succeeded", error=None, lease_until=None, finished_at=now, updated_at=now))
+            self._promote(conn)
+
+    def _attempt_failed(self, task_id: str, exc: BaseException) -> None:
+        reason = describe_exception(exc)
+        log.warning("embedded queue: task %s failed: %s", task_id, reason, exc_info=exc)
+        with transaction(self.engine) as conn:
+            row = conn.execute(select(tasks).where(tasks.c.id == task_id)).first()
+            if row is None or row.status != "running" or row.claimed_by != self.name:
+                return  # reclaimed meanwhile: whoever holds it now decides
+            final = self._retry_or_fail(conn, row, reason)
+        if final is not None:
+            self._call_failure_handler(*final)
+
+    def _retry_or_fail(self, conn: Connection, row: Any, reason: str) -> tuple[str, list[Any], str] | None:
+        """Queue the row again if it has attempts left; else fail it. Returns what the failure
+        handler must be called with (after the transaction) when it failed for good."""
+        now = self.clock.now()
+        if row.attempts < row.max_attempts:
+            delay = self.retry_intervals[min(row.attempts - 1, len(self.retry_intervals) - 1)]
+            conn.execute(update(tasks).where(tasks.c.id == row.id).values(
+                status="queued", claimed_by=None, lease_until=None, error=reason,
+                run_after=now + timedelta(seconds=delay), updated_at=now))
+            return None
+        conn.execute(update(tasks).where(tasks.c.id == row.id).values(
+            status="failed", lease_until=None, error=reason, finished_at=now, updated_at=now))
+        self._cascade(conn, [row.id])
+        return row.func, list(row.args), reason
+
+    def _call_failure_handler(self, func_path: str, args: list[Any], reason: str) -> None:
+        try:
+            resolve(self.failure_handler)(func_path, args, reason)
+        except Exception:
+            log.exception("embedded queue: failure handler for %s%r failed", func_path, tuple(args))
+
+    def _renew(self) -> None:
+        if not self._inflight:
+            return
+        with transaction(self.engine) as conn:
+            now = self.clock.now()
+            conn.execute(update(tasks).where(tasks.c.id.in_(list(self._inflight)), tasks.c.claimed_by == self.name,
+                                             tasks.c.status == "running")
+                         .values(lease_until=now + self.lease, updated_at=now))
+
+    def _reclaim(self) -> None:
+        """Give back rows whose claimer is gone: its lease ran out, or it is a dead local process."""
+        finals = []
+        with transaction(self.engine) as conn:
+            now = self.clock.now()
+            rows = conn.execute(select(tasks).where(tasks.c.status == "running",
+                                                    tasks.c.claimed_by != self.name)).all()
+            for row in rows:
+                if (row.lease_until is not None and row.lease_until < now) or not _claimer_alive(row.claimed_by):
+                    log.warning("embedded queue: reclaiming task %s from %s", row.id, row.claimed_by)
+                    final = self._retry_or_fail(conn, row, "the process running it stopped")
+                    if final is not None:
+                        finals.append(final)
+        for final in finals:
+            self._call_failure_handler(*final)
+
+    def _promote(self, conn: Connection) -> None:
+        """Queue deferred rows whose dependencies have all succeeded."""
+        now = self.clock.now()
+        for row in conn.execute(select(tasks.c.id, tasks.c.depends_on).where(tasks.c.status == "deferred")).all():
+            status, error = self._initial_status(conn, list(row.depends_on))
+            if status != "deferred":
+                conn.execute(update(tasks).where(tasks.c.id == row.id, tasks.c.status == "deferred").values(
+                    status=status, error=error, run_after=now, updated_at=now,
+                    finished_at=now if status == "canceled" else None))
+
+    def _cascade(self, conn: Connection, ended: list[str]) -> None:
+        """Cancel deferred rows that depend on a task that failed or was canceled (transitively)."""
+        now = self.clock.now()
+        pending = list(ended)
+        while pending:
+            ended_id = pending.pop()
+            for row in conn.execute(select(tasks.c.id, tasks.c.depends_on).where(tasks.c.status == "deferred")).all():
+                if ended_id in (row.depends_on or []):
+                    conn.execute(update(tasks).where(tasks.c.id == row.id).values(
+                        status="canceled", error=_FAILED_DEPENDENCY, finished_at=now, updated_at=now))
+                    pending.append(row.id)
+
+    @staticmethod
+    def _initial_status(conn: Connection, deps: list[str]) -> tuple[str, str | None]:
+        """``queued`` when every dependency succeeded (a missing one, purged after success, counts
+        as succeeded), ``canceled`` when one failed or was canceled, else ``deferred``."""
+        if not deps:
+            return "queued", None
+        statuses = set(conn.execute(select(tasks.c.status).where(tasks.c.id.in_(deps))).scalars())
+        if statuses & {"failed", "canceled"}:
+            return "canceled", _FAILED_DEPENDENCY
+        if statuses - {"succeeded"}:
+            return "deferred", None
+        return "queued", None
+
+    def _maintain(self) -> None:
+        """Purge old finished rows and run the maintenance hook (the stalled-render reaper)."""
+        now = self.clock.now()
+        with transaction(self.engine) as conn:
+            conn.execute(delete(tasks).where(tasks.c.status == "succeeded", tasks.c.finished_at < now - timedelta(days=1)))
+            conn.execute(delete(tasks).where(tasks.c.status.in_(("failed", "canceled")),
+                                             tasks.c.finished_at < now - timedelta(days=7)))
+        if self.maintenance is not None:
+            try:
+                self.maintenance()
+            except Exception:
+                log.exception("embedded queue: maintenance failed")
+
+    def _guard(self) -> AbstractContextManager[None]:
+        return _database_guard()
+
+
+@contextmanager
+def _database_guard() -> Iterator[None]:
+    """Turns a database that cannot be reached into QueueUnavailable."""
+    try:
+        yield
+    except OperationalError as exc:
+        raise QueueUnavailable(f"the job queue (database) cannot be reached: {exc.orig}") from exc
+
+
+def _claimer_alive(claimed_by: str | None) -> bool:
+    """False only when the claimer is certainly gone: a process on this host that no longer
+    exists, or a queue of this process that was stopped. Other hosts are judged by their lease."""
+    if not claimed_by:
+        return False
+    host, _, rest = claimed_by.partition(":")
+    pid_text, _, _ = rest.partition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return True
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return claimed_by in _LIVE_NAMES
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,48 @@
+"""Errors raised by the farm package.
+
+Hierarchy::
+
+    FarmError                  base of everything farm/ raises on purpose
+    ├── QueueUnavailable       the queue backend (Redis, or the database behind the embedded
+    │                          queue) cannot be reached; nothing was left behind (API: 503)
+    ├── InvalidRequest         (also a ValueError) arguments a client sent are out of range;
+    │                          ``details`` lists ``{"field", "code", "message"}`` (API: 400)
+    ├── StateConflict          the render or job is in a state that forbids the action;
+    │                          ``code`` is ``conflict`` (API: 409)
+    └── TaskFailed             a task met a problem the user can act on (an unreadable asset);
+                               its message is what the render's or job's ``error`` shows
+
+The services also raise ``shared.errors.NotFound`` (404), ``shared.errors.InsufficientCredits``
+(402) and ``studio.videos.VideoStateError`` (409 ``video_not_ready`` / ``conflict``). None of
+these carries HTTP knowledge; ``api/`` maps them.
+"""
+
+from __future__ import annotations
+
+
+class FarmError(Exception):
+    """Base class of every error the farm package raises deliberately."""
+
+
+class QueueUnavailable(FarmError):
+    """The queue backend cannot be reached; the request that needed it changed nothing."""
+
+
+class InvalidRequest(FarmError, ValueError):
+    """A request's arguments are invalid; ``details`` holds every problem, not only the first."""
+
+    def __init__(self, details: list[dict[str, str]]) -> None:
+        super().__init__("; ".join(f"{d['field']}: {d['message']}" for d in details))
+        self.details = details
+
+
+class StateConflict(FarmError):
+    """The object's status forbids the action (cancel a finished render, for instance)."""
+
+    def __init__(self, message: str, code: str = "conflict") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class TaskFailed(FarmError):
+    """A task failed for a reason the user can act on; the message is shown to them as is."""

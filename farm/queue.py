@@ -1,0 +1,193 @@
+"""Job queues: the interface the services enqueue through, and its RQ implementation.
+
+A job is a module-level function named by its dotted path (``farm.tasks.render_chunk``) with
+plain, JSON-able arguments (ids and numbers), under a caller-chosen id that is deterministic
+(``render-<id>-chunk-3``), so enqueueing twice replaces rather than duplicates. Jobs run at least
+once; the task functions are idempotent.
+
+When a job fails for good (its retries spent, or the process running it died with none left),
+the queue calls a *failure handler* ``handler(func_path, args, reason)``, by default
+``farm.tasks.handle_task_failure``, which fails the render or job it belongs to with a message
+and refunds. Backends:
+
+- ``RQQueue``: Redis with RQ, for a farm (``reelfarm worker`` on each node).
+- ``farm.embedded.EmbeddedQueue``: rows in the database and a process pool, the embedded default.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol
+
+from farm.errors import QueueUnavailable
+
+log = logging.getLogger("reelfarm.farm")
+
+DEFAULT_FAILURE_HANDLER = "farm.tasks.handle_task_failure"
+DEFAULT_RETRY_INTERVALS = (5, 30, 120)
+DEFAULT_TIMEOUT_SEC = 600  # one chunk (about 5 s of video) or one stitch; far above either's cost
+RESULT_TTL_SEC = 3600
+FAILURE_TTL_SEC = 7 * 24 * 3600
+RQ_ON_FAILURE = "farm.queue.on_rq_failure"
+
+FailureHandler = Callable[[str, Sequence[Any], str], None]
+
+
+class JobQueue(Protocol):
+    """Where the services hand work to the farm."""
+
+    def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
+                depends_on: list[str] | None = None, retries: int = 2) -> None:
+        """Run ``func_path(*args)`` once every job in ``depends_on`` has succeeded.
+
+        A failure is retried up to ``retries`` more times; after that the failure handler runs.
+
+        Raises:
+            QueueUnavailable: the backend cannot be reached (nothing was enqueued by this call).
+        """
+        ...
+
+    def cancel(self, job_id: str) -> None:
+        """Drop the job if it has not run; best effort for a running one. Unknown ids are ignored.
+
+        Raises:
+            QueueUnavailable: the backend cannot be reached.
+        """
+        ...
+
+    def ping(self) -> None:
+        """Raises QueueUnavailable when the backend cannot be reached."""
+        ...
+
+
+def resolve(path: str) -> Callable[..., Any]:
+    """The function a dotted path names (``package.module.function``)."""
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
+def describe_exception(exc: BaseException | None) -> str:
+    """A short reason for a failure, fit for a user: the message of errors meant for users,
+    only the kind of anything else (internals stay in the logs)."""
+    from farm.errors import TaskFailed
+    from renderer import RendererError
+
+    if exc is None:
+        return "the process running it stopped"
+    if isinstance(exc, (TaskFailed, RendererError)):
+        return str(exc)
+    name = type(exc).__name__
+    if name == "AbandonedJobError":
+        return "the render node running it stopped"
+    if name in ("JobTimeoutException", "TimeoutError"):
+        return "it ran past its time limit"
+    if name == "BrokenProcessPool":
+        return "the process running it crashed"
+    return f"an internal error ({name})"
+
+
+class RQQueue:
+    """Jobs in Redis, run by RQ workers (``reelfarm worker``).
+
+    ``namespace`` prefixes queue names and job ids, so that several deployments or test runs
+    can share one Redis without seeing each other's jobs. Retries wait ``retry_intervals``
+    seconds (RQ's scheduler, which ``reelfarm worker`` runs, moves them back to the queue).
+    """
+
+    def __init__(self, redis: Any, *, namespace: str = "", retry_intervals: Sequence[int] = DEFAULT_RETRY_INTERVALS,
+                 timeout: int = DEFAULT_TIMEOUT_SEC, failure_handler: str = DEFAULT_FAILURE_HANDLER) -> None:
+        self.redis = redis
+        self.namespace = namespace
+        self.retry_intervals = tuple(retry_intervals) or (0,)
+        self.timeout = timeout
+        self.failure_handler = failure_handler
+
+    def queue_name(self, queue: str) -> str:
+        return f"{self.namespace}{queue}"
+
+    def rq_job_id(self, job_id: str) -> str:
+        return f"{self.namespace}{job_id}"
+
+    def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
+                depends_on: list[str] | None = None, retries: int = 2) -> None:
+        from rq import Callback, Queue, Retry
+
+        retry = None
+        if retries > 0:
+            intervals = list(self.retry_intervals[:retries])
+            retry = Retry(max=retries, interval=intervals + [intervals[-1]] * (retries - len(intervals)))
+        with self._guard("enqueue"):
+            if self._waiting_or_running(self.rq_job_id(job_id)):
+                return  # enqueueing again changes nothing, as with the embedded queue
+            Queue(self.queue_name(queue), connection=self.redis).enqueue_call(
+                func=func_path, args=args, job_id=self.rq_job_id(job_id),
+                depends_on=[self.rq_job_id(d) for d in depends_on] if depends_on else None,
+                retry=retry, timeout=self.timeout, result_ttl=RESULT_TTL_SEC, failure_ttl=FAILURE_TTL_SEC,
+                on_failure=Callback(RQ_ON_FAILURE), meta={"failure_handler": self.failure_handler},
+                description=f"{func_path}{tuple(args)!r}")
+
+    def cancel(self, job_id: str) -> None:
+        from rq.command import send_stop_job_command
+        from rq.exceptions import InvalidJobOperation, NoSuchJobError
+        from rq.job import Job, JobStatus
+
+        with self._guard("cancel"):
+            try:
+                job = Job.fetch(self.rq_job_id(job_id), connection=self.redis)
+            except NoSuchJobError:
+                return
+            status = job.get_status(refresh=False)
+            try:
+                if status == JobStatus.STARTED:
+                    send_stop_job_command(self.redis, job.id)  # the task would no-op anyway; this saves the work
+                elif status not in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELED, JobStatus.STOPPED):
+                    job.cancel()
+            except InvalidJobOperation:
+                pass
+
+    def ping(self) -> None:
+        with self._guard("ping"):
+            self.redis.ping()
+
+    def _waiting_or_running(self, rq_job_id: str) -> bool:
+        from rq.exceptions import NoSuchJobError
+        from rq.job import Job, JobStatus
+
+        try:
+            status = Job.fetch(rq_job_id, connection=self.redis).get_status(refresh=False)
+        except NoSuchJobError:
+            return False
+        return status in (JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED, JobStatus.STARTED)
+
+    def _guard(self, action: str) -> AbstractContextManager[None]:
+        return _redis_guard(action)
+
+
+@contextmanager
+def _redis_guard(action: str) -> Iterator[None]:
+    """Turns Redis connection trouble into QueueUnavailable."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    try:
+        yield
+    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        raise QueueUnavailable(f"the job queue (Redis) cannot be reached ({action}): {exc}") from exc
+
+
+def on_rq_failure(job: Any, connection: Any, exc_type: Any = None, exc_value: BaseException | None = None,
+                  tb: Any = None) -> None:
+    """RQ's ``on_failure`` callback: hand a failure that will not be retried to the failure handler.
+
+    RQ calls it on every failure, also those it is about to retry (``retries_left`` > 0), and for
+    jobs whose worker died (``AbandonedJobError``, from the started-job registry's cleanup).
+    """
+    if job.retries_left:
+        log.info("job %s failed (%s); RQ retries it, %s left", job.id, describe_exception(exc_value),
+                 job.retries_left)
+        return
+    handler = resolve(job.meta.get("failure_handler") or DEFAULT_FAILURE_HANDLER)
+    handler(job.func_name, list(job.args), describe_exception(exc_value))

@@ -1,0 +1,283 @@
+"""Render requests: dedup, credits, the chunk plan, and the Render resource.
+
+``RenderService.request`` is the one place a render is born. Under the workspace row lock (taken
+first, as everywhere; SQLite's ``BEGIN IMMEDIATE`` serialises the same way) it looks for an
+identical render, charges the version if no live render of it is paid for, and writes the row;
+only after the commit does it hand the chunk and stitch jobs to the queue. If the queue cannot
+take them, a compensating transaction removes the row and its ledger rows and the caller gets
+``QueueUnavailable``: nothing is left behind.
+
+Dedup: ``dedup_hash`` is SHA-256 over (version doc hash, format, resolution, fps, renderer
+version). Within a video, a queued, running or succeeded render with the hash is returned as is
+(a unique partial index backs this); failed and canceled ones are not reused. The scope is the
+video, not the hash alone: two workspaces with identical documents must not share a render.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import IntegrityError
+
+import renderer
+from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
+from farm.progress import ProgressStore, fraction
+from farm.queue import JobQueue
+from renderer.model import frame_count
+from shared.clock import Clock
+from shared.config import Settings
+from shared.db import transaction
+from shared.repos import renders as repo
+from shared.repos import videos as videos_repo
+from shared.repos._locks import lock_workspace
+from shared.storage import Storage
+from studio.videos import VideoStateError
+
+RENDER_URL_TTL_SEC = 7 * 24 * 3600
+MAX_FPS = 120
+MAX_RESOLUTION = 4320
+RENDER_QUEUE = "render"
+RENDER_CHUNK_TASK = "farm.tasks.render_chunk"
+STITCH_TASK = "farm.tasks.stitch"
+
+
+# -- names and numbers ----------------------------------------------------------------------
+
+def dedup_hash(doc_hash: str, fmt: str, resolution: int, fps: int,
+               renderer_version: str = renderer.RENDERER_VERSION) -> str:
+    """SHA-256 (hex) identifying a render's output: equal hashes make equal files."""
+    canonical = json.dumps([doc_hash, fmt, int(resolution), int(fps), renderer_version], separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def credits_for(duration_sec: float) -> int:
+    """What rendering a version costs: one credit per started minute, at least one."""
+    return max(1, math.ceil(duration_sec / 60))
+
+
+def chunk_job_id(render_id: str, index: int) -> str:
+    return f"render-{render_id}-chunk-{index}"
+
+
+def stitch_job_id(render_id: str) -> str:
+    return f"render-{render_id}-stitch"
+
+
+def render_job_ids(render: repo.Render) -> list[str]:
+    """Every queue job of a render: its chunks, then its stitch."""
+    return [chunk_job_id(render.id, i) for i in range(render.chunks or 0)] + [stitch_job_id(render.id)]
+
+
+def segment_key(render_id: str, index: int) -> str:
+    return f"renders/{render_id}/seg{index}.mp4"
+
+
+def video_key(render_id: str) -> str:
+    return f"renders/{render_id}/video.mp4"
+
+
+def poster_key(render_id: str) -> str:
+    return f"renders/{render_id}/poster.jpg"
+
+
+def render_resource(render: repo.Render, storage: Storage, progress: ProgressStore | None = None) -> dict[str, Any]:
+    """The Render resource (the seed's fields, in its order); URLs signed afresh for 7 days."""
+    if render.status == "succeeded":
+        shown = 1.0
+    elif render.status in repo.LIVE and progress is not None:
+        shown = max(render.progress, fraction(progress, render.id, render.frames))
+    else:
+        shown = render.progress
+    succeeded = render.status == "succeeded"
+    return {
+        "id": render.id, "video_id": render.video_id, "version_id": render.version_id,
+        "format": render.format, "resolution": render.resolution, "fps": render.fps,
+        "status": render.status, "progress": round(float(shown), 4),
+        "url": storage.url(render.url_key, RENDER_URL_TTL_SEC) if succeeded and render.url_key else None,
+        "poster_url": storage.url(render.poster_key, RENDER_URL_TTL_SEC) if succeeded and render.poster_key else None,
+        "duration_sec": render.duration_sec, "bytes": render.bytes, "error": render.error,
+        "created_at": render.created_at, "finished_at": render.finished_at,
+    }
+
+
+def jsonable(resource: dict[str, Any]) -> dict[str, Any]:
+    """A resource with its datetimes as ISO 8601 strings (for event payloads)."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in resource.items()}
+
+
+# -- the service ----------------------------------------------------------------------------
+
+class RenderService:
+    """Requests, reads and cancels renders; the API's only way into them."""
+
+    def __init__(self, engine: Engine, queue: JobQueue, storage: Storage, clock: Clock,
+                 progress: ProgressStore, settings: Settings | None = None, retries: int = 2) -> None:
+        self.engine = engine
+        self.queue = queue
+        self.storage = storage
+        self.clock = clock
+        self.progress = progress
+        self.settings = settings
+        self.retries = retries
+
+    def request(self, workspace_id: str, video_id: str, fmt: str, resolution: int = 1080,
+                fps: int | None = None) -> dict[str, Any]:
+        """The render of the video's current version in ``fmt``: an identical one, or a new one.
+
+        Raises:
+            InvalidRequest: format, resolution or fps out of range.
+            shared.errors.NotFound: no such video in the workspace.
+            studio.videos.VideoStateError: the video is generating or archived.
+            shared.errors.InsufficientCredits: the version needs a charge the balance cannot pay.
+            QueueUnavailable: the queue is down; nothing was created or charged.
+        """
+        return self.request_many(workspace_id, video_id, [fmt], resolution, fps)[0]
+
+    def request_many(self, workspace_id: str, video_id: str, formats: Sequence[str], resolution: int = 1080,
+                     fps: int | None = None) -> list[dict[str, Any]]:
+        """One render per format (variants), created and charged together: all or nothing.
+
+        A repeated format gets the same render. Raises what ``request`` raises.
+        """
+        _validate(formats, resolution, fps)
+        with self.engine.connect() as conn:  # 404 and 409 before 503: they tell the client more
+            renderable_version(conn, videos_repo.get_video(conn, workspace_id, video_id))
+        self.queue.ping()  # fail before writing anything when the queue is known to be down
+        found, created = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps)
+        self._enqueue_or_undo(created)
+        by_format = {r.format: r for r in found}
+        return [render_resource(by_format[f], self.storage, self.progress) for f in formats]
+
+    def get(self, workspace_id: str, render_id: str) -> dict[str, Any]:
+        """Raises NotFound."""
+        with self.engine.connect() as conn:
+            render = repo.get_render(conn, workspace_id, render_id)
+        return render_resource(render, self.storage, self.progress)
+
+    def list_for_video(self, workspace_id: str, video_id: str) -> list[dict[str, Any]]:
+        """The video's renders, newest first. Raises NotFound for no such video."""
+        with self.engine.connect() as conn:
+            videos_repo.get_video(conn, workspace_id, video_id)
+            renders = repo.list_renders(conn, workspace_id, video_id)
+        return [render_resource(r, self.storage, self.progress) for r in renders]
+
+    def cancel(self, workspace_id: str, render_id: str) -> dict[str, Any]:
+        """``queued|running -> canceled`` with the charge released.
+
+        Raises:
+            shared.errors.NotFound: no such render in the workspace.
+            StateConflict: the render has already finished (succeeded, failed or canceled).
+        """
+        with transaction(self.engine) as conn:
+            lock_workspace(conn, workspace_id)
+            render = repo.get_render(conn, workspace_id, render_id)
+            if render.status in repo.LIVE:  # keep the progress shown so far: it never goes back
+                repo.touch_render(conn, self.clock, render_id, fraction(self.progress, render_id, render.frames))
+            ended = repo.cancel_render(conn, self.clock, render_id) if render.status in repo.LIVE else None
+            if ended is None:
+                raise StateConflict(f"the render is {render.status}; only a queued or running render can be canceled")
+        self.progress.clear(render_id)
+        self._drop_jobs(ended)  # its tasks would find the render canceled and do nothing anyway
+        return render_resource(ended, self.storage, self.progress)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
+                fps: int | None) -> tuple[list[repo.Render], list[repo.Render]]:
+        for attempt in range(3):
+            try:
+                with transaction(self.engine) as conn:
+                    lock_workspace(conn, workspace_id)
+                    video = videos_repo.get_video(conn, workspace_id, video_id)
+                    version = renderable_version(conn, video)
+                    results = [self._find_or_create(conn, video, version, fmt, resolution, fps) for fmt in formats]
+                return [r for r, _ in results], [r for r, new in results if new]
+            except IntegrityError:
+                # The unique index caught a render that another transaction created meanwhile
+                # (the workspace lock makes this rare); look again.
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, fmt: str,
+                        resolution: int, fps: int | None) -> tuple[repo.Render, bool]:
+        fps = int(fps or version.doc.get("fps") or 30)
+        digest = dedup_hash(version.doc_hash, fmt, resolution, fps)
+        existing = repo.find_active_render(conn, version.video_id, digest)
+        if existing is not None:
+            return existing, False
+        duration = float(version.doc["duration"])
+        frames = frame_count(duration, fps)
+        amount = 0 if repo.version_is_paid(conn, version.id) else credits_for(duration)
+        render = repo.insert_render(conn, self.clock, repo.NewRender(
+            workspace_id=video.workspace_id, video_id=video.id, version_id=version.id,
+            format=fmt, resolution=resolution, fps=fps, dedup_hash=digest, frames=frames,
+            chunks=renderer.chunk_count(frames, fps)), charged_credits=amount)
+        if amount:
+            repo.charge_render(conn, self.clock, render, amount)
+        return render, True
+
+    def _enqueue_or_undo(self, created: list[repo.Render]) -> None:
+        try:
+            for render in created:
+                self._enqueue(render)
+        except QueueUnavailable:
+            with transaction(self.engine) as conn:
+                for render in created:
+                    repo.delete_render(conn, render.id)
+            for render in created:
+                self.progress.clear(render.id)
+                self._drop_jobs(render)
+            raise
+
+    def _drop_jobs(self, render: repo.Render) -> None:
+        """Best effort: jobs that made it into the queue find no render and do nothing anyway."""
+        for job_id in render_job_ids(render):
+            try:
+                self.queue.cancel(job_id)
+            except QueueUnavailable:
+                return
+
+    def _enqueue(self, render: repo.Render) -> None:
+        self.progress.set_total(render.id, render.frames or 0)
+        chunk_ids = [chunk_job_id(render.id, i) for i in range(render.chunks or 0)]
+        for index, job_id in enumerate(chunk_ids):
+            self.queue.enqueue(RENDER_CHUNK_TASK, render.id, index, job_id=job_id, queue=RENDER_QUEUE,
+                               retries=self.retries)
+        self.queue.enqueue(STITCH_TASK, render.id, job_id=stitch_job_id(render.id), queue=RENDER_QUEUE,
+                           depends_on=chunk_ids, retries=self.retries)
+
+
+def renderable_version(conn: Connection, video: videos_repo.Video) -> videos_repo.Version:
+    """The version a render or still of the video uses. Raises VideoStateError when there is none."""
+    if video.status == "failed" and video.current_version_id is None:
+        raise VideoStateError("conflict", "the video's generation failed, so it has nothing to render")
+    if video.status == "generating" or video.current_version_id is None:
+        raise VideoStateError("video_not_ready", "the video is still generating; render it when it is ready")
+    if video.status == "archived":
+        raise VideoStateError("conflict", "the video is archived; it can be read but not rendered")
+    return videos_repo.get_version_by_id(conn, video.workspace_id, video.current_version_id)
+
+
+def _validate(formats: Sequence[str], resolution: Any, fps: Any) -> None:
+    details = []
+    if not formats:
+        details.append({"field": "/formats", "code": "required", "message": "give at least one format"})
+    for i, fmt in enumerate(formats):
+        if fmt not in renderer.FORMATS:
+            field = "/format" if len(formats) == 1 else f"/formats/{i}"
+            details.append({"field": field, "code": "invalid_choice",
+                            "message": f"must be one of {', '.join(renderer.FORMATS)}"})
+    if isinstance(resolution, bool) or not isinstance(resolution, int) or not 16 <= resolution <= MAX_RESOLUTION:
+        details.append({"field": "/resolution", "code": "out_of_range",
+                        "message": f"must be a whole number of pixels from 16 to {MAX_RESOLUTION}"})
+    if fps is not None and (isinstance(fps, bool) or not isinstance(fps, int) or not 1 <= fps <= MAX_FPS):
+        details.append({"field": "/fps", "code": "out_of_range", "message": f"must be a whole number from 1 to {MAX_FPS}"})
+    if details:
+        raise InvalidRequest(details)

@@ -1,0 +1,304 @@
+"""The farm's jobs: module-level functions that take ids and plain values and are idempotent.
+
+They run wherever the queue runs them (an RQ work horse, an embedded pool process, a test's
+``SimpleWorker``) and load everything else themselves through the process's ``TaskContext``:
+``configure()`` sets it (the worker's ``main``, the API's wiring, tests); unset, it is built once
+from the environment. Running a job twice is harmless: a chunk overwrites its deterministic
+segment key, and every status change is conditional, so a chunk of a canceled or finished render
+does nothing.
+
+Failures: a problem the user can act on (an unreadable asset, an unknown font, an invalid
+document) fails the render at once with that message, without retries, since a retry would
+meet it again. Anything else raises, the queue retries, and when retries are spent the queue
+calls ``handle_task_failure``, which fails the render (refunding it) or the job.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine
+
+import renderer
+from farm import renders as names
+from farm.assets import StorageAssets
+from farm.errors import TaskFailed
+from farm.progress import MAX_UNFINISHED, ProgressBatcher, ProgressStore, fraction
+from shared.clock import Clock
+from shared.config import Settings
+from shared.db import transaction
+from shared.repos import jobs as jobs_repo
+from shared.repos import renders as renders_repo
+from shared.repos import videos as videos_repo
+from shared.storage import Storage
+
+log = logging.getLogger("reelfarm.farm")
+
+STATUS_CHECK_SEC = 2.0  # how often a running chunk looks whether its render was canceled
+STILLS_PREFIX = "jobs"
+_PERMANENT = (renderer.AssetError, renderer.DocInvalid, renderer.FontError, TaskFailed)
+_ADVICE = {
+    renderer.AssetError: "fix or replace the asset, then render again",
+    renderer.FontError: "choose one of the fonts the renderer ships, then render again",
+    renderer.DocInvalid: "fix the document, then render again",
+}
+
+
+@dataclass
+class TaskContext:
+    """What a task needs besides its arguments."""
+
+    engine: Engine
+    storage: Storage
+    clock: Clock
+    progress: ProgressStore
+    settings: Settings | None = None
+
+
+_CONTEXT: TaskContext | None = None
+_FORK_HOOK = False
+
+
+def configure(context: TaskContext) -> None:
+    """Make ``context`` this process's task context (inherited by processes forked from it)."""
+    global _CONTEXT, _FORK_HOOK
+    _CONTEXT = context
+    if not _FORK_HOOK:
+        # A forked child must not use the parent's pooled database connections.
+        os.register_at_fork(after_in_child=_after_fork)
+        _FORK_HOOK = True
+
+
+def current() -> TaskContext:
+    """The configured context; built from ``Settings.from_env()`` the first time if none was set."""
+    if _CONTEXT is None:
+        from farm.wiring import make_task_context
+
+        configure(make_task_context(Settings.from_env()))
+    assert _CONTEXT is not None
+    return _CONTEXT
+
+
+def _after_fork() -> None:
+    if _CONTEXT is not None:
+        _CONTEXT.engine.dispose(close=False)
+
+
+class _Stopped(Exception):
+    """The render stopped being live while a chunk was drawing it (canceled, or failed elsewhere)."""
+
+
+# -- renders --------------------------------------------------------------------------------
+
+def render_chunk(render_id: str, index: int) -> None:
+    """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``."""
+    ctx = current()
+    with transaction(ctx.engine) as conn:
+        render = renders_repo.start_render(conn, ctx.clock, render_id)
+        if render is None:
+            return  # canceled, failed, finished or gone: nothing to do
+        doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
+    chunks = renderer.plan_chunks(render.frames or 0, render.chunks or 1)
+    if index >= len(chunks):
+        raise RuntimeError(f"render {render_id} has {len(chunks)} chunks, not {index + 1}")
+    start, end = chunks[index]
+    report = _Reporter(ctx, render_id)
+    with tempfile.TemporaryDirectory(prefix="reelfarm-chunk-") as tmp:
+        path = os.path.join(tmp, f"seg{index}.mp4")
+        try:
+            renderer.render_segment(doc, path, render.format, render.resolution, render.fps, start, end,
+                                    assets=StorageAssets(ctx.storage), progress=report)
+        except _Stopped:
+            return
+        except _PERMANENT as exc:
+            fail_render(render_id, _user_message(exc))
+            return
+        report.flush()
+        ctx.storage.put_file(names.segment_key(render_id, index), path, "video/mp4")
+    with transaction(ctx.engine) as conn:
+        renders_repo.touch_render(conn, ctx.clock, render_id)
+
+
+def stitch(render_id: str) -> None:
+    """Join the render's segments, mux its audio, write the poster, and mark it succeeded."""
+    ctx = current()
+    with ctx.engine.connect() as conn:
+        render = renders_repo.find_render(conn, render_id)
+        if render is None or render.status not in renders_repo.LIVE:
+            return
+        doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
+    keys = [names.segment_key(render_id, i) for i in range(render.chunks or 0)]
+    missing = [key for key in keys if not ctx.storage.exists(key)]
+    if missing:
+        raise RuntimeError(f"segments missing for render {render_id}: {', '.join(missing)}")
+    with transaction(ctx.engine) as conn:
+        renders_repo.touch_render(conn, ctx.clock, render_id, MAX_UNFINISHED)
+    assets = StorageAssets(ctx.storage)
+    with tempfile.TemporaryDirectory(prefix="reelfarm-stitch-") as tmp:
+        out, poster = os.path.join(tmp, "video.mp4"), os.path.join(tmp, "poster.jpg")
+        try:
+            renderer.finish_video(doc, [ctx.storage.open_local(key) for key in keys], out, assets)
+            renderer.write_poster(doc, poster, render.format, render.resolution, assets)
+        except _PERMANENT as exc:
+            fail_render(render_id, _user_message(exc))
+            return
+        ctx.storage.put_file(names.video_key(render_id), out, "video/mp4")
+        ctx.storage.put_file(names.poster_key(render_id), poster, "image/jpeg")
+        size = os.path.getsize(out)
+    _complete(ctx, render, size, keys)
+
+
+def _complete(ctx: TaskContext, render: renders_repo.Render, size: int, segment_keys: list[str]) -> None:
+    with transaction(ctx.engine) as conn:
+        done = renders_repo.complete_render(
+            conn, ctx.clock, render.id, url_key=names.video_key(render.id), poster_key=names.poster_key(render.id),
+            size=size, duration_sec=(render.frames or 0) / render.fps)
+        if done is not None:
+            resource = names.render_resource(done, ctx.storage)
+            renders_repo.add_event(conn, ctx.clock, workspace_id=done.workspace_id, type="render.completed",
+                                   payload={"render": names.jsonable(resource)})
+    if done is None:  # canceled while stitching: its files are not anyone's
+        for key in (names.video_key(render.id), names.poster_key(render.id)):
+            ctx.storage.delete(key)
+    for key in segment_keys:
+        ctx.storage.delete(key)
+    ctx.progress.clear(render.id)
+
+
+def fail_render(render_id: str, message: str) -> bool:
+    """Fail a live render with ``message``, release its charge and emit ``render.failed``.
+
+    Returns False when the render was not live (already finished, canceled or gone).
+    """
+    ctx = current()
+    with transaction(ctx.engine) as conn:
+        render = renders_repo.find_render(conn, render_id)
+        if render is None or render.status not in renders_repo.LIVE:
+            return False
+        # keep the progress shown so far: it never goes back
+        renders_repo.touch_render(conn, ctx.clock, render_id, fraction(ctx.progress, render_id, render.frames))
+        if render.charged_credits:
+            amount = render.charged_credits
+            message += f"; the {amount} credit{'s' if amount != 1 else ''} charged for it " + \
+                ("were" if amount != 1 else "was") + " refunded"
+        ended = renders_repo.fail_render(conn, ctx.clock, render_id, message)
+        if ended is not None:
+            resource = names.render_resource(ended, ctx.storage)
+            renders_repo.add_event(conn, ctx.clock, workspace_id=ended.workspace_id, type="render.failed",
+                                   payload={"render": names.jsonable(resource)})
+    if ended is not None:
+        ctx.progress.clear(render_id)
+        log.info("render %s failed: %s", render_id, message)
+    return ended is not None
+
+
+class _Reporter:
+    """The progress callback of a chunk: batches frames into the store, and every few seconds
+    checks that the render is still live, stopping the chunk (``_Stopped``) when it is not."""
+
+    def __init__(self, ctx: TaskContext, render_id: str) -> None:
+        self.ctx = ctx
+        self.render_id = render_id
+        self.batch = ProgressBatcher(ctx.progress, render_id)
+        self._checked = time.monotonic()
+
+    def __call__(self, n: int) -> None:
+        self.batch(n)
+        if time.monotonic() - self._checked >= STATUS_CHECK_SEC:
+            self._checked = time.monotonic()
+            with self.ctx.engine.connect() as conn:
+                render = renders_repo.find_render(conn, self.render_id)
+            if render is None or render.status not in renders_repo.LIVE:
+                raise _Stopped()
+
+    def flush(self) -> None:
+        self.batch.flush()
+
+
+# -- stills ---------------------------------------------------------------------------------
+
+def stills_key(job_id: str, index: int) -> str:
+    return f"{STILLS_PREFIX}/{job_id}/still-{index}.png"
+
+
+def render_stills(job_id: str) -> None:
+    """Render the job's stills (stage ``render``), store them (stage ``upload``), record the result."""
+    ctx = current()
+    with transaction(ctx.engine) as conn:
+        job = jobs_repo.start_job(conn, ctx.clock, job_id, "render")
+        if job is None:
+            return
+        doc = videos_repo.get_version_by_id(conn, job.workspace_id, job.params["version_id"]).doc
+    times: list[float] = list(job.params["times"])
+    fmt, resolution = job.params["format"], int(job.params["resolution"])
+    width, height = renderer.frame_size(fmt, resolution)
+    assets = StorageAssets(ctx.storage)
+    images = []
+    for i, t in enumerate(times):
+        try:
+            images.append(renderer.render_still_png(doc, t, fmt, resolution, assets))
+        except _PERMANENT as exc:
+            fail_job(job_id, _user_message(exc))
+            return
+        if not _stage(ctx, job_id, "render", 0.8 * (i + 1) / len(times)):
+            return  # canceled
+    stills = []
+    for i, (t, png) in enumerate(zip(times, images)):
+        key = stills_key(job_id, i)
+        ctx.storage.put_bytes(key, png, "image/png")
+        stills.append({"time": t, "key": key, "width": width, "height": height})
+        if not _stage(ctx, job_id, "upload", 0.8 + 0.2 * (i + 1) / len(times)):
+            return
+    with transaction(ctx.engine) as conn:
+        jobs_repo.finish_job(conn, ctx.clock, job_id, {"stills": stills})
+
+
+def fail_job(job_id: str, message: str) -> bool:
+    """Fail a live job with ``message``; False when it was not live."""
+    ctx = current()
+    with transaction(ctx.engine) as conn:
+        ended = jobs_repo.fail_job(conn, ctx.clock, job_id, message)
+    return ended is not None
+
+
+def _stage(ctx: TaskContext, job_id: str, stage: str, progress: float) -> bool:
+    with transaction(ctx.engine) as conn:
+        return jobs_repo.set_stage(conn, job_id, stage, progress)
+
+
+# -- failures -------------------------------------------------------------------------------
+
+def handle_task_failure(func_path: str, args: Sequence[Any], reason: str) -> None:
+    """The queues' failure handler: a task failed for good (retries spent, or its process died)."""
+    name = func_path.rsplit(".", 1)[-1]
+    handlers: dict[str, Callable[[Sequence[Any], str], None]] = {
+        "render_chunk": lambda a, r: _fail_render_quietly(a[0], f"rendering chunk {int(a[1]) + 1} failed: {r}"),
+        "stitch": lambda a, r: _fail_render_quietly(a[0], f"joining the rendered chunks failed: {r}"),
+        "render_stills": lambda a, r: _fail_job_quietly(a[0], f"rendering the stills failed: {r}"),
+    }
+    handler = handlers.get(name)
+    if handler is None:
+        log.error("task %s%r failed for good: %s", func_path, tuple(args), reason)
+        return
+    handler(args, reason)
+
+
+def _fail_render_quietly(render_id: str, message: str) -> None:
+    fail_render(render_id, f"{message}; try again")
+
+
+def _fail_job_quietly(job_id: str, message: str) -> None:
+    fail_job(job_id, f"{message}; try again")
+
+
+def _user_message(exc: BaseException) -> str:
+    for kind, advice in _ADVICE.items():
+        if isinstance(exc, kind):
+            return f"{exc}; {advice}"
+    return str(exc)

@@ -1,0 +1,104 @@
+"""Build the farm's parts from settings, the same way in the API and in the worker.
+
+``REELFARM_REDIS_URL`` set: ``RQQueue`` and ``RedisProgress`` (a farm). Unset: the embedded
+``EmbeddedQueue`` on the service's database and ``DatabaseProgress`` (one machine, nothing to
+install). The API builds a ``Farm`` with ``make_farm`` and, in embedded mode, calls
+``farm.start()`` in each serving process (after gunicorn forks its workers) so that process's
+executor runs queued tasks; ``reelfarm worker`` does the same for RQ with ``make_task_context``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine
+
+from farm.embedded import EmbeddedQueue
+from farm.jobs import JobService
+from farm.progress import DatabaseProgress, MemoryProgress, ProgressStore, RedisProgress
+from farm.queue import JobQueue, RQQueue
+from farm.renders import RenderService
+from farm.tasks import TaskContext, configure
+from shared.clock import Clock, SystemClock
+from shared.config import Settings
+from shared.db import make_engine
+from shared.storage import Storage, make_storage
+
+log = logging.getLogger("reelfarm.farm")
+
+REDIS_CONNECT_TIMEOUT_SEC = 2.0
+REDIS_TIMEOUT_SEC = 10.0
+
+
+def make_redis(url: str) -> Any:
+    """A Redis client that fails fast when the server is down (the API answers 503 rather than hang)."""
+    from redis import Redis
+
+    return Redis.from_url(url, socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SEC,
+                          socket_timeout=REDIS_TIMEOUT_SEC, health_check_interval=30)
+
+
+def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None) -> JobQueue:
+    """``RQQueue`` when ``settings.redis_url`` is set, else an (unstarted) ``EmbeddedQueue``."""
+    if settings.redis_url:
+        return RQQueue(make_redis(settings.redis_url))
+    return EmbeddedQueue(engine, clock=clock, maintenance=_reap)
+
+
+def make_progress(settings: Settings, engine: Engine | None = None) -> ProgressStore:
+    """``RedisProgress`` with Redis; else ``DatabaseProgress`` on ``engine`` (visible to every
+    process), or ``MemoryProgress`` when no engine is given (one process only)."""
+    if settings.redis_url:
+        return RedisProgress(make_redis(settings.redis_url))
+    if engine is not None:
+        return DatabaseProgress(engine)
+    return MemoryProgress()
+
+
+def make_task_context(settings: Settings, engine: Engine | None = None, storage: Storage | None = None,
+                      clock: Clock | None = None, progress: ProgressStore | None = None) -> TaskContext:
+    """What tasks need, from settings; parts already built may be passed in to be shared."""
+    clock = clock or SystemClock()
+    engine = engine or make_engine(settings.database_url)
+    return TaskContext(engine=engine, storage=storage or make_storage(settings, clock), clock=clock,
+                       progress=progress or make_progress(settings, engine), settings=settings)
+
+
+@dataclass
+class Farm:
+    """The farm as the API sees it."""
+
+    queue: JobQueue
+    progress: ProgressStore
+    renders: RenderService
+    jobs: JobService
+    context: TaskContext
+
+    def start(self) -> None:
+        """Start this process's embedded executor (a no-op with RQ, whose workers run elsewhere)."""
+        if isinstance(self.queue, EmbeddedQueue):
+            self.queue.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        if isinstance(self.queue, EmbeddedQueue):
+            self.queue.stop(timeout)
+
+
+def make_farm(settings: Settings, engine: Engine, storage: Storage, clock: Clock,
+              queue: JobQueue | None = None, progress: ProgressStore | None = None) -> Farm:
+    """Queue, progress, services and the task context (made this process's), sharing one engine."""
+    queue = queue or make_queue(settings, engine, clock)
+    progress = progress or make_progress(settings, engine)
+    context = TaskContext(engine=engine, storage=storage, clock=clock, progress=progress, settings=settings)
+    configure(context)
+    return Farm(queue=queue, progress=progress, context=context,
+                renders=RenderService(engine, queue, storage, clock, progress, settings),
+                jobs=JobService(engine, queue, storage, clock))
+
+
+def _reap() -> None:
+    from farm.reaper import reap
+
+    reap()

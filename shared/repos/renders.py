@@ -1,0 +1,265 @@
+"""Renders, their credits and their events.
+
+A render's status only moves forward: ``queued -> running -> succeeded | failed | canceled``
+(``queued`` may also go straight to ``failed`` or ``canceled``). Every transition here is a
+conditional UPDATE on the current status, so a late or repeated task never undoes a newer
+state (a chunk of a canceled render finds nothing to update).
+
+Credits: a version is charged once (``ceil(duration / 60)``) at its first render. The render
+that paid carries the amount in ``charged_credits``; later renders of the version are free
+while a paid render of it is queued, running or succeeded. When the paid render fails or is
+canceled its charge is released: refunded, or, if another live render of the version exists,
+handed to that render (a refund row and a charge row in one transaction, balance unchanged), so
+a version that ends up with a render has always been paid for once. Callers hold the workspace
+row lock (taken first, as everywhere) while deciding, which is what makes "once" hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, select, update
+
+from shared.clock import Clock
+from shared.errors import NotFound
+from shared.ids import new_event_id, new_id
+from shared.repos._locks import lock_workspace
+from shared.repos.workspaces import add_credits
+from shared.tables import (
+    ACTIVE_RENDER_STATUSES,
+    RENDER_CHARGE,
+    RENDER_REFUND,
+    credit_ledger,
+    event_outbox,
+    renders,
+    workspaces,
+)
+
+LIVE = ("queued", "running")
+
+
+@dataclass(frozen=True)
+class Render:
+    id: str
+    workspace_id: str
+    video_id: str
+    version_id: str
+    format: str
+    resolution: int
+    fps: int
+    status: str
+    progress: float
+    url_key: str | None
+    poster_key: str | None
+    duration_sec: float | None
+    bytes: int | None
+    error: str | None
+    dedup_hash: str
+    charged_credits: int
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    frames: int | None
+    chunks: int | None
+    progressed_at: datetime | None
+
+
+@dataclass(frozen=True)
+class NewRender:
+    workspace_id: str
+    video_id: str
+    version_id: str
+    format: str
+    resolution: int
+    fps: int
+    dedup_hash: str
+    frames: int
+    chunks: int
+
+
+def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credits: int = 0) -> Render:
+    """A ``queued`` render. The caller holds the workspace lock and has checked for duplicates."""
+    now = clock.now()
+    render_id = new_id()
+    conn.execute(renders.insert().values(
+        id=render_id, workspace_id=new.workspace_id, video_id=new.video_id, version_id=new.version_id,
+        format=new.format, resolution=new.resolution, fps=new.fps, status="queued", progress=0.0,
+        dedup_hash=new.dedup_hash, charged_credits=charged_credits, frames=new.frames, chunks=new.chunks,
+        created_at=now, progressed_at=now))
+    return _load(conn, render_id)
+
+
+def get_render(conn: Connection, workspace_id: str, render_id: str) -> Render:
+    """Raises NotFound when there is no such render in the workspace."""
+    row = conn.execute(select(renders).where(renders.c.id == render_id,
+                                             renders.c.workspace_id == workspace_id)).first()
+    if row is None:
+        raise NotFound("render", render_id)
+    return Render(**row._mapping)
+
+
+def find_render(conn: Connection, render_id: str) -> Render | None:
+    """The render with this id, whatever its workspace (for tasks, which get bare ids)."""
+    row = conn.execute(select(renders).where(renders.c.id == render_id)).first()
+    return Render(**row._mapping) if row else None
+
+
+def find_active_render(conn: Connection, video_id: str, dedup_hash: str) -> Render | None:
+    """The queued, running or succeeded render of the video with this hash (at most one exists)."""
+    row = conn.execute(select(renders).where(
+        renders.c.video_id == video_id, renders.c.dedup_hash == dedup_hash,
+        renders.c.status.in_(ACTIVE_RENDER_STATUSES))).first()
+    return Render(**row._mapping) if row else None
+
+
+def version_is_paid(conn: Connection, version_id: str) -> bool:
+    """Whether a queued, running or succeeded render of the version carries its charge."""
+    row = conn.execute(select(renders.c.id).where(
+        renders.c.version_id == version_id, renders.c.charged_credits > 0,
+        renders.c.status.in_(ACTIVE_RENDER_STATUSES)).limit(1)).first()
+    return row is not None
+
+
+def list_renders(conn: Connection, workspace_id: str, video_id: str) -> list[Render]:
+    """The video's renders, newest first."""
+    rows = conn.execute(select(renders).where(renders.c.workspace_id == workspace_id,
+                                              renders.c.video_id == video_id)
+                        .order_by(renders.c.created_at.desc(), renders.c.id.desc()))
+    return [Render(**row._mapping) for row in rows]
+
+
+def list_renders_by_status(conn: Connection, statuses: tuple[str, ...], limit: int = 100) -> list[Render]:
+    """Renders in any workspace with one of ``statuses``, oldest first (operators' views)."""
+    rows = conn.execute(select(renders).where(renders.c.status.in_(statuses))
+                        .order_by(renders.c.created_at).limit(limit))
+    return [Render(**row._mapping) for row in rows]
+
+
+def charge_render(conn: Connection, clock: Clock, render: Render, amount: int) -> None:
+    """Debit ``amount`` for ``render`` (its version's charge). Raises InsufficientCredits."""
+    add_credits(conn, clock, workspace_id=render.workspace_id, delta=-amount, reason=RENDER_CHARGE,
+                render_id=render.id, version_id=render.version_id)
+
+
+def start_render(conn: Connection, clock: Clock, render_id: str) -> Render | None:
+    """Mark a chunk's start: ``queued -> running`` the first time. None unless the render is live."""
+    now = clock.now()
+    conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status == "queued")
+                 .values(status="running", started_at=now))
+    conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status == "running")
+                 .values(progressed_at=now))
+    render = find_render(conn, render_id)
+    return render if render is not None and render.status in LIVE else None
+
+
+def touch_render(conn: Connection, clock: Clock, render_id: str, progress: float | None = None) -> None:
+    """Record that the render moved forward (and its progress, never lowering it)."""
+    values: dict[str, Any] = {"progressed_at": clock.now()}
+    if progress is not None:
+        values["progress"] = func.max(renders.c.progress, progress) if conn.dialect.name == "sqlite" \
+            else func.greatest(renders.c.progress, progress)
+    conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status.in_(LIVE)).values(**values))
+
+
+def complete_render(conn: Connection, clock: Clock, render_id: str, *, url_key: str, poster_key: str,
+                    size: int, duration_sec: float) -> Render | None:
+    """``running -> succeeded`` with its files; None if it is no longer live (canceled meanwhile)."""
+    now = clock.now()
+    done = conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status.in_(LIVE)).values(
+        status="succeeded", progress=1.0, url_key=url_key, poster_key=poster_key, bytes=size,
+        duration_sec=duration_sec, finished_at=now, progressed_at=now, error=None))
+    return find_render(conn, render_id) if done.rowcount else None
+
+
+def fail_render(conn: Connection, clock: Clock, render_id: str, error: str) -> Render | None:
+    """``queued|running -> failed`` with ``error`` and the charge released; None if not live."""
+    return _end(conn, clock, render_id, "failed", error)
+
+
+def cancel_render(conn: Connection, clock: Clock, render_id: str) -> Render | None:
+    """``queued|running -> canceled`` with the charge released; None if not live."""
+    return _end(conn, clock, render_id, "canceled", None)
+
+
+def _end(conn: Connection, clock: Clock, render_id: str, status: str, error: str | None) -> Render | None:
+    render = find_render(conn, render_id)
+    if render is None or render.status not in LIVE:
+        return None
+    lock_workspace(conn, render.workspace_id)  # lock order: the workspace row first
+    now = clock.now()
+    done = conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status.in_(LIVE))
+                        .values(status=status, error=error, finished_at=now, progressed_at=now))
+    if not done.rowcount:
+        return None
+    ended = _load(conn, render_id)
+    release_charge(conn, clock, ended)
+    return ended
+
+
+def release_charge(conn: Connection, clock: Clock, render: Render) -> None:
+    """Refund a failed or canceled render's charge, or hand it to another live render of the version.
+
+    Idempotent: a render is refunded at most once (also enforced by a unique ledger index).
+    """
+    if render.charged_credits <= 0 or _has_entry(conn, render.id, RENDER_REFUND):
+        return
+    add_credits(conn, clock, workspace_id=render.workspace_id, delta=render.charged_credits,
+                reason=RENDER_REFUND, render_id=render.id, version_id=render.version_id)
+    heir = conn.execute(select(renders).where(
+        renders.c.version_id == render.version_id, renders.c.id != render.id,
+        renders.c.charged_credits == 0, renders.c.status.in_(ACTIVE_RENDER_STATUSES))
+        .order_by(renders.c.created_at, renders.c.id).limit(1)).first()
+    if heir is not None and not version_is_paid(conn, render.version_id):
+        heir_render = Render(**heir._mapping)
+        conn.execute(update(renders).where(renders.c.id == heir_render.id)
+                     .values(charged_credits=render.charged_credits))
+        charge_render(conn, clock, heir_render, render.charged_credits)
+
+
+def delete_render(conn: Connection, render_id: str) -> None:
+    """Undo a render that was never handed to a queue: its row, its ledger rows and their effect.
+
+    The compensating transaction of a request whose enqueue failed; the client got an error and
+    never saw the render, so nothing of it should remain.
+    """
+    render = find_render(conn, render_id)
+    if render is None:
+        return
+    lock_workspace(conn, render.workspace_id)
+    net = conn.execute(select(func.coalesce(func.sum(credit_ledger.c.delta), 0))
+                       .where(credit_ledger.c.render_id == render_id)).scalar_one()
+    if net:
+        conn.execute(update(workspaces).where(workspaces.c.id == render.workspace_id)
+                     .values(credits=workspaces.c.credits - int(net)))
+    conn.execute(delete(credit_ledger).where(credit_ledger.c.render_id == render_id))
+    conn.execute(delete(renders).where(renders.c.id == render_id))
+
+
+def stalled_renders(conn: Connection, *, running_before: datetime, queued_before: datetime) -> list[Render]:
+    """Running renders no chunk has moved since ``running_before``; queued ones idle since ``queued_before``."""
+    last = func.coalesce(renders.c.progressed_at, renders.c.created_at)
+    rows = conn.execute(select(renders).where(
+        ((renders.c.status == "running") & (last < running_before))
+        | ((renders.c.status == "queued") & (last < queued_before))))
+    return [Render(**row._mapping) for row in rows]
+
+
+def add_event(conn: Connection, clock: Clock, *, workspace_id: str, type: str, payload: Mapping[str, Any]) -> str:
+    """Write an event to the outbox, in the caller's transaction; returns its id."""
+    event_id = new_event_id()
+    conn.execute(event_outbox.insert().values(id=event_id, workspace_id=workspace_id, type=type,
+                                              payload=dict(payload), created_at=clock.now()))
+    return event_id
+
+
+def _has_entry(conn: Connection, render_id: str, reason: str) -> bool:
+    return conn.execute(select(credit_ledger.c.id).where(credit_ledger.c.render_id == render_id,
+                                                         credit_ledger.c.reason == reason)).first() is not None
+
+
+def _load(conn: Connection, render_id: str) -> Render:
+    row = conn.execute(select(renders).where(renders.c.id == render_id)).one()
+    return Render(**row._mapping)

@@ -1,0 +1,227 @@
+"""Fixtures for the farm: real databases (``db_url``), real Redis, real storage, real rendering.
+
+Redis is the server at 127.0.0.1:6379, database 15 (``REELFARM_TEST_REDIS_URL`` overrides it).
+Each test gets its own namespace (queue names, job ids, node and progress keys all carry it)
+and deletes only the keys that carry it. When Redis is down, the tests that need it fail, never
+skip: they exist to run against the real server.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, func, select
+
+from farm.embedded import EmbeddedQueue
+from farm.jobs import JobService
+from farm.progress import DatabaseProgress, ProgressStore, RedisProgress
+from farm.queue import JobQueue, RQQueue
+from farm.renders import RenderService
+from farm.tasks import TaskContext, configure
+from farm.wiring import make_redis
+from renderer import NEUTRAL_BRAND
+from shared.clock import Clock, SystemClock
+from shared.db import make_engine, transaction
+from shared.repos import videos as videos_repo
+from shared.repos import workspaces as ws_repo
+from shared.storage import LocalStorage
+from shared.tables import credit_ledger, queued_tasks, renders
+from tests.conftest import BASE_DOC
+from tests.helpers import write_png, write_tone
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/15"
+PUBLIC_URL = "http://127.0.0.1:8000"
+SECRET = "s" * 48
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    url = os.environ.get("REELFARM_TEST_REDIS_URL", DEFAULT_REDIS_URL)
+    from redis.exceptions import RedisError
+
+    try:
+        make_redis(url).ping()
+    except RedisError as exc:
+        pytest.fail(f"Redis is not reachable at {url}: {exc}; start it with: redis-server --daemonize yes",
+                    pytrace=False)
+    return url
+
+
+@pytest.fixture
+def namespace(redis_url: str) -> Iterator[str]:
+    """A prefix unique to the test; its keys (and set members) are removed afterwards."""
+    token = f"t{secrets.token_hex(5)}-"
+    yield token
+    redis = make_redis(redis_url)
+    for key in redis.scan_iter(match=f"*{token}*", count=1000):
+        redis.delete(key)
+    for key in redis.scan_iter(match="rq:*", count=1000):
+        if redis.type(key) == b"set":
+            members = [m for m in redis.smembers(key) if token.encode() in m]
+            if members:
+                redis.srem(key, *members)
+
+
+@pytest.fixture
+def redis(redis_url: str) -> Any:
+    return make_redis(redis_url)
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> LocalStorage:
+    return LocalStorage(tmp_path / "files", PUBLIC_URL, SECRET)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return SystemClock()
+
+
+@dataclass
+class Farm:
+    """Everything a farm test touches, built from real parts."""
+
+    engine: Engine
+    storage: LocalStorage
+    clock: Clock
+    progress: ProgressStore
+    queue: JobQueue
+    renders: RenderService
+    jobs: JobService
+
+    def workspace(self, credits: int = 10) -> str:
+        with transaction(self.engine) as conn:
+            return ws_repo.create_workspace(conn, self.clock, name="acme", plan="pro", credits=credits,
+                                            brand_tokens=NEUTRAL_BRAND).id
+
+    def video(self, workspace_id: str, doc: dict[str, Any], status: str = "ready") -> str:
+        with transaction(self.engine) as conn:
+            video, _ = videos_repo.create_video(
+                conn, self.clock, workspace_id=workspace_id, title="t", status=status,
+                default_format=doc.get("format", "16:9"),
+                first_version=videos_repo.NewVersion(source="doc", doc=doc, duration_sec=float(doc["duration"])))
+        return video.id
+
+    def new_version(self, workspace_id: str, video_id: str, doc: dict[str, Any]) -> None:
+        with transaction(self.engine) as conn:
+            videos_repo.append_version(conn, self.clock, workspace_id=workspace_id, video_id=video_id,
+                                       version=videos_repo.NewVersion(source="doc", doc=doc,
+                                                                      duration_sec=float(doc["duration"])))
+
+    def balance(self, workspace_id: str) -> int:
+        with self.engine.connect() as conn:
+            balance = ws_repo.get_workspace(conn, workspace_id).credits
+            assert ws_repo.ledger_total(conn, workspace_id) == balance  # the audit invariant, always
+            return balance
+
+    def ledger(self, workspace_id: str) -> list[tuple[str, int]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(credit_ledger.c.reason, credit_ledger.c.delta)
+                                .where(credit_ledger.c.workspace_id == workspace_id)
+                                .order_by(credit_ledger.c.created_at, credit_ledger.c.reason)).all()
+        return [(r.reason, r.delta) for r in rows]
+
+    def render_count(self, workspace_id: str) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(renders)
+                                    .where(renders.c.workspace_id == workspace_id)).scalar_one())
+
+
+def build_farm(engine: Engine, storage: LocalStorage, clock: Clock, progress: ProgressStore,
+               queue: JobQueue, retries: int = 2) -> Farm:
+    configure(TaskContext(engine=engine, storage=storage, clock=clock, progress=progress))
+    return Farm(engine, storage, clock, progress, queue,
+                RenderService(engine, queue, storage, clock, progress, retries=retries),
+                JobService(engine, queue, storage, clock, retries=retries))
+
+
+@pytest.fixture
+def make_embedded(db_url: str, storage: LocalStorage, clock: Clock) -> Iterator[Callable[..., Farm]]:
+    """``make_embedded(**queue_options)``: a farm on an EmbeddedQueue (not started)."""
+    engines: list[Engine] = []
+    queues: list[EmbeddedQueue] = []
+
+    def make(retries: int = 2, **options: Any) -> Farm:
+        engine = make_engine(db_url)
+        engines.append(engine)
+        clear_tasks(engine)
+        options.setdefault("poll_sec", 0.1)
+        options.setdefault("retry_intervals", (0,))
+        queue = EmbeddedQueue(engine, clock=clock, **options)
+        queues.append(queue)
+        return build_farm(engine, storage, clock, DatabaseProgress(engine, clock), queue, retries)
+
+    yield make
+    for queue in queues:
+        queue.stop()
+    for engine in engines:
+        clear_tasks(engine)
+        engine.dispose()
+
+
+def clear_tasks(engine: Engine) -> None:
+    """The PostgreSQL database is shared by the session, and a started queue runs whatever it
+    finds: each test starts and ends with an empty queue."""
+    with transaction(engine) as conn:
+        conn.execute(queued_tasks.delete())
+
+
+@pytest.fixture
+def embedded(make_embedded: Callable[..., Farm]) -> Farm:
+    return make_embedded()
+
+
+@pytest.fixture
+def rq_farm(db_url: str, storage: LocalStorage, clock: Clock, redis: Any, namespace: str) -> Iterator[Farm]:
+    """A farm on RQ over real Redis (retries without waiting, so burst workers see them)."""
+    engine = make_engine(db_url)
+    queue = RQQueue(redis, namespace=namespace, retry_intervals=(0,))
+    yield build_farm(engine, storage, clock, RedisProgress(redis, prefix=f"reelfarm:{namespace}progress:"), queue)
+    engine.dispose()
+
+
+def work_burst(redis: Any, namespace: str, queues: tuple[str, ...] = ("render", "jobs")) -> None:
+    """Run every queued job in this process with RQ's SimpleWorker, until the queues are empty."""
+    from rq import Queue, SimpleWorker
+
+    worker = SimpleWorker([Queue(f"{namespace}{q}", connection=redis) for q in queues], connection=redis,
+                          name=f"{namespace}simple-{secrets.token_hex(3)}")
+    worker.work(burst=True, logging_level="WARNING")
+
+
+# -- documents ------------------------------------------------------------------------------
+
+def make_doc(duration: float = 6, **changes: Any) -> dict[str, Any]:
+    """The shared 6 s test document, stretched to ``duration`` (its two scenes share it)."""
+    doc = copy.deepcopy(BASE_DOC)
+    doc["duration"] = duration
+    doc["scenes"][0]["duration"] = duration / 2
+    doc["scenes"][1]["duration"] = duration / 2
+    doc.update(changes)
+    return doc
+
+
+def with_audio(doc: dict[str, Any], storage: LocalStorage, tmp_path: Path) -> dict[str, Any]:
+    tone = write_tone(tmp_path / "tone.wav", 3.0)
+    storage.put_file("assets/tone.wav", tone, "audio/wav")
+    doc["assets"] = {**doc.get("assets", {}), "music": {"type": "audio", "key": "assets/tone.wav"}}
+    doc["audio"] = [{"asset": "music", "start": 1.0, "volume": 0.8}]
+    return doc
+
+
+def with_image(doc: dict[str, Any], storage: LocalStorage, tmp_path: Path, corrupt: bool = False) -> dict[str, Any]:
+    if corrupt:
+        storage.put_bytes("assets/photo.png", b"this is not an image", "image/png")
+    else:
+        storage.put_file("assets/photo.png", write_png(tmp_path / "photo.png"), "image/png")
+    doc["assets"] = {**doc.get("assets", {}), "photo": {"type": "image", "key": "assets/photo.png"}}
+    doc["scenes"][0]["layers"].append({"id": "pic", "type": "image", "asset": "photo", "x": 0.8, "y": 0.3,
+                                       "w": 0.2, "h": 0.2, "fit": "cover"})
+    return doc

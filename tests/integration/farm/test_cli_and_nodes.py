@@ -1,0 +1,101 @@
+"""``reelfarm worker`` / ``reelfarm farm status`` as a user runs them, and the node registry."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from farm.cli import COMMANDS, farm_group, worker_command
+from farm.nodes import Capabilities, NodeRegistry, detect_capabilities
+from tests.integration.farm.conftest import SECRET, Farm, make_doc
+
+
+def env_for(farm: Farm, tmp_path: Path, redis_url: str | None = None) -> dict[str, str]:
+    env = {"REELFARM_DATABASE_URL": farm.engine.url.render_as_string(hide_password=False),
+           "REELFARM_DATA_DIR": str(tmp_path / "data"), "REELFARM_SECRET_KEY": SECRET}
+    if redis_url:
+        env["REELFARM_REDIS_URL"] = redis_url
+    return env
+
+
+def test_commands_are_exported() -> None:
+    assert [c.name for c in COMMANDS] == ["worker", "farm"]
+
+
+def test_worker_explains_that_embedded_mode_needs_none(tmp_path: Path) -> None:
+    result = CliRunner().invoke(worker_command, [], env={"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_REDIS_URL": ""})
+    assert result.exit_code == 1
+    assert "embedded mode" in result.output and "REELFARM_REDIS_URL" in result.output
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_status_of_the_embedded_mode(embedded: Farm, tmp_path: Path) -> None:
+    workspace = embedded.workspace()
+    render = embedded.renders.request(workspace, embedded.video(workspace, make_doc(6)), "1:1", 180)
+
+    result = CliRunner().invoke(farm_group, ["status", "--json"], env=env_for(embedded, tmp_path))
+
+    assert result.exit_code == 0, result.output
+    status = json.loads(result.output)
+    assert status["mode"] == "embedded" and status["nodes"] == []
+    assert status["queues"] == {"render": {"queued": 2, "deferred": 1}}
+    [shown] = status["renders"]
+    assert (shown["id"], shown["status"], shown["frames_done"], shown["frames_total"], shown["chunks"]) == \
+        (render["id"], "queued", 0, 180, 2)
+    table = CliRunner().invoke(farm_group, ["status"], env=env_for(embedded, tmp_path))
+    assert table.exit_code == 0 and "renders in flight" in table.output and "mode: embedded" in table.output
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_status_of_a_farm_shows_nodes_queues_and_renders(rq_farm: Farm, redis: Any, redis_url: str,
+                                                         namespace: str, tmp_path: Path) -> None:
+    workspace = rq_farm.workspace()
+    rq_farm.renders.request(workspace, rq_farm.video(workspace, make_doc(6)), "16:9", 180)
+    NodeRegistry(redis, namespace).beat(f"{namespace}node-a", detect_capabilities(), queues=["render"],
+                                        state="busy", current_job="render-x-chunk-0")
+
+    result = CliRunner().invoke(farm_group, ["status", "--json", "--namespace", namespace],
+                                env=env_for(rq_farm, tmp_path, redis_url))
+
+    assert result.exit_code == 0, result.output
+    status = json.loads(result.output)
+    assert status["mode"] == "farm"
+    [node] = status["nodes"]
+    assert (node["name"], node["alive"], node["state"], node["current_job"]) == \
+        (f"{namespace}node-a", True, "busy", "render-x-chunk-0")
+    assert (node["hostname"], node["pid"], node["cores"]) == (socket.gethostname(), str(os.getpid()),
+                                                              str(os.cpu_count()))
+    assert node["gpu"] == "" and node["nvenc"] == "0"  # no GPU on this machine
+    assert status["queues"]["render"] == {"queued": 2, "started": 0, "deferred": 1, "scheduled": 0, "failed": 0}
+    assert any(r["status"] == "queued" for r in status["renders"])
+    table = CliRunner().invoke(farm_group, ["status", "--namespace", namespace],
+                               env={**env_for(rq_farm, tmp_path, redis_url), "COLUMNS": "300"})
+    assert table.exit_code == 0 and f"{namespace}node-a" in table.output
+
+
+def test_node_liveness(redis: Any, namespace: str) -> None:
+    registry = NodeRegistry(redis, namespace)
+    caps = detect_capabilities()
+    registry.beat("alive", caps, queues=["render"], state="idle", current_job=None)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    registry.beat("killed", Capabilities(caps.hostname, gone.pid, 2, None, False), queues=["render"],
+                  state="busy", current_job="j")
+    registry.beat("quiet", Capabilities("elsewhere", 1, 2, None, False), queues=["render"], state="busy",
+                  current_job="j")
+    redis.hset(registry.key("quiet"), "last_seen", f"{time.time() - 120:.3f}")
+    registry.beat("stopped", caps, queues=["render"], state="idle", current_job=None)
+    registry.mark_stopped("stopped")
+
+    assert [registry.is_dead(n) for n in ("alive", "killed", "quiet", "stopped", "never-seen")] == \
+        [False, True, True, True, False]
+    assert {n["name"]: n["alive"] for n in registry.nodes()} == \
+        {"alive": True, "killed": False, "quiet": False, "stopped": False}

@@ -1,0 +1,145 @@
+"""The embedded queue across restarts, crashes and several serving processes (SQLite)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, select, update
+
+from farm.embedded import EmbeddedQueue
+from shared.db import make_engine, migrate
+from shared.tables import queued_tasks
+from tests.integration.farm.jobs_for_tests import recorded
+from tests.integration.farm.test_render_embedded import wait_for
+
+JOBS = "tests.integration.farm.jobs_for_tests"
+HANDLER = f"{JOBS}.failed"
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path}/serve.db"
+    engine = make_engine(url)
+    migrate(engine)
+    engine.dispose()
+    return url
+
+
+@pytest.fixture
+def queues(url: str) -> Iterator[list[EmbeddedQueue]]:
+    """Queues made by a test, each on its own engine, as separate serving processes would be."""
+    made: list[EmbeddedQueue] = []
+    yield made
+    for queue in made:
+        queue.stop()
+        queue.engine.dispose()
+
+
+def new_queue(url: str, queues: list[EmbeddedQueue], **options: object) -> EmbeddedQueue:
+    queue = EmbeddedQueue(make_engine(url), poll_sec=0.05, retry_intervals=(0,), failure_handler=HANDLER,
+                          **options)  # type: ignore[arg-type]
+    queues.append(queue)
+    return queue
+
+
+def task(engine: Engine, task_id: str) -> dict[str, object]:
+    with engine.connect() as conn:
+        return dict(conn.execute(select(queued_tasks).where(queued_tasks.c.id == task_id)).one()._mapping)
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def test_queued_work_survives_a_restart(url: str, queues: list[EmbeddedQueue], tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    before = new_queue(url, queues)  # a `reelfarm serve` that queued work and stopped before running it
+    before.enqueue(f"{JOBS}.record", out, "first", job_id="first")
+    before.enqueue(f"{JOBS}.record", out, "second", job_id="second", depends_on=["first"])
+    before.engine.dispose()
+
+    after = new_queue(url, queues)  # the next `reelfarm serve`
+    after.start()
+    assert after.wait_idle(30)
+    assert recorded(out) == ["first", "second"]
+
+
+def test_work_claimed_by_a_process_that_died_is_run_again_on_start(url: str, queues: list[EmbeddedQueue],
+                                                                   tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    queue = new_queue(url, queues)
+    queue.enqueue(f"{JOBS}.record", out, "rescued", job_id="orphan")
+    lease = datetime.now(UTC) + timedelta(hours=1)  # the lease alone would keep it for an hour
+    with queue.engine.begin() as conn:
+        conn.execute(update(queued_tasks).where(queued_tasks.c.id == "orphan").values(
+            status="running", attempts=1, claimed_by=f"{socket.gethostname()}:{dead_pid()}:gone", lease_until=lease))
+
+    queue.start()
+
+    assert queue.wait_idle(30)
+    assert recorded(out) == ["rescued"]
+    assert (task(queue.engine, "orphan")["status"], task(queue.engine, "orphan")["attempts"]) == ("succeeded", 2)
+
+
+def test_work_of_another_host_is_reclaimed_only_when_its_lease_runs_out(url: str, queues: list[EmbeddedQueue],
+                                                                       tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    queue = new_queue(url, queues, lease_sec=1.0)
+    for name, lease in (("expired", -5), ("held", 3600)):
+        queue.enqueue(f"{JOBS}.record", out, name, job_id=name)
+        with queue.engine.begin() as conn:
+            conn.execute(update(queued_tasks).where(queued_tasks.c.id == name).values(
+                status="running", attempts=1, claimed_by="elsewhere:1234:abcd",
+                lease_until=datetime.now(UTC) + timedelta(seconds=lease)))
+    queue.start()
+    wait_for(lambda: recorded(out) == ["expired"], timeout=30)
+    assert task(queue.engine, "held")["status"] == "running"
+
+
+def test_a_task_whose_retries_are_spent_by_dead_processes_fails_with_the_handler(
+        url: str, queues: list[EmbeddedQueue], tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    queue = new_queue(url, queues)
+    queue.enqueue(f"{JOBS}.record", out, "late", job_id="spent", retries=0)
+    with queue.engine.begin() as conn:
+        conn.execute(update(queued_tasks).where(queued_tasks.c.id == "spent").values(
+            status="running", attempts=1, claimed_by=f"{socket.gethostname()}:{dead_pid()}:gone"))
+    queue.start()
+    assert queue.wait_idle(30)
+    assert recorded(out) == []
+    assert recorded(out + ".failed") == ["record late: the process running it stopped"]
+    assert task(queue.engine, "spent")["status"] == "failed"
+
+
+def test_a_crashed_pool_process_is_replaced_and_its_task_retried(url: str, queues: list[EmbeddedQueue],
+                                                                 tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    queue = new_queue(url, queues, workers=2)
+    queue.enqueue(f"{JOBS}.exit_once", out, "survived", job_id="crashy", retries=2)
+    queue.start()
+    assert queue.wait_idle(60)
+    queue.enqueue(f"{JOBS}.record", out, "after", job_id="after")  # the new pool works
+    assert queue.wait_idle(30)
+    assert recorded(out) == ["survived", "after"]
+
+
+def test_several_serving_processes_run_each_task_exactly_once(url: str, queues: list[EmbeddedQueue],
+                                                              tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    first, second = new_queue(url, queues, workers=2), new_queue(url, queues, workers=2)
+    for i in range(30):
+        first.enqueue(f"{JOBS}.record", out, str(i), job_id=f"t{i}")
+    first.start()
+    second.start()
+    assert first.wait_idle(60) and second.wait_idle(60)
+    assert sorted(recorded(out), key=int) == [str(i) for i in range(30)]
+    with first.engine.connect() as conn:
+        claimers = set(conn.execute(select(queued_tasks.c.claimed_by)).scalars())
+    assert claimers <= {first.name, second.name}
