@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -117,8 +117,10 @@ class RenderService:
     """Requests, reads and cancels renders; the API's only way into them."""
 
     def __init__(self, engine: Engine, queue: JobQueue, storage: Storage, clock: Clock,
-                 progress: ProgressStore, settings: Settings | None = None, retries: int = 2) -> None:
+                 progress: ProgressStore, settings: Settings | None = None, retries: int = 2,
+                 slots: Callable[[], int] | None = None) -> None:
         self.engine = engine
+        self.slots = slots or (lambda: 1)  # chunks the farm can run at once, read per request
         self.queue = queue
         self.storage = storage
         self.clock = clock
@@ -218,7 +220,7 @@ class RenderService:
         render = repo.insert_render(conn, self.clock, repo.NewRender(
             workspace_id=video.workspace_id, video_id=video.id, version_id=version.id,
             format=fmt, resolution=resolution, fps=fps, dedup_hash=digest, frames=frames,
-            chunks=renderer.chunk_count(frames, fps)), charged_credits=amount)
+            chunks=renderer.chunk_count(frames, fps, slots=self.slots())), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         return render, True

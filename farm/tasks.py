@@ -96,6 +96,12 @@ class _Stopped(Exception):
 
 # -- renders --------------------------------------------------------------------------------
 
+# One x264 thread per chunk: a node runs one chunk per core (one `reelfarm worker` per core, or
+# the embedded executor's one slot per core), and x264's automatic threads on top of that made one
+# worker take 1.5 cores, so a second worker on the machine added only a third (benchmarks/farm.py).
+CHUNK_ENCODER_THREADS = 1
+
+
 def render_chunk(render_id: str, index: int) -> None:
     """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``."""
     ctx = current()
@@ -113,7 +119,8 @@ def render_chunk(render_id: str, index: int) -> None:
         path = os.path.join(tmp, f"seg{index}.mp4")
         try:
             renderer.render_segment(doc, path, render.format, render.resolution, render.fps, start, end,
-                                    assets=StorageAssets(ctx.storage), progress=report)
+                                    assets=StorageAssets(ctx.storage), progress=report,
+                                    encoder=renderer.X264Encoder(threads=CHUNK_ENCODER_THREADS))
         except _Stopped:
             return
         except _PERMANENT as exc:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Engine
 
 from farm.embedded import EmbeddedQueue
 from farm.jobs import JobService
+from farm.nodes import NodeRegistry
 from farm.progress import DatabaseProgress, MemoryProgress, ProgressStore, RedisProgress
 from farm.queue import JobQueue, RQQueue
 from farm.renders import RenderService
@@ -94,8 +96,23 @@ def make_farm(settings: Settings, engine: Engine, storage: Storage, clock: Clock
     context = TaskContext(engine=engine, storage=storage, clock=clock, progress=progress, settings=settings)
     configure(context)
     return Farm(queue=queue, progress=progress, context=context,
-                renders=RenderService(engine, queue, storage, clock, progress, settings),
+                renders=RenderService(engine, queue, storage, clock, progress, settings, slots=make_slots(queue)),
                 jobs=JobService(engine, queue, storage, clock))
+
+
+def make_slots(queue: JobQueue) -> Callable[[], int]:
+    """How many chunks can run at once: the embedded executor's limit, or the live render nodes."""
+    if isinstance(queue, EmbeddedQueue):
+        return lambda: queue.max_running
+    if isinstance(queue, RQQueue):
+        def live_nodes() -> int:
+            try:
+                nodes = NodeRegistry(queue.redis, queue.namespace).nodes()
+            except Exception:  # a registry read must never stop a render request
+                return 1
+            return max(1, sum(1 for n in nodes if n.get("alive") and "render" in str(n.get("queues", "render"))))
+        return live_nodes
+    return lambda: 1
 
 
 def _reap() -> None:

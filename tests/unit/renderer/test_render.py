@@ -92,3 +92,9 @@ def test_colours_survive_render_and_encode(tmp_path):
     assert r > 230 and g < 25 and b < 25
     r, g, b = (int(v) for v in rgb[90, 280])
     assert b > 230 and r < 25 and g < 25
+
+
+@pytest.mark.parametrize("frames,slots,expected", [(450, 1, 3), (450, 2, 4), (1800, 2, 12), (1800, 5, 15), (3, 8, 3)])
+def test_chunk_count_fills_every_slot(frames, slots, expected):
+    from renderer import chunk_count
+    assert chunk_count(frames, 30, slots=slots) == expected
