@@ -12,6 +12,7 @@ import math
 import multiprocessing as mp
 import os
 import shutil
+import signal
 import tempfile
 import time
 from dataclasses import dataclass
@@ -152,6 +153,10 @@ _WORKER: dict[str, Any] = {}
 
 def _worker_init(source: Mapping[str, Any], fmt: str, resolution: int, fps: int, assets: Any,
                  counter: Any, encoder_kw: dict[str, Any]) -> None:
+    # Forked children inherit the parent's Python signal handlers; a chunk process must die on
+    # SIGTERM and leave SIGINT to its parent.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     doc = parse_doc(source)
     width, height = frame_size(fmt, resolution)
     _WORKER.update(doc=doc, fmt=fmt, resolution=resolution, fps=fps, counter=counter, encoder_kw=encoder_kw,
@@ -217,14 +222,23 @@ def _render_pool(doc: Doc, jobs: list[tuple[str, int, int]], fmt: str, resolutio
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
     counter = ctx.Value("i", 0)
     encoder_kw = {"threads": 1, **encoder_kw} if workers > 1 else encoder_kw
-    with ctx.Pool(min(workers, len(jobs)), _worker_init,
-                  (dict(doc.source), fmt, resolution, fps, assets, counter, encoder_kw)) as pool:
+    pool = ctx.Pool(min(workers, len(jobs)), _worker_init,
+                    (dict(doc.source), fmt, resolution, fps, assets, counter, encoder_kw))
+    try:
         result = pool.map_async(_worker_chunk, jobs, chunksize=1)
         while not result.ready():
             result.wait(0.2)
             if progress is not None:
                 progress(min(counter.value, total), total)
         result.get()
+        # Let the workers exit on their own: terminate() relies on SIGTERM, which a host process
+        # (an RQ worker, a server) may have taught its forked children to ignore.
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
     if progress is not None:
         progress(total, total)
 

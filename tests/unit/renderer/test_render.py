@@ -98,3 +98,31 @@ def test_colours_survive_render_and_encode(tmp_path):
 def test_chunk_count_fills_every_slot(frames, slots, expected):
     from renderer import chunk_count
     assert chunk_count(frames, 30, slots=slots) == expected
+
+
+def _child_sigterm_is_default(source, out):
+    import signal
+
+    from renderer.render import _worker_init
+    _worker_init(source, "16:9", 180, 30, None, None, {})
+    out.put(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+
+
+def test_chunk_processes_die_on_sigterm_whatever_the_host_taught_them(doc, tmp_path):
+    """A host (an RQ worker, a server) may ignore SIGTERM; a forked chunk process must not, or
+    a pool torn down while one worker holds the queue lock waits forever."""
+    import multiprocessing
+    import signal
+
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.SimpleQueue()
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        child = ctx.Process(target=_child_sigterm_is_default, args=(doc, out))
+        child.start()
+        child.join(30)
+        assert out.get() is True
+        stats = render_video(doc, str(tmp_path / "x.mp4"), resolution=180, workers=2)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert stats.frames == 180
