@@ -11,7 +11,8 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 
 from api import errors as err
-from api.auth import PUBLIC_ENDPOINTS, authenticate
+from api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
+from api.ratelimit import Quota, RateLimiterUnavailable
 from api.resources import brand_kits, me, renders, stories, system, videos
 from api.schemas import VideoDocField
 from api.services import Services
@@ -19,11 +20,16 @@ from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
 from shared.config import Settings
 from shared.errors import InsufficientCredits, NotFound
 from shared.ids import is_uuid
-from studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
+from studio.errors import (
+    InvalidBuildRequestError,
+    InvalidFieldsError,
+    UnknownStoryError,
+)
 from studio.videos import DocLintError, VideoStateError
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
+log = logging.getLogger("reelfarm.api")
 BLUEPRINTS = (system.blp, me.blp, brand_kits.blp, stories.blp, videos.blp, renders.blp, renders.jobs_blp)
 
 
@@ -98,23 +104,33 @@ def _videodoc_components(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _install_hooks(app: Flask, services: Services) -> None:
     @app.before_request
-    def begin() -> None:
+    def begin() -> Response | None:
         sent = request.headers.get("X-Request-Id", "")
         g.request_id = sent if _REQUEST_ID.match(sent) else f"req_{secrets.token_hex(12)}"
         if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None:
-            return
-        authenticate(services)
+            return None
+        caller = authenticate(services)
+        _count_request(services, caller)
         for name, value in (request.view_args or {}).items():
             if name in _ID_KINDS and not is_uuid(value):  # ids are UUIDs; anything else names no object
                 raise err.NotFoundError(f"No such {_ID_KINDS[name]} in this workspace.")
         if request.method in _BODY_METHODS and request.content_length and not request.is_json:
             raise _unsupported()
+        return services.idempotency.begin(caller.workspace.id)
 
     @app.after_request
     def finish(response: Response) -> Response:
+        services.idempotency.finish(response)  # before the per-response headers below
+        quota: Quota | None = g.get("rate_quota")
+        if quota is not None:
+            response.headers.update(quota.headers())
         response.headers["X-Request-Id"] = getattr(g, "request_id", "")
         response.headers.pop("Server", None)
         return response
+
+    @app.teardown_request
+    def abandon(_error: BaseException | None) -> None:
+        services.idempotency.abandon()  # a no-op unless no response was ever finished
 
     app.register_error_handler(err.ApiError, err.handle_api_error)
     app.register_error_handler(NotFound, lambda e: err.handle_api_error(err.NotFoundError(_not_found(e))))
@@ -133,6 +149,27 @@ def _install_hooks(app: Flask, services: Services) -> None:
         err.Unavailable("The render queue is unavailable; nothing was created. Try again shortly.",
                         headers={"Retry-After": "5"})))
     app.register_error_handler(Exception, err.handle_unexpected)
+
+
+def _count_request(services: Services, caller: Caller) -> None:
+    """Count the request against its key's rate limit; 429 over it.
+
+    Fails open: when the counters (Redis) cannot be reached the request is served, without
+    RateLimit headers since no count is known, and a warning is logged.
+    """
+    rate = services.settings.rate_limit_for(caller.workspace.plan)
+    if rate is None:
+        return
+    try:
+        quota = services.rate_limiter.hit(caller.key_id, rate)
+    except RateLimiterUnavailable as exc:
+        log.warning("rate limiter unavailable, request not counted (request_id=%s): %s", g.request_id, exc)
+        return
+    g.rate_quota = quota
+    if not quota.allowed:
+        raise err.RateLimited(
+            f"Rate limit of {rate.limit} requests per {rate.window_sec} s exceeded for this API key; "
+            f"retry in {quota.retry_after} s.", headers={"Retry-After": str(quota.retry_after)})
 
 
 _ID_KINDS = {"video_id": "video", "kit_id": "brand kit", "render_id": "render", "job_id": "job"}

@@ -1,4 +1,8 @@
-"""Documenting the error statuses each operation can answer, in one vocabulary."""
+"""Documenting the error statuses each operation can answer, in one vocabulary.
+
+Every authenticated operation can answer 429 (rate limit); every POST takes `Idempotency-Key`
+and can answer 400, 409 and 422 for it.
+"""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -15,19 +19,53 @@ DESCRIPTIONS = {
     404: "No such object in this workspace.",
     405: "Method not allowed.",
     409: "The object's state does not allow this now.",
+    422: "The `Idempotency-Key` was already used with a different method, path or body.",
+    429: "Rate limit of the API key exceeded; retry after `Retry-After` seconds.",
     413: "Request body larger than the limit.",
     415: "Request body is not JSON.",
     500: "Unexpected error; logged with the request id.",
     503: "The queue is unavailable; nothing was created. Retry later.",
 }
-AUTHED = (401, 403, 500)
+AUTHED = (401, 403, 429, 500)
 WITH_BODY = (400, 413, 415)
+IDEMPOTENT = (400, 409, 422)  # every POST: a malformed, in-use or mismatched Idempotency-Key
+
+_INT = {"schema": {"type": "integer", "minimum": 0}}
+RATE_LIMIT_HEADERS = {
+    "RateLimit-Limit": {"description": "Requests allowed per window for this API key.", **_INT},
+    "RateLimit-Remaining": {"description": "Requests left in the current window.", **_INT},
+    "RateLimit-Reset": {"description": "Seconds until the current window resets.", **_INT},
+    "RateLimit-Policy": {"description": "The limit and window, e.g. `600;w=60`.", "schema": {"type": "string"}},
+}
+RETRY_AFTER = {"Retry-After": {"description": "Whole seconds to wait (at least 1).",
+                               "schema": {"type": "integer", "minimum": 1}}}
+POST_DESCRIPTIONS = {
+    400: DESCRIPTIONS[400] + " Also a malformed `Idempotency-Key` (field `Idempotency-Key`).",
+    409: DESCRIPTIONS[409] + " Or `idempotency_key_in_use`: a request with this `Idempotency-Key` is"
+                             " still executing; retry after `Retry-After` seconds.",
+}
+IDEMPOTENCY_KEY_PARAMETER = {
+    "in": "header", "name": "Idempotency-Key", "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7E]+$"},
+    "description": "1 to 255 printable ASCII characters, scoped to the workspace. Repeating a request with "
+                   "the same key, method, path and body within 24 h returns the first answer (same status "
+                   "and body) with `Idempotent-Replayed: true`; nothing is created or charged again. "
+                   "5xx answers are not stored, so such a request may be retried with the same key.",
+}
 
 
 def errors(blp: Blueprint, *statuses: int) -> Callable[[Any], Any]:
     """Document `statuses` (plus the ones every authenticated operation can give) on a view."""
     def decorate(view: Any) -> Any:
-        for status in sorted(set(statuses) | set(AUTHED)):
-            view = blp.alt_response(status, schema=ErrorEnvelopeSchema, description=DESCRIPTIONS[status])(view)
+        post = view.__name__ == "post"
+        documented = set(statuses) | set(AUTHED) | (set(IDEMPOTENT) if post else set())
+        for status in sorted(documented):
+            description = (POST_DESCRIPTIONS if post else {}).get(status, DESCRIPTIONS[status])
+            headers = {429: {**RATE_LIMIT_HEADERS, **RETRY_AFTER}, 409: RETRY_AFTER if post else None,
+                       503: RETRY_AFTER}.get(status)
+            view = blp.alt_response(status, schema=ErrorEnvelopeSchema, description=description,
+                                    headers=headers)(view)
+        if post:
+            view = blp.doc(parameters=[IDEMPOTENCY_KEY_PARAMETER])(view)
         return view
     return decorate

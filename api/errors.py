@@ -7,6 +7,8 @@
     ├── Forbidden                 403 plan_without_api | plan_feature_unavailable
     ├── NotFoundError             404 not_found
     ├── ConflictError             409 conflict | video_not_ready | idempotency_key_in_use
+    ├── IdempotencyMismatch       422 idempotency_key_mismatch (api/idempotency.py)
+    ├── RateLimited               429 rate_limited (with Retry-After)
     ├── Unavailable               503 unavailable
     └── (werkzeug HTTP errors)    405, 413, 415, 500 ... mapped by status
 
@@ -74,6 +76,10 @@ class NotFoundError(ApiError):
 
 class ConflictError(ApiError):
     status, code = 409, "conflict"
+
+
+class RateLimited(ApiError):
+    status, code = 429, "rate_limited"
 
 
 class Unavailable(ApiError):

@@ -1,14 +1,16 @@
 """The collaborators a running API needs, built once from settings."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Engine
 
+from api.idempotency import Idempotency
+from api.ratelimit import RateLimiter, make_rate_limiter
+from farm.wiring import Farm, make_farm
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.db import make_engine, migrate
-from farm.wiring import Farm, make_farm
 from shared.storage import Storage, make_storage
 from studio.videos import VideoService
 
@@ -21,6 +23,15 @@ class Services:
     clock: Clock
     videos: VideoService
     farm: Farm
+    # Built from the rest when not given (tests hand in a RedisRateLimiter on their own prefix).
+    rate_limiter: RateLimiter = field(default=None)  # type: ignore[assignment]
+    idempotency: Idempotency = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.rate_limiter is None:
+            self.rate_limiter = make_rate_limiter(self.settings, self.clock)
+        if self.idempotency is None:
+            self.idempotency = Idempotency(self.engine, self.clock)
 
     @property
     def renders(self):  # noqa: ANN201 - farm.renders.RenderService
