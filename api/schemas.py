@@ -306,3 +306,26 @@ class VariantsCreateSchema(RequestSchema):
 class VariantsSchema(Schema):
     renders = fields.List(fields.Nested(RenderSchema), required=True)
     translations = fields.List(fields.Nested(VideoSchema), required=True)
+
+
+# -- comments ----------------------------------------------------------------------------------
+
+class CommentSchema(Schema):
+    id = fields.String(required=True, metadata={"format": "uuid"})
+    video_id = fields.String(required=True, metadata={"format": "uuid"})
+    body = fields.String(required=True)
+    time_sec = fields.Float(required=True, allow_none=True,
+                            metadata={"description": "seconds into the video the comment is about, or null"})
+    author = fields.String(required=True, allow_none=True)
+    created_at = fields.DateTime(required=True)
+
+
+class CommentListSchema(Schema):
+    data = fields.List(fields.Nested(CommentSchema), required=True)
+
+
+class CommentCreateSchema(RequestSchema):
+    body = fields.String(required=True, validate=validate.Length(1, 5000))
+    time_sec = fields.Float(allow_none=True, validate=validate.Range(min=0),
+                            metadata={"description": "seconds, 0 <= t <= the video's duration"})
+    author = fields.String(allow_none=True, validate=validate.Length(1, 200))

@@ -6,7 +6,10 @@ Hierarchy::
     ├── UnknownStoryError (also a KeyError)
     ├── InvalidFieldsError (also a ValueError): carries ``details``
     ├── InvalidBuildRequestError (also a ValueError): bad format or duration
-    └── LayoutError: a story's layout cannot hold its fields (a bug in the story)
+    ├── LayoutError: a story's layout cannot hold its fields (a bug in the story)
+    └── FetchError: fetching a URL a user gave (studio/fetch.py)
+        ├── FetchRefused: the URL is not allowed (scheme, address, redirect, content type)
+        └── FetchFailed: the fetch was allowed but did not complete (timeout, too big, error)
 """
 
 from __future__ import annotations
@@ -51,3 +54,26 @@ class InvalidBuildRequestError(StudioError, ValueError):
 
 class LayoutError(StudioError):
     """A layout cannot fit its text at the smallest allowed size; a defect in a story."""
+
+
+class FetchError(StudioError):
+    """Fetching a user-given URL did not produce a usable response; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class FetchRefused(FetchError, ValueError):
+    """The URL (or a redirect on the way) is refused by the SSRF guard; nothing was sent to it."""
+
+
+class FetchFailed(FetchError):
+    """The fetch was allowed but failed: timeout, body too large, connection error or a non-2xx status.
+
+    ``status`` is the HTTP status when the server answered, else None.
+    """
+
+    def __init__(self, reason: str, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.status = status
