@@ -115,6 +115,8 @@ def _install_hooks(app: Flask, services: Services) -> None:
         for name, value in (request.view_args or {}).items():
             if name in _ID_KINDS and not is_uuid(value):  # ids are UUIDs; anything else names no object
                 raise err.NotFoundError(f"No such {_ID_KINDS[name]} in this workspace.")
+            if name == "number" and not 1 <= value <= _MAX_VERSION:  # no such version, and no overflow
+                raise err.NotFoundError("No such version of this video.")
         if request.method in _BODY_METHODS and request.content_length and not request.is_json:
             raise _unsupported()
         return services.idempotency.begin(caller.workspace.id)
@@ -175,6 +177,7 @@ def _count_request(services: Services, caller: Caller) -> None:
 
 _ID_KINDS = {"video_id": "video", "kit_id": "brand kit", "render_id": "render", "job_id": "job",
              "comment_id": "comment"}
+_MAX_VERSION = 2**31 - 1
 _BUILD_FIELDS = {"duration_sec": "/durationSec", "format": "/format", "fields": "/fields"}
 
 

@@ -8,6 +8,7 @@ from flask_smorest import Blueprint
 from api import serialize
 from api.auth import current_workspace_id
 from api.docs import errors
+from api.errors import detail, invalid
 from api.schemas import BrandKitListSchema, BrandKitPatchSchema, BrandKitSchema
 from shared.db import transaction
 from shared.repos import brand_kits as repo
@@ -50,6 +51,8 @@ class BrandKit(MethodView):
 
         Rename it, replace its tokens, or make it the workspace's default (`is_default: true`).
         """
+        if not body:
+            raise invalid([detail("", "empty_update", "send name, tokens or is_default")])
         services = _services()
         with transaction(services.engine) as conn:
             kit = repo.update_brand_kit(conn, services.clock, current_workspace_id(), kit_id, **body)

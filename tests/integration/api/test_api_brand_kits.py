@@ -134,3 +134,11 @@ def test_another_workspaces_kit_is_404(client, make_tenant):
     theirs_now = client.get("/api/v1/brand-kits", headers=theirs.headers).get_json()["data"]
     assert [(k["id"], k["name"], k["is_default"]) for k in theirs_now] == [
         (theirs.default_kit_id, "Default", True), (theirs.other_kit_id, "Second", False)]
+
+
+def test_patch_without_a_body_or_with_an_empty_one_is_400(client, tenant):
+    kit_id = tenant.default_kit_id
+    for kwargs in ({}, {"json": {}}):
+        response = client.patch(f"/api/v1/brand-kits/{kit_id}", headers=tenant.headers, **kwargs)
+        error = assert_error(response, 400, "validation_failed")
+        assert error["details"][0]["code"] == "empty_update"

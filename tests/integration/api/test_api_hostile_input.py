@@ -78,3 +78,12 @@ def test_a_cursor_with_a_nul_is_400(client, tenant):
     error = assert_error(client.get("/api/v1/videos", query_string={"cursor": cursor}, headers=tenant.headers),
                          400, "validation_failed")
     assert fields_of(error) == [("cursor", "invalid")]
+
+
+@pytest.mark.parametrize("number", ["0", "434935175632327802880"])
+def test_out_of_range_version_numbers_are_404(client, tenant, create_video, number):
+    video = create_video(tenant)
+    for method, path in (("get", f"/api/v1/videos/{video['id']}/versions/{number}"),
+                         ("post", f"/api/v1/videos/{video['id']}/versions/{number}/restore")):
+        response = getattr(client, method)(path, headers=tenant.headers)
+        assert_error(response, 404, "not_found")
