@@ -99,6 +99,7 @@ def test_serve_from_empty_data_dir_to_a_created_video(tmp_path):
             health = httpx.get(f"{base}/healthz", timeout=5)
             assert health.json() == {"status": "ok", "checks": {"database": "ok", "queue": "ok"}}
             assert health.headers["X-Request-Id"].startswith("req_")
+            assert not any(ch.isdigit() for ch in health.headers.get("Server", "")), "server version leaked"
 
             assert httpx.get(f"{base}/api/v1/stories", timeout=5).status_code == 401
 

@@ -178,3 +178,19 @@ def test_queue_down_gives_503_and_leaves_nothing(tmp_path, db_url, make_tenant, 
     assert client.get(f"/api/v1/videos/{video['id']}/renders", headers=tenant.headers).get_json()["data"] == []
     assert client.get("/api/v1/me", headers=tenant.headers).get_json()["workspace"]["credits"] == 2
     assert_error(down.get("/healthz"), 503, "unavailable")
+
+
+def test_signed_file_urls_are_bound_to_their_object_and_expire(farm_client, tenant, clock):
+    video = _video(farm_client, tenant)
+    job = farm_client.post(f"/api/v1/videos/{video['id']}/stills", json={"times": [1, 2]},
+                           headers=tenant.headers).get_json()
+    done, _ = _wait(farm_client, f"/api/v1/jobs/{job['id']}", tenant.headers)
+    first, second = (urlsplit(s["url"]) for s in done["result"]["stills"])
+    assert farm_client.get(f"{first.path}?{first.query}").status_code == 200
+    # The signature of one still does not open another, and a changed expiry is refused.
+    swapped = farm_client.get(f"{second.path}?{first.query}")
+    assert_error(swapped, 403, "forbidden")
+    query = first.query.replace("expires=", "expires=9")
+    assert_error(farm_client.get(f"{first.path}?{query}"), 403, "forbidden")
+    clock.advance(11 * 60)  # stills are signed for 10 minutes
+    assert_error(farm_client.get(f"{first.path}?{first.query}"), 403, "forbidden")
