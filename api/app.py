@@ -13,7 +13,7 @@ from werkzeug.exceptions import HTTPException
 from api import errors as err
 from api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
 from api.ratelimit import Quota, RateLimiterUnavailable
-from api.resources import brand_kits, comments, me, renders, stories, system, videos
+from api.resources import brand_kits, comments, me, renders, stories, system, videos, webhooks
 from api.schemas import VideoDocField
 from api.services import Services
 from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
@@ -31,7 +31,7 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
 log = logging.getLogger("reelfarm.api")
 BLUEPRINTS = (system.blp, me.blp, brand_kits.blp, stories.blp, videos.blp, comments.blp, renders.blp,
-              renders.jobs_blp)
+              renders.jobs_blp, webhooks.blp)
 
 
 class ReelfarmApi(Api):
@@ -176,7 +176,7 @@ def _count_request(services: Services, caller: Caller) -> None:
 
 
 _ID_KINDS = {"video_id": "video", "kit_id": "brand kit", "render_id": "render", "job_id": "job",
-             "comment_id": "comment"}
+             "comment_id": "comment", "webhook_id": "webhook", "delivery_id": "delivery"}
 _MAX_VERSION = 2**31 - 1
 _BUILD_FIELDS = {"duration_sec": "/durationSec", "format": "/format", "fields": "/fields"}
 

@@ -7,12 +7,15 @@ from sqlalchemy.engine import Engine
 
 from api.idempotency import Idempotency
 from api.ratelimit import RateLimiter, make_rate_limiter
+from farm.webhooks import WebhookSender
 from farm.wiring import Farm, make_farm
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.db import make_engine, migrate
 from shared.storage import Storage, make_storage
+from studio.fetch import make_fetcher
 from studio.videos import VideoService
+from studio.webhooks import WebhookService
 
 
 @dataclass
@@ -26,8 +29,14 @@ class Services:
     # Built from the rest when not given (tests hand in a RedisRateLimiter on their own prefix).
     rate_limiter: RateLimiter = field(default=None)  # type: ignore[assignment]
     idempotency: Idempotency = field(default=None)  # type: ignore[assignment]
+    webhooks: WebhookService = field(default=None)  # type: ignore[assignment]
+    webhook_sender: WebhookSender = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        if self.webhooks is None:
+            self.webhooks = WebhookService(self.engine, self.clock, make_fetcher(self.settings))
+        if self.webhook_sender is None:
+            self.webhook_sender = WebhookSender(self.engine, self.farm.queue, self.clock)
         if self.rate_limiter is None:
             self.rate_limiter = make_rate_limiter(self.settings, self.clock)
         if self.idempotency is None:

@@ -72,6 +72,7 @@ class NodeRegistry:
 
     def __init__(self, redis: Any, namespace: str = "") -> None:
         self.redis = redis
+        self.namespace = namespace
         self.prefix = f"reelfarm:{namespace}"
 
     def key(self, name: str) -> str:

@@ -32,6 +32,9 @@ log = logging.getLogger("reelfarm.farm")
 
 REDIS_CONNECT_TIMEOUT_SEC = 2.0
 REDIS_TIMEOUT_SEC = 10.0
+# How often outbox events are turned into webhook deliveries (and due retries sent): the first
+# retry of a failed delivery is due after about 5 s.
+WEBHOOK_DISPATCH_SEC = 5.0
 
 
 def make_redis(url: str) -> Any:
@@ -46,7 +49,9 @@ def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None) -
     """``RQQueue`` when ``settings.redis_url`` is set, else an (unstarted) ``EmbeddedQueue``."""
     if settings.redis_url:
         return RQQueue(make_redis(settings.redis_url))
-    return EmbeddedQueue(engine, clock=clock, maintenance=_reap)
+    queue = EmbeddedQueue(engine, clock=clock, maintenance_sec=WEBHOOK_DISPATCH_SEC)
+    queue.maintenance = lambda: _maintain(queue)
+    return queue
 
 
 def make_progress(settings: Settings, engine: Engine | None = None) -> ProgressStore:
@@ -115,7 +120,10 @@ def make_slots(queue: JobQueue) -> Callable[[], int]:
     return lambda: 1
 
 
-def _reap() -> None:
+def _maintain(queue: JobQueue) -> None:
+    """The embedded executor's periodic round: reap stalled renders, dispatch webhook events."""
     from farm.reaper import reap
+    from farm.webhooks import run_webhooks
 
     reap()
+    run_webhooks(queue)

@@ -98,9 +98,23 @@ class NodeHeartbeat(threading.Thread):
         except Exception:
             log.exception("node maintenance failed")
 
+    def deliver_webhooks(self) -> None:
+        """Turn outbox events into deliveries and send due retries, on one node per beat."""
+        try:
+            redis = self.registry.redis
+            if not redis.set(self.maintenance_lock + ":webhooks", self.worker.name, nx=True, ex=int(HEARTBEAT_SEC)):
+                return
+            from farm.queue import RQQueue
+            from farm.webhooks import run_webhooks
+
+            run_webhooks(RQQueue(redis, namespace=self.registry.namespace))
+        except Exception:
+            log.exception("webhook dispatch failed")
+
     def run(self) -> None:
         while not self._stop_event.wait(HEARTBEAT_SEC):
             self.beat()
+            self.deliver_webhooks()
             self._since_maintenance += HEARTBEAT_SEC
             if self._since_maintenance >= MAINTENANCE_SEC:
                 self._since_maintenance = 0.0

@@ -15,6 +15,8 @@ from pathlib import Path
 import av
 import httpx
 
+from tests.integration.farm.test_webhook_delivery import receiver  # noqa: F401 - a fixture
+
 KEY_LINE = re.compile(r"API key \(shown once, keep it\): (rf_live_[0-9A-Za-z]{38})")
 START_TIMEOUT = 60.0
 
@@ -25,9 +27,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(data_dir: Path, port: int) -> tuple[subprocess.Popen[str], queue.Queue[str | None]]:
+def start_server(data_dir: Path, port: int, **extra_env: str) -> tuple[subprocess.Popen[str], queue.Queue[str | None]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
-    env.update(REELFARM_DATA_DIR=str(data_dir), REELFARM_PUBLIC_URL=f"http://127.0.0.1:{port}", PYTHONUNBUFFERED="1")
+    env.update(REELFARM_DATA_DIR=str(data_dir), REELFARM_PUBLIC_URL=f"http://127.0.0.1:{port}", PYTHONUNBUFFERED="1",
+               **extra_env)
     process = subprocess.Popen(
         [sys.executable, "-m", "reelfarm", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
         cwd=Path(__file__).resolve().parents[2], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -151,3 +154,33 @@ def test_serve_from_empty_data_dir_to_a_created_video(tmp_path):
     finally:
         stop(process)
     assert process.returncode is not None
+
+
+def test_webhooks_arrive_signed_from_a_real_server(tmp_path, receiver):
+    """A comment made over HTTP reaches a real receiver once, signed, through the serving
+    process's own embedded executor (outbox -> dispatcher -> delivery task)."""
+    from standardwebhooks import Webhook
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process, lines = start_server(tmp_path / "data", port, REELFARM_FETCH_ALLOW_PRIVATE="1")
+    try:
+        key, _ = wait_for_key(lines)
+        wait_for_health(base)
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+            hook = http.post("/api/v1/webhooks", json={"url": receiver.url, "events": ["comment.created"]})
+            assert hook.status_code == 201, hook.text
+            secret = hook.json()["secret"]
+            video = http.post("/api/v1/videos", json={"storyId": "quote", "durationSec": 6}).json()
+            comment = http.post(f"/api/v1/videos/{video['id']}/comments", json={"body": "Looks great"})
+            assert comment.status_code == 201, comment.text
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not receiver.requests:
+                time.sleep(0.2)
+            time.sleep(6)  # one more dispatch round: nothing is sent twice
+        assert len(receiver.requests) == 1
+        event = Webhook(secret).verify(receiver.requests[0].body, receiver.requests[0].headers)
+        assert event["type"] == "comment.created" and event["data"]["comment"]["id"] == comment.json()["id"]
+        assert receiver.requests[0].headers["webhook-id"] == event["id"]
+    finally:
+        stop(process)

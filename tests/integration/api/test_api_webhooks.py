@@ -1,7 +1,6 @@
 """/webhooks: endpoints, their delivery log, redelivery and test events, with a real receiver.
 
-The webhooks blueprint is not in ``api.app.BLUEPRINTS`` yet, so ``app`` adds it with
-monkeypatch. Deliveries run synchronously: the sender and dispatcher enqueue on an
+Deliveries run synchronously: the sender and dispatcher enqueue on an
 ``InlineQueue`` whose ``drain`` runs ``farm.webhooks.deliver`` here. The clock starts at the real
 time because ``standardwebhooks`` checks the signed timestamp against the wall clock.
 """
@@ -19,13 +18,17 @@ from standardwebhooks import Webhook
 import api.app as app_module
 from api.resources import webhooks as webhooks_resource
 from farm import webhooks as delivery
+from studio.fetch import make_fetcher
+from studio.webhooks import WebhookService
 from farm.webhooks import WebhookSender
 from shared.clock import FixedClock
 from shared.config import Settings
 from tests.integration.api.support import assert_error, fields_of
-from tests.integration.farm.test_webhook_delivery import InlineQueue, Receiver, receiver  # noqa: F401 - fixture
+from tests.integration.farm import test_webhook_delivery as hooks
+from tests.integration.farm.test_webhook_delivery import InlineQueue, mine
 
 WEBHOOK_KEYS = {"id", "url", "description", "events", "enabled", "disabled_reason", "created_at", "updated_at"}
+receiver = hooks.receiver  # the real HTTP receiver on loopback, a fixture
 DELIVERY_KEYS = {"id", "event_id", "event_type", "attempt", "state", "status_code", "latency_ms", "error",
                  "created_at", "next_attempt_at"}
 
@@ -49,8 +52,7 @@ def queue(services) -> InlineQueue:
 
 
 @pytest.fixture
-def app(services, queue, monkeypatch):
-    monkeypatch.setattr(app_module, "BLUEPRINTS", (*app_module.BLUEPRINTS, webhooks_resource.blp))
+def app(services, queue):
     return app_module.create_app(services=services)
 
 
@@ -75,8 +77,6 @@ def run_outbox(services, queue: InlineQueue, *webhook_ids: str) -> list[Any]:
 
 
 def send(services, queue: InlineQueue, *webhook_ids: str) -> list[Any]:
-    from tests.integration.farm.test_webhook_delivery import mine
-
     mine(services.engine, queue, *webhook_ids)
     return queue.drain()
 
@@ -110,7 +110,8 @@ def test_create_shows_the_secret_once(client, tenant, receiver):
 
 
 def test_a_private_address_is_refused_without_allow_private(client, services, tenant, monkeypatch):
-    monkeypatch.setattr(services, "settings", dataclasses.replace(services.settings, fetch_allow_private=False))
+    strict = dataclasses.replace(services.settings, fetch_allow_private=False)
+    monkeypatch.setattr(services, "webhooks", WebhookService(services.engine, services.clock, make_fetcher(strict)))
     for url in ("http://127.0.0.1/", "http://[::1]:8080/x", "http://10.0.0.1/hook", "https://0x7f000001/",
                 "http://169.254.169.254/latest"):
         response = client.post("/api/v1/webhooks", json={"url": url}, headers=tenant.headers)
@@ -291,3 +292,9 @@ def test_the_operations_are_documented(client):
     assert "202" in paths["/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver"]["post"]["responses"]
     assert "secret" not in spec["components"]["schemas"]["Webhook"]["properties"]
     assert "secret" in spec["components"]["schemas"]["WebhookCreated"]["properties"]
+
+
+def test_the_document_with_webhooks_is_valid_openapi_3_1(client):
+    from openapi_spec_validator import validate
+
+    validate(client.get("/api/v1/openapi.json").get_json())

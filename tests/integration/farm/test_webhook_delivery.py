@@ -11,7 +11,7 @@ import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -34,7 +34,6 @@ from shared.repos.renders import add_event
 from shared.storage import LocalStorage
 from shared.tables import event_outbox, webhook_deliveries, webhook_endpoints
 from studio.webhooks import new_secret
-
 
 # -- a real receiver ----------------------------------------------------------------------------
 
@@ -64,7 +63,7 @@ def receiver() -> Iterator[Receiver]:
     holder: list[Receiver] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             me = holder[0]
             me.requests.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))

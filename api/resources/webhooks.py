@@ -1,0 +1,127 @@
+"""Webhook endpoints, their delivery log, redeliveries and test events."""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from api.auth import current_workspace_id
+from api.docs import WITH_BODY, errors
+from api.schemas import (
+    WebhookCreatedSchema,
+    WebhookCreateSchema,
+    WebhookDeliveryListSchema,
+    WebhookDeliverySchema,
+    WebhookListSchema,
+    WebhookPatchSchema,
+    WebhookSchema,
+)
+from farm.webhooks import WebhookSender
+from studio.fetch import make_fetcher
+from studio.webhooks import WebhookService
+
+blp = Blueprint("webhooks", __name__, url_prefix="/api/v1", description="Webhook endpoints and their deliveries")
+
+
+def _webhooks() -> WebhookService:
+    services = current_app.extensions["reelfarm"]
+    found = getattr(services, "webhooks", None)  # once Services wires one; until then, a per-request one
+    return found if found is not None else WebhookService(services.engine, services.clock,
+                                                          make_fetcher(services.settings))
+
+
+def _sender() -> WebhookSender:
+    services = current_app.extensions["reelfarm"]
+    found = getattr(services, "webhook_sender", None)
+    return found if found is not None else WebhookSender(services.engine, services.farm.queue, services.clock)
+
+
+@blp.route("/webhooks")
+class Webhooks(MethodView):
+    @blp.arguments(WebhookCreateSchema, error_status_code=400)
+    @blp.response(201, WebhookCreatedSchema)
+    @errors(blp, *WITH_BODY)
+    def post(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Register a webhook endpoint
+
+        The answer carries the endpoint's signing `secret` (`whsec_...`); it is never shown again.
+        The URL must be http(s) and its host a public address (400 at `/url` otherwise).
+        """
+        return _webhooks().create(current_workspace_id(), url=body["url"], events=body.get("events"),
+                                  description=body.get("description"))
+
+    @blp.response(200, WebhookListSchema)
+    @errors(blp)
+    def get(self) -> dict[str, Any]:
+        """List webhook endpoints
+
+        Oldest first; secrets are not shown.
+        """
+        return {"data": _webhooks().list_all(current_workspace_id())}
+
+
+@blp.route("/webhooks/<string:webhook_id>")
+class Webhook(MethodView):
+    @blp.response(200, WebhookSchema)
+    @errors(blp, 404)
+    def get(self, webhook_id: str) -> dict[str, Any]:
+        """Get a webhook endpoint"""
+        return _webhooks().get(current_workspace_id(), webhook_id)
+
+    @blp.arguments(WebhookPatchSchema, error_status_code=400)
+    @blp.response(200, WebhookSchema)
+    @errors(blp, 404, *WITH_BODY)
+    def patch(self, body: dict[str, Any], webhook_id: str) -> dict[str, Any]:
+        """Change a webhook endpoint
+
+        `url`, `events`, `description`, `enabled`; enabling clears `disabled_reason`.
+        """
+        return _webhooks().update(current_workspace_id(), webhook_id, body)
+
+    @blp.response(204)
+    @errors(blp, 404)
+    def delete(self, webhook_id: str) -> None:
+        """Delete a webhook endpoint
+
+        Its delivery log goes with it; attempts not yet sent are not sent.
+        """
+        _webhooks().delete(current_workspace_id(), webhook_id)
+
+
+@blp.route("/webhooks/<string:webhook_id>/deliveries")
+class WebhookDeliveries(MethodView):
+    @blp.response(200, WebhookDeliveryListSchema)
+    @errors(blp, 404)
+    def get(self, webhook_id: str) -> dict[str, Any]:
+        """List an endpoint's delivery attempts
+
+        The latest 100 attempts, newest first: one entry per attempt, with its status code,
+        latency and error.
+        """
+        return {"data": _webhooks().deliveries(current_workspace_id(), webhook_id)}
+
+
+@blp.route("/webhooks/<string:webhook_id>/deliveries/<string:delivery_id>/redeliver")
+class WebhookRedeliver(MethodView):
+    @blp.response(202, WebhookDeliverySchema)
+    @errors(blp, 404, 409)
+    def post(self, webhook_id: str, delivery_id: str) -> dict[str, Any]:
+        """Send a delivery's event again
+
+        Queues a new attempt of the same event (same `webhook-id`); 409 when the endpoint is disabled.
+        """
+        return _sender().redeliver(current_workspace_id(), webhook_id, delivery_id)
+
+
+@blp.route("/webhooks/<string:webhook_id>/test")
+class WebhookTest(MethodView):
+    @blp.response(202, WebhookDeliverySchema)
+    @errors(blp, 404, 409)
+    def post(self, webhook_id: str) -> dict[str, Any]:
+        """Send a test event
+
+        Queues a `webhook.test` event to this endpoint only; 409 when the endpoint is disabled.
+        """
+        return _sender().send_test(current_workspace_id(), webhook_id)
