@@ -19,6 +19,7 @@ from renderer.model import FORMATS, Doc, Problem, doc_schema, parse_doc
 from renderer.raster import Rasterizer, SkiaRasterizer, encode_jpeg, encode_png
 from renderer.render import (RenderStats, chunk_count, finish_video, plan_chunks, poster_time, render_segment,
                              render_still, render_still_png, render_video, write_poster)
+from renderer.text import TextMeasure, measure_text
 from renderer.tokens import NEUTRAL_BRAND
 
 RENDERER_VERSION = "1.0.0"
@@ -30,5 +31,5 @@ __all__ = [
     "X264Encoder", "available_families", "available_h264_encoders", "chunk_count", "concat_segments",
     "doc_schema", "encode_jpeg", "encode_png", "finish_video", "frame_size", "lint", "make_encoder",
     "mix_audio", "nvenc_available", "parse_doc", "plan_chunks", "poster_time", "probe", "render_segment",
-    "render_still", "render_still_png", "render_video", "write_poster",
+    "render_still", "render_still_png", "render_video", "write_poster", "TextMeasure", "measure_text",
 ]

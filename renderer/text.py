@@ -205,3 +205,24 @@ def _word_ends(text: str) -> list[int]:
     if in_word:
         ends.append(len(text))
     return ends
+
+
+@dataclass(frozen=True)
+class TextMeasure:
+    """How a paragraph sets in a box: its height and the width of its widest unbreakable word."""
+
+    height: float
+    widest_word: float
+    width: float
+
+
+def measure_text(text: str, family: str, weight: int, size_px: float, box_w: float,
+                 line_height: float = 1.2, letter_spacing: float = 0.0) -> TextMeasure:
+    """Lay `text` out exactly as the rasterizer would, in pixels, without drawing it."""
+    from renderer.fonts import font_book
+
+    spec = TextSpec(text=text, font=FontRef(family, weight), size_px=size_px, min_size_px=size_px,
+                    color="#000000", align="left", direction="auto", line_height=line_height,
+                    letter_spacing=letter_spacing, auto_shrink=False, box_w=box_w, box_h=0.0)
+    block = TextBlock(spec, font_book())
+    return TextMeasure(height=block.height, widest_word=block._longest_word(size_px), width=block.width)

@@ -9,8 +9,9 @@ side and lean on the renderer's auto-shrink.
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 from typing import Any, Protocol
+
+import renderer
 
 # Pixels per short side to measure at: the 1080p render and the linter's 360 px preview, whose
 # rounded glyph advances can wrap a line earlier. A box must hold the text at both.
@@ -26,12 +27,10 @@ class Typesetter(Protocol):
 
 
 class RendererTypesetter:
-    """Measures with ``renderer``'s paragraph engine for one brand's heading and body fonts."""
+    """Measures with the renderer's own paragraph engine for one brand's heading and body fonts."""
 
     def __init__(self, fonts: dict[str, dict[str, Any]]) -> None:
-        from renderer.model import FontRef  # a renderer internal: guarded by make_typesetter
-
-        self._fonts = {role: FontRef(ref["family"], int(ref.get("weight") or 400)) for role, ref in fonts.items()}
+        self._fonts = {role: (ref["family"], int(ref.get("weight") or 400)) for role, ref in fonts.items()}
 
     def measure(self, text: str, font: str, size: float, width: float, line_height: float,
                 letter_spacing: float) -> tuple[float, bool]:
@@ -40,26 +39,13 @@ class RendererTypesetter:
         return max(h for h, _ in results), all(fits for _, fits in results)
 
 
-@functools.lru_cache(maxsize=1)
-def _book() -> Any:
-    from renderer.fonts import FontBook
-
-    return FontBook()
-
-
 @functools.lru_cache(maxsize=8192)
-def _measure(text: str, font: Any, size: float, width: float, line_height: float, letter_spacing: float,
-             px: float) -> tuple[float, bool]:
-    from renderer.text import TextBlock, TextSpec
-
-    spec = TextSpec(text=text, font=font, size_px=size * px, min_size_px=size * px, color="#000000",
-                    align="left", direction="auto", line_height=line_height, letter_spacing=letter_spacing,
-                    auto_shrink=False, box_w=width * px - MARGIN_PX, box_h=0.0)
-    block = TextBlock(spec, _book())
+def _measure(text: str, font: tuple[str, int], size: float, width: float, line_height: float,
+             letter_spacing: float, px: float) -> tuple[float, bool]:
+    box_w = width * px - MARGIN_PX
+    m = renderer.measure_text(text, font[0], font[1], size * px, box_w, line_height, letter_spacing)
     # Every word must fit the width whole: a word wider than the box would break mid-word.
-    words = "\n".join(text.split())
-    widest = TextBlock(replace(spec, text=words, box_w=1e6), _book()).width if words else 0.0
-    return block.height / px, widest <= spec.box_w  # Skia breaks a word that is any wider
+    return m.height / px, m.widest_word <= box_w
 
 
 def make_typesetter(fonts: dict[str, dict[str, Any]]) -> Typesetter | None:

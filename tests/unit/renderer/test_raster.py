@@ -190,3 +190,12 @@ def test_wipe_reveals_from_one_side():
                                                                           "duration": 1.0, "easing": "linear"}}]
     frame = render_still(doc, 0.5, "1:1", 200)
     assert tuple(frame[100, 30, :3]) == (0, 0, 0) and tuple(frame[100, 170, :3]) == (255, 255, 255)
+
+
+def test_measure_text_reports_height_and_the_widest_word():
+    from renderer import measure_text
+    m = measure_text("Smart scheduling", "Montserrat", 800, 0.142 * 360, 288)
+    assert m.widest_word > 288            # "scheduling" alone is wider than the box
+    two_lines = measure_text("Smart scheduling", "Montserrat", 800, 40, 200)
+    one_line = measure_text("Smart scheduling", "Montserrat", 800, 40, 2000)
+    assert two_lines.height > 1.5 * one_line.height and one_line.width > two_lines.width
