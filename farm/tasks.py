@@ -247,9 +247,10 @@ def render_stills(job_id: str) -> None:
     width, height = renderer.frame_size(fmt, resolution)
     assets = StorageAssets(ctx.storage)
     images = []
-    for i, t in enumerate(times):
+    stills = renderer.iter_stills_png(doc, times, fmt, resolution, assets)
+    for i in range(len(times)):
         try:
-            images.append(renderer.render_still_png(doc, t, fmt, resolution, assets))
+            images.append(next(stills))
         except _PERMANENT as exc:
             fail_job(job_id, _user_message(exc))
             return

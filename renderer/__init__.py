@@ -17,8 +17,8 @@ from renderer.formats import FORMAT_RATIOS, FPS_CHOICES, RESOLUTIONS, frame_size
 from renderer.lint import LintReport, lint
 from renderer.model import FORMATS, Doc, Problem, doc_schema, parse_doc
 from renderer.raster import Rasterizer, SkiaRasterizer, encode_jpeg, encode_png
-from renderer.render import (RenderStats, chunk_count, finish_video, plan_chunks, poster_time, render_segment,
-                             render_still, render_still_png, render_video, write_poster)
+from renderer.render import (RenderStats, chunk_count, finish_video, iter_stills_png, plan_chunks, poster_time,
+                             render_segment, render_still, render_still_png, render_video, write_poster)
 from renderer.text import TextMeasure, measure_text
 from renderer.tokens import NEUTRAL_BRAND
 
@@ -32,4 +32,5 @@ __all__ = [
     "doc_schema", "encode_jpeg", "encode_png", "finish_video", "frame_size", "lint", "make_encoder",
     "mix_audio", "nvenc_available", "parse_doc", "plan_chunks", "poster_time", "probe", "render_segment",
     "render_still", "render_still_png", "render_video", "write_poster", "TextMeasure", "measure_text",
+    "iter_stills_png",
 ]

@@ -7,6 +7,7 @@ buffer already holds the answer and nothing is drawn.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,7 +19,7 @@ from renderer.easing import ease
 from renderer.draw import ImageStore, Rect, draw_background, draw_fitted, draw_shape, lerp_view
 from renderer.fonts import FontBook, font_book
 from renderer.model import Doc, Layer, Scene
-from renderer.text import TextBlock, TextSpec
+from renderer.text import TextBlock, TextSpec, shown_chars
 from renderer.timeline import LayerState, Timeline, layer_state
 from renderer.tokens import Brand, argb
 
@@ -125,8 +126,9 @@ class SkiaRasterizer:
         if layer.type == "group":
             return state, tuple(self._layer_key(c.for_format(self.fmt), t, duration) for c in layer.children)
         if layer.type == "text" and state.reveal < 1.0:
-            return state, self._text_block(layer, self._text_box_size(layer, self.width, self.height)).reveal_key(
-                state.reveal, state.reveal_mode)
+            # The characters shown, not the exact fraction: frames between two steps are equal.
+            shown = shown_chars(_display_text(layer), state.reveal, state.reveal_mode)
+            return dataclasses.replace(state, reveal=0.0), shown
         return state
 
     def _bg_key(self, scene: Scene, local: float) -> float:
@@ -302,7 +304,7 @@ class SkiaRasterizer:
         return block
 
     def text_spec(self, layer: Layer, size: tuple[float, float]) -> TextSpec:
-        text = layer.text.upper() if layer.uppercase else layer.text
+        text = _display_text(layer)
         size_px = layer.size * self.unit
         return TextSpec(
             text=text, font=self.brand.font(layer.font), size_px=size_px,
@@ -348,6 +350,10 @@ class SkiaRasterizer:
         draw_fitted(canvas, image, dest, box, layer.fit, view)
         if radius > 0:
             canvas.restore()
+
+
+def _display_text(layer: Layer) -> str:
+    return layer.text.upper() if layer.uppercase else layer.text
 
 
 def _outset(box: Rect, block: TextBlock | None, layer: Layer, unit: float) -> Rect:

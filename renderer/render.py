@@ -17,7 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -71,6 +71,17 @@ def render_still_png(doc: Doc | Mapping[str, Any], t: float, fmt: str | None = N
                      assets: AssetSource | None = None) -> bytes:
     """PNG bytes of the frame at `t`."""
     return encode_png(render_still(doc, t, fmt, resolution, assets))
+
+
+def iter_stills_png(doc: Doc | Mapping[str, Any], times: Sequence[float], fmt: str | None = None,
+                    resolution: int = 1080, assets: AssetSource | None = None) -> Iterator[bytes]:
+    """PNG bytes of each frame at `times`, in order, from one rasterizer (images decoded once)."""
+    doc = as_doc(doc)
+    fmt = fmt or doc.format
+    width, height = frame_size(fmt, resolution)
+    raster = SkiaRasterizer(doc, fmt, width, height, assets)
+    for t in times:
+        yield encode_png(to_rgba(raster.render(min(max(t, 0.0), doc.duration)), raster.pixel_format))
 
 
 def poster_time(doc: Doc) -> float:

@@ -118,17 +118,8 @@ class TextBlock:
             paragraph = self._paragraphs[shown] = self._build(self.size_px, shown)
         paragraph.paint(canvas, x, y)
 
-    def reveal_key(self, reveal: float, mode: str) -> int:
-        return self._shown_chars(reveal, mode)
-
     def _shown_chars(self, reveal: float, mode: str) -> int:
-        n = len(self.spec.text)
-        if reveal >= 1.0 or not mode:
-            return n
-        if mode == "words" and self._words:
-            count = int(reveal * len(self._words) + 1e-9)
-            return self._words[count - 1] if count > 0 else 0
-        return int(reveal * n + 1e-9)
+        return _shown(len(self.spec.text), self._words, reveal, mode)
 
     def _fit_size(self) -> float:
         spec = self.spec
@@ -190,6 +181,20 @@ def _physical_align(align: str, rtl: bool) -> str:
     if align == "end":
         return "left" if rtl else "right"
     return align
+
+
+def shown_chars(text: str, reveal: float, mode: str) -> int:
+    """How many characters of `text` a typewriter ("chars") or word-by-word ("words") reveal shows."""
+    return _shown(len(text), _word_ends(text) if mode == "words" else [], reveal, mode)
+
+
+def _shown(n: int, word_ends: list[int], reveal: float, mode: str) -> int:
+    if reveal >= 1.0 or not mode:
+        return n
+    if mode == "words" and word_ends:
+        count = int(reveal * len(word_ends) + 1e-9)
+        return word_ends[count - 1] if count > 0 else 0
+    return int(reveal * n + 1e-9)
 
 
 def _word_ends(text: str) -> list[int]:

@@ -13,9 +13,8 @@ from sqlalchemy import Connection, func, select
 from shared.clock import Clock
 from shared.errors import InsufficientCredits, NotFound
 from shared.ids import new_id
-from shared.repos._locks import lock_workspace
 from shared.repos.brand_kits import create_brand_kit
-from shared.tables import PLANS, RENDER_CHARGE, credit_ledger, workspaces
+from shared.tables import PLANS, credit_ledger, workspaces
 
 INITIAL_GRANT = "initial_grant"
 DEFAULT_BRAND_KIT_NAME = "Default"
@@ -85,31 +84,6 @@ def add_credits(conn: Connection, clock: Clock, *, workspace_id: str, delta: int
         id=new_id(), workspace_id=workspace_id, delta=delta, reason=reason,
         render_id=render_id, version_id=version_id, created_at=now))
     return int(balance)
-
-
-def charge_version(conn: Connection, clock: Clock, *, workspace_id: str, version_id: str,
-                   render_id: str, amount: int) -> bool:
-    """Charge ``amount`` for the first render of a version; False if it was already charged.
-
-    The workspace row is locked first, so two renders of one version requested at the same
-    moment charge once; the ledger's unique index on render charges backs this up.
-
-    Raises:
-        InsufficientCredits: the balance is below ``amount``; nothing is changed.
-    """
-    if amount < 1:
-        raise ValueError("amount must be at least 1")
-    lock_workspace(conn, workspace_id)
-    already = conn.execute(select(credit_ledger.c.id).where(
-        credit_ledger.c.workspace_id == workspace_id,
-        credit_ledger.c.version_id == version_id,
-        credit_ledger.c.reason == RENDER_CHARGE,
-    )).first()
-    if already is not None:
-        return False
-    add_credits(conn, clock, workspace_id=workspace_id, delta=-amount, reason=RENDER_CHARGE,
-                render_id=render_id, version_id=version_id)
-    return True
 
 
 def ledger_total(conn: Connection, workspace_id: str) -> int:

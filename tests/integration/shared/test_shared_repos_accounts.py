@@ -97,62 +97,6 @@ def test_add_credits_to_missing_workspace(engine: Engine, clock: FixedClock) -> 
         workspaces.add_credits(conn, clock, workspace_id=new_id(), delta=-1, reason="x")
 
 
-def test_a_version_is_charged_once(engine: Engine, clock: FixedClock) -> None:
-    workspace_id = new_workspace(engine, clock, credits=10)
-    version_id = new_id()
-    with transaction(engine) as conn:
-        assert workspaces.charge_version(conn, clock, workspace_id=workspace_id, version_id=version_id,
-                                         render_id=new_id(), amount=3)
-        assert not workspaces.charge_version(conn, clock, workspace_id=workspace_id,
-                                             version_id=version_id, render_id=new_id(), amount=3)
-    with engine.connect() as conn:
-        assert workspaces.get_workspace(conn, workspace_id).credits == 7
-
-
-def test_a_charge_larger_than_the_balance_changes_nothing(engine: Engine, clock: FixedClock) -> None:
-    workspace_id = new_workspace(engine, clock, credits=2)
-    with pytest.raises(InsufficientCredits), transaction(engine) as conn:
-        workspaces.charge_version(conn, clock, workspace_id=workspace_id, version_id=new_id(),
-                                  render_id=new_id(), amount=3)
-    with engine.connect() as conn:
-        assert workspaces.get_workspace(conn, workspace_id).credits == 2
-        assert workspaces.ledger_total(conn, workspace_id) == 2
-
-
-def test_concurrent_renders_of_one_version_charge_once(engine: Engine, clock: FixedClock) -> None:
-    workspace_id = new_workspace(engine, clock, credits=100)
-    version_id = new_id()
-
-    def charge(_: int) -> bool:
-        with transaction(engine) as conn:
-            return workspaces.charge_version(conn, clock, workspace_id=workspace_id,
-                                             version_id=version_id, render_id=new_id(), amount=5)
-
-    results, errors = run_together(8, charge)
-    assert errors == []
-    assert sorted(results) == [False] * 7 + [True]
-    with engine.connect() as conn:
-        assert workspaces.get_workspace(conn, workspace_id).credits == 95
-        assert workspaces.ledger_total(conn, workspace_id) == 95
-
-
-def test_concurrent_charges_never_overdraw(engine: Engine, clock: FixedClock) -> None:
-    workspace_id = new_workspace(engine, clock, credits=10)
-
-    def charge(_: int) -> bool:
-        with transaction(engine) as conn:
-            return workspaces.charge_version(conn, clock, workspace_id=workspace_id,
-                                             version_id=new_id(), render_id=new_id(), amount=3)
-
-    results, errors = run_together(6, charge)
-    assert results == [True] * 3
-    assert len(errors) == 3 and all(isinstance(e, InsufficientCredits) for e in errors)
-    with engine.connect() as conn:
-        assert workspaces.get_workspace(conn, workspace_id).credits == 1
-
-
-# API keys
-
 def test_create_key_stores_only_hash_and_prefix(engine: Engine, clock: FixedClock) -> None:
     workspace_id = new_workspace(engine, clock)
     with transaction(engine) as conn:

@@ -126,3 +126,10 @@ def test_chunk_processes_die_on_sigterm_whatever_the_host_taught_them(doc, tmp_p
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert stats.frames == 180
+
+
+def test_stills_from_one_rasterizer_equal_stills_drawn_alone(doc):
+    from renderer import iter_stills_png
+    times = [2.9, 0.2, 3.25, 5.0]  # out of order, across the transition
+    together = list(iter_stills_png(doc, times, "4:5", 180))
+    assert together == [render_still_png(doc, t, "4:5", 180) for t in times]
