@@ -13,7 +13,17 @@ from werkzeug.exceptions import HTTPException
 from api import errors as err
 from api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
 from api.ratelimit import Quota, RateLimiterUnavailable
-from api.resources import brand_kits, comments, me, renders, stories, system, videos, webhooks
+from api.resources import (
+    brand_kits,
+    comments,
+    locales,
+    me,
+    renders,
+    stories,
+    system,
+    videos,
+    webhooks,
+)
 from api.schemas import VideoDocField
 from api.services import Services
 from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
@@ -21,6 +31,7 @@ from shared.config import Settings
 from shared.errors import InsufficientCredits, NotFound
 from shared.ids import is_uuid
 from studio.errors import (
+    BriefRejected,
     InvalidBuildRequestError,
     InvalidFieldsError,
     UnknownStoryError,
@@ -30,8 +41,8 @@ from studio.videos import DocLintError, VideoStateError
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
 log = logging.getLogger("reelfarm.api")
-BLUEPRINTS = (system.blp, me.blp, brand_kits.blp, stories.blp, videos.blp, comments.blp, renders.blp,
-              renders.jobs_blp, webhooks.blp)
+BLUEPRINTS = (system.blp, me.blp, brand_kits.extract_blp, brand_kits.blp, stories.blp, locales.blp, videos.blp,
+              comments.blp, renders.blp, renders.jobs_blp, webhooks.blp)
 
 
 class ReelfarmApi(Api):
@@ -56,7 +67,12 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         OPENAPI_URL_PREFIX="/api/v1", OPENAPI_JSON_PATH="openapi.json",
         MAX_CONTENT_LENGTH=settings.max_body_bytes, JSON_SORT_KEYS=False,
         API_SPEC_OPTIONS={
-            "info": {"description": "Brand kits, stories, videos with immutable versions, renders and jobs."},
+            "info": {"description": (
+                "Brand kits, stories, videos with immutable versions, renders and jobs. Request bodies are "
+                "JSON objects of the documented types (no numbers as strings, no 0/1 for booleans), without "
+                "unknown fields; text is Unicode without NUL characters or unpaired surrogates. A PATCH of a "
+                "video's `doc` is also linted (unknown references, timing) and a `fields` patch is checked "
+                "against the video's own story; both give 400 with every problem listed.")},
             "servers": [{"url": settings.public_url}],
             "security": [{"bearerAuth": []}],
         },
@@ -66,6 +82,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     _document(api)
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
+    _refine(api, services)
     _install_hooks(app, services)
     logging.getLogger("reelfarm").setLevel(settings.log_level)
     if start_farm:
@@ -85,6 +102,14 @@ def _document(api: Api) -> None:
     def videodoc(self: Any, field: Any, **_: Any) -> dict[str, Any]:
         return {"$ref": "#/components/schemas/VideoDoc"} if isinstance(field, VideoDocField) else {}
     plugin.converter.add_attribute_function(videodoc)
+
+
+def _refine(api: Api, services: Services) -> None:
+    from api.contract import refine
+    from farm.jobs import published_locales
+    from studio.stories import list_stories
+
+    refine(api.spec.components.schemas, list_stories(), published_locales(services.jobs.studio.translators))
 
 
 def _videodoc_components(schema: dict[str, Any]) -> dict[str, Any]:
@@ -147,6 +172,8 @@ def _install_hooks(app: Flask, services: Services) -> None:
     app.register_error_handler(InsufficientCredits, lambda e: err.handle_api_error(
         err.InsufficientCreditsError(str(e))))
     app.register_error_handler(InvalidRequest, lambda e: err.handle_api_error(err.invalid(e.details)))
+    app.register_error_handler(BriefRejected, lambda e: err.handle_api_error(
+        err.invalid([err.detail("/brief", "moderation_rejected", e.reason)])))
     app.register_error_handler(StateConflict, lambda e: err.handle_api_error(err.ConflictError(str(e), code=e.code)))
     app.register_error_handler(QueueUnavailable, lambda e: err.handle_api_error(
         err.Unavailable("The render queue is unavailable; nothing was created. Try again shortly.",

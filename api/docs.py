@@ -5,7 +5,8 @@ and can answer 400, 409 and 422 for it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flask_smorest import Blueprint
 

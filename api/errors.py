@@ -18,7 +18,8 @@ for an error and no trace ever reaches a client.
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from flask import Response, g, jsonify
 from werkzeug.exceptions import HTTPException

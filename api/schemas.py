@@ -6,6 +6,15 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, pre_load, validate
 
+from api.contract import (
+    CURSOR,
+    HAS_TEXT,
+    LOCALE,
+    SITE_URL,
+    WEBHOOK_URL,
+    Pattern,
+    pattern_meta,
+)
 from studio.webhooks import EVENT_KINDS as WEBHOOK_EVENT_KINDS
 
 FORMATS = ["16:9", "9:16", "1:1", "4:5"]
@@ -13,6 +22,11 @@ VIDEO_STATUSES = ["draft", "generating", "ready", "failed", "archived"]
 JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"]
 VERSION_SOURCES = ["story", "generate", "doc", "fields", "translate", "restore"]
 PLANS = ["starter", "pro", "crypto_pro", "agency"]
+
+
+_SITE_URL_ERROR = "must be a website address: http(s)://host[:port][/path], or host[/path]"
+_WEBHOOK_URL_ERROR = "must be an absolute http:// or https:// URL"
+_LOCALE_ERROR = "must be a BCP 47 language tag such as de or pt-BR"
 
 
 class RequestSchema(Schema):
@@ -26,6 +40,49 @@ class RequestSchema(Schema):
         if problems:
             raise ValidationError(problems)
         return data
+
+    @pre_load
+    def refuse_loose_types(self, data: Any, **_: Any) -> Any:
+        """JSON types as documented: marshmallow alone would take ``"8"`` for a number and
+        ``0``/``1`` for a boolean."""
+        problems: dict[Any, Any] = {}
+        _check_types(self, data, problems)
+        if problems:
+            raise ValidationError(problems)
+        return data
+
+
+_TYPE_ERRORS = ((fields.Boolean, "Not a valid boolean.", lambda v: isinstance(v, bool)),
+                (fields.Integer, "Not a valid integer.", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+                (fields.Number, "Not a valid number.",
+                 lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)))
+
+
+def _check_types(schema: Schema, data: Any, problems: dict[Any, Any]) -> None:
+    if not isinstance(data, dict):
+        return
+    for name, field in schema.fields.items():
+        key = field.data_key or name
+        if key in data:
+            found = _type_problem(field, data[key])
+            if found:
+                problems[key] = found
+
+
+def _type_problem(field: fields.Field, value: Any) -> Any:
+    if value is None:
+        return None
+    for kind, message, ok in _TYPE_ERRORS:
+        if isinstance(field, kind):
+            return None if ok(value) else [message]
+    if isinstance(field, fields.List) and isinstance(value, list):
+        items = {i: p for i, v in enumerate(value) if (p := _type_problem(field.inner, v))}
+        return items or None
+    if isinstance(field, fields.Nested) and isinstance(value, dict) and isinstance(field.schema, Schema):
+        nested: dict[Any, Any] = {}
+        _check_types(field.schema, value, nested)
+        return nested or None
+    return None
 
 
 def _collect_unstorable(node: Any, path: list[Any], problems: dict[Any, Any]) -> None:
@@ -79,8 +136,11 @@ class ErrorEnvelopeSchema(Schema):
 # -- brand kits --------------------------------------------------------------------------------
 
 class FontTokenSchema(Schema):
-    family = fields.String(required=True, validate=validate.Length(1, 100))
+    family = fields.String(required=True, validate=validate.Length(1, 100),
+                           metadata={"description": "a family the renderer ships"})
     weight = fields.Integer(load_default=400, validate=validate.Range(100, 900))
+    original = fields.String(allow_none=True, validate=validate.Length(max=200),
+                             metadata={"description": "the family the website declared, when it was mapped"})
 
 
 class ColorTokensSchema(Schema):
@@ -193,8 +253,11 @@ class VideoSchema(Schema):
     default_format = fields.String(required=True, validate=validate.OneOf(FORMATS))
     duration_sec = fields.Float(required=True, allow_none=True)
     locale = fields.String(required=True, allow_none=True)
+    source_video_id = fields.String(required=True, allow_none=True, metadata={
+        "format": "uuid", "description": "the video this one is a translated copy of"})
     current_version = fields.Nested(VersionSchema, required=True, allow_none=True)
-    job = fields.Nested(JobSchema, required=True, allow_none=True)
+    job = fields.Nested(JobSchema, required=True, allow_none=True, metadata={
+        "description": "the generation or translation job while it runs, or the one that failed"})
     created_at = fields.DateTime(required=True)
     updated_at = fields.DateTime(required=True)
 
@@ -206,14 +269,40 @@ class VideoListSchema(Schema):
 
 class VideoCreateSchema(RequestSchema):
     title = fields.String(validate=validate.Length(1, 200))
-    brief = fields.String(validate=validate.Length(1, 5000))
+    brief = fields.String(validate=[validate.Length(1, 5000), validate.Regexp(HAS_TEXT, error="must not be blank")],
+                          metadata={"description": "what the video should say; moderated before generation"})
     storyId = fields.String(validate=validate.Length(1, 100))
     fields_ = fields.Dict(data_key="fields")
     brandKitId = fields.UUID()
-    url = fields.String(validate=validate.Length(1, 2048))
+    url = fields.String(validate=[validate.Length(1, 2048), Pattern(SITE_URL, _SITE_URL_ERROR)],
+                        metadata=pattern_meta(SITE_URL, description="a website to extract the brand from first"))
     format = fields.String(load_default="16:9", validate=validate.OneOf(FORMATS))
     durationSec = fields.Float(validate=validate.Range(6, 60))  # the stories' bounds (studio MIN/MAX_DURATION_SEC)
-    locale = fields.String(validate=validate.Length(2, 35))
+    locale = fields.String(validate=[validate.Length(2, 35), Pattern(LOCALE, _LOCALE_ERROR)],
+                           metadata=pattern_meta(LOCALE, description="BCP 47 tag of the video's language"))
+
+
+class BrandExtractSchema(RequestSchema):
+    url = fields.String(required=True, validate=[validate.Length(1, 2048), Pattern(SITE_URL, _SITE_URL_ERROR)],
+                        metadata=pattern_meta(SITE_URL, description="website address; https is added when missing",
+                                              example="https://example.com"))
+
+
+class LocaleSchema(Schema):
+    code = fields.String(required=True, metadata={"description": "BCP 47 tag", "example": "de"})
+    name = fields.String(required=True, metadata={"example": "German"})
+    direction = fields.String(required=True, validate=validate.OneOf(("ltr", "rtl")))
+    engines = fields.List(fields.String(), required=True)
+
+
+class LocaleListSchema(Schema):
+    source = fields.String(required=True, metadata={"description": "the language translated from"})
+    data = fields.List(fields.Nested(LocaleSchema), required=True)
+
+
+class LocaleQuerySchema(Schema):
+    source = fields.String(load_default="en", validate=validate.Regexp(r"^[A-Za-z]{2,3}$"),
+                           metadata={"description": "the language to translate from (default en)"})
 
 
 class VideoPatchSchema(RequestSchema):
@@ -229,7 +318,8 @@ class RestoreSchema(RequestSchema):
 
 class VideoListQuerySchema(Schema):
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
-    cursor = fields.String(validate=validate.Length(1, 200))
+    cursor = fields.String(validate=[validate.Length(1, 200), Pattern(CURSOR, "not a cursor from this API")],
+                           metadata=pattern_meta(CURSOR, description="`next_cursor` of the previous page"))
 
 
 # -- me ----------------------------------------------------------------------------------------
@@ -294,7 +384,8 @@ class RenderCreateSchema(RequestSchema):
 
 class StillsCreateSchema(RequestSchema):
     times = fields.List(fields.Float(validate=validate.Range(min=0)), required=True,
-                        validate=validate.Length(1, 20), metadata={"description": "seconds, 0 <= t <= duration"})
+                        validate=validate.Length(1, 20), metadata={
+                            "description": "seconds, 0 <= t <= duration; a time past this video's end is a 409"})
     format = fields.String(validate=validate.OneOf(FORMATS))
 
 
@@ -360,8 +451,9 @@ class WebhookListSchema(Schema):
 
 
 class WebhookCreateSchema(RequestSchema):
-    url = fields.String(required=True, validate=validate.Length(1, 2048),
-                        metadata={"description": "absolute http(s) URL whose host is a public address"})
+    url = fields.String(required=True, validate=[validate.Length(1, 2048), Pattern(WEBHOOK_URL, _WEBHOOK_URL_ERROR)],
+                        metadata=pattern_meta(WEBHOOK_URL,
+                                              description="absolute http(s) URL whose host is a public address"))
     events = fields.List(fields.String(validate=validate.OneOf(WEBHOOK_EVENT_KINDS)), allow_none=True,
                          validate=validate.Length(max=len(WEBHOOK_EVENT_KINDS) * 2),
                          metadata={"description": _EVENTS_DESCRIPTION})
@@ -369,7 +461,8 @@ class WebhookCreateSchema(RequestSchema):
 
 
 class WebhookPatchSchema(RequestSchema):
-    url = fields.String(validate=validate.Length(1, 2048))
+    url = fields.String(validate=[validate.Length(1, 2048), Pattern(WEBHOOK_URL, _WEBHOOK_URL_ERROR)],
+                        metadata=pattern_meta(WEBHOOK_URL))
     events = fields.List(fields.String(validate=validate.OneOf(WEBHOOK_EVENT_KINDS)), allow_none=True,
                          validate=validate.Length(max=len(WEBHOOK_EVENT_KINDS) * 2),
                          metadata={"description": _EVENTS_DESCRIPTION})

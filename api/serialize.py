@@ -1,47 +1,46 @@
 """Domain objects to the API's resource shapes (the schemas in api/schemas.py document them)."""
 from __future__ import annotations
 
-import base64
-import json
-from datetime import datetime
+import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from shared.ids import is_uuid
+from flask import current_app
+
+from farm.jobs import job_resource
 from shared.repos.brand_kits import BrandKit
 from shared.repos.videos import Version
+from studio.resources import brand_kit_resource, version_resource, video_resource
 from studio.videos import VideoView
 
 
 def brand_kit(kit: BrandKit) -> dict[str, Any]:
-    return {"id": kit.id, "name": kit.name, "source_url": kit.source_url, "is_default": kit.is_default,
-            "tokens": kit.tokens, "created_at": kit.created_at, "updated_at": kit.updated_at}
+    return brand_kit_resource(kit, current_app.extensions["reelfarm"].storage)
 
 
 def version(v: Version) -> dict[str, Any]:
-    return {"id": v.id, "number": v.number, "source": v.source, "note": v.note, "lint": list(v.lint or []),
-            "created_at": v.created_at, "doc": v.doc}
+    return version_resource(v)
 
 
-def video(view: VideoView, job: dict[str, Any] | None = None) -> dict[str, Any]:
-    v = view.video
-    return {"id": v.id, "title": v.title, "status": v.status, "story_id": v.story_id,
-            "brand_kit_id": v.brand_kit_id, "default_format": v.default_format, "duration_sec": v.duration_sec,
-            "locale": v.locale, "current_version": version(view.version) if view.version else None,
-            "job": job, "created_at": v.created_at, "updated_at": v.updated_at}
+def video(view: VideoView) -> dict[str, Any]:
+    services = current_app.extensions["reelfarm"]
+    job = job_resource(view.job, services.storage, services.clock) if view.job is not None else None
+    return video_resource(view.video, view.version, job)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def encode_cursor(position: tuple[datetime, str] | None) -> str | None:
+    """``<microseconds since the epoch>.<row id>``: the pattern ``api.contract.CURSOR``."""
     if position is None:
         return None
-    raw = json.dumps([position[0].isoformat(), position[1]]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    when, ident = position
+    return f"{(when - _EPOCH) // timedelta(microseconds=1)}.{ident}"
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, str]:
-    """Raises ValueError for anything that is not a cursor this API handed out."""
-    padded = cursor + "=" * (-len(cursor) % 4)
-    when, ident = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    position = datetime.fromisoformat(when)
-    if position.tzinfo is None or not isinstance(ident, str) or not is_uuid(ident):
-        raise ValueError("not a cursor from this API")  # ours hold an aware time and a row id
-    return position, ident
+    """Raises ValueError for anything that is not a cursor this API hands out."""
+    micros, ident = cursor.split(".", 1)
+    uuid.UUID(ident)
+    return _EPOCH + timedelta(microseconds=int(micros)), ident

@@ -43,15 +43,15 @@ class Services:
             self.idempotency = Idempotency(self.engine, self.clock)
 
     @property
-    def renders(self):  # noqa: ANN201 - farm.renders.RenderService
+    def renders(self):
         return self.farm.renders
 
     @property
-    def jobs(self):  # noqa: ANN201 - farm.jobs.JobService
+    def jobs(self):
         return self.farm.jobs
 
     @classmethod
-    def from_settings(cls, settings: Settings, clock: Clock | None = None, run_migrations: bool = True) -> "Services":
+    def from_settings(cls, settings: Settings, clock: Clock | None = None, run_migrations: bool = True) -> Services:
         clock = clock or SystemClock()
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         engine = make_engine(settings.database_url)

@@ -19,7 +19,6 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine
@@ -104,11 +103,6 @@ def render_resource(render: repo.Render, storage: Storage, progress: ProgressSto
         "duration_sec": render.duration_sec, "bytes": render.bytes, "error": render.error,
         "created_at": render.created_at, "finished_at": render.finished_at,
     }
-
-
-def jsonable(resource: dict[str, Any]) -> dict[str, Any]:
-    """A resource with its datetimes as ISO 8601 strings (for event payloads)."""
-    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in resource.items()}
 
 
 # -- the service ----------------------------------------------------------------------------

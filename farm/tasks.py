@@ -37,6 +37,7 @@ from shared.repos import jobs as jobs_repo
 from shared.repos import renders as renders_repo
 from shared.repos import videos as videos_repo
 from shared.storage import Storage
+from studio.resources import jsonable
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -59,6 +60,7 @@ class TaskContext:
     clock: Clock
     progress: ProgressStore
     settings: Settings | None = None
+    studio: Any = None  # farm.studio.Studio, built on first use by studio_of()
 
 
 _CONTEXT: TaskContext | None = None
@@ -83,6 +85,15 @@ def current() -> TaskContext:
         configure(make_task_context(Settings.from_env()))
     assert _CONTEXT is not None
     return _CONTEXT
+
+
+def studio_of(ctx: TaskContext) -> Any:
+    """The context's ``farm.studio.Studio``, built from its settings the first time."""
+    if ctx.studio is None:
+        from farm.studio import make_studio
+
+        ctx.studio = make_studio(ctx.settings or Settings.from_env())
+    return ctx.studio
 
 
 def _after_fork() -> None:
@@ -169,7 +180,7 @@ def _complete(ctx: TaskContext, render: renders_repo.Render, size: int, segment_
         if done is not None:
             resource = names.render_resource(done, ctx.storage)
             renders_repo.add_event(conn, ctx.clock, workspace_id=done.workspace_id, type="render.completed",
-                                   payload={"render": names.jsonable(resource)})
+                                   payload={"render": jsonable(resource)})
     if done is None:  # canceled while stitching: its files are not anyone's
         for key in (names.video_key(render.id), names.poster_key(render.id)):
             ctx.storage.delete(key)
@@ -198,7 +209,7 @@ def fail_render(render_id: str, message: str) -> bool:
         if ended is not None:
             resource = names.render_resource(ended, ctx.storage)
             renders_repo.add_event(conn, ctx.clock, workspace_id=ended.workspace_id, type="render.failed",
-                                   payload={"render": names.jsonable(resource)})
+                                   payload={"render": jsonable(resource)})
     if ended is not None:
         ctx.progress.clear(render_id)
         log.info("render %s failed: %s", render_id, message)
@@ -268,10 +279,17 @@ def render_stills(job_id: str) -> None:
 
 
 def fail_job(job_id: str, message: str) -> bool:
-    """Fail a live job with ``message``; False when it was not live."""
+    """Fail a live job with ``message``; False when it was not live. A failed generation fails its
+    video and writes ``video.generation_failed`` in the same transaction."""
+    from farm.studio import generation_ended
+
     ctx = current()
     with transaction(ctx.engine) as conn:
         ended = jobs_repo.fail_job(conn, ctx.clock, job_id, message)
+        if ended is not None:
+            generation_ended(conn, ctx.clock, ctx.storage, ended)
+    if ended is not None:
+        log.info("job %s failed: %s", job_id, message)
     return ended is not None
 
 
@@ -289,6 +307,8 @@ def handle_task_failure(func_path: str, args: Sequence[Any], reason: str) -> Non
         "render_chunk": lambda a, r: _fail_render_quietly(a[0], f"rendering chunk {int(a[1]) + 1} failed: {r}"),
         "stitch": lambda a, r: _fail_render_quietly(a[0], f"joining the rendered chunks failed: {r}"),
         "render_stills": lambda a, r: _fail_job_quietly(a[0], f"rendering the stills failed: {r}"),
+        "extract_brand": lambda a, r: _fail_job_quietly(a[0], f"extracting the brand failed: {r}"),
+        "generate_video": lambda a, r: _fail_job_quietly(a[0], f"generating the video failed: {r}"),
     }
     handler = handlers.get(name)
     if handler is None:

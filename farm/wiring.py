@@ -10,8 +10,8 @@ executor runs queued tasks; ``reelfarm worker`` does the same for RQ with ``make
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
@@ -22,7 +22,7 @@ from farm.nodes import NodeRegistry
 from farm.progress import DatabaseProgress, MemoryProgress, ProgressStore, RedisProgress
 from farm.queue import JobQueue, RQQueue
 from farm.renders import RenderService
-from farm.tasks import TaskContext, configure
+from farm.tasks import TaskContext, configure, studio_of
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.db import make_engine
@@ -94,15 +94,19 @@ class Farm:
 
 
 def make_farm(settings: Settings, engine: Engine, storage: Storage, clock: Clock,
-              queue: JobQueue | None = None, progress: ProgressStore | None = None) -> Farm:
-    """Queue, progress, services and the task context (made this process's), sharing one engine."""
+              queue: JobQueue | None = None, progress: ProgressStore | None = None, studio: Any = None) -> Farm:
+    """Queue, progress, services and the task context (made this process's), sharing one engine.
+
+    ``studio`` (a ``farm.studio.Studio``) is built from settings on first use when not given.
+    """
     queue = queue or make_queue(settings, engine, clock)
     progress = progress or make_progress(settings, engine)
-    context = TaskContext(engine=engine, storage=storage, clock=clock, progress=progress, settings=settings)
+    context = TaskContext(engine=engine, storage=storage, clock=clock, progress=progress, settings=settings,
+                          studio=studio)
     configure(context)
     return Farm(queue=queue, progress=progress, context=context,
                 renders=RenderService(engine, queue, storage, clock, progress, settings, slots=make_slots(queue)),
-                jobs=JobService(engine, queue, storage, clock))
+                jobs=JobService(engine, queue, storage, clock, studio=lambda: studio_of(context)))
 
 
 def make_slots(queue: JobQueue) -> Callable[[], int]:

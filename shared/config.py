@@ -16,6 +16,9 @@ Nothing reads settings at import time: ``Settings.from_env()`` is called once by
 | REELFARM_RATE_LIMIT_PRO / _CRYPTO_PRO / _AGENCY | 600 / 600 / 3000 requests per 60 s |
 | REELFARM_MAX_BODY_BYTES | 2 MiB |
 | REELFARM_LLM_BASE_URL / _MODEL / _API_KEY | unset: the built-in deterministic writer |
+| REELFARM_APERTIUM | ``1``: the offline Apertium engine, when its command and language pairs are installed |
+| REELFARM_LIBRETRANSLATE_URL / _API_KEY | unset: no LibreTranslate-compatible engine |
+| REELFARM_DEEPL_API_KEY / REELFARM_DEEPL_URL | unset: no DeepL; the URL defaults by key (``:fx`` = free) |
 | REELFARM_LOG_LEVEL | ``INFO`` |
 
 An empty variable counts as unset.
@@ -79,6 +82,11 @@ class Settings:
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = field(default=None, repr=False)
+    apertium: bool = True
+    libretranslate_url: str | None = None
+    libretranslate_api_key: str | None = field(default=None, repr=False)
+    deepl_api_key: str | None = field(default=None, repr=False)
+    deepl_url: str | None = None
     log_level: str = "INFO"
 
     @classmethod
@@ -110,6 +118,11 @@ class Settings:
             llm_base_url=env.parse("REELFARM_LLM_BASE_URL", _http_url),
             llm_model=env.get("REELFARM_LLM_MODEL"),
             llm_api_key=env.get("REELFARM_LLM_API_KEY"),
+            apertium=env.parse("REELFARM_APERTIUM", _bool) is not False,
+            libretranslate_url=env.parse("REELFARM_LIBRETRANSLATE_URL", _http_url),
+            libretranslate_api_key=env.get("REELFARM_LIBRETRANSLATE_API_KEY"),
+            deepl_api_key=env.get("REELFARM_DEEPL_API_KEY"),
+            deepl_url=env.parse("REELFARM_DEEPL_URL", _http_url),
             log_level=env.parse("REELFARM_LOG_LEVEL", _log_level) or "INFO",
             # Evaluated last (arguments go left to right): a malformed variable above leaves
             # no secret file behind.

@@ -7,9 +7,14 @@ Hierarchy::
     ├── InvalidFieldsError (also a ValueError): carries ``details``
     ├── InvalidBuildRequestError (also a ValueError): bad format or duration
     ├── LayoutError: a story's layout cannot hold its fields (a bug in the story)
-    └── FetchError: fetching a URL a user gave (studio/fetch.py)
-        ├── FetchRefused: the URL is not allowed (scheme, address, redirect, content type)
-        └── FetchFailed: the fetch was allowed but did not complete (timeout, too big, error)
+    ├── FetchError: fetching a URL a user gave (studio/fetch.py)
+    │   ├── FetchRefused: the URL is not allowed (scheme, address, redirect, content type)
+    │   └── FetchFailed: the fetch was allowed but did not complete (timeout, too big, error)
+    ├── BrandExtractionError: a page was fetched but holds no usable brand (studio/brand/)
+    ├── BriefRejected (also a ValueError): moderation refused a brief; ``reason`` says why
+    ├── WriterError: a writer could not produce a script (studio/writer.py)
+    └── TranslationError: a translation engine failed (studio/translate/)
+        └── UnsupportedLocale (also a ValueError): no configured engine translates that pair
 """
 
 from __future__ import annotations
@@ -77,3 +82,32 @@ class FetchFailed(FetchError):
     def __init__(self, reason: str, status: int | None = None) -> None:
         super().__init__(reason)
         self.status = status
+
+
+class BrandExtractionError(StudioError):
+    """The page was fetched but no brand could be read from it (not HTML, empty, unparsable)."""
+
+
+class BriefRejected(StudioError, ValueError):
+    """Moderation refused a brief; ``reason`` is the message shown to the client."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class WriterError(StudioError):
+    """A writer could not turn a brief into a script."""
+
+
+class TranslationError(StudioError):
+    """A translation engine failed (unreachable, refused, malformed answer)."""
+
+
+class UnsupportedLocale(TranslationError, ValueError):
+    """No configured engine translates from ``source`` to ``target``."""
+
+    def __init__(self, source: str, target: str) -> None:
+        super().__init__(f"no translation engine is configured for {source} -> {target}")
+        self.source = source
+        self.target = target

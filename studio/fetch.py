@@ -39,6 +39,8 @@ POST_RESPONSE_BYTES = 65_536  # of a webhook receiver's answer, kept for the del
 USER_AGENT = "reelfarm-fetch/1"
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_HOST = re.compile(r"^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.|$))+$|^[0-9A-Fa-f:.]+$")  # names (IDNA-encoded) or IPv6
+_ERRNO = re.compile(r"\[Errno -?\d+\]\s*")
 _NUMBER = re.compile(r"0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*")
 # Not globally routable, yet some Python versions call them global (3.11 does for 192.0.0.0/24).
 _NOT_GLOBAL = ((ipaddress.ip_network("100.64.0.0/10"), "shared address space (CGNAT)"),
@@ -103,6 +105,8 @@ def normalize_url(raw: str) -> httpx.URL:
         raise FetchRefused(f"only http and https URLs can be fetched, not {url.scheme}:")
     if not url.host:
         raise FetchRefused("the URL has no host")
+    if not _HOST.match(url.raw_host.decode("ascii", "replace")):
+        raise FetchRefused(f"not a valid host name: {url.host!r}")
     return url
 
 
@@ -295,7 +299,7 @@ class SafeFetcher:
         except httpx.TimeoutException:
             raise FetchFailed(f"{target.url} did not answer in time") from None
         except httpx.HTTPError as exc:
-            raise FetchFailed(f"could not reach {target.url}: {exc}") from None
+            raise FetchFailed(f"could not reach {target.url}: {_words(exc)}") from None
 
     def _read(self, response: httpx.Response, deadline: float, limit: int, *, truncate: bool) -> bytes:
         declared = response.headers.get("content-length", "")
@@ -316,7 +320,7 @@ class SafeFetcher:
         except httpx.TimeoutException:
             raise FetchFailed("the body did not arrive in time") from None
         except httpx.HTTPError as exc:
-            raise FetchFailed(f"reading the body failed: {exc}") from None
+            raise FetchFailed(f"reading the body failed: {_words(exc)}") from None
         return b"".join(chunks)
 
     def _lookup(self, host: str, deadline: float | None) -> list[IPAddress]:
@@ -336,7 +340,7 @@ class SafeFetcher:
         if worker.is_alive():
             raise FetchFailed(f"looking up {host} took longer than {limit:g} s")
         if failures:
-            raise FetchFailed(f"could not resolve {host}: {failures[0]}")
+            raise FetchFailed(f"could not resolve {host}: {_words(failures[0])}")
         found = answers[0] if answers else []
         if not found:
             raise FetchFailed(f"{host} has no addresses")
@@ -350,6 +354,12 @@ class SafeFetcher:
         if remaining <= 0:
             raise FetchFailed(f"gave up after {self.total_timeout:g} s")
         return remaining
+
+
+def _words(exc: Exception) -> str:
+    """An error's message without errno prefixes (``[Errno -2] Name or service not known``)."""
+    text = _ERRNO.sub("", str(exc)).strip() or type(exc).__name__
+    return text[:1].lower() + text[1:]
 
 
 def make_fetcher(settings: Settings, **options: object) -> SafeFetcher:

@@ -7,8 +7,9 @@ leaves no half-written rows.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from sqlalchemy.engine import Engine
 
@@ -16,8 +17,9 @@ import renderer
 from shared.clock import Clock
 from shared.db import transaction
 from shared.repos import brand_kits as kits_repo
+from shared.repos import jobs as jobs_repo
 from shared.repos import videos as repo
-from studio.errors import InvalidBuildRequestError, InvalidFieldsError, StudioError
+from studio.errors import InvalidFieldsError, StudioError
 from studio.stories import get_story, validate_fields
 from studio.stories.base import Story
 
@@ -47,6 +49,7 @@ class VideoView:
 
     video: repo.Video
     version: repo.Version | None
+    job: jobs_repo.Job | None = None  # its generation or translation job, while one runs or after one failed
 
 
 class VideoService:
@@ -88,16 +91,12 @@ class VideoService:
 
     def get(self, workspace_id: str, video_id: str) -> VideoView:
         with self.engine.connect() as conn:
-            video = repo.get_video(conn, workspace_id, video_id)
-            version = (repo.get_version_by_id(conn, workspace_id, video.current_version_id)
-                       if video.current_version_id else None)
-        return VideoView(video, version)
+            return _view(conn, repo.get_video(conn, workspace_id, video_id))
 
     def list(self, workspace_id: str, limit: int, after: Any = None) -> tuple[list[VideoView], Any]:
         with self.engine.connect() as conn:
             page = repo.list_videos(conn, workspace_id, limit=limit, after=after)
-            views = [VideoView(v, repo.get_version_by_id(conn, workspace_id, v.current_version_id)
-                               if v.current_version_id else None) for v in page.items]
+            views = [_view(conn, v) for v in page.items]
         return views, page.next_after
 
     def versions(self, workspace_id: str, video_id: str) -> list[repo.Version]:
@@ -172,7 +171,8 @@ class VideoService:
     def _fields_version(self, conn: Any, workspace_id: str, video: repo.Video, current: repo.Version | None,
                         fields: Mapping[str, Any], note: str | None) -> repo.NewVersion:
         if not video.story_id:
-            raise InvalidBuildRequestError("fields", "this video was not made from a story; send a complete doc")
+            raise VideoStateError("conflict", "this video was not made from a story, so it has no fields; "
+                                              "send a complete doc")
         story = get_story(video.story_id)
         problems = validate_fields(story, fields)
         if problems:
@@ -204,6 +204,17 @@ class VideoService:
                                lint=[p.as_dict() for p in warnings], duration_sec=float(doc["duration"]))
 
 
+def _view(conn: Any, video: repo.Video) -> VideoView:
+    version = (repo.get_version_by_id(conn, video.workspace_id, video.current_version_id)
+               if video.current_version_id else None)
+    job = None
+    if video.status in ("generating", "draft", "failed"):
+        latest = jobs_repo.latest_video_job(conn, video.id)
+        if latest is not None and (latest.status in jobs_repo.LIVE or video.status == "failed"):
+            job = latest
+    return VideoView(video, version, job)
+
+
 def _fill(story: Story, fields: Mapping[str, Any]) -> dict[str, Any]:
     from studio.stories import resolve_fields
     return resolve_fields(story, dict(fields))
@@ -218,8 +229,11 @@ def _title_from(story: Story, values: Mapping[str, Any]) -> str:
 
 
 def _check_editable(video: repo.Video) -> None:
-    if video.status == "generating":
+    if video.status == "generating" or (video.status == "draft" and video.current_version_id is None):
         raise VideoStateError("video_not_ready", "the video is still generating; try again when it is ready")
+    if video.status == "failed" and video.current_version_id is None:
+        raise VideoStateError("conflict", "the video's generation failed, so it has nothing to change; "
+                                          "create it again")
     if video.status == "archived":
         raise VideoStateError("conflict", "the video is archived; it can be read but not changed")
 

@@ -1,4 +1,4 @@
-"""Brand kits: list, get, update."""
+"""Brand kits: extract from a website (a job), list, get, update."""
 from __future__ import annotations
 
 from flask import current_app
@@ -7,13 +7,37 @@ from flask_smorest import Blueprint
 
 from api import serialize
 from api.auth import current_workspace_id
-from api.docs import errors
+from api.docs import WITH_BODY, errors
 from api.errors import detail, invalid
-from api.schemas import BrandKitListSchema, BrandKitPatchSchema, BrandKitSchema
+from api.schemas import (
+    BrandExtractSchema,
+    BrandKitListSchema,
+    BrandKitPatchSchema,
+    BrandKitSchema,
+    JobSchema,
+)
 from shared.db import transaction
 from shared.repos import brand_kits as repo
 
 blp = Blueprint("brand_kits", __name__, url_prefix="/api/v1/brand-kits", description="Brand kits")
+extract_blp = Blueprint("brand", __name__, url_prefix="/api/v1/brand", description="Brand extraction")
+
+
+@extract_blp.route("/extract")
+class BrandExtract(MethodView):
+    @extract_blp.arguments(BrandExtractSchema, error_status_code=400)
+    @extract_blp.response(202, JobSchema)
+    @errors(extract_blp, 503, *WITH_BODY)
+    def post(self, body):
+        """Extract a brand from a website
+
+        Starts a `brand_extract` job (stages `fetch`, `analyze`, `save`). It reads the site's
+        name, tagline, colours, fonts and logo; when it succeeds the new kit is in the brand-kit
+        list, its id is the job's `result.brand_kit_id`, and `brand_kit.extracted` is sent. A
+        workspace's first extracted kit becomes its default while the neutral kit is its only
+        one. Addresses that are not public (loopback, private, link-local, ...) fail the job.
+        """
+        return _services().jobs.request_brand_extract(current_workspace_id(), body["url"])
 
 
 def _services():

@@ -10,14 +10,13 @@ from sqlalchemy import Engine
 
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
-from api.errors import detail
+from api.errors import ConflictError
 from api.schemas import CommentCreateSchema, CommentListSchema, CommentSchema
 from shared.clock import Clock
 from shared.db import transaction
 from shared.repos import comments as comments_repo
 from shared.repos import videos as videos_repo
 from shared.repos.renders import add_event
-from studio.errors import InvalidFieldsError
 
 blp = Blueprint("comments", __name__, url_prefix="/api/v1", description="Comments on videos")
 
@@ -41,12 +40,12 @@ class CommentService:
 
     def create(self, workspace_id: str, video_id: str, *, body: str, time_sec: float | None = None,
                author: str | None = None) -> dict[str, Any]:
-        """Raises NotFound (no such video here) or InvalidFieldsError (`time_sec` past the end)."""
+        """Raises NotFound (no such video here) or ConflictError (`time_sec` past this video's end)."""
         with transaction(self.engine) as conn:
             video = videos_repo.get_video(conn, workspace_id, video_id)
             if time_sec is not None and video.duration_sec is not None and time_sec > video.duration_sec:
-                raise InvalidFieldsError([detail("/time_sec", "too_large",
-                                                 f"must be at most the video's duration, {video.duration_sec:g} s")])
+                raise ConflictError(f"time_sec {time_sec:g} lies past the end of the video "
+                                    f"({video.duration_sec:g} s); give a time from 0 to {video.duration_sec:g}")
             comment = comments_repo.create_comment(conn, self.clock, workspace_id=workspace_id, video_id=video_id,
                                                    body=body, time_sec=time_sec, author=author)
             resource = comment_resource(comment)
@@ -78,7 +77,7 @@ def _comments() -> CommentService:
 class VideoComments(MethodView):
     @blp.arguments(CommentCreateSchema, error_status_code=400)
     @blp.response(201, CommentSchema)
-    @errors(blp, 404, *WITH_BODY)
+    @errors(blp, 404, 409, *WITH_BODY)
     def post(self, body, video_id):
         """Comment on a video
 

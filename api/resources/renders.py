@@ -5,11 +5,20 @@ from flask import current_app, g
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import serialize
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
-from api.errors import Forbidden, detail, invalid
-from api.schemas import (JobSchema, RenderCreateSchema, RenderListSchema, RenderSchema, StillsCreateSchema,
-                         VariantsCreateSchema, VariantsSchema)
+from api.errors import Forbidden
+from api.schemas import (
+    JobSchema,
+    RenderCreateSchema,
+    RenderListSchema,
+    RenderSchema,
+    StillsCreateSchema,
+    VariantsCreateSchema,
+    VariantsSchema,
+)
+from studio.videos import VideoView
 
 blp = Blueprint("renders", __name__, url_prefix="/api/v1", description="Renders, stills and variants")
 
@@ -95,15 +104,23 @@ class Variants(MethodView):
         """Render variants
 
         Renders the current version in several formats at once (deduplicated and charged like
-        single renders). Translated copies (`locales`) need the Pro or Agency plan.
+        single renders). Each of `locales` (Pro and Agency plans; see `GET /api/v1/locales`)
+        becomes a translated copy: a new `draft` video with its own `generate` job (stages
+        `translate`, `fit`, `save`) that translates every text, re-fits it, switches to
+        right-to-left layout for Arabic, Hebrew, Persian and Urdu and picks fonts for the script;
+        the copy is then `ready` (version source `translate`). The renders cover the original;
+        render each copy when it is ready.
         """
-        if body.get("locales"):
-            if g.caller.workspace.plan not in LOCALE_PLANS:
-                raise Forbidden("Translated copies need the Pro or Agency plan.", code="plan_feature_unavailable")
-            raise invalid([detail("/locales", "not_available", "translated copies are not available yet")])
-        renders = _services().renders.request_many(current_workspace_id(), video_id, body["formats"],
-                                                   body["resolution"])
-        return {"renders": renders, "translations": []}
+        services = _services()
+        workspace_id = current_workspace_id()
+        locales = body.get("locales") or []
+        if locales and g.caller.workspace.plan not in LOCALE_PLANS:
+            raise Forbidden("Translated copies need the Pro or Agency plan.", code="plan_feature_unavailable")
+        if locales:  # refuse bad locales before anything is rendered or charged
+            services.jobs.check_translations(workspace_id, video_id, locales)
+        renders = services.renders.request_many(workspace_id, video_id, body["formats"], body["resolution"])
+        copies = services.jobs.request_translations(workspace_id, video_id, locales) if locales else []
+        return {"renders": renders, "translations": [serialize.video(VideoView(v, None, j)) for v, j in copies]}
 
 
 jobs_blp = Blueprint("jobs", __name__, url_prefix="/api/v1/jobs", description="Asynchronous jobs")

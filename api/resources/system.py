@@ -9,8 +9,8 @@ from flask_smorest import Blueprint
 from sqlalchemy import text
 
 from api.errors import Forbidden, Unavailable
+from api.schemas import ErrorEnvelopeSchema, HealthSchema
 from farm.errors import QueueUnavailable
-from api.schemas import HealthSchema, ErrorEnvelopeSchema
 
 blp = Blueprint("system", __name__, description="Health and downloads")
 

@@ -9,40 +9,70 @@ from api import serialize
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
 from api.errors import detail, invalid
-from api.schemas import (RestoreSchema, VersionListSchema, VersionSchema, VideoCreateSchema, VideoListQuerySchema,
-                         VideoListSchema, VideoPatchSchema, VideoSchema)
+from api.schemas import (
+    RestoreSchema,
+    VersionListSchema,
+    VersionSchema,
+    VideoCreateSchema,
+    VideoListQuerySchema,
+    VideoListSchema,
+    VideoPatchSchema,
+    VideoSchema,
+)
+from studio.videos import VideoView
 
 blp = Blueprint("videos", __name__, url_prefix="/api/v1/videos", description="Videos and versions")
 
 
+def _services():
+    return current_app.extensions["reelfarm"]
+
+
 def _videos():
-    return current_app.extensions["reelfarm"].videos
+    return _services().videos
 
 
 @blp.route("")
 class Videos(MethodView):
     @blp.arguments(VideoCreateSchema, error_status_code=400)
     @blp.response(201, VideoSchema)
-    @errors(blp, 404, *WITH_BODY)
+    @errors(blp, 404, 503, *WITH_BODY)
     def post(self, body):
         """Create a video
 
         With `storyId` (and optional `fields`, defaults filling the rest) the video is built
-        instantly from the story and is `ready` with version 1. Generation from a `brief` or
-        `url` is not available yet and is answered with 400.
+        instantly from the story and is `ready` with version 1. Otherwise a `brief` (or a site
+        `url`, or both) starts a generation: the brief is moderated first (a refused brief gives
+        400 and creates nothing), then the video is `generating` with a `generate` job (stages
+        `moderate`, `brand`, `script`, `scenes`, `save`) in `job`. With `url` and no
+        `brandKitId` the brand is extracted from the site first. When it is done the video is
+        `ready` with version 1 (source `generate`) and `video.generated` is sent, or it is
+        `failed` and `video.generation_failed` is sent.
         """
         story_id, fields = body.get("storyId"), body.get("fields_")
+        kit_id = str(body["brandKitId"]) if body.get("brandKitId") else None
         if story_id is None:
-            problems = []
             if fields is not None:
-                problems.append(detail("/storyId", "required", "fields need a storyId"))
-            else:
-                problems.append(detail("/storyId", "required",
-                                       "send storyId (and fields); generation from a brief or url is not available yet"))
+                raise invalid([detail("/storyId", "required", "fields need a storyId")])
+            if not body.get("brief") and not body.get("url"):
+                raise invalid([detail("/brief", "required", "send storyId (with fields), or a brief or url to "
+                                                            "generate the video from")])
+            video, job = _services().jobs.request_generation(
+                current_workspace_id(), brief=body.get("brief"), url=body.get("url"), title=body.get("title"),
+                brand_kit_id=kit_id, fmt=body["format"], duration_sec=body.get("durationSec"),
+                locale=body.get("locale"))
+            return serialize.video(VideoView(video, None, job))
+        problems = []
+        if body.get("brief") is not None:
+            problems.append(detail("/brief", "conflict", "a brief is for generation; with storyId the video is "
+                                                         "built from fields"))
+        if body.get("url") is not None:
+            problems.append(detail("/url", "conflict", "with storyId the video is built at once: extract the brand "
+                                                       "first (POST /api/v1/brand/extract) and pass brandKitId"))
+        if problems:
             raise invalid(problems)
         view = _videos().create_from_story(
-            current_workspace_id(), story_id=story_id, fields=fields or {},
-            brand_kit_id=str(body["brandKitId"]) if body.get("brandKitId") else None, fmt=body["format"],
+            current_workspace_id(), story_id=story_id, fields=fields or {}, brand_kit_id=kit_id, fmt=body["format"],
             duration_sec=body.get("durationSec"), title=body.get("title"), locale=body.get("locale"))
         return serialize.video(view)
 

@@ -9,6 +9,7 @@ from flask_smorest import Blueprint
 
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
+from api.errors import detail, invalid
 from api.schemas import (
     WebhookCreatedSchema,
     WebhookCreateSchema,
@@ -78,6 +79,8 @@ class Webhook(MethodView):
 
         `url`, `events`, `description`, `enabled`; enabling clears `disabled_reason`.
         """
+        if not body:
+            raise invalid([detail("", "empty_update", "send url, events, description or enabled")])
         return _webhooks().update(current_workspace_id(), webhook_id, body)
 
     @blp.response(204)

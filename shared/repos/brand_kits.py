@@ -30,10 +30,11 @@ class BrandKit:
 
 def create_brand_kit(conn: Connection, clock: Clock, *, workspace_id: str, name: str,
                      tokens: Mapping[str, Any], source_url: str | None = None,
-                     is_default: bool = False) -> BrandKit:
-    """A new kit; with ``is_default`` it replaces the workspace's current default."""
+                     is_default: bool = False, kit_id: str | None = None) -> BrandKit:
+    """A new kit (with ``kit_id`` when the caller chose the id, e.g. to store its logo first); with
+    ``is_default`` it replaces the workspace's current default."""
     now = clock.now()
-    kit_id = new_id()
+    kit_id = kit_id or new_id()
     if is_default:
         _clear_default(conn, workspace_id)
     conn.execute(brand_kits.insert().values(

@@ -105,6 +105,13 @@ def delete_job(conn: Connection, job_id: str) -> None:
     conn.execute(delete(jobs).where(jobs.c.id == job_id))
 
 
+def latest_video_job(conn: Connection, video_id: str, kind: str = "generate") -> Job | None:
+    """The newest job of ``kind`` that works on the video (its generation or translation)."""
+    row = conn.execute(select(jobs).where(jobs.c.video_id == video_id, jobs.c.kind == kind)
+                       .order_by(jobs.c.created_at.desc(), jobs.c.id.desc()).limit(1)).first()
+    return Job(**row._mapping) if row else None
+
+
 def stalled_jobs(conn: Connection, *, running_before: datetime, queued_before: datetime) -> list[Job]:
     """Jobs running since before ``running_before`` or queued since before ``queued_before``."""
     rows = conn.execute(select(jobs).where(

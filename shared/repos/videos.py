@@ -122,11 +122,17 @@ def append_version(conn: Connection, clock: Clock, *, workspace_id: str, video_i
 
 
 def update_video(conn: Connection, clock: Clock, workspace_id: str, video_id: str, *,
-                 title: str | None = None, status: str | None = None) -> Video:
-    """Rename the video or change its status (None leaves one as it is). Raises NotFound."""
+                 title: str | None = None, status: str | None = None, story_id: str | None = None,
+                 brand_kit_id: str | None = None) -> Video:
+    """Rename the video, change its status, or record the story and brand kit a generation chose
+    (None leaves one as it is). Raises NotFound."""
     values: dict[str, Any] = {"updated_at": clock.now()}
     if title is not None:
         values["title"] = title
+    if story_id is not None:
+        values["story_id"] = story_id
+    if brand_kit_id is not None:
+        values["brand_kit_id"] = brand_kit_id
     if status is not None:
         _check_choice("status", status, VIDEO_STATUSES)
         values["status"] = status
@@ -135,6 +141,12 @@ def update_video(conn: Connection, clock: Clock, workspace_id: str, video_id: st
     if result.rowcount == 0:
         raise NotFound("video", video_id)
     return get_video(conn, workspace_id, video_id)
+
+
+def delete_video(conn: Connection, video_id: str) -> None:
+    """Remove a video and its versions (the compensation of a generation the queue refused)."""
+    conn.execute(versions.delete().where(versions.c.video_id == video_id))
+    conn.execute(videos.delete().where(videos.c.id == video_id))
 
 
 def get_video(conn: Connection, workspace_id: str, video_id: str) -> Video:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
-from urllib.parse import urlsplit
+from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
@@ -19,11 +19,18 @@ from jsonschema.exceptions import ValidationError
 from studio.errors import InvalidBuildRequestError, InvalidFieldsError
 from studio.stories.brand import NEUTRAL_BRAND, Kit, brand_block, is_hex
 from studio.stories.compose import AssetBook, SceneDraft, compose_doc
+from studio.stories.fields import COLOR_PATTERN, URI_PATTERN
 from studio.stories.layout import FORMATS
 
 __all__ = [
-    "Story", "NEUTRAL_BRAND", "MIN_DURATION_SEC", "MAX_DURATION_SEC", "validate_fields",
-    "resolve_fields", "define_story", "StoryContext",
+    "MAX_DURATION_SEC",
+    "MIN_DURATION_SEC",
+    "NEUTRAL_BRAND",
+    "Story",
+    "StoryContext",
+    "define_story",
+    "resolve_fields",
+    "validate_fields",
 ]
 
 MIN_DURATION_SEC = 6.0
@@ -67,18 +74,14 @@ _FORMATS = FormatChecker(formats=())
 
 @_FORMATS.checks("color")
 def _is_color(value: object) -> bool:
-    return not isinstance(value, str) or bool(re.fullmatch(r"#[0-9A-Fa-f]{6}", value))
+    return not isinstance(value, str) or bool(re.fullmatch(COLOR_PATTERN[1:-1], value))
 
 
 @_FORMATS.checks("uri")
 def _is_uri(value: object) -> bool:
-    """An absolute URI (RFC 3986): a scheme and something after it. Fetch policy lives elsewhere."""
-    if not isinstance(value, str):
-        return True
-    if any(c.isspace() for c in value):
-        return False
-    parts = urlsplit(value)
-    return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", parts.scheme or "")) and bool(parts.netloc or parts.path)
+    """An absolute URI (RFC 3986) in printable ASCII: a scheme and something after it. Fetch
+    policy lives elsewhere."""
+    return not isinstance(value, str) or bool(re.fullmatch(URI_PATTERN[1:-1], value))
 
 
 _CODES = {
@@ -114,6 +117,8 @@ def _details(error: ValidationError, fields: Any) -> list[dict]:
     if error.validator == "required":
         missing = [k for k in error.validator_value if isinstance(error.instance, dict) and k not in error.instance]
         return [{"field": _pointer(path + [k]), "code": "required", "message": f"{k!r} is required"} for k in missing]
+    if error.validator == "pattern" and "format" in error.schema:
+        return []  # the format's own error says it better (the pattern only publishes the format)
     code = _CODES.get(str(error.validator), "invalid")
     return [{"field": _pointer(path), "code": code, "message": error.message}]
 

@@ -33,7 +33,7 @@ def brand_block(tokens: dict | None) -> dict[str, Any]:
     Keys the VideoDoc schema does not allow are dropped, invalid values are replaced by the
     neutral kit's, missing ones are filled from it (so every ``$brand`` token a story uses
     resolves), a font family the renderer does not ship becomes the closest one it does, and
-    a logo without a URL becomes ``None``.
+    a logo without a URL becomes ``None`` (a stored logo keeps its storage ``key``).
     """
     tokens = tokens if isinstance(tokens, dict) else {}
     neutral = NEUTRAL_BRAND
@@ -122,6 +122,8 @@ def _logo(value: object) -> dict | None:
     if not isinstance(url, str) or not url.strip():
         return None
     logo: dict[str, Any] = {"url": url}
+    if isinstance(value.get("key"), str) and value["key"].strip():
+        logo["key"] = value["key"]  # the copy in our storage, which renders read
     for key in ("width", "height"):
         dim: Any = value.get(key)
         logo[key] = dim if _is_number(dim) and dim > 0 else None

@@ -44,7 +44,8 @@ class AssetBook:
         self.assets: dict[str, dict] = {}
         logo = kit.brand.get("logo")
         if logo:
-            self.assets["logo"] = {"type": "image", "url": logo["url"]}
+            where = {"key": logo["key"]} if logo.get("key") else {"url": logo["url"]}
+            self.assets["logo"] = {"type": "image", **where}
 
     def image(self, asset_id: str, url: str | None) -> str | None:
         """Register ``url`` as image ``asset_id``; ``None`` (no image) when ``url`` is empty."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+
 def fields_schema(**properties: dict[str, Any]) -> dict[str, Any]:
     """The ``fields`` object schema: the given properties, none required, nothing else allowed.
 
@@ -52,9 +53,15 @@ def text_list(title: str, default: list[str], *, max_items: int, item_max_length
     }
 
 
+URI_PATTERN = "^[A-Za-z][A-Za-z0-9+.-]*:[!-~]+$"
+"""An absolute URI in printable ASCII: a scheme and something after it (what ``format: uri`` checks)."""
+COLOR_PATTERN = "^#[0-9A-Fa-f]{6}$"
+
+
 def image_url(title: str, *, description: str | None = None) -> dict:
     """An optional image address; ``null`` draws a typographic design instead."""
-    prop: dict[str, Any] = {"type": ["string", "null"], "title": title, "default": None, "format": "uri", "maxLength": 2048}
+    prop: dict[str, Any] = {"type": ["string", "null"], "title": title, "default": None, "format": "uri",
+                            "pattern": URI_PATTERN, "maxLength": 2048}
     if description:
         prop["description"] = description
     return prop
@@ -62,7 +69,8 @@ def image_url(title: str, *, description: str | None = None) -> dict:
 
 def color(title: str, *, description: str | None = None) -> dict:
     """An optional ``#RRGGBB`` colour; ``null`` keeps the brand's."""
-    prop: dict[str, Any] = {"type": ["string", "null"], "title": title, "default": None, "format": "color"}
+    prop: dict[str, Any] = {"type": ["string", "null"], "title": title, "default": None, "format": "color",
+                            "pattern": COLOR_PATTERN}
     if description:
         prop["description"] = description
     return prop

@@ -61,7 +61,7 @@ def test_lint_exits_nonzero_on_errors(tmp_path, doc):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
     result = run("lint", str(path))
-    assert result.exit_code == 1 and "too_short" in result.output
+    assert result.exit_code == 1 and "less than the minimum of 6" in result.output
 
 
 def test_render_refuses_a_broken_doc(tmp_path, doc):

@@ -162,11 +162,11 @@ def test_invalid_bodies_are_400_with_pointers(client, services, tenant, create_v
     assert events(services, tenant) == []
 
 
-def test_time_past_the_end_is_400_at_time_sec(client, services, tenant, create_video):
-    video = create_video(tenant)
+def test_time_past_the_end_is_409(client, services, tenant, create_video):
+    video = create_video(tenant)  # the same time suits a longer video: a conflict with this one
     response = post_comment(client, tenant, video["id"], body="late", time_sec=video["duration_sec"] + 0.01)
-    error = assert_error(response, 400, "validation_failed")
-    assert fields_of(error) == [("/time_sec", "too_large")]
+    error = assert_error(response, 409, "conflict")
+    assert "past the end of the video" in error["message"]
     assert listed(client, tenant, video["id"]) == []
     assert events(services, tenant) == []
 

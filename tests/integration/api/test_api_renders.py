@@ -106,9 +106,12 @@ def test_stills_job_gives_signed_pngs(farm_client, tenant):
 
 def test_stills_bounds_are_validated(client, tenant):
     video = _video(client, tenant)
-    r = client.post(f"/api/v1/videos/{video['id']}/stills", json={"times": [1, 99]}, headers=tenant.headers)
+    r = client.post(f"/api/v1/videos/{video['id']}/stills", json={"times": [1, -1]}, headers=tenant.headers)
     assert_error(r, 400, "validation_failed")
     assert [d["field"] for d in r.get_json()["error"]["details"]] == ["/times/1"]
+    r = client.post(f"/api/v1/videos/{video['id']}/stills", json={"times": [1, 99, 100]}, headers=tenant.headers)
+    error = assert_error(r, 409, "conflict")  # valid times, but this video is shorter
+    assert "99, 100 s lie past the end" in error["message"]
     r = client.post(f"/api/v1/videos/{video['id']}/stills", json={"times": []}, headers=tenant.headers)
     assert_error(r, 400, "validation_failed")
 

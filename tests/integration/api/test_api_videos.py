@@ -15,7 +15,7 @@ from studio.stories import get_story
 from tests.conftest import BASE_DOC
 from tests.integration.api.support import assert_error, fields_of
 
-VIDEO_KEYS = {"id", "title", "status", "story_id", "brand_kit_id", "default_format", "duration_sec", "locale",
+VIDEO_KEYS = {"id", "title", "status", "story_id", "brand_kit_id", "default_format", "duration_sec", "locale", "source_video_id",
               "current_version", "job", "created_at", "updated_at"}
 VERSION_KEYS = {"id", "number", "source", "note", "lint", "created_at", "doc"}
 ANNOUNCEMENT = get_story("announcement")
@@ -63,6 +63,7 @@ def test_create_from_story_is_ready_with_version_1(client, tenant):
     assert {k: video[k] for k in VIDEO_KEYS - {"id", "current_version"}} == {
         "title": "Grand opening", "status": "ready", "story_id": "announcement",
         "brand_kit_id": tenant.default_kit_id, "default_format": "9:16", "duration_sec": 8.0, "locale": None,
+            "source_video_id": None,
         "job": None, "created_at": "2025-03-01T09:00:00+00:00", "updated_at": "2025-03-01T09:00:00+00:00"}
     version = video["current_version"]
     assert set(version) == VERSION_KEYS
@@ -113,12 +114,19 @@ def test_unknown_story_is_400_on_story_id(client, tenant):
     assert "no-such-story" in error["details"][0]["message"]
 
 
-@pytest.mark.parametrize("body", [{}, {"brief": "A video about our new shop"}, {"title": "Only a title"},
-                                  {"fields": {"headline": "x"}}], ids=["empty", "brief", "title", "fields"])
-def test_without_a_story_is_400_with_a_clear_message(client, tenant, body):
+@pytest.mark.parametrize(("body", "pointer"), [({}, "/brief"), ({"title": "Only a title"}, "/brief"),
+                                               ({"fields": {"headline": "x"}}, "/storyId")],
+                         ids=["empty", "title", "fields"])
+def test_without_a_story_or_brief_is_400_with_a_clear_message(client, tenant, body, pointer):
     error = assert_error(client.post("/api/v1/videos", json=body, headers=tenant.headers), 400, "validation_failed")
-    assert fields_of(error) == [("/storyId", "required")]
+    assert fields_of(error) == [(pointer, "required")]
     assert "storyId" in error["details"][0]["message"]
+
+
+def test_story_with_a_brief_or_url_is_400_on_each(client, tenant):
+    body = {"storyId": "announcement", "brief": "Our shop opens on Monday", "url": "example.com"}
+    error = assert_error(client.post("/api/v1/videos", json=body, headers=tenant.headers), 400, "validation_failed")
+    assert fields_of(error) == [("/brief", "conflict"), ("/url", "conflict")]
 
 
 def test_bad_format_is_400_on_format(client, tenant):
@@ -263,11 +271,11 @@ def test_patch_with_bad_fields_is_400(client, tenant, create_video):
     assert len(versions(client, tenant, video["id"])) == 1
 
 
-def test_patch_fields_of_a_video_without_a_story_is_400(client, services, clock, tenant):
+def test_patch_fields_of_a_video_without_a_story_is_409(client, services, clock, tenant):
     video_id = make_video_row(services, clock, tenant, status="ready")
     error = assert_error(client.patch(f"/api/v1/videos/{video_id}", json={"fields": {"headline": "x"}},
-                                      headers=tenant.headers), 400, "validation_failed")
-    assert fields_of(error) == [("/fields", "invalid")]
+                                      headers=tenant.headers), 409, "conflict")
+    assert "complete doc" in error["message"]
 
 
 def test_patch_title_only_renames_without_a_version(client, clock, tenant, create_video):

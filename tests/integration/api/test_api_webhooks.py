@@ -109,24 +109,23 @@ def test_create_shows_the_secret_once(client, tenant, receiver):
     assert another["events"] == []  # every kind
 
 
-def test_a_private_address_is_refused_without_allow_private(client, services, tenant, monkeypatch):
+def test_urls_are_checked_for_shape_here_and_for_address_at_delivery(client, services, tenant, monkeypatch):
+    """Where a URL leads is the SSRF guard's business on every delivery (farm's
+    test_a_private_address_is_refused_at_delivery_without_allow_private): DNS answers change, so
+    a check at creation would prove nothing. Creation checks the documented shape only."""
     strict = dataclasses.replace(services.settings, fetch_allow_private=False)
     monkeypatch.setattr(services, "webhooks", WebhookService(services.engine, services.clock, make_fetcher(strict)))
-    for url in ("http://127.0.0.1/", "http://[::1]:8080/x", "http://10.0.0.1/hook", "https://0x7f000001/",
-                "http://169.254.169.254/latest"):
-        response = client.post("/api/v1/webhooks", json={"url": url}, headers=tenant.headers)
-        error = assert_error(response, 400, "validation_failed")
-        assert fields_of(error) == [("/url", "unsafe_url")], url
-    assert client.get("/api/v1/webhooks", headers=tenant.headers).get_json() == {"data": []}
-    created = create_webhook(client, tenant, "https://93.184.215.14/hook")  # a public address is fine
-    response = client.patch(f"/api/v1/webhooks/{created['id']}", json={"url": "http://127.0.0.1/"},
-                            headers=tenant.headers)
-    assert fields_of(assert_error(response, 400, "validation_failed")) == [("/url", "unsafe_url")]
+    error = assert_error(client.post("/api/v1/webhooks", json={"url": "http://[::1]:8080/x"}, headers=tenant.headers),
+                         400, "validation_failed")
+    assert fields_of(error) == [("/url", "invalid")]  # IPv6 literals are outside the published pattern
+    for url in ("http://127.0.0.1/", "http://10.0.0.1/hook", "https://0x7f000001/", "http://169.254.169.254/latest"):
+        assert client.post("/api/v1/webhooks", json={"url": url}, headers=tenant.headers).status_code == 201, url
 
 
 def test_invalid_bodies_are_400(client, tenant):
-    cases = [({"url": "ftp://example.com/x"}, [("/url", "invalid_url")]),
-             ({"url": "example.com/hook"}, [("/url", "invalid_url")]),
+    cases = [({"url": "ftp://example.com/x"}, [("/url", "invalid")]),
+             ({"url": "example.com/hook"}, [("/url", "invalid")]),
+             ({"url": "https://example.com/hook\n"}, [("/url", "invalid")]),
              ({}, [("/url", "required")]),
              ({"url": "https://93.184.215.14/", "events": ["video.exploded"]}, [("/events/0", "invalid_choice")]),
              ({"url": "https://93.184.215.14/", "secret": "mine"}, [("/secret", "unknown_field")])]

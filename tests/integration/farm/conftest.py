@@ -28,6 +28,7 @@ from farm.tasks import TaskContext, configure
 from farm.wiring import make_redis
 from renderer import NEUTRAL_BRAND
 from shared.clock import Clock, SystemClock
+from shared.config import Settings
 from shared.db import make_engine, transaction
 from shared.repos import videos as videos_repo
 from shared.repos import workspaces as ws_repo
@@ -135,11 +136,22 @@ class Farm:
 
 
 def build_farm(engine: Engine, storage: LocalStorage, clock: Clock, progress: ProgressStore,
-               queue: JobQueue, retries: int = 2) -> Farm:
-    configure(TaskContext(engine=engine, storage=storage, clock=clock, progress=progress))
+               queue: JobQueue, retries: int = 2, studio: Any = None) -> Farm:
+    """``studio`` (a ``farm.studio.Studio``) defaults to one built from a test environment: the
+    built-in writer and a fetcher allowed to reach loopback."""
+    studio = studio or studio_for_tests()
+    configure(TaskContext(engine=engine, storage=storage, clock=clock, progress=progress, studio=studio))
     return Farm(engine, storage, clock, progress, queue,
                 RenderService(engine, queue, storage, clock, progress, retries=retries),
-                JobService(engine, queue, storage, clock, retries=retries))
+                JobService(engine, queue, storage, clock, retries=retries, studio=lambda: studio))
+
+
+def studio_for_tests(**env: str) -> Any:
+    """A ``farm.studio.Studio`` from settings with ``env`` (loopback fetches allowed unless given)."""
+    from farm.studio import make_studio
+
+    env = {"REELFARM_FETCH_ALLOW_PRIVATE": "1", "REELFARM_SECRET_KEY": "x" * 40, **env}
+    return make_studio(Settings.from_env(env))
 
 
 @pytest.fixture

@@ -71,8 +71,10 @@ def test_times_are_checked_all_at_once(embedded: Farm) -> None:
     with pytest.raises(InvalidRequest) as error:
         embedded.jobs.request_stills(workspace, video, [1, -0.5, 6.01, "2", True, 6], "2:1")
     assert [(d["field"], d["code"]) for d in error.value.details] == [
-        ("/times/1", "out_of_range"), ("/times/2", "out_of_range"), ("/times/3", "invalid_type"),
-        ("/times/4", "invalid_type"), ("/format", "invalid_choice")]
+        ("/times/1", "out_of_range"), ("/times/3", "invalid_type"), ("/times/4", "invalid_type"),
+        ("/format", "invalid_choice")]
+    with pytest.raises(StateConflict, match="6.01 s lies past the end of the video"):
+        embedded.jobs.request_stills(workspace, video, [1, 6.01, 6])
     for times in ([], list(range(21)), "1,2"):
         with pytest.raises(InvalidRequest) as error:
             embedded.jobs.request_stills(workspace, video, times)

@@ -55,11 +55,11 @@ def test_duplicate_ids(doc):
     assert ("/scenes/1/layers/0/id", "duplicate_id") in found
 
 
-@pytest.mark.parametrize("total,code", [(5, "too_short"), (601, "too_long")])
-def test_duration_bounds(doc, total, code):
+@pytest.mark.parametrize("total", [5, 601])
+def test_duration_bounds_are_in_the_schema(doc, total):
     doc["duration"] = total
     doc["scenes"][0]["duration"] = total - 3
-    assert ("/duration", code) in codes(lint(doc).errors)
+    assert ("/duration", "schema") in codes(lint(doc).errors)
 
 
 def test_duration_must_match_scenes(doc):

@@ -1,0 +1,15 @@
+"""Brand extraction: read a website's name, colours, fonts, logo, radius and tagline.
+
+``BrandExtractor(fetcher).extract(url)`` fetches through the SSRF guard (``studio.fetch``) and
+returns an ``ExtractedBrand`` whose ``tokens`` follow API.md's ``BrandKit.tokens``.
+
+Modules: ``extractor`` (the only I/O), ``page`` (HTML), ``css`` (stylesheets), ``style`` (rules to
+evidence), ``palette`` (colour roles and contrast), ``colors`` (colour arithmetic), ``fonts``
+(mapping to shipped families), ``logo`` (decoding and rasterizing), ``analysis`` (tokens).
+"""
+from __future__ import annotations
+
+from studio.brand.extractor import BrandExtractor
+from studio.brand.model import ExtractedBrand, Logo
+
+__all__ = ["BrandExtractor", "ExtractedBrand", "Logo"]
