@@ -10,6 +10,8 @@ PostgreSQL the same sequences lock the rows they depend on with ``SELECT ... FOR
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,12 +58,33 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None  # we emit BEGIN ourselves in _sqlite_begin
     cursor = dbapi_connection.cursor()
     try:
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _enter_wal(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")  # durable enough with WAL, much faster
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     finally:
         cursor.close()
+
+
+def _enter_wal(cursor: Any) -> None:
+    """Switch the database file to WAL (a lasting property of the file, so usually a no-op).
+
+    The switch needs a moment of exclusive access, and SQLite answers "database is locked"
+    at once, without the busy handler, when another connection opens the new file at the same
+    instant; so it is retried here, within the busy timeout.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
 
 def _sqlite_begin(conn: Connection) -> None:
