@@ -1,35 +1,150 @@
 """Where render tasks read a document's image and audio assets from: the service's storage.
 
-A task may run on any node, so an asset must be in storage under a key (``{"key": ...}``); its
-bytes are fetched into the storage's local cache (``Storage.open_local``). Web URLs are fetched
-into storage before rendering (by studio, behind its SSRF guard), never by a render node, and
-local paths or ``file://`` URLs would let a document read the node's own files: both are refused
+A task may run on any node, so the renderer reads every asset from storage (``Storage.open_local``
+brings its bytes into the node's cache). An asset is in storage either because the document names
+its key (``{"key": ...}``: a brand kit's logo, an upload) or because it was *imported*: an asset
+given as an ``http(s)`` URL (a story's image field, a PATCHed document, a brand logo's URL) is
+fetched once per render, before any chunk draws, by ``import_remote_assets``. That runs as its own
+task on the ``jobs`` queue (the nodes that reach the internet for brand extraction), through the
+studio's SSRF guard, so render nodes never fetch and every chunk of one render draws the same bytes.
+The copies live under the render's own prefix (``renders/<id>/assets/...``, or the stills job's)
+and are deleted with the render's other intermediate files.
+
+Local paths and ``file://`` URLs would let a document read a node's own files: they are refused
 with a message saying what to do.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
+from collections.abc import Mapping
+from typing import Any
+
+import av
+import skia
+
 from renderer import AssetError
 from renderer.model import Asset
 from shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
 from shared.storage import Storage
+from studio.errors import FetchError, FetchFailed, FetchRefused
+from studio.fetch import SafeFetcher
+
+BRAND_LOGO = "$brand.logo"  # the document's brand logo, when it has a URL and no key
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif", "image/bmp", "image/svg+xml",
+               "application/octet-stream", "binary/octet-stream")
+AUDIO_TYPES = ("audio/*", "video/mp4", "application/ogg", "application/octet-stream", "binary/octet-stream")
+MAX_IMAGE_BYTES = 25_000_000
+MAX_AUDIO_BYTES = 100_000_000
+ASSET_FETCH_OPTIONS: dict[str, float] = {"total_timeout": 60.0, "read_timeout": 20.0, "max_bytes": MAX_AUDIO_BYTES}
+"""How ``farm.studio.Studio.asset_fetcher`` is built: the largest asset allowed, within one minute."""
+
+
+def is_remote(url: str | None) -> bool:
+    return bool(url) and str(url).lower().startswith(("http://", "https://"))
+
+
+def remote_assets(doc: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """``{asset_id: (type, url)}`` for every asset of a raw document given by http(s) URL without a key."""
+    found = {}
+    for asset_id, asset in (doc.get("assets") or {}).items():
+        if isinstance(asset, Mapping) and not asset.get("key") and is_remote(asset.get("url")):
+            found[asset_id] = (str(asset.get("type", "image")), str(asset["url"]))
+    logo = (doc.get("brand") or {}).get("logo") or {}
+    if isinstance(logo, Mapping) and not logo.get("key") and is_remote(logo.get("url")):
+        found[BRAND_LOGO] = ("image", str(logo["url"]))
+    return found
+
+
+def imported_key(prefix: str, asset_id: str) -> str:
+    """Where asset ``asset_id`` of a render (or stills job) stored under ``prefix`` is imported to."""
+    return f"{prefix}/assets/{hashlib.sha256(asset_id.encode()).hexdigest()[:24]}"
+
+
+def import_remote_assets(doc: Mapping[str, Any], fetcher: SafeFetcher, storage: Storage, prefix: str) -> list[str]:
+    """Fetch every remote asset of ``doc`` into storage under ``prefix``; the keys written.
+
+    An asset already imported (a retried task) is not fetched again.
+
+    Raises:
+        AssetError: an asset the user must fix: a refused URL, an answer 4xx, a body too large,
+            or bytes that are not an image (or audio) the renderer can read.
+        RuntimeError: a failure that may pass (timeout, connection error, 5xx): the queue retries.
+    """
+    keys = []
+    for asset_id, (kind, url) in remote_assets(doc).items():
+        key = imported_key(prefix, asset_id)
+        keys.append(key)
+        if storage.exists(key):
+            continue
+        audio = kind == "audio"
+        data, content_type = _fetch(fetcher, asset_id, url, AUDIO_TYPES if audio else IMAGE_TYPES,
+                                    MAX_AUDIO_BYTES if audio else MAX_IMAGE_BYTES)
+        if not (_readable_audio(data) if audio else _readable_image(data)):
+            what = "audio the renderer can decode" if audio else "a PNG, JPEG, WebP, GIF, BMP or SVG image"
+            raise AssetError(f"asset {asset_id!r}: {url} did not send {what}")
+        storage.put_bytes(key, data, content_type)
+    return keys
+
+
+def _fetch(fetcher: SafeFetcher, asset_id: str, url: str, accept: tuple[str, ...], max_bytes: int) -> tuple[bytes, str]:
+    try:
+        result = fetcher.fetch(url, accept=accept)
+    except FetchRefused as exc:
+        raise AssetError(f"asset {asset_id!r}: {exc.reason}") from None
+    except FetchFailed as exc:
+        too_large = exc.reason.endswith("allowed")  # the fetcher's byte cap: fetching again cannot help
+        if too_large or (exc.status is not None and 400 <= exc.status < 500):
+            raise AssetError(f"asset {asset_id!r} could not be fetched: {exc.reason}") from None
+        raise RuntimeError(f"asset {asset_id!r} could not be fetched: {exc.reason}") from exc
+    except FetchError as exc:
+        raise AssetError(f"asset {asset_id!r}: {exc.reason}") from None
+    if len(result.body) > max_bytes:
+        raise AssetError(f"asset {asset_id!r}: {url} sent {len(result.body)} bytes, more than the {max_bytes} "
+                         "allowed for this kind of asset")
+    return result.body, result.content_type
+
+
+def _readable_image(data: bytes) -> bool:
+    if data.lstrip()[:5] in (b"<svg ", b"<?xml"):
+        return skia.SVGDOM.MakeFromStream(skia.MemoryStream(data)) is not None
+    return skia.Image.MakeFromEncoded(skia.Data.MakeWithCopy(data)) is not None
+
+
+def _readable_audio(data: bytes) -> bool:
+    try:
+        with av.open(io.BytesIO(data)) as container:
+            return bool(container.streams.audio)
+    except (av.FFmpegError, ValueError):
+        return False
 
 
 class StorageAssets:
-    """An ``renderer.AssetSource`` over a ``Storage``."""
+    """An ``renderer.AssetSource`` over a ``Storage``.
 
-    def __init__(self, storage: Storage) -> None:
+    ``imported``: the prefix a render's (or stills job's) remote assets were imported under;
+    without it, an asset given by URL only is an error.
+    """
+
+    def __init__(self, storage: Storage, imported: str | None = None) -> None:
         self.storage = storage
+        self.imported = imported
 
     def path(self, asset_id: str, asset: Asset) -> str:
-        if asset.key is None:
+        key = asset.key
+        if key is None and self.imported is not None and is_remote(asset.url):
+            key = imported_key(self.imported, asset_id)
+            if not self.storage.exists(key):  # the import task ran first, so this is lost, not the user's fault
+                raise RuntimeError(f"asset {asset_id!r} ({asset.url}) was not imported into storage")
+        if key is None:
             where = asset.url or "no location"
-            raise AssetError(f"asset {asset_id!r} ({where}) has not been uploaded to storage; upload it and "
-                             "refer to it by its key, then render again")
+            raise AssetError(f"asset {asset_id!r} ({where}) is neither in storage nor at an http(s) URL; "
+                             "give it as an https URL or refer to it by its storage key, then render again")
         try:
-            return self.storage.open_local(asset.key)
+            return self.storage.open_local(key)
         except ObjectNotFound:
-            raise AssetError(f"asset {asset_id!r}: nothing is stored under key {asset.key!r}; upload it again "
+            raise AssetError(f"asset {asset_id!r}: nothing is stored under key {key!r}; upload it again "
                              "or remove it from the video, then render again") from None
         except InvalidStorageKey as exc:
             raise AssetError(f"asset {asset_id!r}: {exc}") from None

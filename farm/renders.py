@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 import renderer
+from farm.assets import remote_assets
 from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
 from farm.progress import ProgressStore, fraction
 from farm.queue import JobQueue
@@ -44,6 +45,8 @@ MAX_RESOLUTION = 4320
 RENDER_QUEUE = "render"
 RENDER_CHUNK_TASK = "farm.tasks.render_chunk"
 STITCH_TASK = "farm.tasks.stitch"
+IMPORT_ASSETS_TASK = "farm.tasks.import_assets"
+IMPORT_QUEUE = "jobs"  # the nodes that reach the internet (brand extraction); render nodes need not
 
 
 # -- names and numbers ----------------------------------------------------------------------
@@ -68,21 +71,31 @@ def stitch_job_id(render_id: str) -> str:
     return f"render-{render_id}-stitch"
 
 
+def assets_job_id(render_id: str) -> str:
+    return f"render-{render_id}-assets"
+
+
 def render_job_ids(render: repo.Render) -> list[str]:
-    """Every queue job of a render: its chunks, then its stitch."""
-    return [chunk_job_id(render.id, i) for i in range(render.chunks or 0)] + [stitch_job_id(render.id)]
+    """Every queue job a render may have: the import of its remote assets, its chunks, its stitch."""
+    return ([assets_job_id(render.id)] + [chunk_job_id(render.id, i) for i in range(render.chunks or 0)]
+            + [stitch_job_id(render.id)])
+
+
+def render_prefix(render_id: str) -> str:
+    """The storage folder of a render's files (segments, imported assets, the video, the poster)."""
+    return f"renders/{render_id}"
 
 
 def segment_key(render_id: str, index: int) -> str:
-    return f"renders/{render_id}/seg{index}.mp4"
+    return f"{render_prefix(render_id)}/seg{index}.mp4"
 
 
 def video_key(render_id: str) -> str:
-    return f"renders/{render_id}/video.mp4"
+    return f"{render_prefix(render_id)}/video.mp4"
 
 
 def poster_key(render_id: str) -> str:
-    return f"renders/{render_id}/poster.jpg"
+    return f"{render_prefix(render_id)}/poster.jpg"
 
 
 def render_resource(render: repo.Render, storage: Storage, progress: ProgressStore | None = None) -> dict[str, Any]:
@@ -145,8 +158,8 @@ class RenderService:
         with self.engine.connect() as conn:  # 404 and 409 before 503: they tell the client more
             renderable_version(conn, videos_repo.get_video(conn, workspace_id, video_id))
         self.queue.ping()  # fail before writing anything when the queue is known to be down
-        found, created = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps)
-        self._enqueue_or_undo(created)
+        found, created, doc = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps)
+        self._enqueue_or_undo(created, needs_import=bool(remote_assets(doc)))
         by_format = {r.format: r for r in found}
         return [render_resource(by_format[f], self.storage, self.progress) for f in formats]
 
@@ -185,7 +198,7 @@ class RenderService:
     # -- helpers ----------------------------------------------------------------------------
 
     def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
-                fps: int | None) -> tuple[list[repo.Render], list[repo.Render]]:
+                fps: int | None) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any]]:
         for attempt in range(3):
             try:
                 with transaction(self.engine) as conn:
@@ -193,7 +206,7 @@ class RenderService:
                     video = videos_repo.get_video(conn, workspace_id, video_id)
                     version = renderable_version(conn, video)
                     results = [self._find_or_create(conn, video, version, fmt, resolution, fps) for fmt in formats]
-                return [r for r, _ in results], [r for r, new in results if new]
+                return [r for r, _ in results], [r for r, new in results if new], version.doc
             except IntegrityError:
                 # The unique index caught a render that another transaction created meanwhile
                 # (the workspace lock makes this rare); look again.
@@ -219,10 +232,10 @@ class RenderService:
             repo.charge_render(conn, self.clock, render, amount)
         return render, True
 
-    def _enqueue_or_undo(self, created: list[repo.Render]) -> None:
+    def _enqueue_or_undo(self, created: list[repo.Render], needs_import: bool) -> None:
         try:
             for render in created:
-                self._enqueue(render)
+                self._enqueue(render, needs_import)
         except QueueUnavailable:
             with transaction(self.engine) as conn:
                 for render in created:
@@ -240,12 +253,18 @@ class RenderService:
             except QueueUnavailable:
                 return
 
-    def _enqueue(self, render: repo.Render) -> None:
+    def _enqueue(self, render: repo.Render, needs_import: bool) -> None:
+        """The render's tasks: its chunks and then its stitch, after the import of its remote assets
+        when its document has any (``farm.assets``)."""
         self.progress.set_total(render.id, render.frames or 0)
+        first: list[str] = []
+        if needs_import:
+            first = [assets_job_id(render.id)]
+            self.queue.enqueue(IMPORT_ASSETS_TASK, render.id, job_id=first[0], queue=IMPORT_QUEUE, retries=self.retries)
         chunk_ids = [chunk_job_id(render.id, i) for i in range(render.chunks or 0)]
         for index, job_id in enumerate(chunk_ids):
             self.queue.enqueue(RENDER_CHUNK_TASK, render.id, index, job_id=job_id, queue=RENDER_QUEUE,
-                               retries=self.retries)
+                               depends_on=first or None, retries=self.retries)
         self.queue.enqueue(STITCH_TASK, render.id, job_id=stitch_job_id(render.id), queue=RENDER_QUEUE,
                            depends_on=chunk_ids, retries=self.retries)
 

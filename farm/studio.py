@@ -1,4 +1,4 @@
-"""The studio's collaborators the farm's jobs use: the safe fetcher, the brand extractor,
+"""The studio's collaborators the farm's jobs use: the safe fetchers, the brand extractor,
 moderation, the writer and the translation engines, built once per process from settings.
 
 Tests hand in their own ``Studio`` (a writer pointed at a loopback LLM, translators with a
@@ -25,15 +25,18 @@ class Studio:
     moderator: Any   # studio.moderation.Moderator
     writer: Any      # studio.writer.Writer
     translators: Any  # studio.translate.Translators
+    asset_fetcher: SafeFetcher  # renders' remote images and audio: larger bodies, longer time
 
 
 def make_studio(settings: Settings) -> Studio:
+    from farm.assets import ASSET_FETCH_OPTIONS
     from studio.moderation import Moderator
     from studio.translate import make_translators
     from studio.writer import make_writer
 
     return Studio(fetcher=make_fetcher(settings), moderator=Moderator(), writer=make_writer(settings),
-                  translators=make_translators(settings))
+                  translators=make_translators(settings),
+                  asset_fetcher=make_fetcher(settings, **ASSET_FETCH_OPTIONS))
 
 
 def logo_key(kit_id: str) -> str:

@@ -27,7 +27,7 @@ from sqlalchemy import Engine
 
 import renderer
 from farm import renders as names
-from farm.assets import StorageAssets
+from farm.assets import StorageAssets, import_remote_assets, imported_key, remote_assets
 from farm.errors import TaskFailed
 from farm.progress import MAX_UNFINISHED, ProgressBatcher, ProgressStore, fraction
 from shared.clock import Clock
@@ -113,6 +113,24 @@ class _Stopped(Exception):
 CHUNK_ENCODER_THREADS = 1
 
 
+def import_assets(render_id: str) -> None:
+    """Fetch the remote images and audio of the render's document into its storage folder, once,
+    before any chunk draws (``farm.assets``). An asset the user must fix fails the render."""
+    ctx = current()
+    with ctx.engine.connect() as conn:
+        render = renders_repo.find_render(conn, render_id)
+        if render is None or render.status not in renders_repo.LIVE:
+            return
+        doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
+    try:
+        import_remote_assets(doc, studio_of(ctx).asset_fetcher, ctx.storage, names.render_prefix(render_id))
+    except renderer.AssetError as exc:
+        fail_render(render_id, _user_message(exc))
+        return
+    with transaction(ctx.engine) as conn:
+        renders_repo.touch_render(conn, ctx.clock, render_id)
+
+
 def render_chunk(render_id: str, index: int) -> None:
     """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``."""
     ctx = current()
@@ -130,7 +148,8 @@ def render_chunk(render_id: str, index: int) -> None:
         path = os.path.join(tmp, f"seg{index}.mp4")
         try:
             renderer.render_segment(doc, path, render.format, render.resolution, render.fps, start, end,
-                                    assets=StorageAssets(ctx.storage), progress=report,
+                                    assets=StorageAssets(ctx.storage, names.render_prefix(render_id)),
+                                    progress=report,
                                     encoder=renderer.X264Encoder(threads=CHUNK_ENCODER_THREADS))
         except _Stopped:
             return
@@ -157,7 +176,7 @@ def stitch(render_id: str) -> None:
         raise RuntimeError(f"segments missing for render {render_id}: {', '.join(missing)}")
     with transaction(ctx.engine) as conn:
         renders_repo.touch_render(conn, ctx.clock, render_id, MAX_UNFINISHED)
-    assets = StorageAssets(ctx.storage)
+    assets = StorageAssets(ctx.storage, names.render_prefix(render_id))
     with tempfile.TemporaryDirectory(prefix="reelfarm-stitch-") as tmp:
         out, poster = os.path.join(tmp, "video.mp4"), os.path.join(tmp, "poster.jpg")
         try:
@@ -169,10 +188,11 @@ def stitch(render_id: str) -> None:
         ctx.storage.put_file(names.video_key(render_id), out, "video/mp4")
         ctx.storage.put_file(names.poster_key(render_id), poster, "image/jpeg")
         size = os.path.getsize(out)
-    _complete(ctx, render, size, keys)
+    imported = [imported_key(names.render_prefix(render_id), a) for a in remote_assets(doc)]
+    _complete(ctx, render, size, keys + imported)
 
 
-def _complete(ctx: TaskContext, render: renders_repo.Render, size: int, segment_keys: list[str]) -> None:
+def _complete(ctx: TaskContext, render: renders_repo.Render, size: int, scratch_keys: list[str]) -> None:
     with transaction(ctx.engine) as conn:
         done = renders_repo.complete_render(
             conn, ctx.clock, render.id, url_key=names.video_key(render.id), poster_key=names.poster_key(render.id),
@@ -184,7 +204,7 @@ def _complete(ctx: TaskContext, render: renders_repo.Render, size: int, segment_
     if done is None:  # canceled while stitching: its files are not anyone's
         for key in (names.video_key(render.id), names.poster_key(render.id)):
             ctx.storage.delete(key)
-    for key in segment_keys:
+    for key in scratch_keys:  # segments and imported assets
         ctx.storage.delete(key)
     ctx.progress.clear(render.id)
 
@@ -246,36 +266,46 @@ def stills_key(job_id: str, index: int) -> str:
 
 
 def render_stills(job_id: str) -> None:
-    """Render the job's stills (stage ``render``), store them (stage ``upload``), record the result."""
+    """Render the job's stills (stage ``render``, remote assets imported first), store them (stage
+    ``upload``), record the result."""
     ctx = current()
     with transaction(ctx.engine) as conn:
         job = jobs_repo.start_job(conn, ctx.clock, job_id, "render")
         if job is None:
             return
         doc = videos_repo.get_version_by_id(conn, job.workspace_id, job.params["version_id"]).doc
+    prefix = f"{STILLS_PREFIX}/{job_id}"
+    try:
+        _render_stills(ctx, job, doc, prefix)
+    finally:
+        for asset_id in remote_assets(doc):
+            ctx.storage.delete(imported_key(prefix, asset_id))
+
+
+def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], prefix: str) -> None:
     times: list[float] = list(job.params["times"])
     fmt, resolution = job.params["format"], int(job.params["resolution"])
     width, height = renderer.frame_size(fmt, resolution)
-    assets = StorageAssets(ctx.storage)
     images = []
-    stills = renderer.iter_stills_png(doc, times, fmt, resolution, assets)
-    for i in range(len(times)):
-        try:
+    try:
+        import_remote_assets(doc, studio_of(ctx).asset_fetcher, ctx.storage, prefix)
+        stills = renderer.iter_stills_png(doc, times, fmt, resolution, StorageAssets(ctx.storage, prefix))
+        for i in range(len(times)):
             images.append(next(stills))
-        except _PERMANENT as exc:
-            fail_job(job_id, _user_message(exc))
-            return
-        if not _stage(ctx, job_id, "render", 0.8 * (i + 1) / len(times)):
-            return  # canceled
-    stills = []
+            if not _stage(ctx, job.id, "render", 0.8 * (i + 1) / len(times)):
+                return  # canceled
+    except _PERMANENT as exc:
+        fail_job(job.id, _user_message(exc))
+        return
+    results = []
     for i, (t, png) in enumerate(zip(times, images)):
-        key = stills_key(job_id, i)
+        key = stills_key(job.id, i)
         ctx.storage.put_bytes(key, png, "image/png")
-        stills.append({"time": t, "key": key, "width": width, "height": height})
-        if not _stage(ctx, job_id, "upload", 0.8 + 0.2 * (i + 1) / len(times)):
+        results.append({"time": t, "key": key, "width": width, "height": height})
+        if not _stage(ctx, job.id, "upload", 0.8 + 0.2 * (i + 1) / len(times)):
             return
     with transaction(ctx.engine) as conn:
-        jobs_repo.finish_job(conn, ctx.clock, job_id, {"stills": stills})
+        jobs_repo.finish_job(conn, ctx.clock, job.id, {"stills": results})
 
 
 def fail_job(job_id: str, message: str) -> bool:
@@ -304,6 +334,7 @@ def handle_task_failure(func_path: str, args: Sequence[Any], reason: str) -> Non
     """The queues' failure handler: a task failed for good (retries spent, or its process died)."""
     name = func_path.rsplit(".", 1)[-1]
     handlers: dict[str, Callable[[Sequence[Any], str], None]] = {
+        "import_assets": lambda a, r: _fail_render_quietly(a[0], f"fetching the video's images and audio failed: {r}"),
         "render_chunk": lambda a, r: _fail_render_quietly(a[0], f"rendering chunk {int(a[1]) + 1} failed: {r}"),
         "stitch": lambda a, r: _fail_render_quietly(a[0], f"joining the rendered chunks failed: {r}"),
         "render_stills": lambda a, r: _fail_job_quietly(a[0], f"rendering the stills failed: {r}"),

@@ -81,7 +81,7 @@ class ImageStore:
         asset = self.doc.asset(asset_id)
         if asset is None and asset_id == "$brand.logo":
             logo = (self.doc.brand or {}).get("logo") or {}
-            asset = Asset("image", url=logo.get("url")) if logo.get("url") else None
+            asset = Asset("image", url=logo.get("url"), key=logo.get("key")) if logo.get("url") or logo.get("key") else None
         if asset is None:
             raise AssetError(f"asset {asset_id!r} is not in the document's asset table")
         if self.assets is None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import renderer
-from farm.assets import StorageAssets
+from farm.assets import StorageAssets, imported_key
 from farm.errors import (
     FarmError,
     InvalidRequest,
@@ -161,8 +161,15 @@ def test_assets_come_from_storage_only(storage: LocalStorage) -> None:
     assert Path(assets.path("a", Asset("image", key="assets/a.png"))).read_bytes() == b"png"
     with pytest.raises(renderer.AssetError, match="nothing is stored under key 'assets/b.png'"):
         assets.path("b", Asset("image", key="assets/b.png"))
-    with pytest.raises(renderer.AssetError, match="has not been uploaded to storage"):
+    with pytest.raises(renderer.AssetError, match="is neither in storage nor at an http"):
         assets.path("c", Asset("image", url="/etc/passwd"))
+    with pytest.raises(renderer.AssetError, match="is neither in storage nor at an http"):
+        assets.path("c", Asset("image", url="https://cdn.example/c.png"))  # no import was made for it
+    imported = StorageAssets(storage, "renders/r1")
+    with pytest.raises(RuntimeError, match="was not imported"):  # the import task runs first: lost, so retry
+        imported.path("c", Asset("image", url="https://cdn.example/c.png"))
+    storage.put_bytes(imported_key("renders/r1", "c"), b"c-png", "image/png")
+    assert Path(imported.path("c", Asset("image", url="https://cdn.example/c.png"))).read_bytes() == b"c-png"
 
 
 def test_error_hierarchy() -> None:
