@@ -4,16 +4,21 @@ Errors: schema violations, unknown asset / font / brand-token references, timing
 scene, duplicate ids, total duration outside 6 s to 10 min. Warnings are checked in all four
 formats by laying the document out for real: text under 24 px at 1080p, WCAG contrast under
 4.5:1 against the pixels actually drawn behind the text, text overflowing its box, and text or
-images leaving the safe area.
+images leaving the safe area. Children of groups are checked at any depth, placed in the frame
+as the rasterizer draws them, and their warnings point at the child
+(``/scenes/0/layers/2/children/1/text``).
 """
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
+from renderer.draw import Rect
 from renderer.fonts import available_families
 from renderer.formats import frame_size
 from renderer.model import FORMATS, Doc, FontRef, Layer, Problem, Scene, iter_layers, parse_doc, schema_problems
@@ -173,65 +178,150 @@ def _layout_warnings(doc: Doc, assets: Any) -> Iterator[Problem]:
         width, height = frame_size(fmt, LINT_RESOLUTION)
         raster = SkiaRasterizer(doc, fmt, width, height, assets)
         for s, scene in enumerate(doc.scenes):
-            layers = [l.for_format(fmt) for l in scene.layers]
-            for i, layer in enumerate(layers):
-                ptr = f"/scenes/{s}/layers/{i}"
-                yield from _layer_warnings(doc, raster, fmt, s, scene, layers, i, layer, ptr)
+            layers = tuple(l.for_format(fmt) for l in scene.layers)
+            for placed in _placements(layers, fmt, f"/scenes/{s}/layers"):
+                if placed.layer.type in ("text", "image"):
+                    yield from _layer_warnings(doc, raster, fmt, scene, layers, placed)
 
 
-def _settled_time(layer: Layer, duration: float) -> float:
-    end = duration if layer.end is None else min(layer.end, duration)
-    t = layer.start + (layer.enter.delay + layer.enter.duration if layer.enter else 0.0)
-    if layer.keyframes:
+@dataclass(frozen=True)
+class _Placed:
+    """A layer at any depth: its pointer, its index path and the groups around it, outermost first."""
+
+    ptr: str
+    path: tuple[int, ...]
+    groups: tuple[Layer, ...]
+    layer: Layer
+
+
+@dataclass(frozen=True)
+class _Pivot:
+    """One `save; translate; rotate; scale; translate back` of the rasterizer, about (cx, cy)."""
+
+    cx: float
+    cy: float
+    scale: float
+    rotation: float
+
+
+def _placements(layers: tuple[Layer, ...], fmt: str, prefix: str, path: tuple[int, ...] = (),
+                groups: tuple[Layer, ...] = ()) -> Iterator[_Placed]:
+    """Every layer of `layers` and, depth first, every child of its groups, as drawn in `fmt`."""
+    for i, layer in enumerate(layers):
+        ptr = f"{prefix}/{i}"
+        yield _Placed(ptr, path + (i,), groups, layer)
+        if layer.type == "group":
+            children = tuple(c.for_format(fmt) for c in layer.children)
+            yield from _placements(children, fmt, ptr + "/children", path + (i,), groups + (layer,))
+
+
+def _settled_time(chain: tuple[Layer, ...], duration: float) -> float:
+    """A time when every layer of `chain` has entered and stopped moving, before any leaves."""
+    ends = [duration if l.end is None else min(l.end, duration) for l in chain]
+    start = max(l.start for l in chain)
+    t = start
+    for layer in chain:
+        t = max(t, layer.start + (layer.enter.delay + layer.enter.duration if layer.enter else 0.0))
         t = max([t] + [keys[-1].t for _, keys in layer.keyframes])
-    exit_start = end - (layer.exit.duration if layer.exit else 0.0)
-    return max(layer.start, min(t, exit_start - 1e-3, end - 1e-3))
+    exit_start = min(end - (l.exit.duration if l.exit else 0.0) for l, end in zip(chain, ends))
+    return max(start, min(t, exit_start - 1e-3, min(ends) - 1e-3))
 
 
-def _layer_warnings(doc: Doc, raster: Any, fmt: str, s: int, scene: Scene, layers: list[Layer],
-                    i: int, layer: Layer, ptr: str) -> Iterator[Problem]:
+def _settled_state(layer: Layer, t: float, duration: float) -> Any:
     from renderer.timeline import layer_state
 
-    if layer.type not in ("text", "image"):
+    return layer_state(dataclasses.replace(layer, enter=None, exit=None), t, duration)
+
+
+def _group_frame(raster: Any, groups: tuple[Layer, ...], t: float,
+                 duration: float) -> tuple[Rect, tuple[_Pivot, ...]] | None:
+    """The innermost group's box in its own coordinates and the groups' transforms, or None when hidden.
+
+    The rasterizer draws a group's children into the group's box, after turning the canvas about
+    the box centre by the group's scale and rotation; nested groups compose those turns.
+    """
+    parent: Rect = raster._frame_box()
+    pivots: list[_Pivot] = []
+    for group in groups:
+        state = _settled_state(group, t, duration)
+        if state is None:
+            return None
+        box, _ = raster._box(group, state, parent)
+        x, y, w, h = box
+        pivots.append(_Pivot(x + w / 2.0, y + h / 2.0, state.scale, state.rotation))
+        parent = box
+    return parent, tuple(pivots)
+
+
+def _layer_warnings(doc: Doc, raster: Any, fmt: str, scene: Scene, layers: tuple[Layer, ...],
+                    placed: _Placed) -> Iterator[Problem]:
+    layer, ptr = placed.layer, placed.ptr
+    t = _settled_time(placed.groups + (layer,), scene.duration)
+    frame = _group_frame(raster, placed.groups, t, scene.duration)
+    state = _settled_state(layer, t, scene.duration)
+    if frame is None or state is None:
         return
-    t = _settled_time(layer, scene.duration)
-    state = layer_state(dataclasses.replace(layer, enter=None, exit=None), t, scene.duration)
-    if state is None:
-        return
-    box, block = raster._box(layer, state, raster._frame_box())
+    parent, pivots = frame
+    box, block = raster._box(layer, state, parent)
     extent = box
     if block is not None:
         x, y, w, h = box
         top = y + ((h - block.height) / 2.0 if h > block.height and layer.valign == "middle" else
                    (h - block.height) if h > block.height and layer.valign == "bottom" else 0.0)
         extent = (block.line_left(x), top, block.width, block.height)
-        px_at_1080 = block.size_px / raster.unit * 1080.0
+        group_scale = float(np.prod([p.scale for p in pivots]))
+        px_at_1080 = block.size_px * group_scale / raster.unit * 1080.0
         if px_at_1080 < MIN_TEXT_PX_AT_1080 - 0.01:
             yield Problem(ptr + "/size", "text_too_small",
                           f"text is {px_at_1080:.0f} px at 1080p in {fmt} (under {MIN_TEXT_PX_AT_1080:g} px)")
         if block.overflows:
             yield Problem(ptr + "/text", "text_overflow", f"text overflows its box in {fmt}")
-        ratio = _contrast(doc, raster, fmt, s, scene, layers, i, layer, t, extent)
+        below = _layers_below(layers, placed.path, fmt)
+        ratio = _contrast(doc, raster, fmt, scene, below, layer, t, _map_rect(extent, pivots))
         if ratio is not None and ratio < MIN_CONTRAST:
             yield Problem(ptr + "/color", "low_contrast",
                           f"contrast {ratio:.1f}:1 against what is behind the text in {fmt} (under {MIN_CONTRAST:g}:1)")
-    if not _inside_safe(extent, doc.safe_area, raster.width, raster.height, state.scale):
+    # Groups turn their children exactly as drawn; the layer's own scale is taken about its extent's
+    # centre and its rotation left out, as for layers outside groups.
+    x, y, w, h = extent
+    own = _Pivot(x + w / 2.0, y + h / 2.0, state.scale, 0.0)
+    if not _inside_safe(_map_rect(extent, pivots + (own,)), doc.safe_area, raster.width, raster.height):
         yield Problem(ptr, "outside_safe_area", f"{layer.type} layer leaves the safe area in {fmt}")
 
 
-def _inside_safe(rect: tuple[float, float, float, float], safe: tuple[float, float],
-                 width: int, height: int, scale: float) -> bool:
+def _layers_below(layers: tuple[Layer, ...], path: tuple[int, ...], fmt: str) -> tuple[Layer, ...]:
+    """What is drawn before the layer at `path`: earlier layers, and its groups with earlier children."""
+    i, rest = path[0], path[1:]
+    if not rest:
+        return layers[:i]
+    # Without its variants, the cut group is what the rasterizer draws in `fmt`, not the whole one.
+    group = layers[i].for_format(fmt)
+    cut = dataclasses.replace(group, children=_layers_below(group.children, rest, fmt), variants=())
+    return layers[:i] + (cut,)
+
+
+def _map_rect(rect: Rect, pivots: tuple[_Pivot, ...]) -> Rect:
+    """The frame-space bounding box of `rect` drawn under `pivots` (outermost first)."""
     x, y, w, h = rect
-    cx, cy = x + w / 2.0, y + h / 2.0
-    w, h = w * scale, h * scale
+    points = [(x, y), (x + w, y), (x, y + h), (x + w, y + h)]
+    for p in reversed(pivots):
+        cos, sin = math.cos(math.radians(p.rotation)), math.sin(math.radians(p.rotation))
+        points = [(p.cx + p.scale * ((px - p.cx) * cos - (py - p.cy) * sin),
+                   p.cy + p.scale * ((px - p.cx) * sin + (py - p.cy) * cos)) for px, py in points]
+    xs, ys = [px for px, _ in points], [py for _, py in points]
+    return (min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+
+
+def _inside_safe(rect: Rect, safe: tuple[float, float], width: int, height: int) -> bool:
+    x, y, w, h = rect
     left, top = safe[0] * width, safe[1] * height
     tol = 1.0
-    return (cx - w / 2 >= left - tol and cy - h / 2 >= top - tol
-            and cx + w / 2 <= width - left + tol and cy + h / 2 <= height - top + tol)
+    return (x >= left - tol and y >= top - tol
+            and x + w <= width - left + tol and y + h <= height - top + tol)
 
 
-def _contrast(doc: Doc, raster: Any, fmt: str, s: int, scene: Scene, layers: list[Layer], i: int,
-              layer: Layer, t: float, extent: tuple[float, float, float, float]) -> float | None:
+def _contrast(doc: Doc, raster: Any, fmt: str, scene: Scene, below: tuple[Layer, ...], layer: Layer, t: float,
+              extent: Rect) -> float | None:
     from renderer.raster import SkiaRasterizer, to_rgba
 
     color = parse_hex(raster.brand.color(layer.color))[:3]
@@ -239,14 +329,14 @@ def _contrast(doc: Doc, raster: Any, fmt: str, s: int, scene: Scene, layers: lis
         pill = parse_hex(raster.brand.color(layer.pill.color))
         if pill[3] == 255:
             return contrast_ratio(color, pill[:3])
-    below = dataclasses.replace(scene, layers=tuple(layers[:i]), transition=dataclasses.replace(scene.transition, type="cut"))
-    solo = dataclasses.replace(doc, scenes=(below,), duration=scene.duration)
+    backdrop = dataclasses.replace(scene, layers=below, transition=dataclasses.replace(scene.transition, type="cut"))
+    solo = dataclasses.replace(doc, scenes=(backdrop,), duration=scene.duration)
     try:
         solo_raster = SkiaRasterizer(solo, fmt, raster.width, raster.height, raster.images.assets)
         pixels = to_rgba(solo_raster.render(t), solo_raster.pixel_format)
-    except Exception:  # an unreadable asset is reported elsewhere; contrast is then unknown
+    except Exception:  # noqa: BLE001 - an unreadable asset is reported elsewhere; contrast is then unknown
         return None
-    x, y, w, h = (int(round(v)) for v in extent)
+    x, y, w, h = (round(v) for v in extent)
     region = pixels[max(0, y):max(0, y + h), max(0, x):max(0, x + w), :3].reshape(-1, 3).astype(np.float64)
     if region.size == 0:
         return None

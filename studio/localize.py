@@ -6,8 +6,9 @@
   the title) goes to the engines in one deduplicated batch.
 - ``fit``: right-to-left languages get ``direction: rtl`` and a horizontally mirrored layout;
   scripts the chosen family lacks (Arabic, Hebrew, Devanagari, CJK) get the renderer's family for
-  that script at the same weight; then text that overflows its box in any of the four formats
-  is allowed to shrink further, one lint pass at a time, for a bounded number of passes.
+  that script at the same weight; then text (inside groups too) that overflows its box in any of
+  the four formats is allowed to shrink further, one lint pass at a time, for a bounded number
+  of passes.
 
 The input document is never changed; the result is a new document.
 """
@@ -43,7 +44,8 @@ _SIDES = {"left": "right", "right": "left"}
 _ANCHOR_FLIP = {"top-left": "top-right", "top-right": "top-left", "left": "right", "right": "left",
                 "bottom-left": "bottom-right", "bottom-right": "bottom-left"}
 _OVERFLOW_FMT = re.compile(r"in (16:9|9:16|1:1|4:5)$")
-_LAYER_PTR = re.compile(r"^/scenes/(\d+)/layers/(\d+)/text$")
+# A text layer at any depth: /scenes/0/layers/2/text or /scenes/0/layers/2/children/1/text.
+_LAYER_PTR = re.compile(r"^/scenes/(\d+)/layers/(\d+(?:/children/\d+)*)/text$")
 
 MAX_FIT_PASSES = 8
 SHRINK_STEP = 0.88
@@ -218,8 +220,8 @@ def _fit_text(doc: JSON, report: Callable[[float], None]) -> None:
             return
         changed = False
         touched: set[int] = set()  # a floor shared by several formats drops once per pass
-        for (s, i), formats in overflows.items():
-            layer = doc["scenes"][s]["layers"][i]
+        for (s, path), formats in overflows.items():
+            layer = _layer_at(doc["scenes"][s]["layers"], path)
             for fmt in sorted(formats, key=str):
                 changed = _shrink(layer, fmt, touched) or changed
         report((n + 1) / (MAX_FIT_PASSES + 1))
@@ -227,15 +229,24 @@ def _fit_text(doc: JSON, report: Callable[[float], None]) -> None:
             return
 
 
-def _overflows(report: renderer.LintReport) -> dict[tuple[int, int], set[str | None]]:
-    found: dict[tuple[int, int], set[str | None]] = {}
+def _overflows(report: renderer.LintReport) -> dict[tuple[int, tuple[int, ...]], set[str | None]]:
+    """Overflowing text layers as (scene, index path through groups' children), with their formats."""
+    found: dict[tuple[int, tuple[int, ...]], set[str | None]] = {}
     for problem in report.warnings:
         ptr = _LAYER_PTR.match(problem.pointer)
         if problem.code != "text_overflow" or ptr is None:
             continue
         fmt = _OVERFLOW_FMT.search(problem.message)
-        found.setdefault((int(ptr.group(1)), int(ptr.group(2))), set()).add(fmt.group(1) if fmt else None)
+        path = tuple(int(i) for i in ptr.group(2).split("/children/"))
+        found.setdefault((int(ptr.group(1)), path), set()).add(fmt.group(1) if fmt else None)
     return found
+
+
+def _layer_at(layers: list[JSON], path: tuple[int, ...]) -> JSON:
+    layer = layers[path[0]]
+    for i in path[1:]:
+        layer = layer["children"][i]
+    return layer
 
 
 def _shrink(layer: JSON, fmt: str | None, touched: set[int]) -> bool:

@@ -186,6 +186,36 @@ def test_text_that_overflows_after_translation_shrinks_until_it_fits(translators
     assert renderer.lint(out).warnings == []
 
 
+@pytest.mark.parametrize("depth", [1, 2])
+def test_text_inside_groups_that_overflows_after_translation_shrinks(translators: Translators, depth: int) -> None:
+    claim = {"id": "claim", "type": "text", "text": "Unbelievable opportunities", "size": 0.08, "w": 0.875,
+             "font": {"family": "Montserrat", "weight": 800}, "color": "#111111"}
+    layer: dict[str, Any] = claim
+    # The innermost group is 0.8 of the frame wide and an outer one all of it: the text box is 0.7 wide.
+    for level in range(depth):
+        layer = {"id": f"card{level}", "type": "group", "x": 0.5, "y": 0.5, "w": 1.0 if level else 0.8, "h": 0.6,
+                 "children": [{"id": f"card{level}.bar", "type": "shape", "shape": "rect", "y": 0.95, "w": 0.5,
+                               "h": 0.05, "fill": "#111111"}, layer]}
+    doc = small_doc([layer])
+    pointer = "/scenes/0/layers/0" + "/children/1" * depth + "/text"
+    unfitted = copy.deepcopy(doc)
+    holder = unfitted["scenes"][0]["layers"][0]
+    for _ in range(depth):
+        holder = holder["children"][1]
+    holder["text"] = CANNED["DE"]["Unbelievable opportunities"]
+    assert renderer.lint(doc).warnings == []
+    assert {(p.pointer, p.code) for p in renderer.lint(unfitted).warnings} == {(pointer, "text_overflow")}
+
+    out = localize(doc, source="en", target="de", translators=translators)
+
+    fitted = out["scenes"][0]["layers"][0]
+    for _ in range(depth):
+        fitted = fitted["children"][1]
+    assert fitted["text"] == "Unglaubliche Entwicklungsmöglichkeiten"
+    assert fitted["auto_shrink"] is True and 0.0223 < fitted["min_size"] < 0.08
+    assert renderer.lint(out).warnings == []
+
+
 def test_groups_overrides_and_repeats_are_translated_in_one_batch(translators: Translators) -> None:
     apertium = Recording(translators.engines[0])
     doc = small_doc([

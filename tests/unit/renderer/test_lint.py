@@ -100,3 +100,87 @@ def test_overflow_is_checked_in_every_format(doc):
 def test_outside_safe_area_warns(doc):
     doc["scenes"][0]["layers"][0].update(x=0.0, anchor="left", align="left")
     assert ("/scenes/0/layers/0", "outside_safe_area") in codes(lint(doc).warnings)
+
+
+# -- groups: children are checked where the rasterizer draws them -----------------------------
+
+def card(children, **props):
+    """A group layer named `card` around `children`, centred by default."""
+    return {"id": "card", "type": "group", "x": 0.5, "y": 0.5, "w": 0.6, "h": 0.4, **props, "children": children}
+
+
+def caption(text="Hello", **props):
+    return {"id": "caption", "type": "text", "text": text, "size": 0.06, "w": 0.8, **props}
+
+
+def test_a_group_whose_children_are_fine_gives_no_warning(doc):
+    doc["scenes"][1]["layers"].append(card([caption(), {"id": "image.bar", "type": "shape", "shape": "rect",
+                                                       "y": 0.9, "w": 0.5, "h": 0.05, "fill": "#FFFFFF"}]))
+    assert lint(doc).warnings == []
+
+
+def test_overflow_inside_a_group_points_at_the_child(doc):
+    doc["scenes"][1]["layers"].append(card([{"id": "dot", "type": "shape", "shape": "ellipse", "w": 0.1, "h": 0.1},
+                                            caption("Supercalifragilisticexpialidocious", w=0.5, h=0.3)]))
+    overflows = [p for p in lint(doc).warnings if p.code == "text_overflow"]
+    assert {p.pointer for p in overflows} == {"/scenes/1/layers/1/children/1/text"}
+    assert {p.message.rsplit(" ", 1)[-1] for p in overflows} == {"16:9", "9:16", "1:1", "4:5"}
+
+
+def test_a_child_leaves_the_safe_area_through_its_groups_offset(doc):
+    # x = 0.08 would be inside the 0.05 margin in frame terms; in the group's box it lands at 0.04.
+    child = caption("Hi", x=0.08, anchor="left", align="left", w=0.5)
+    doc["scenes"][1]["layers"].append(card([child], x=0.0, y=0.0, w=0.5, h=0.5, anchor="top-left"))
+    found = codes(lint(doc).warnings)
+    assert found == {("/scenes/1/layers/1/children/0", "outside_safe_area")}
+    doc["scenes"][1]["layers"][1]["children"][0]["x"] = 0.2
+    assert lint(doc).warnings == []
+
+
+def test_a_groups_scale_pushes_its_children_out(doc):
+    # The text ends at 0.2 + 0.9 * 0.6 = 0.74 of the frame; twice that far from the centre is 0.98.
+    child = caption("Hi", x=0.9, anchor="right", align="right", w=0.4)
+    doc["scenes"][1]["layers"].append(card([child]))
+    assert lint(doc).warnings == []
+    doc["scenes"][1]["layers"][1]["scale"] = 2.0
+    assert ("/scenes/1/layers/1/children/0", "outside_safe_area") in codes(lint(doc).warnings)
+
+
+def test_nested_groups_compose_their_boxes_and_pointers(doc):
+    inner = {"id": "inner", "type": "group", "x": 0.1, "y": 0.5, "w": 0.5, "h": 1.0, "anchor": "left",
+             "children": [{"id": "pad", "type": "shape", "shape": "rect", "w": 1, "h": 1, "fill": "#000000"},
+                          caption("Hi", x=0.1, anchor="left", align="left", w=0.6)]}
+    doc["scenes"][1]["layers"].append(card([inner], x=0.0, w=0.5, anchor="left"))
+    # Frame x of the text's left edge: 0.5 * (0.1 + 0.5 * 0.1) = 0.075, inside the margin.
+    assert lint(doc).warnings == []
+    inner["x"] = 0.0  # now 0.5 * (0.0 + 0.5 * 0.1) = 0.025
+    assert codes(lint(doc).warnings) == {("/scenes/1/layers/1/children/0/children/1", "outside_safe_area")}
+    inner["children"][1].update(text="Supercalifragilisticexpialidocious", w=0.3, h=0.1)
+    assert ("/scenes/1/layers/1/children/0/children/1/text", "text_overflow") in codes(lint(doc).warnings)
+
+
+def test_contrast_of_a_child_sees_its_earlier_siblings(doc):
+    # White text on a white panel inside the group, the scene behind it being dark blue.
+    panel = {"id": "panel", "type": "shape", "shape": "rect", "w": 1, "h": 1, "fill": "#FAFAFA"}
+    doc["scenes"][1]["layers"].append(card([panel, caption(color="#FFFFFF")]))
+    assert codes(lint(doc).warnings) == {("/scenes/1/layers/1/children/1/color", "low_contrast")}
+    # The panel drawn above the text is not behind it.
+    doc["scenes"][1]["layers"][1]["children"].reverse()
+    assert ("/scenes/1/layers/1/children/0/color", "low_contrast") not in codes(lint(doc).warnings)
+
+
+def test_a_groups_scale_makes_its_text_small(doc):
+    doc["scenes"][1]["layers"].append(card([caption(size=0.04)]))  # 43 px at 1080p
+    assert lint(doc).warnings == []
+    doc["scenes"][1]["layers"][1]["scale"] = 0.5
+    assert ("/scenes/1/layers/1/children/0/size", "text_too_small") in codes(lint(doc).warnings)
+
+
+def test_contrast_inside_a_nested_group_with_format_overrides(doc):
+    # The inner group is overridden in every format; its backdrop must still stop before the text.
+    overrides = {fmt: {"y": 0.5} for fmt in ("16:9", "9:16", "1:1", "4:5")}
+    inner = {"id": "inner", "type": "group", "w": 1, "h": 1, "formats": overrides, "children": [caption()]}
+    doc["scenes"][1]["layers"].append(card([inner]))
+    assert lint(doc).warnings == []
+    inner["children"].insert(0, {"id": "panel", "type": "shape", "shape": "rect", "w": 1, "h": 1, "fill": "#FAFAFA"})
+    assert {p.pointer for p in lint(doc).warnings} == {"/scenes/1/layers/1/children/0/children/1/color"}
