@@ -319,11 +319,17 @@ def compose(script: Script, brand_tokens: dict, fmt: str, duration_sec: float | 
 
 
 def _layer_text(doc: dict, pointer: str) -> str:
-    match = re.fullmatch(r"/scenes/(\d+)/layers/(\d+)/text", pointer)
-    if not match:
-        return ""
-    layer = doc["scenes"][int(match.group(1))]["layers"][int(match.group(2))]
-    return str(layer.get("text") or "")
+    """The text a lint pointer (``/scenes/0/layers/2/text``, or deeper through groups' ``children``) names."""
+    node: Any = doc
+    for part in pointer.lstrip("/").split("/"):
+        key = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        elif isinstance(node, dict) and key in node:
+            node = node[key]
+        else:
+            return ""
+    return node if isinstance(node, str) and pointer.endswith("/text") else ""
 
 
 def _shorten_overflowing(story: Story, fields: dict, texts: list[str]) -> dict:

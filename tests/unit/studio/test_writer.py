@@ -202,3 +202,15 @@ def test_make_writer_picks_the_llm_only_when_configured(tmp_path: Path) -> None:
     assert isinstance(writer, LLMWriter)
     assert writer.url == "http://127.0.0.1:9/v1/chat/completions"
     assert isinstance(writer.fallback, BuiltinWriter)
+
+
+def test_lint_pointers_reach_text_inside_groups() -> None:
+    from studio.writer import _layer_text
+
+    doc = {"scenes": [{"layers": [{"type": "text", "text": "top"},
+                                  {"type": "group", "children": [{"type": "group", "children": [
+                                      {"type": "text", "text": "deep"}]}]}]}]}
+    assert _layer_text(doc, "/scenes/0/layers/0/text") == "top"
+    assert _layer_text(doc, "/scenes/0/layers/1/children/0/children/0/text") == "deep"
+    assert _layer_text(doc, "/scenes/0/layers/7/text") == ""
+    assert _layer_text(doc, "/scenes/0/layers/1/type") == ""
