@@ -21,7 +21,7 @@ import numpy as np
 from renderer.draw import Rect
 from renderer.fonts import available_families
 from renderer.formats import frame_size
-from renderer.model import FORMATS, Doc, FontRef, Layer, Problem, Scene, iter_layers, parse_doc, schema_problems
+from renderer.model import FORMATS, Doc, FontRef, Layer, Problem, Scene, build_doc, iter_layers, schema_problems
 from renderer.tokens import Brand, contrast_ratio, parse_hex
 
 MIN_DURATION, MAX_DURATION = 6.0, 600.0
@@ -54,7 +54,7 @@ def lint(data: Mapping[str, Any], assets: Any = None, check_layout: bool = True)
     report = LintReport(errors=schema_problems(data))
     if report.errors:
         return report
-    doc = parse_doc(data)
+    doc = build_doc(data)  # valid: checked just above
     report.errors.extend(_reference_errors(doc))
     report.errors.extend(_timing_errors(doc))
     report.errors.extend(_duplicate_ids(doc))

@@ -301,6 +301,11 @@ def parse_doc(data: Mapping[str, Any]) -> Doc:
     problems = schema_problems(data)
     if problems:
         raise DocInvalid(f"the document has {len(problems)} schema problem(s): {problems[0].pointer or '/'}: {problems[0].message}", problems)
+    return build_doc(data)
+
+
+def build_doc(data: Mapping[str, Any]) -> Doc:
+    """A `Doc` from data already known to satisfy the schema (``schema_problems(data) == []``)."""
     return Doc(
         fps=int(data["fps"]),
         duration=float(data["duration"]),
