@@ -125,9 +125,15 @@ def make_slots(queue: JobQueue) -> Callable[[], int]:
 
 
 def _maintain(queue: JobQueue) -> None:
-    """The embedded executor's periodic round: reap stalled renders, dispatch webhook events."""
+    """The embedded executor's periodic round: reap stalled renders, dispatch webhook events, and
+    every few minutes delete rows past their retention (``farm.retention``)."""
     from farm.reaper import reap
+    from farm.retention import purge_if_due
     from farm.webhooks import run_webhooks
 
     reap()
     run_webhooks(queue)
+    try:
+        purge_if_due()
+    except Exception:  # housekeeping: it is tried again next time and must never stop the round
+        log.exception("retention purge failed")

@@ -86,17 +86,28 @@ class NodeHeartbeat(threading.Thread):
             log.exception("node heartbeat failed")
 
     def maintain(self) -> None:
-        """Recover orphaned jobs and reap stalled renders, if no other node is doing it right now."""
+        """Recover orphaned jobs, reap stalled renders and, every few minutes across the farm, delete
+        rows past their retention; if no other node is doing it right now."""
+        from farm.reaper import reap
+        from farm.retention import PURGE_EVERY_SEC, purge
+
+        redis = self.registry.redis
         try:
-            redis = self.registry.redis
             if not redis.set(self.maintenance_lock, self.worker.name, nx=True, ex=int(MAINTENANCE_SEC)):
                 return
+        except Exception:
+            log.exception("node maintenance failed")
+            return
+        try:
             recover_orphans(redis, self.queue_names, self.registry)
-            from farm.reaper import reap
-
             reap()
         except Exception:
             log.exception("node maintenance failed")
+        try:  # apart: a failed purge must not stop the round, nor a failed reap the purge
+            if redis.set(self.maintenance_lock + ":retention", self.worker.name, nx=True, ex=int(PURGE_EVERY_SEC)):
+                purge()
+        except Exception:
+            log.exception("retention purge failed")
 
     def deliver_webhooks(self) -> None:
         """Turn outbox events into deliveries and send due retries, on one node per beat."""

@@ -20,6 +20,7 @@ Nothing reads settings at import time: ``Settings.from_env()`` is called once by
 | REELFARM_LIBRETRANSLATE_URL / _API_KEY | unset: no LibreTranslate-compatible engine |
 | REELFARM_DEEPL_API_KEY / REELFARM_DEEPL_URL | unset: no DeepL; the URL defaults by key (``:fx`` = free) |
 | REELFARM_LOG_LEVEL | ``INFO`` |
+| REELFARM_RETENTION_DAYS | ``30``: days dispatched events and webhook delivery attempts are kept |
 
 An empty variable counts as unset.
 """
@@ -44,6 +45,8 @@ RATE_LIMIT_WINDOW_SEC = 60
 DEFAULT_RATE_LIMITS: Mapping[str, int] = MappingProxyType({"pro": 600, "crypto_pro": 600, "agency": 3000})
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
 MIN_SECRET_LENGTH = 32
+DEFAULT_RETENTION_DAYS = 30
+MAX_RETENTION_DAYS = 36_500  # 100 years; far beyond it, "now minus the period" falls off the calendar
 SECRET_FILE = "secret_key"
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -88,6 +91,7 @@ class Settings:
     deepl_api_key: str | None = field(default=None, repr=False)
     deepl_url: str | None = None
     log_level: str = "INFO"
+    retention_days: int = DEFAULT_RETENTION_DAYS
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -124,6 +128,7 @@ class Settings:
             deepl_api_key=env.get("REELFARM_DEEPL_API_KEY"),
             deepl_url=env.parse("REELFARM_DEEPL_URL", _http_url),
             log_level=env.parse("REELFARM_LOG_LEVEL", _log_level) or "INFO",
+            retention_days=env.parse("REELFARM_RETENTION_DAYS", _retention_days) or DEFAULT_RETENTION_DAYS,
             # Evaluated last (arguments go left to right): a malformed variable above leaves
             # no secret file behind.
             secret_key=env.parse("REELFARM_SECRET_KEY", _secret) or load_or_create_secret(data_dir),
@@ -224,6 +229,13 @@ def _positive_int(raw: str) -> int:
     if value <= 0:
         raise ValueError("must be at least 1")
     return value
+
+
+def _retention_days(raw: str) -> int:
+    days = _positive_int(raw)
+    if days > MAX_RETENTION_DAYS:
+        raise ValueError(f"must be at most {MAX_RETENTION_DAYS} days")
+    return days
 
 
 def _http_url(raw: str) -> str:

@@ -1,7 +1,8 @@
 """Idempotency records: one row per (workspace, key), a lock while the first request runs, then its answer.
 
 The primary key (workspace_id, key) is the lock: of several requests inserting the same key at
-once, exactly one insert succeeds.
+once, exactly one insert succeeds. A record lives ``KEY_TTL``; ``purge_expired`` deletes older ones
+(``farm.retention`` calls it in batches).
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, select, update
+from sqlalchemy import Connection, Engine, delete, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 
 from shared.db import transaction
 from shared.tables import idempotency_records as records
 
+KEY_TTL = timedelta(hours=24)  # API.md: a key's first answer is replayed for 24 h
 _CLAIM_ATTEMPTS = 3
 
 
@@ -94,10 +96,20 @@ def release_key(engine: Engine, workspace_id: str, key: str) -> None:
         conn.execute(delete(records).where(_match(workspace_id, key), records.c.completed_at.is_(None)))
 
 
-def purge_expired(engine: Engine, before: datetime) -> int:
-    """Delete records created before ``before``; returns how many."""
+def purge_expired(engine: Engine, before: datetime, limit: int | None = None) -> int:
+    """Delete records created before ``before``, at most ``limit`` of them (None: all); returns how many.
+
+    One short transaction; a caller working off a backlog calls it again while it returns ``limit``.
+    """
+    expired = records.c.created_at < before
+    query = delete(records).where(expired)
+    if limit is not None:
+        # DELETE has no LIMIT on PostgreSQL: delete what a limited SELECT picks, with the condition
+        # repeated so that a row changed in between is judged again as it is now.
+        batch = select(records.c.workspace_id, records.c.key).where(expired).limit(limit)
+        query = query.where(tuple_(records.c.workspace_id, records.c.key).in_(batch))
     with transaction(engine) as conn:
-        return conn.execute(delete(records).where(records.c.created_at < before)).rowcount or 0
+        return conn.execute(query).rowcount or 0
 
 
 def _stale(record: Record, now: datetime) -> bool:

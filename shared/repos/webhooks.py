@@ -9,6 +9,10 @@ claims it by moving that time forward by a lease, so two senders never try one r
 Outbox rows are claimed with an UPDATE guarded by ``dispatched_at IS NULL``: whichever process
 gets the row (rowcount 1) fans it out, in the same transaction, so an event is fanned out once
 however many dispatchers run.
+
+Retention (``farm.retention``): ``purge_deliveries`` deletes finished attempts older than the
+period, and ``purge_events`` then deletes dispatched events older than it that have no attempt
+left; so an event stays while any attempt of it is pending, scheduled or still in the log.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import Connection, delete, exists, func, select, update
 
 from shared.clock import Clock
 from shared.errors import NotFound
@@ -212,6 +216,35 @@ def due_delivery_ids(conn: Connection, now: datetime, limit: int) -> list[str]:
     return list(conn.execute(select(webhook_deliveries.c.id).where(
         webhook_deliveries.c.state == "pending", webhook_deliveries.c.next_attempt_at <= now)
         .order_by(webhook_deliveries.c.next_attempt_at).limit(limit)).scalars())
+
+
+# -- retention -----------------------------------------------------------------------------------
+
+def purge_deliveries(conn: Connection, *, before: datetime, now: datetime, limit: int) -> int:
+    """Delete at most ``limit`` finished attempts made before ``before``; returns how many.
+
+    A ``pending`` attempt stays whatever its age, and so does a failed one until the retry it
+    scheduled is due.
+    """
+    d = webhook_deliveries.c
+    old = (d.created_at < before) & (d.state != "pending") & (d.next_attempt_at.is_(None) | (d.next_attempt_at <= now))
+    batch = select(d.id).where(old).limit(limit)
+    # DELETE has no LIMIT on PostgreSQL: delete what a limited SELECT picks, judged again as it is now.
+    return conn.execute(delete(webhook_deliveries).where(old, d.id.in_(batch))).rowcount or 0
+
+
+def purge_events(conn: Connection, *, dispatched_before: datetime, limit: int) -> int:
+    """Delete at most ``limit`` events dispatched before ``dispatched_before`` that have no delivery
+    attempt left; returns how many. An undispatched event always stays."""
+    picked = event_outbox.alias("picked")
+    batch = select(picked.c.id).where(*_purgeable(picked, dispatched_before)).limit(limit)
+    return conn.execute(delete(event_outbox).where(*_purgeable(event_outbox, dispatched_before),
+                                                   event_outbox.c.id.in_(batch))).rowcount or 0
+
+
+def _purgeable(events: Any, dispatched_before: datetime) -> list[Any]:
+    attempts = exists().where(webhook_deliveries.c.event_id == events.c.id)
+    return [events.c.dispatched_at.is_not(None), events.c.dispatched_at < dispatched_before, ~attempts]
 
 
 def _with_type() -> Any:

@@ -29,6 +29,7 @@ def test_defaults_derive_from_the_data_dir(tmp_path: Path) -> None:
     assert settings.fetch_allow_private is False
     assert settings.max_body_bytes == 2 * 1024 * 1024
     assert settings.log_level == "INFO"
+    assert settings.retention_days == 30
     assert (settings.llm_base_url, settings.llm_model, settings.llm_api_key) == (None, None, None)
     assert dict(settings.rate_limits) == {"pro": RateLimit(600), "crypto_pro": RateLimit(600),
                                           "agency": RateLimit(3000)}
@@ -55,7 +56,7 @@ def test_every_variable_is_read(tmp_path: Path) -> None:
         s3_endpoint_url="http://minio:9000", public_url="https://api.example.com",
         fetch_allow_private="1", rate_limit_pro="10", rate_limit_crypto_pro="20",
         rate_limit_agency="30", max_body_bytes="1024", llm_base_url="https://llm.example.com/v1",
-        llm_model="small", llm_api_key="sk-test", log_level="debug"))
+        llm_model="small", llm_api_key="sk-test", log_level="debug", retention_days="7"))
 
     assert settings.database_url == "postgresql+psycopg2://rf@db/rf"
     assert settings.redis_url == "redis://cache:6379/0"
@@ -68,6 +69,7 @@ def test_every_variable_is_read(tmp_path: Path) -> None:
     assert (settings.llm_base_url, settings.llm_model, settings.llm_api_key) == (
         "https://llm.example.com/v1", "small", "sk-test")
     assert settings.log_level == "DEBUG"
+    assert settings.retention_days == 7
     assert settings.secret_key == SECRET
 
 
@@ -105,6 +107,9 @@ def test_rate_limit_policy_and_plans_without_api(tmp_path: Path) -> None:
     ("MAX_BODY_BYTES", "-1"),
     ("LLM_BASE_URL", "llm.local"),
     ("LOG_LEVEL", "LOUD"),
+    ("RETENTION_DAYS", "0"),
+    ("RETENTION_DAYS", "-30"),
+    ("RETENTION_DAYS", "36501"),
     ("SECRET_KEY", "short"),
 ])
 def test_malformed_values_name_the_variable(tmp_path: Path, name: str, value: str) -> None:

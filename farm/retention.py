@@ -1,0 +1,127 @@
+"""Retention: rows that only matter for a while are deleted once their while is over.
+
+- Idempotency records, ``KEY_TTL`` (24 h) after they were created: a key is not replayed after that.
+- Webhook delivery attempts, the retention period after they were made (``REELFARM_RETENTION_DAYS``,
+  30 days by default), once finished: a ``pending`` attempt stays, and so does a failed one until
+  the retry it scheduled is due.
+- Outbox events dispatched more than the retention period ago, once no attempt of theirs is left
+  (attempts go first): never an undispatched event, nor one with an attempt pending, scheduled or
+  still shown in ``GET /webhooks/{id}/deliveries``.
+
+Each kind is deleted in batches of ``BATCH`` rows, one short transaction each, so a purge never
+holds locks for long. A round takes at most ``MAX_BATCHES`` per kind, and starts no further batch
+after ``ROUND_SEC`` (a worker purges in its heartbeat thread, which must write within
+``farm.nodes.ALIVE_SEC``); a larger backlog is worked off over the next rounds.
+
+``purge`` is idempotent and safe to run from several processes at once. It runs in the embedded
+executor's maintenance round (``purge_if_due``: at most every ``PURGE_EVERY_SEC`` in each
+process) and in a worker node's maintenance (once per ``PURGE_EVERY_SEC`` across the farm,
+under the maintenance lock).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from farm.tasks import current
+from shared.config import DEFAULT_RETENTION_DAYS, Settings
+from shared.db import transaction
+from shared.repos import idempotency as idempotency_repo
+from shared.repos import webhooks as webhooks_repo
+
+log = logging.getLogger("reelfarm.farm")
+
+BATCH = 500
+MAX_BATCHES = 20  # per kind and round: 10,000 rows, then the round goes on to other work
+ROUND_SEC = 10.0
+PURGE_EVERY_SEC = 300.0
+
+
+@dataclass
+class Purged:
+    """How many rows of each kind one ``purge`` deleted."""
+
+    idempotency_records: int = 0
+    deliveries: int = 0
+    events: int = 0
+
+
+def retention_period(settings: Settings | None) -> timedelta:
+    """How long dispatched events and delivery attempts are kept (the default without settings)."""
+    return timedelta(days=settings.retention_days if settings else DEFAULT_RETENTION_DAYS)
+
+
+def purge(*, batch: int = BATCH, max_batches: int = MAX_BATCHES, round_sec: float = ROUND_SEC) -> Purged:
+    """Delete expired idempotency records, old delivery attempts and old dispatched events; uses the
+    task context. Returns how many of each went.
+
+    Each kind gets at least one batch; further ones while fewer than ``max_batches`` were run and
+    ``round_sec`` has not passed since the purge began.
+    """
+    ctx = current()
+    deadline = time.monotonic() + round_sec
+    now = ctx.clock.now()
+    cutoff = now - retention_period(ctx.settings)
+
+    def records(limit: int) -> int:
+        return idempotency_repo.purge_expired(ctx.engine, now - idempotency_repo.KEY_TTL, limit)
+
+    def deliveries(limit: int) -> int:
+        with transaction(ctx.engine) as conn:
+            return webhooks_repo.purge_deliveries(conn, before=cutoff, now=now, limit=limit)
+
+    def events(limit: int) -> int:
+        with transaction(ctx.engine) as conn:
+            return webhooks_repo.purge_events(conn, dispatched_before=cutoff, limit=limit)
+
+    # Attempts before events: an event goes only once none of its attempts is left.
+    purged = Purged(idempotency_records=_in_batches(records, batch, max_batches, deadline),
+                    deliveries=_in_batches(deliveries, batch, max_batches, deadline),
+                    events=_in_batches(events, batch, max_batches, deadline))
+    if purged != Purged():
+        log.info("retention: deleted %d idempotency records, %d webhook delivery attempts and %d events",
+                 purged.idempotency_records, purged.deliveries, purged.events)
+    return purged
+
+
+class PurgeSchedule:
+    """When this process last purged: ``due()`` is true at first, then once every ``every_sec``."""
+
+    def __init__(self, every_sec: float = PURGE_EVERY_SEC, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.every_sec = every_sec
+        self._monotonic = monotonic
+        self._last: float | None = None
+
+    def due(self) -> bool:
+        """Whether a purge may run now; if so, it counts as run (a failed one waits its turn too)."""
+        now = self._monotonic()
+        if self._last is not None and now - self._last < self.every_sec:
+            return False
+        self._last = now
+        return True
+
+
+SCHEDULE = PurgeSchedule()
+
+
+def purge_if_due(schedule: PurgeSchedule | None = None) -> Purged | None:
+    """``purge()`` when ``schedule`` (this process's ``SCHEDULE`` by default) says it is due, else None."""
+    if not (schedule or SCHEDULE).due():
+        return None
+    return purge()
+
+
+def _in_batches(delete_batch: Callable[[int], int], batch: int, max_batches: int, deadline: float) -> int:
+    total = 0
+    for done in range(max_batches):
+        if done and time.monotonic() >= deadline:
+            break
+        deleted = delete_batch(batch)
+        total += deleted
+        if deleted < batch:
+            break
+    return total
