@@ -24,7 +24,7 @@ log = logging.getLogger("reelfarm.api")
 HEADER = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
-TTL = timedelta(hours=24)
+TTL = repo.KEY_TTL  # API.md: a key answers for 24 h; retention purges it after that
 # How long a claim holds while its request runs; after that the request is presumed dead and
 # the key usable again. Longer than any POST takes.
 LEASE = timedelta(seconds=60)

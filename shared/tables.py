@@ -282,6 +282,7 @@ event_outbox = Table(
     _ts("created_at"), _ts("dispatched_at", True),
     Index("ix_event_outbox_pending", "created_at",
           sqlite_where=text("dispatched_at IS NULL"), postgresql_where=text("dispatched_at IS NULL")),
+    Index("ix_event_outbox_dispatched", "dispatched_at"),  # retention sweeps
 )
 
 webhook_deliveries = Table(
@@ -298,6 +299,7 @@ webhook_deliveries = Table(
     _ts("created_at"),
     _one_of("state", DELIVERY_STATES),
     Index("ix_webhook_deliveries_endpoint_created", "endpoint_id", "created_at"),
+    Index("ix_webhook_deliveries_created", "created_at"),  # retention sweeps
     Index("ix_webhook_deliveries_due", "next_attempt_at",
           sqlite_where=text("state = 'pending'"), postgresql_where=text("state = 'pending'")),
 )
