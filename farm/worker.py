@@ -5,7 +5,8 @@ scheduler) the node runs one heartbeat thread that
 
 - writes the node's capabilities and current job to Redis every ``HEARTBEAT_SEC`` (``farm.nodes``);
 - every ``MAINTENANCE_SEC``, on one node at a time (a Redis lock): hands the jobs of dead nodes
-  back to RQ (``recover_orphans``) and fails renders past their bound (``farm.reaper``).
+  back to RQ (``recover_orphans``) and fails renders past their bound (``farm.reaper``); and,
+  at most every 5 minutes across the farm, deletes rows past their retention (``farm.retention``).
 
 ``recover_orphans`` also runs when the worker starts, before it takes a job: a node replacing one
 that was killed picks the killed node's chunks up at once. It marks their started-registry
