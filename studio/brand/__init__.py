@@ -3,9 +3,10 @@
 ``BrandExtractor(fetcher).extract(url)`` fetches through the SSRF guard (``studio.fetch``) and
 returns an ``ExtractedBrand`` whose ``tokens`` follow API.md's ``BrandKit.tokens``.
 
-Modules: ``extractor`` (the only I/O), ``page`` (HTML), ``css`` (stylesheets), ``style`` (rules to
-evidence), ``palette`` (colour roles and contrast), ``colors`` (colour arithmetic), ``fonts``
-(mapping to shipped families), ``logo`` (decoding and rasterizing), ``analysis`` (tokens).
+Modules: ``extractor`` and ``pool`` (the only I/O: a few fetches at once, under one deadline),
+``page`` (HTML), ``css`` (stylesheets), ``style`` (rules to evidence), ``palette`` (colour roles
+and contrast), ``colors`` (colour arithmetic), ``fonts`` (mapping to shipped families), ``logo``
+(decoding and rasterizing), ``analysis`` (tokens).
 """
 from __future__ import annotations
 

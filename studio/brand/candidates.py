@@ -1,6 +1,7 @@
 """Where a page's logo may be, best first: inline SVG, a logo ``<img>``, touch and favicon links, og:image.
 
-No I/O: the candidates are URLs or SVG markup for ``BrandExtractor`` to fetch and decode in order.
+No I/O: the candidates are URLs or SVG markup for ``BrandExtractor`` to fetch (all at once) and
+decode, taking the first that decodes in this order.
 """
 from __future__ import annotations
 

@@ -3,6 +3,12 @@
 Every request goes through the ``SafeFetcher`` handed in, so the guard's address rules, timeouts
 and byte caps hold for stylesheets and logos as for the page. Only the page itself can fail an
 extraction; a stylesheet or logo that fails is skipped.
+
+What does not depend on anything else is fetched at once on a small ``FetchPool``: the linked
+stylesheets together, with the logo candidates behind them, then the ``@import``-ed sheets
+together. The logo is the most preferred candidate that arrived and decodes, whichever answered
+first. One deadline (``TIME_LIMIT``) covers the whole extraction; whatever has not arrived by then
+is left out, so fetching from a slow site takes at most that long.
 """
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ import base64
 import binascii
 import logging
 from collections.abc import Callable
+from concurrent.futures import Future
+from functools import partial
 from urllib.parse import unquote_to_bytes, urljoin
 
 from bs4.dammit import UnicodeDammit
@@ -20,7 +28,8 @@ from studio.brand.css import Sheet, google_font_families, parse_sheet
 from studio.brand.logo import DecodedLogo, decode_logo
 from studio.brand.model import ExtractedBrand, Logo
 from studio.brand.page import Page, read_page
-from studio.errors import BrandExtractionError, FetchError
+from studio.brand.pool import FetchPool
+from studio.errors import BrandExtractionError
 from studio.fetch import FetchResult, SafeFetcher
 
 log = logging.getLogger(__name__)
@@ -30,9 +39,12 @@ CSS_TYPES = ("text/css", "text/plain")  # some servers label stylesheets text/pl
 IMAGE_TYPES = ("image/*", "application/octet-stream")  # what it is, skia decides
 MAX_LOGO_FETCHES = 5
 MAX_DATA_URL_BYTES = 2_000_000
+FETCH_WORKERS = 4  # fetches at once per extraction: a few, to be quick without hammering the site
+TIME_LIMIT = 30.0  # seconds for a whole extraction; the page's own fetch included
 
 Progress = Callable[[str, float], None]
 _PAGE_DONE, _SHEETS_DONE, _FETCH_DONE, _ANALYZE_DONE = 0.2, 0.5, 0.6, 0.9
+_LoadLogo = Callable[[], tuple[DecodedLogo | None, str]]  # a logo candidate decoded, and its source URL
 
 
 class BrandExtractor:
@@ -41,32 +53,46 @@ class BrandExtractor:
     Args:
         fetcher: the SSRF guard every request goes through.
         max_stylesheets: most stylesheets fetched per page, ``@import``-ed ones included.
+        workers: most fetches under way at once.
+        time_limit: seconds for one extraction; stylesheets and logos not fetched by then are left out.
     """
 
-    def __init__(self, fetcher: SafeFetcher, *, max_stylesheets: int = 8) -> None:
+    def __init__(self, fetcher: SafeFetcher, *, max_stylesheets: int = 8, workers: int = FETCH_WORKERS,
+                 time_limit: float = TIME_LIMIT) -> None:
         self._fetcher = fetcher
         self._max_stylesheets = max_stylesheets
+        self._workers = workers
+        self._time_limit = time_limit
 
     def extract(self, url: str, progress: Progress | None = None) -> ExtractedBrand:
         """Fetch ``url`` and read its brand.
 
-        ``progress(stage, fraction)`` is called with stage "fetch" (0 to 0.6: the page, each
-        stylesheet, then the logo) and then "analyze" (0.6 to 0.9).
+        ``progress(stage, fraction)`` is called, always from the calling thread, with stage "fetch"
+        (0 to 0.6: the page, each stylesheet as it arrives, then each logo candidate examined) and
+        then "analyze" (0.6 to 0.9).
 
         Raises:
             FetchRefused: the URL, a redirect or the page's content type is refused.
-            FetchFailed: the page could not be fetched (timeout, too large, error status).
+            FetchFailed: the page could not be fetched (timeout, too large, error status), or not
+                within the time limit.
             BrandExtractionError: the answer is not an HTML page, or shows nothing to read a brand from.
         """
         report = progress or (lambda stage, fraction: None)
         report("fetch", 0.0)
-        answer = self._fetcher.fetch(url, accept=HTML_TYPES)
-        page = read_page(decode_html(answer), answer.url)
-        report("fetch", _PAGE_DONE)
-        sheets, webfonts = self._stylesheets(page, report)
-        report("fetch", _SHEETS_DONE)
-        logo, logo_url = self._logo(page, report)
-        report("fetch", _FETCH_DONE)
+        pool = FetchPool(self._fetcher, workers=self._workers, time_limit=self._time_limit)
+        try:
+            answer = pool.fetch(url, HTML_TYPES)
+            page = read_page(decode_html(answer), answer.url)
+            report("fetch", _PAGE_DONE)
+            budget = _Budget(self._max_stylesheets, len(page.stylesheet_urls), report)
+            linked = _submit_sheets(page.stylesheet_urls, pool, budget)
+            logos = _plan_logos(page, pool)  # behind the linked sheets, before any @import
+            sheets, webfonts = _stylesheets(page, linked, pool, budget)
+            report("fetch", _SHEETS_DONE)
+            logo, logo_url = _choose_logo(logos, report)
+            report("fetch", _FETCH_DONE)
+        finally:
+            pool.close()
         report("analyze", _FETCH_DONE)
         tokens = build_tokens(page, sheets, logo, webfonts)
         if tokens is None:
@@ -76,85 +102,132 @@ class BrandExtractor:
         return ExtractedBrand(name=page.name, source_url=answer.url, tokens=tokens,
                               logo=_as_logo(logo, logo_url) if logo else None)
 
-    def _stylesheets(self, page: Page, report: Progress) -> tuple[list[Sheet], list[str]]:
-        """Linked sheets (each after its ``@import``-ed ones), then ``<style>`` blocks, and the
-        families of web-font imports (which are read from their URL, not fetched)."""
-        budget = _Budget(self._max_stylesheets, len(page.stylesheet_urls), report)
-        sheets: list[Sheet] = []
-        webfonts: list[str] = []
-        sources = [(url, None) for url in page.stylesheet_urls] + [(page.url, text) for text in page.style_blocks]
-        for base, text in sources:
-            if text is None:
-                fetched = self._fetch_sheet(base, budget)
-                if fetched is None:
-                    continue
-                base, text = fetched
-            sheet = parse_sheet(text)
-            for imported in sheet.imports:
-                target = urljoin(base, imported)
-                families = google_font_families(target)
-                if families:
-                    webfonts.extend(families)
-                    continue
-                budget.expect()
-                nested = self._fetch_sheet(target, budget)
-                if nested is not None:
-                    sheets.append(parse_sheet(nested[1]))  # one level: its own imports are not followed
-            sheets.append(sheet)
-        return sheets, webfonts
 
-    def _fetch_sheet(self, url: str, budget: _Budget) -> tuple[str, str] | None:
+def _submit_sheets(urls: list[str], pool: FetchPool, budget: _Budget) -> dict[str, Future[FetchResult]]:
+    """Start fetching each of ``urls`` (at most once) while the stylesheet cap allows."""
+    futures: dict[str, Future[FetchResult]] = {}
+    for url in urls:
+        if url in futures:
+            continue
         if not budget.take():
             log.info("brand: stylesheet cap reached, skipping %s", url)
-            return None
-        try:
-            answer = self._fetcher.fetch(url, accept=CSS_TYPES)
-        except FetchError as exc:
-            log.info("brand: skipping stylesheet %s: %s", url, exc)
-            return None
-        finally:
-            budget.done()
-        return answer.url, _decode_text(answer)
+            continue
+        futures[url] = pool.submit(url, CSS_TYPES)
+    return futures
 
-    def _logo(self, page: Page, report: Progress) -> tuple[DecodedLogo | None, str]:
-        fetches = 0
-        for candidate in page.logo_candidates:
-            if candidate.url and not candidate.url.startswith("data:"):
-                if fetches >= MAX_LOGO_FETCHES:
-                    break
-                fetches += 1
-                report("fetch", _SHEETS_DONE + (_FETCH_DONE - _SHEETS_DONE) * fetches / (MAX_LOGO_FETCHES + 1))
-            decoded, source = self._load_logo(candidate, page.url)
-            if decoded is not None:
-                return decoded, source
-        return None, ""
 
-    def _load_logo(self, candidate: LogoCandidate, page_url: str) -> tuple[DecodedLogo | None, str]:
-        if candidate.svg is not None:
-            return decode_logo(candidate.svg.encode("utf-8"), "image/svg+xml"), page_url
-        url = candidate.url or ""
-        if url.startswith("data:"):
-            data, media = parse_data_url(url)
-            return (decode_logo(data, media) if data else None), page_url
-        try:
-            answer = self._fetcher.fetch(url, accept=IMAGE_TYPES)
-        except FetchError as exc:
-            log.info("brand: skipping logo candidate %s: %s", url, exc)
-            return None, url
-        decoded = decode_logo(answer.body, answer.content_type)
-        if decoded is None:
-            log.info("brand: logo candidate %s could not be decoded", url)
-        return decoded, answer.url
+def _await_sheets(futures: dict[str, Future[FetchResult]], pool: FetchPool,
+                  budget: _Budget) -> dict[str, tuple[str, str]]:
+    """The ``(final URL, text)`` of each sheet that arrived in time, reporting each as it comes."""
+    for _ in pool.completed(futures.values()):
+        budget.done()
+    texts: dict[str, tuple[str, str]] = {}
+    for url, future in futures.items():
+        answer = pool.result(future)
+        if answer is not None:
+            texts[url] = (answer.url, _decode_text(answer))
+    return texts
+
+
+def _stylesheets(page: Page, linked: dict[str, Future[FetchResult]], pool: FetchPool,
+                 budget: _Budget) -> tuple[list[Sheet], list[str]]:
+    """Linked sheets (each after its ``@import``-ed ones), then ``<style>`` blocks, and the
+    families of web-font imports (which are read from their URL, not fetched).
+
+    The linked sheets arrive together, then every sheet they and the ``<style>`` blocks import,
+    together; imports of imports are not followed.
+    """
+    fetched = _await_sheets(linked, pool, budget)
+    sources = [fetched[url] for url in page.stylesheet_urls if url in fetched]
+    parsed = [(base, parse_sheet(text)) for base, text in sources + [(page.url, t) for t in page.style_blocks]]
+    webfonts: list[str] = []
+    imports: list[list[str]] = []  # per source, the URLs it imports, in order
+    for base, sheet in parsed:
+        targets = [urljoin(base, imported) for imported in sheet.imports]
+        fonts = [google_font_families(target) for target in targets]
+        webfonts.extend(family for families in fonts for family in families)
+        imports.append([target for target, families in zip(targets, fonts, strict=True) if not families])
+    wanted = [target for targets in imports for target in targets]
+    budget.expect(len(set(wanted)))
+    nested = _await_sheets(_submit_sheets(wanted, pool, budget), pool, budget)
+    sheets: list[Sheet] = []
+    for (_, sheet), targets in zip(parsed, imports, strict=True):
+        sheets.extend(parse_sheet(nested[target][1]) for target in targets if target in nested)
+        sheets.append(sheet)
+    return sheets, webfonts
+
+
+def _plan_logos(page: Page, pool: FetchPool) -> list[_LoadLogo]:
+    """How to load each logo candidate worth trying, best first, with the fetches of URL ones started.
+
+    A candidate that needs no fetch (inline SVG, ``data:`` URL) ahead of every URL one is decoded
+    at once: when it decodes, nothing is fetched at all.
+    """
+    plan: list[_LoadLogo] = []
+    fetches = 0
+    for candidate in page.logo_candidates:
+        if not _is_local(candidate):
+            if fetches == MAX_LOGO_FETCHES:
+                break
+            fetches += 1
+            plan.append(partial(_load_fetched, candidate, pool.submit(candidate.url or "", IMAGE_TYPES), pool))
+        elif fetches:
+            plan.append(partial(_load_local, candidate, page.url))
+        else:
+            loaded = _load_local(candidate, page.url)
+            if loaded[0] is not None:
+                return [_already(loaded)]
+    return plan
+
+
+def _already(loaded: tuple[DecodedLogo | None, str]) -> _LoadLogo:
+    return lambda: loaded
+
+
+def _choose_logo(plan: list[_LoadLogo], report: Progress) -> tuple[DecodedLogo | None, str]:
+    """The first candidate, in order of preference, that arrived in time and decodes, and its URL."""
+    for examined, load in enumerate(plan, 1):
+        decoded, source = load()
+        report("fetch", _SHEETS_DONE + (_FETCH_DONE - _SHEETS_DONE) * examined / (len(plan) + 1))
+        if decoded is not None:
+            return decoded, source
+    return None, ""
+
+
+def _is_local(candidate: LogoCandidate) -> bool:
+    return candidate.svg is not None or (candidate.url or "").startswith("data:")
+
+
+def _load_local(candidate: LogoCandidate, page_url: str) -> tuple[DecodedLogo | None, str]:
+    """An inline SVG or ``data:`` URL candidate, decoded; its source is the page."""
+    if candidate.svg is not None:
+        return decode_logo(candidate.svg.encode("utf-8"), "image/svg+xml"), page_url
+    data, media = parse_data_url(candidate.url or "")
+    return (decode_logo(data, media) if data else None), page_url
+
+
+def _load_fetched(candidate: LogoCandidate, future: Future[FetchResult],
+                  pool: FetchPool) -> tuple[DecodedLogo | None, str]:
+    """A URL candidate, decoded once its fetch arrives (waiting for it until the deadline)."""
+    answer = pool.result(future)
+    if answer is None:
+        return None, candidate.url or ""
+    decoded = decode_logo(answer.body, answer.content_type)
+    if decoded is None:
+        log.info("brand: logo candidate %s could not be decoded", candidate.url)
+    return decoded, answer.url
 
 
 class _Budget:
-    """Counts stylesheet fetches against the cap and reports progress from 0.2 to 0.5."""
+    """Counts stylesheet fetches against the cap and reports progress from 0.2 to 0.5 as they end."""
 
     def __init__(self, cap: int, expected: int, report: Progress) -> None:
-        self.cap, self.expected, self.used, self.report, self.last = cap, expected, 0, report, _PAGE_DONE
+        self.cap, self.expected, self.report = cap, expected, report
+        self.used = self.finished = 0
+        self.last = _PAGE_DONE
 
-    def expect(self) -> None:
-        self.expected += 1
+    def expect(self, more: int) -> None:
+        self.expected += more
 
     def take(self) -> bool:
         if self.used >= self.cap:
@@ -163,8 +236,9 @@ class _Budget:
         return True
 
     def done(self) -> None:
+        self.finished += 1
         planned = max(1, min(self.cap, self.expected))
-        fraction = _PAGE_DONE + (_SHEETS_DONE - _PAGE_DONE) * min(1.0, self.used / planned)
+        fraction = _PAGE_DONE + (_SHEETS_DONE - _PAGE_DONE) * min(1.0, self.finished / planned)
         if fraction > self.last:
             self.last = fraction
             self.report("fetch", fraction)

@@ -3,12 +3,15 @@
 Two ``ThreadingHTTPServer``s run in threads: the site, and a "CDN" on another port (another origin)
 for stylesheets. Every request goes through a real ``SafeFetcher(allow_private=True)``; logo
 images are drawn here with Pillow, and the PNG the extractor returns is decoded to check pixels.
+Some routes answer late (``delayed``) or only once the test is over (``hanging``), to show that
+independent fetches run at once and that one time limit bounds a whole extraction.
 """
 from __future__ import annotations
 
 import io
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -39,6 +42,8 @@ class Handler(BaseHTTPRequestHandler):
             route(self)
 
     def send(self, status: int, content_type: str, body: bytes, **headers: str) -> None:
+        # noted before the client can have it, so a test never looks before it is there
+        self.server.answered.append(self.path.split("?")[0])  # type: ignore[attr-defined]
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -78,6 +83,22 @@ def image(data: bytes, content_type: str = "image/png") -> Route:
 
 def redirect(location: str) -> Route:
     return lambda h: h.send(301, "text/html", b"", Location=location)
+
+
+def delayed(seconds: float, route: Route) -> Route:
+    """``route``, answered after ``seconds``."""
+    def answer(h: Handler) -> None:
+        time.sleep(seconds)
+        route(h)
+    return answer
+
+
+def hanging(route: Route) -> Route:
+    """``route``, answered only once the test is over (the fixture releases it), or after 10 s."""
+    def answer(h: Handler) -> None:
+        h.server.release.wait(10)  # type: ignore[attr-defined]
+        route(h)
+    return answer
 
 
 VARS_HTML = """<!doctype html><html><head>
@@ -135,6 +156,26 @@ BROKEN_LOGO_HTML = """<html><head><title>Vandelay</title>
 <link rel="apple-touch-icon" href="/broken/touch.png"><link rel="icon" sizes="64x64" href="/broken/icon.png">
 </head><body><img class="logo" src="/broken/missing-logo.png"><p>Importers</p></body></html>"""
 
+SLOW = 0.5  # seconds: every slow stylesheet or logo takes at least this long to answer
+
+SLOW_SHEETS_HTML = """<html><head><title>Slowpoke</title>
+<link rel="stylesheet" href="/slow-sheets/1.css"><link rel="stylesheet" href="/slow-sheets/2.css">
+<link rel="stylesheet" href="/slow-sheets/3.css"><link rel="stylesheet" href="/slow-sheets/4.css">
+</head><body><button class="button">Go</button><a href="/">Home</a></body></html>"""
+
+SLOW_IMPORTS_HTML = """<html><head><title>Slowpoke</title>
+<link rel="stylesheet" href="/slow-imports/a.css"><link rel="stylesheet" href="/slow-imports/b.css">
+</head><body><button class="button">Go</button><a href="/">Home</a></body></html>"""
+
+HANGING_HTML = """<html><head><title>Hangtime</title>
+<link rel="stylesheet" href="/hanging/site.css"><link rel="stylesheet" href="/hanging/theme.css">
+<link rel="icon" sizes="64x64" href="/hanging/icon.png">
+</head><body style="color: #334155"><img class="logo" src="/hanging/logo.png">
+<a class="cta" style="background: #FACC15; color: #111111">Get started</a></body></html>"""
+
+PREFER_HTML = """<html><head><title>Tortoise</title><link rel="icon" href="/prefer/icon.png"></head>
+<body><header><img src="/prefer/logo.png" alt="Tortoise logo"></header></body></html>"""
+
 
 def site_routes(cdn_port: int) -> dict[str, Route]:
     return {
@@ -158,6 +199,28 @@ def site_routes(cdn_port: int) -> dict[str, Route]:
         "/empty/": page("<html><head></head><body>   </body></html>"),
         "/big/": page("<html><body>" + "<p>filler</p>" * 20_000 + "</body></html>"),
         "/slow/": _slow,
+        "/slow-sheets/": page(SLOW_SHEETS_HTML),
+        # the first sheet answers last and the fourth first: the cascade still ends with the fourth
+        "/slow-sheets/1.css": delayed(SLOW + 0.15, css("body { font-family: Georgia, serif; }")),
+        "/slow-sheets/2.css": delayed(SLOW + 0.1, css(".button { background: #16A34A; color: #FFFFFF; }")),
+        "/slow-sheets/3.css": delayed(SLOW + 0.05, css("a { color: #7C3AED; }")),
+        "/slow-sheets/4.css": delayed(SLOW, css("body { font-family: Futura, sans-serif; }")),
+        "/slow-imports/": page(SLOW_IMPORTS_HTML),
+        "/slow-imports/a.css": delayed(SLOW, css('@import "a1.css"; @import "a2.css";\n'
+                                                 ".button { background: #16A34A; }")),
+        "/slow-imports/a1.css": delayed(SLOW + 0.1, css("body { font-family: Georgia, serif; }")),
+        "/slow-imports/a2.css": delayed(SLOW, css("a { color: #7C3AED; }")),
+        "/slow-imports/b.css": delayed(SLOW, css('@import "b1.css"; @import "b2.css";')),
+        "/slow-imports/b1.css": delayed(SLOW, css(".button { border-radius: 8px; }")),
+        "/slow-imports/b2.css": delayed(SLOW, css("body { font-family: Futura, sans-serif; }")),
+        "/hanging/": page(HANGING_HTML),
+        "/hanging/site.css": hanging(css("body { background: #000000; }")),
+        "/hanging/theme.css": hanging(css("a { color: #000000; }")),
+        "/hanging/logo.png": hanging(image(png((200, 100), "#E11D48"))),
+        "/hanging/icon.png": image(png((64, 64), "#0891B2")),
+        "/prefer/": page(PREFER_HTML),
+        "/prefer/logo.png": delayed(SLOW, image(png((120, 60), "#2563EB"))),
+        "/prefer/icon.png": image(png((32, 32), "#059669")),
     }
 
 
@@ -180,6 +243,7 @@ def _serve(routes: dict[str, Route]) -> tuple[ThreadingHTTPServer, threading.Thr
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
     httpd.seen = []  # type: ignore[attr-defined]
+    httpd.answered = []  # type: ignore[attr-defined]
     httpd.routes = routes  # type: ignore[attr-defined]
     httpd.release = threading.Event()  # type: ignore[attr-defined]
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
@@ -207,10 +271,12 @@ def url(server: ThreadingHTTPServer, path: str) -> str:
     return f"http://127.0.0.1:{server.server_address[1]}{path}"
 
 
-def extract(server: ThreadingHTTPServer, path: str, **options) -> ExtractedBrand:
-    max_stylesheets = options.pop("max_stylesheets", 8)
+def extract(server: ThreadingHTTPServer, path: str, progress=None, **options) -> ExtractedBrand:
+    """Extract from ``path`` on ``server``; ``max_stylesheets`` and ``time_limit`` go to the extractor,
+    other options to the fetcher."""
+    settings = {name: options.pop(name) for name in ("max_stylesheets", "time_limit") if name in options}
     fetcher = SafeFetcher(allow_private=True, **options)
-    return BrandExtractor(fetcher, max_stylesheets=max_stylesheets).extract(url(server, path))
+    return BrandExtractor(fetcher, **settings).extract(url(server, path), progress)
 
 
 def pixel(png_bytes: bytes, x: int, y: int) -> tuple[int, int, int, int]:
@@ -238,7 +304,6 @@ def test_css_variables_give_colors_fonts_radius_and_the_logo(site):
     assert brand.logo.png.startswith(b"\x89PNG")
     assert pixel(brand.logo.png, 10, 10) == (255, 255, 255, 255)
     assert pixel(brand.logo.png, 150, 80) == (0xE1, 0x1D, 0x48, 255)
-    assert "/favicon.ico" not in site.seen  # the first good candidate ends the search
 
 
 def test_progress_goes_fetch_then_analyze_and_only_forward(site):
@@ -318,8 +383,7 @@ def test_an_og_image_only_site_is_scaled_to_1024(site):
     assert brand.logo is not None
     assert (brand.logo.width, brand.logo.height) == (1024, 538)
     assert brand.logo.dominant_color == "#7C3AED"
-    assert brand.logo.source_url == url(site, "/og-only/card.png")
-    assert "/favicon.ico" not in site.seen
+    assert brand.logo.source_url == url(site, "/og-only/card.png")  # preferred to /favicon.ico
 
 
 def test_logo_candidates_that_fail_are_skipped(site):
@@ -327,7 +391,9 @@ def test_logo_candidates_that_fail_are_skipped(site):
     assert brand.logo is not None
     assert brand.logo.source_url == url(site, "/broken/icon.png")
     assert (brand.logo.width, brand.logo.height, brand.logo.dominant_color) == (64, 64, "#0891B2")
-    assert site.seen == ["/broken/", "/broken/missing-logo.png", "/broken/touch.png", "/broken/icon.png"]
+    assert site.seen[0] == "/broken/"
+    # the candidates are fetched at once, so in no set order
+    assert {"/broken/missing-logo.png", "/broken/touch.png", "/broken/icon.png"} <= set(site.seen[1:])
 
 
 def test_a_redirect_is_followed_and_the_final_url_kept(site):
@@ -361,6 +427,65 @@ def test_a_page_slower_than_the_timeout_fails(site):
     with pytest.raises(FetchFailed):
         extract(site, "/slow/", connect_timeout=0.5, read_timeout=0.3, total_timeout=0.5)
 
+
+
+# --- slow sites: independent fetches at once, one deadline for the whole extraction ---------------
+
+def test_stylesheets_arrive_together_and_keep_their_cascade_order(site):
+    calls: list[tuple[str, float, threading.Thread]] = []
+    started = time.monotonic()
+    brand = extract(site, "/slow-sheets/", lambda stage, fraction: calls.append(
+        (stage, fraction, threading.current_thread())))
+    elapsed = time.monotonic() - started
+    assert elapsed < 2.5 * SLOW, f"{elapsed:.2f} s"  # about one delay; one after another they take 2.3 s
+    assert {f"/slow-sheets/{n}.css" for n in "1234"} <= set(site.seen)
+    tokens = brand.tokens
+    assert (tokens["colors"]["primary"], tokens["colors"]["accent"]) == ("#16A34A", "#7C3AED")
+    assert tokens["fonts"]["body"]["original"] == "Futura"  # 4.css answered first, yet comes last
+    # progress moves on as each sheet arrives, and is always reported on the caller's thread
+    assert [f for s, f, _ in calls if s == "fetch" and 0.2 < f < 0.5] == pytest.approx([0.275, 0.35, 0.425])
+    assert {thread for *_, thread in calls} == {threading.current_thread()}
+
+
+def test_imported_stylesheets_arrive_together_after_the_linked_ones(site):
+    started = time.monotonic()
+    brand = extract(site, "/slow-imports/")
+    elapsed = time.monotonic() - started
+    assert elapsed < 4 * SLOW, f"{elapsed:.2f} s"  # two rounds (about 1.1 s), not six fetches in a row (3.1 s)
+    tokens = brand.tokens
+    assert (tokens["colors"]["primary"], tokens["colors"]["accent"]) == ("#16A34A", "#7C3AED")
+    assert tokens["radius"] == 0.0074  # b1.css
+    assert tokens["fonts"]["body"]["original"] == "Futura"  # b2.css comes after a1.css, which answered last
+
+
+def test_stylesheets_that_hang_past_the_time_limit_are_left_out(site):
+    started = time.monotonic()
+    brand = extract(site, "/hanging/", time_limit=1.0)  # the fetcher alone would wait 10 s for each
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.0 + 1.0, f"{elapsed:.2f} s"
+    assert {"/hanging/site.css", "/hanging/theme.css"} <= set(site.seen)
+    assert brand.name == "Hangtime"
+    assert brand.tokens["colors"]["text"] == "#334155"  # from the page's own style attributes
+    assert "#FACC15" in brand.tokens["palette"]
+    assert brand.tokens["colors"]["background"] == "#FFFFFF"  # site.css (black) never arrived
+    # the logo <img> hangs too: the best candidate that did arrive, the icon, is taken
+    assert brand.logo is not None and brand.logo.source_url == url(site, "/hanging/icon.png")
+    assert (brand.logo.width, brand.logo.height, brand.logo.dominant_color) == (64, 64, "#0891B2")
+
+
+def test_the_preferred_logo_wins_though_a_lesser_one_answers_first(site):
+    brand = extract(site, "/prefer/")
+    assert brand.logo is not None
+    assert brand.logo.source_url == url(site, "/prefer/logo.png")
+    assert (brand.logo.width, brand.logo.height, brand.logo.dominant_color) == (120, 60, "#2563EB")
+    assert site.answered.index("/prefer/icon.png") < site.answered.index("/prefer/logo.png")
+
+
+def test_a_page_slower_than_the_time_limit_fails(site):
+    started = time.monotonic()
+    with pytest.raises(FetchFailed, match="did not answer within 0.5 s"):
+        extract(site, "/slow/", time_limit=0.5)  # the fetcher alone would wait 10 s
+    assert time.monotonic() - started < 0.5 + 1.0
 
 def test_loopback_is_refused_without_allow_private_and_nothing_is_sent(site):
     extractor = BrandExtractor(SafeFetcher(allow_private=False))
