@@ -218,15 +218,19 @@ class SafeFetcher:
                 check_address(address, host)
         return Target(target, str(addresses[0]))
 
-    def fetch(self, url: str, accept: tuple[str, ...] = ("text/html",)) -> FetchResult:
+    def fetch(self, url: str, accept: tuple[str, ...] = ("text/html",), *, deadline: float | None = None) -> FetchResult:
         """GET ``url``, following up to ``max_redirects`` checked redirects.
+
+        ``deadline`` (a ``time.monotonic()`` value) ends the fetch sooner than ``total_timeout``
+        would, for callers with a budget of their own.
 
         Raises:
             FetchRefused: the URL, a redirect target or the response's content type is refused.
             FetchFailed: timeout, body over ``max_bytes``, connection error, too many redirects,
                 or a status other than 2xx (``.status``).
         """
-        deadline = time.monotonic() + self.total_timeout
+        own = time.monotonic() + self.total_timeout
+        deadline = own if deadline is None else min(own, deadline)
         target = self.vet(url, deadline)
         headers = {"Accept": ", ".join(accept) or "*/*", "Accept-Encoding": "identity"}
         with self._client() as client:

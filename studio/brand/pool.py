@@ -4,8 +4,8 @@ Brand extraction needs a page's stylesheets and logo candidates, which do not de
 other; fetched one after another against a slow site they add up to minutes. The pool runs them
 on a few threads, each through the same ``SafeFetcher`` (so every address rule, timeout and byte
 cap holds as for a single fetch), and stops waiting at one deadline for the whole extraction:
-a fetch still queued then is never started, and one still running is abandoned (its thread ends
-when the fetcher's own timeouts end it). Waiting happens on the caller's thread only, so progress
+a fetch still queued then is never started, and one still running is given the same deadline,
+so its thread ends with it. Waiting happens on the caller's thread only, so progress
 callbacks, and the errors they raise, stay on that thread.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ class FetchPool:
             future: Future[FetchResult] = Future()
             future.set_exception(FetchFailed(f"no time left of the {self.time_limit:g} s allowed"))
         else:
-            future = self._executor.submit(self._fetcher.fetch, url, accept)
+            future = self._executor.submit(self._fetcher.fetch, url, accept, deadline=self._deadline)
         self._urls[future] = url
         return future
 
@@ -82,5 +82,5 @@ class FetchPool:
             return None
 
     def close(self) -> None:
-        """Cancel fetches not yet started; running ones are abandoned, not awaited."""
+        """Cancel fetches not yet started; running ones end at the deadline on their own, not awaited."""
         self._executor.shutdown(wait=False, cancel_futures=True)
