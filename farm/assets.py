@@ -28,7 +28,7 @@ from renderer import AssetError
 from renderer.model import Asset
 from shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
 from shared.storage import Storage
-from studio.errors import FetchError, FetchFailed, FetchRefused
+from studio.errors import FetchError, FetchFailed, FetchRefused, FetchTooLarge
 from studio.fetch import SafeFetcher
 
 BRAND_LOGO = "$brand.logo"  # the document's brand logo, when it has a URL and no key
@@ -60,6 +60,11 @@ def remote_assets(doc: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
 def imported_key(prefix: str, asset_id: str) -> str:
     """Where asset ``asset_id`` of a render (or stills job) stored under ``prefix`` is imported to."""
     return f"{prefix}/assets/{hashlib.sha256(asset_id.encode()).hexdigest()[:24]}"
+
+
+def imported_keys(doc: Mapping[str, Any], prefix: str) -> list[str]:
+    """Where ``import_remote_assets(doc, ..., prefix)`` puts the document's remote assets."""
+    return [imported_key(prefix, asset_id) for asset_id in remote_assets(doc)]
 
 
 def import_remote_assets(doc: Mapping[str, Any], fetcher: SafeFetcher, storage: Storage, prefix: str) -> list[str]:
@@ -94,8 +99,7 @@ def _fetch(fetcher: SafeFetcher, asset_id: str, url: str, accept: tuple[str, ...
     except FetchRefused as exc:
         raise AssetError(f"asset {asset_id!r}: {exc.reason}") from None
     except FetchFailed as exc:
-        too_large = exc.reason.endswith("allowed")  # the fetcher's byte cap: fetching again cannot help
-        if too_large or (exc.status is not None and 400 <= exc.status < 500):
+        if isinstance(exc, FetchTooLarge) or (exc.status is not None and 400 <= exc.status < 500):
             raise AssetError(f"asset {asset_id!r} could not be fetched: {exc.reason}") from None
         raise RuntimeError(f"asset {asset_id!r} could not be fetched: {exc.reason}") from exc
     except FetchError as exc:
@@ -132,11 +136,9 @@ class StorageAssets:
         self.imported = imported
 
     def path(self, asset_id: str, asset: Asset) -> str:
-        key = asset.key
+        key, imported = asset.key, False
         if key is None and self.imported is not None and is_remote(asset.url):
-            key = imported_key(self.imported, asset_id)
-            if not self.storage.exists(key):  # the import task ran first, so this is lost, not the user's fault
-                raise RuntimeError(f"asset {asset_id!r} ({asset.url}) was not imported into storage")
+            key, imported = imported_key(self.imported, asset_id), True
         if key is None:
             where = asset.url or "no location"
             raise AssetError(f"asset {asset_id!r} ({where}) is neither in storage nor at an http(s) URL; "
@@ -144,6 +146,8 @@ class StorageAssets:
         try:
             return self.storage.open_local(key)
         except ObjectNotFound:
+            if imported:  # the import task ran first, so this is lost, not the user's fault: retry
+                raise RuntimeError(f"asset {asset_id!r} ({asset.url}) was not imported into storage") from None
             raise AssetError(f"asset {asset_id!r}: nothing is stored under key {key!r}; upload it again "
                              "or remove it from the video, then render again") from None
         except InvalidStorageKey as exc:

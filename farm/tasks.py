@@ -27,7 +27,7 @@ from sqlalchemy import Engine
 
 import renderer
 from farm import renders as names
-from farm.assets import StorageAssets, import_remote_assets, imported_key, remote_assets
+from farm.assets import StorageAssets, import_remote_assets, imported_keys
 from farm.errors import TaskFailed
 from farm.progress import MAX_UNFINISHED, ProgressBatcher, ProgressStore, fraction
 from shared.clock import Clock
@@ -117,11 +117,9 @@ def import_assets(render_id: str) -> None:
     """Fetch the remote images and audio of the render's document into its storage folder, once,
     before any chunk draws (``farm.assets``). An asset the user must fix fails the render."""
     ctx = current()
-    with ctx.engine.connect() as conn:
-        render = renders_repo.find_render(conn, render_id)
-        if render is None or render.status not in renders_repo.LIVE:
-            return
-        doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
+    if (live := _live_render(ctx, render_id)) is None:
+        return
+    _, doc = live
     try:
         import_remote_assets(doc, studio_of(ctx).asset_fetcher, ctx.storage, names.render_prefix(render_id))
     except renderer.AssetError as exc:
@@ -129,6 +127,15 @@ def import_assets(render_id: str) -> None:
         return
     with transaction(ctx.engine) as conn:
         renders_repo.touch_render(conn, ctx.clock, render_id)
+
+
+def _live_render(ctx: TaskContext, render_id: str) -> tuple[renders_repo.Render, dict[str, Any]] | None:
+    """The render and its version's document while it is queued or running; None once it is not."""
+    with ctx.engine.connect() as conn:
+        render = renders_repo.find_render(conn, render_id)
+        if render is None or render.status not in renders_repo.LIVE:
+            return None
+        return render, videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
 
 
 def render_chunk(render_id: str, index: int) -> None:
@@ -165,11 +172,9 @@ def render_chunk(render_id: str, index: int) -> None:
 def stitch(render_id: str) -> None:
     """Join the render's segments, mux its audio, write the poster, and mark it succeeded."""
     ctx = current()
-    with ctx.engine.connect() as conn:
-        render = renders_repo.find_render(conn, render_id)
-        if render is None or render.status not in renders_repo.LIVE:
-            return
-        doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
+    if (live := _live_render(ctx, render_id)) is None:
+        return
+    render, doc = live
     keys = [names.segment_key(render_id, i) for i in range(render.chunks or 0)]
     missing = [key for key in keys if not ctx.storage.exists(key)]
     if missing:
@@ -188,8 +193,7 @@ def stitch(render_id: str) -> None:
         ctx.storage.put_file(names.video_key(render_id), out, "video/mp4")
         ctx.storage.put_file(names.poster_key(render_id), poster, "image/jpeg")
         size = os.path.getsize(out)
-    imported = [imported_key(names.render_prefix(render_id), a) for a in remote_assets(doc)]
-    _complete(ctx, render, size, keys + imported)
+    _complete(ctx, render, size, keys + imported_keys(doc, names.render_prefix(render_id)))
 
 
 def _complete(ctx: TaskContext, render: renders_repo.Render, size: int, scratch_keys: list[str]) -> None:
@@ -278,8 +282,8 @@ def render_stills(job_id: str) -> None:
     try:
         _render_stills(ctx, job, doc, prefix)
     finally:
-        for asset_id in remote_assets(doc):
-            ctx.storage.delete(imported_key(prefix, asset_id))
+        for key in imported_keys(doc, prefix):
+            ctx.storage.delete(key)
 
 
 def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], prefix: str) -> None:

@@ -84,6 +84,10 @@ class FetchFailed(FetchError):
         self.status = status
 
 
+class FetchTooLarge(FetchFailed):
+    """The body is larger than the fetcher accepts: fetching again cannot help."""
+
+
 class BrandExtractionError(StudioError):
     """The page was fetched but no brand could be read from it (not HTML, empty, unparsable)."""
 

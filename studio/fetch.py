@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import httpx
 
 from shared.config import Settings
-from studio.errors import FetchError, FetchFailed, FetchRefused
+from studio.errors import FetchError, FetchFailed, FetchRefused, FetchTooLarge
 
-__all__ = ["FetchError", "FetchFailed", "FetchRefused", "FetchResult", "PostResult", "Resolver", "SafeFetcher",
+__all__ = ["FetchError", "FetchFailed", "FetchRefused", "FetchResult", "FetchTooLarge", "PostResult", "Resolver", "SafeFetcher",
            "Target", "check_address", "make_fetcher", "normalize_url", "parse_ip_host", "system_resolve"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -308,7 +308,7 @@ class SafeFetcher:
     def _read(self, response: httpx.Response, deadline: float, limit: int, *, truncate: bool) -> bytes:
         declared = response.headers.get("content-length", "")
         if not truncate and declared.isdigit() and int(declared) > limit:
-            raise FetchFailed(f"the body is {declared} bytes, more than the {limit} allowed")
+            raise FetchTooLarge(f"the body is {declared} bytes, more than the {limit} allowed")
         chunks: list[bytes] = []
         size = 0
         try:
@@ -318,7 +318,7 @@ class SafeFetcher:
                     if truncate:
                         chunks.append(chunk[:len(chunk) - (size - limit)])
                         break
-                    raise FetchFailed(f"the body is larger than the {limit} bytes allowed")
+                    raise FetchTooLarge(f"the body is larger than the {limit} bytes allowed")
                 chunks.append(chunk)
                 self._remaining(deadline)
         except httpx.TimeoutException:

@@ -69,13 +69,7 @@ def postgres_server() -> Iterator[PostgresServer]:
 @pytest.fixture(scope="session")
 def postgres_url(postgres_server: PostgresServer) -> str:
     """A PostgreSQL database migrated once for the session (tests keep to their own workspaces)."""
-    url = postgres_server.create_database()
-    engine = make_engine(url)
-    try:
-        migrate(engine)
-    finally:
-        engine.dispose()
-    return url
+    return migrated(postgres_server.create_database())
 
 
 @pytest.fixture(params=BACKENDS)
@@ -83,7 +77,11 @@ def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     """URL of a migrated database: a fresh SQLite file, or the session's PostgreSQL database."""
     if request.param == "postgresql":
         return str(request.getfixturevalue("postgres_url"))
-    url = f"sqlite:///{tmp_path_factory.mktemp('sqlite')}/reelfarm.db"
+    return migrated(f"sqlite:///{tmp_path_factory.mktemp('sqlite')}/reelfarm.db")
+
+
+def migrated(url: str) -> str:
+    """``url``, after bringing its database's schema up to date."""
     engine = make_engine(url)
     try:
         migrate(engine)

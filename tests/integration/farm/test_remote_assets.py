@@ -27,6 +27,7 @@ from farm.queue import RQQueue
 from farm.renders import render_prefix
 from shared.db import make_engine
 from shared.tables import queued_tasks
+from studio.fetch import SafeFetcher
 from tests.helpers import write_tone
 from tests.integration.farm.conftest import Farm, build_farm, make_doc, studio_for_tests, work_burst
 from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
@@ -196,6 +197,23 @@ def test_an_asset_the_user_must_fix_fails_the_render_at_once_with_a_refund(
     assert "fix or replace the asset" in done["error"] and "refunded" in done["error"]
     assert server.hits[path] == 1  # no retries: fetching again cannot help
     assert embedded.balance(workspace) == 5
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_body_over_the_fetch_cap_fails_at_once(make_embedded: Any, server: AssetServer) -> None:
+    farm = make_embedded()
+    studio = studio_for_tests()
+    studio.asset_fetcher = SafeFetcher(allow_private=True, max_bytes=100)  # the PNG is larger
+    capped = build_farm(farm.engine, farm.storage, farm.clock, farm.progress, farm.queue, studio=studio)
+    workspace = capped.workspace()
+    video = capped.video(workspace, remote_doc(server.url("/photo.png")))
+    render = capped.renders.request(workspace, video, "16:9", resolution=180)
+    capped.queue.start()  # type: ignore[attr-defined]
+    done = finish(capped, workspace, render["id"])
+
+    assert done["status"] == "failed"
+    assert "asset 'photo' could not be fetched" in done["error"] and "more than the 100 allowed" in done["error"], done["error"]
+    assert server.hits["/photo.png"] == 1  # no retries: fetching again cannot help
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)

@@ -27,7 +27,7 @@ from farm.worker import NodeHeartbeat
 from renderer import NEUTRAL_BRAND
 from shared.clock import FixedClock
 from shared.config import Settings
-from shared.db import make_engine, migrate, transaction
+from shared.db import make_engine, transaction
 from shared.errors import ConfigError
 from shared.repos import idempotency as idem_repo
 from shared.repos import webhooks as repo
@@ -36,7 +36,7 @@ from shared.repos.renders import add_event
 from shared.storage import LocalStorage
 from shared.tables import event_outbox, idempotency_records, webhook_deliveries, webhook_endpoints
 from studio.webhooks import new_secret
-from tests.integration.conftest import BACKENDS
+from tests.integration.conftest import BACKENDS, migrated
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 SECRET = "s" * 48
@@ -49,15 +49,8 @@ FINGERPRINT = idem_repo.Fingerprint("POST", "/api/v1/videos", "0" * 64)
 def own_db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
     """A migrated database for this module alone (the session's PostgreSQL one holds other tests' rows)."""
     if request.param == "postgresql":
-        url = str(request.getfixturevalue("postgres_server").create_database())
-    else:
-        url = f"sqlite:///{tmp_path_factory.mktemp('retention')}/reelfarm.db"
-    engine = make_engine(url)
-    try:
-        migrate(engine)
-    finally:
-        engine.dispose()
-    return url
+        return migrated(str(request.getfixturevalue("postgres_server").create_database()))
+    return migrated(f"sqlite:///{tmp_path_factory.mktemp('retention')}/reelfarm.db")
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from studio.errors import StudioError
 from studio.fetch import (
     FetchFailed,
     FetchRefused,
+    FetchTooLarge,
     SafeFetcher,
     make_fetcher,
     normalize_url,
@@ -300,7 +301,7 @@ def test_a_non_2xx_status_fails_with_the_status():
 
 def test_a_declared_body_over_the_cap_fails():
     transport = Recorder(lambda r: httpx.Response(200, headers={"Content-Type": "text/html"}, content=b"x" * 101))
-    with pytest.raises(FetchFailed, match="more than the 100 allowed"):
+    with pytest.raises(FetchTooLarge, match="more than the 100 allowed"):
         fetcher(transport=transport, max_bytes=100).fetch("http://public.test/")
 
 
@@ -313,7 +314,7 @@ def test_a_streamed_body_over_the_cap_stops_reading():
             yield b"x" * 40
     transport = Recorder(lambda r: httpx.Response(200, headers={"Content-Type": "text/html"},
                                                   stream=_Stream(endless())))
-    with pytest.raises(FetchFailed, match="larger than the 100 bytes"):
+    with pytest.raises(FetchTooLarge, match="larger than the 100 bytes"):
         fetcher(transport=transport, max_bytes=100).fetch("http://public.test/")
     assert len(produced) == 3
 
