@@ -11,7 +11,8 @@ The copies live under the render's own prefix (``renders/<id>/assets/...``, or t
 and are deleted with the render's other intermediate files.
 
 Local paths and ``file://`` URLs would let a document read a node's own files: they are refused
-with a message saying what to do.
+with a message saying what to do. A key is read only when the render's workspace owns the object
+(``shared.repos.objects``): the loader sees the workspace's objects, never the storage root.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import av
 import skia
@@ -124,15 +125,23 @@ def _readable_audio(data: bytes) -> bool:
         return False
 
 
-class StorageAssets:
-    """An ``renderer.AssetSource`` over a ``Storage``.
+class KeyScope(Protocol):
+    """The stored objects one workspace may read (``shared.repos.objects.WorkspaceObjects``)."""
 
-    ``imported``: the prefix a render's (or stills job's) remote assets were imported under;
-    without it, an asset given by URL only is an error.
+    def owns(self, key: str) -> bool: ...
+
+
+class StorageAssets:
+    """An ``renderer.AssetSource`` over the objects of one workspace in a ``Storage``.
+
+    ``scope``: which keys the document's workspace owns; any other key is refused exactly like a
+    missing one. ``imported``: the prefix a render's (or stills job's) remote assets were imported
+    under; without it, an asset given by URL only is an error.
     """
 
-    def __init__(self, storage: Storage, imported: str | None = None) -> None:
+    def __init__(self, storage: Storage, scope: KeyScope, imported: str | None = None) -> None:
         self.storage = storage
+        self.scope = scope
         self.imported = imported
 
     def path(self, asset_id: str, asset: Asset) -> str:
@@ -143,14 +152,21 @@ class StorageAssets:
             where = asset.url or "no location"
             raise AssetError(f"asset {asset_id!r} ({where}) is neither in storage nor at an http(s) URL; "
                              "give it as an https URL or refer to it by its storage key, then render again")
+        if not imported and not self.scope.owns(key):
+            raise AssetError(f"asset {asset_id!r}: {_not_yours(key)}")
         try:
             return self.storage.open_local(key)
         except ObjectNotFound:
             if imported:  # the import task ran first, so this is lost, not the user's fault: retry
                 raise RuntimeError(f"asset {asset_id!r} ({asset.url}) was not imported into storage") from None
-            raise AssetError(f"asset {asset_id!r}: nothing is stored under key {key!r}; upload it again "
-                             "or remove it from the video, then render again") from None
+            raise AssetError(f"asset {asset_id!r}: {_not_yours(key)}") from None
         except InvalidStorageKey as exc:
             raise AssetError(f"asset {asset_id!r}: {exc}") from None
         except StorageError as exc:  # storage trouble is not the document's fault: let the task retry
             raise RuntimeError(f"asset {asset_id!r} could not be read from storage: {exc}") from exc
+
+
+def _not_yours(key: str) -> str:
+    # One message for "another workspace's" and "nothing there", so it tells no one what exists.
+    return (f"no object of this workspace is stored under key {key!r}; use a key of this workspace's "
+            "brand kits, renders or stills, or an https URL, then render again")

@@ -34,6 +34,7 @@ from shared.clock import Clock
 from shared.config import Settings
 from shared.db import transaction
 from shared.repos import jobs as jobs_repo
+from shared.repos.objects import WorkspaceObjects
 from shared.repos import renders as renders_repo
 from shared.repos import videos as videos_repo
 from shared.storage import Storage
@@ -138,6 +139,12 @@ def _live_render(ctx: TaskContext, render_id: str) -> tuple[renders_repo.Render,
         return render, videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
 
 
+def _render_assets(ctx: TaskContext, render: renders_repo.Render) -> StorageAssets:
+    """The render's assets: its workspace's objects, and what was imported for it."""
+    return StorageAssets(ctx.storage, WorkspaceObjects(ctx.engine, render.workspace_id),
+                         names.render_prefix(render.id))
+
+
 def render_chunk(render_id: str, index: int) -> None:
     """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``."""
     ctx = current()
@@ -155,7 +162,7 @@ def render_chunk(render_id: str, index: int) -> None:
         path = os.path.join(tmp, f"seg{index}.mp4")
         try:
             renderer.render_segment(doc, path, render.format, render.resolution, render.fps, start, end,
-                                    assets=StorageAssets(ctx.storage, names.render_prefix(render_id)),
+                                    assets=_render_assets(ctx, render),
                                     progress=report,
                                     encoder=renderer.X264Encoder(threads=CHUNK_ENCODER_THREADS))
         except _Stopped:
@@ -181,7 +188,7 @@ def stitch(render_id: str) -> None:
         raise RuntimeError(f"segments missing for render {render_id}: {', '.join(missing)}")
     with transaction(ctx.engine) as conn:
         renders_repo.touch_render(conn, ctx.clock, render_id, MAX_UNFINISHED)
-    assets = StorageAssets(ctx.storage, names.render_prefix(render_id))
+    assets = _render_assets(ctx, render)
     with tempfile.TemporaryDirectory(prefix="reelfarm-stitch-") as tmp:
         out, poster = os.path.join(tmp, "video.mp4"), os.path.join(tmp, "poster.jpg")
         try:
@@ -293,7 +300,7 @@ def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], pr
     images = []
     try:
         import_remote_assets(doc, studio_of(ctx).asset_fetcher, ctx.storage, prefix)
-        stills = renderer.iter_stills_png(doc, times, fmt, resolution, StorageAssets(ctx.storage, prefix))
+        stills = renderer.iter_stills_png(doc, times, fmt, resolution, StorageAssets(ctx.storage, WorkspaceObjects(ctx.engine, job.workspace_id), prefix))
         for i in range(len(times)):
             images.append(next(stills))
             if not _stage(ctx, job.id, "render", 0.8 * (i + 1) / len(times)):

@@ -18,6 +18,7 @@ from shared.clock import Clock
 from shared.db import transaction
 from shared.repos import brand_kits as kits_repo
 from shared.repos import jobs as jobs_repo
+from shared.repos import objects
 from shared.repos import videos as repo
 from studio.errors import InvalidFieldsError, StudioError
 from studio.stories import get_story, validate_fields
@@ -121,7 +122,7 @@ class VideoService:
                        if video.current_version_id else None)
             new = None
             if doc is not None:
-                new = self._doc_version(doc, note)
+                new = self._doc_version(conn, workspace_id, doc, note)
             elif fields is not None:
                 new = self._fields_version(conn, workspace_id, video, current, fields, note)
             version = current
@@ -161,10 +162,18 @@ class VideoService:
             return kits_repo.get_brand_kit(conn, workspace_id, brand_kit_id)
         return kits_repo.get_default_brand_kit(conn, workspace_id)
 
-    def _doc_version(self, doc: Mapping[str, Any], note: str | None) -> repo.NewVersion:
+    def _doc_version(self, conn: Any, workspace_id: str, doc: Mapping[str, Any], note: str | None) -> repo.NewVersion:
         report = renderer.lint(doc)
-        if report.errors:
-            raise DocLintError([_with_prefix(p.as_dict(), "/doc") for p in report.errors])
+        problems = [_with_prefix(p.as_dict(), "/doc") for p in report.errors]
+        problems += [{"field": f"/doc{pointer}", "code": "unknown_storage_key",
+                      "message": f"no object of this workspace is stored under key {key!r}; use a key of this "
+                                 "workspace's brand kits, renders or stills, or an https URL"}
+                     for pointer, key in objects.foreign_keys(conn, workspace_id, doc).items()]
+        problems += [{"field": f"/doc{pointer}", "code": "unsupported_url",
+                      "message": f"{url!r} is not an http(s) URL; give the asset as an https URL or by a storage key"}
+                     for pointer, url in objects.local_urls(doc).items()]
+        if problems:
+            raise DocLintError(problems)
         return repo.NewVersion(doc=dict(doc), source="doc", note=note, fields=None,
                                lint=[p.as_dict() for p in report.warnings], duration_sec=float(doc["duration"]))
 

@@ -155,17 +155,31 @@ def test_progress_batches_reports() -> None:
     assert fraction(store, "r", None) == 0.5
 
 
+class KeySet:
+    """The keys a workspace owns, as a plain set (the database's answer in the real scope)."""
+
+    def __init__(self, *keys: str) -> None:
+        self.keys = set(keys)
+
+    def owns(self, key: str) -> bool:
+        return key in self.keys
+
+
 def test_assets_come_from_storage_only(storage: LocalStorage) -> None:
     storage.put_bytes("assets/a.png", b"png", "image/png")
-    assets = StorageAssets(storage)
+    storage.put_bytes("assets/other.png", b"theirs", "image/png")
+    assets = StorageAssets(storage, KeySet("assets/a.png", "assets/b.png"))
     assert Path(assets.path("a", Asset("image", key="assets/a.png"))).read_bytes() == b"png"
-    with pytest.raises(renderer.AssetError, match="nothing is stored under key 'assets/b.png'"):
+    with pytest.raises(renderer.AssetError, match="no object of this workspace is stored under key 'assets/b.png'"):
         assets.path("b", Asset("image", key="assets/b.png"))
+    # stored, but not the workspace's: refused with the same words as a missing object
+    with pytest.raises(renderer.AssetError, match="no object of this workspace is stored under key 'assets/other.png'"):
+        assets.path("o", Asset("image", key="assets/other.png"))
     with pytest.raises(renderer.AssetError, match="is neither in storage nor at an http"):
         assets.path("c", Asset("image", url="/etc/passwd"))
     with pytest.raises(renderer.AssetError, match="is neither in storage nor at an http"):
         assets.path("c", Asset("image", url="https://cdn.example/c.png"))  # no import was made for it
-    imported = StorageAssets(storage, "renders/r1")
+    imported = StorageAssets(storage, KeySet(), "renders/r1")
     with pytest.raises(RuntimeError, match="was not imported"):  # the import task runs first: lost, so retry
         imported.path("c", Asset("image", url="https://cdn.example/c.png"))
     storage.put_bytes(imported_key("renders/r1", "c"), b"c-png", "image/png")
