@@ -12,6 +12,7 @@ from werkzeug.exceptions import HTTPException
 
 from api import errors as err
 from api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
+from api.jsonbody import check_body
 from api.ratelimit import Quota, RateLimiterUnavailable
 from api.resources import (
     brand_kits,
@@ -144,6 +145,8 @@ def _install_hooks(app: Flask, services: Services) -> None:
                 raise err.NotFoundError("No such version of this video.")
         if request.method in _BODY_METHODS and request.content_length and not request.is_json:
             raise _unsupported()
+        if request.method in _BODY_METHODS and request.is_json and (raw := request.get_data(cache=True)):
+            check_body(raw)
         return services.idempotency.begin(caller.workspace.id)
 
     @app.after_request

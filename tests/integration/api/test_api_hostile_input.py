@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from api.jsonbody import MAX_DEPTH
 from tests.integration.api.support import assert_error, fields_of
 
 NUL_TITLE = '{"storyId": "announcement", "title": "a\\u0000b"}'
@@ -87,3 +88,46 @@ def test_out_of_range_version_numbers_are_404(client, tenant, create_video, numb
                          ("post", f"/api/v1/videos/{video['id']}/versions/{number}/restore")):
         response = getattr(client, method)(path, headers=tenant.headers)
         assert_error(response, 404, "not_found")
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 990, 100_000])
+@pytest.mark.parametrize("method,path", [("POST", "/api/v1/videos"), ("PATCH", "/api/v1/videos/{video}"),
+                                         ("POST", "/api/v1/webhooks"), ("PATCH", "/api/v1/brand-kits/{kit}")])
+def test_json_nested_too_deep_is_a_400_everywhere(client, tenant, create_video, depth, method, path):
+    video = create_video(tenant)
+    raw = '{"storyId": "announcement", "fields": {"headline": %s}}' % _nested(depth)
+    response = post_raw(client, tenant, path.format(video=video["id"], kit=tenant.default_kit_id), raw, method)
+    error = assert_error(response, 400, "validation_failed")
+    assert {d["code"] for d in error["details"]} == {"too_deep"}
+    assert str(MAX_DEPTH) in error["details"][0]["message"]
+    assert len(client.get("/api/v1/videos", headers=tenant.headers).get_json()["data"]) == 1
+
+
+def test_json_as_deep_as_allowed_is_read(client, tenant):
+    # MAX_DEPTH levels in all: the body object, "fields", then arrays to the limit
+    raw = '{"storyId": "announcement", "fields": {"headline": %s}}' % _nested(MAX_DEPTH - 2)
+    error = assert_error(post_raw(client, tenant, "/api/v1/videos", raw), 400, "validation_failed")
+    assert "too_deep" not in {d["code"] for d in error["details"]}  # refused for its type, not its depth
+
+
+def test_duplicate_keys_are_refused_by_pointer(client, tenant, create_video):
+    raw = '{"storyId": "announcement", "storyId": "flash_sale", "fields": {"headline": "a", "headline": "b"}}'
+    error = assert_error(post_raw(client, tenant, "/api/v1/videos", raw), 400, "validation_failed")
+    assert fields_of(error) == [("/storyId", "duplicate_key"), ("/fields/headline", "duplicate_key")]
+    assert client.get("/api/v1/videos", headers=tenant.headers).get_json()["data"] == []
+    video = create_video(tenant)
+    doc = json.dumps(video["current_version"]["doc"])
+    raw = '{"doc": %s, "note": "x", "note": "y"}' % doc.replace('"version": 1', '"version": 1, "version": 1', 1)
+    error = assert_error(post_raw(client, tenant, f"/api/v1/videos/{video['id']}", raw, "PATCH"), 400, "validation_failed")
+    assert sorted(fields_of(error)) == [("/doc/version", "duplicate_key"), ("/note", "duplicate_key")]
+
+
+@pytest.mark.parametrize("raw,where", [('{"storyId": "announcement",}', "line 1 column 28"),
+                                       ('{"storyId"\n: }', "line 2 column 3"), (b'{"a": "\xff"}', "UTF-8")])
+def test_malformed_json_says_where(client, tenant, raw, where):
+    error = assert_error(post_raw(client, tenant, "/api/v1/videos", raw), 400, "validation_failed")
+    assert fields_of(error) == [("", "invalid_json")] and where in error["details"][0]["message"]

@@ -72,3 +72,23 @@ def test_a_cursor_from_another_workspace_leaks_nothing(client, two, create_video
     assert cursor
     response = client.get("/api/v1/videos", query_string={"cursor": cursor}, headers=mine.headers)
     assert response.status_code == 200 and response.get_json() == {"data": [], "next_cursor": None}
+
+
+def test_work_on_another_workspaces_video_is_404_and_creates_nothing(client, make_tenant, create_video):
+    theirs = make_tenant(name="theirs", credits=3)
+    mine = make_tenant(name="mine", credits=3)
+    video = create_video(theirs, fields={"headline": "Theirs"})
+    attempts = [
+        ("POST", f"/api/v1/videos/{video['id']}/renders", {"format": "16:9", "resolution": 720}),
+        ("POST", f"/api/v1/videos/{video['id']}/stills", {"times": [1.0]}),
+        ("POST", f"/api/v1/videos/{video['id']}/variants", {"formats": ["1:1"]}),
+        ("POST", f"/api/v1/videos/{video['id']}/comments", {"body": "mine now", "time_sec": 1.0}),
+        ("GET", f"/api/v1/videos/{video['id']}/renders", None),
+        ("GET", f"/api/v1/videos/{video['id']}/comments", None),
+    ]
+    for method, path, body in attempts:
+        assert_error(client.open(path, method=method, json=body, headers=mine.headers), 404, "not_found")
+    for tenant in (theirs, mine):
+        assert client.get("/api/v1/me", headers=tenant.headers).get_json()["workspace"]["credits"] == 3
+    assert client.get(f"/api/v1/videos/{video['id']}/renders", headers=theirs.headers).get_json()["data"] == []
+    assert client.get(f"/api/v1/videos/{video['id']}/comments", headers=theirs.headers).get_json()["data"] == []
