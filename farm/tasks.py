@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from farm import renders as names
 from farm.assets import StorageAssets, import_remote_assets, imported_keys
 from farm.errors import TaskFailed
 from farm.progress import MAX_UNFINISHED, ProgressBatcher, ProgressStore, fraction
+from farm.scratch import scratch_dir
 from shared.clock import Clock
 from shared.config import Settings
 from shared.db import transaction
@@ -158,7 +158,7 @@ def render_chunk(render_id: str, index: int) -> None:
         raise RuntimeError(f"render {render_id} has {len(chunks)} chunks, not {index + 1}")
     start, end = chunks[index]
     report = _Reporter(ctx, render_id)
-    with tempfile.TemporaryDirectory(prefix="reelfarm-chunk-") as tmp:
+    with scratch_dir("chunk") as tmp:
         path = os.path.join(tmp, f"seg{index}.mp4")
         try:
             renderer.render_segment(doc, path, render.format, render.resolution, render.fps, start, end,
@@ -189,7 +189,7 @@ def stitch(render_id: str) -> None:
     with transaction(ctx.engine) as conn:
         renders_repo.touch_render(conn, ctx.clock, render_id, MAX_UNFINISHED)
     assets = _render_assets(ctx, render)
-    with tempfile.TemporaryDirectory(prefix="reelfarm-stitch-") as tmp:
+    with scratch_dir("stitch") as tmp:
         out, poster = os.path.join(tmp, "video.mp4"), os.path.join(tmp, "poster.jpg")
         try:
             renderer.finish_video(doc, [ctx.storage.open_local(key) for key in keys], out, assets)
