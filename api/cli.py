@@ -32,6 +32,7 @@ def serve_command(host: str, port: int, workers: int) -> None:
     from gunicorn.app.base import BaseApplication
 
     from api.app import create_app
+    from api.server import KEEPALIVE_SEC, WORKER_CLASS
 
     services = _services()  # migrates the database
     _first_start(services, host, port)
@@ -40,7 +41,8 @@ def serve_command(host: str, port: int, workers: int) -> None:
         def load_config(self) -> None:
             self.cfg.set("bind", f"{host}:{port}")
             self.cfg.set("workers", workers)
-            self.cfg.set("worker_class", "gthread")
+            self.cfg.set("worker_class", WORKER_CLASS)  # gthread, refusing in the error envelope
+            self.cfg.set("keepalive", KEEPALIVE_SEC)
             self.cfg.set("threads", 4)
             self.cfg.set("accesslog", "-")
             self.cfg.set("timeout", 120)
