@@ -1,10 +1,21 @@
-"""Shared test helpers: small documents and asset files made on the fly."""
+"""Shared test helpers: small documents, and the session's real PostgreSQL and Redis servers.
+
+``postgres_admin_url`` and ``redis_url`` start a throwaway server process the first time a test
+asks for one (``tests/servers.py``: temporary directory, free port, stopped at the end of the
+session), unless ``REELFARM_TEST_DATABASE_URL`` / ``REELFARM_TEST_REDIS_URL`` name existing
+servers. When a server cannot be started or reached the tests that need it fail, never skip:
+they exist to run against the real thing.
+"""
 from __future__ import annotations
 
 import copy
+import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from tests.servers import ServerError, start_postgres, start_redis
 
 BASE_DOC: dict[str, Any] = {
     "version": 1,
@@ -37,3 +48,44 @@ def doc() -> dict[str, Any]:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", help="rewrite golden reference images")
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> Iterator[str]:
+    """A superuser URL on a real PostgreSQL server for the whole session."""
+    given = os.environ.get("REELFARM_TEST_DATABASE_URL")
+    if given:
+        yield given
+        return
+    try:
+        server = start_postgres()
+    except ServerError as exc:
+        pytest.fail(f"could not start a throwaway PostgreSQL: {exc}", pytrace=False)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """The URL of a real Redis server for the whole session (tests keep to their own key prefixes)."""
+    given = os.environ.get("REELFARM_TEST_REDIS_URL")
+    if given:
+        from redis import Redis
+        from redis.exceptions import RedisError
+
+        try:
+            Redis.from_url(given, socket_timeout=5).ping()
+        except RedisError as exc:
+            pytest.fail(f"Redis is not reachable at {given}: {exc}", pytrace=False)
+        yield given
+        return
+    try:
+        server = start_redis()
+    except ServerError as exc:
+        pytest.fail(f"could not start a throwaway Redis: {exc}", pytrace=False)
+    try:
+        yield server.url
+    finally:
+        server.stop()

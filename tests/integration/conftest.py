@@ -1,15 +1,14 @@
 """Fixtures for integration tests: real databases.
 
 ``db_url`` runs a test twice: against a fresh, migrated SQLite file and against a throwaway
-PostgreSQL database (``reelfarm_test_<random>``, created once per session on 127.0.0.1 as user
-``postgres`` and dropped at the end; override the server with ``REELFARM_TEST_POSTGRES_URL``).
-When PostgreSQL cannot be reached, its half of the tests fails (never skips) with the reason and
-the command that starts it: these tests exist to run against the real server.
+PostgreSQL database (``reelfarm_test_<random>``, created on the session's server, which
+``tests/conftest.py`` starts, and dropped at the end; ``REELFARM_TEST_DATABASE_URL`` names an
+existing server instead). When PostgreSQL cannot be reached, its half of the tests fails (never
+skips) with the reason: these tests exist to run against the real server.
 """
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Iterator
 
@@ -21,7 +20,6 @@ from sqlalchemy.pool import NullPool
 
 from shared.db import make_engine, migrate
 
-DEFAULT_POSTGRES_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
 BACKENDS = ["sqlite", "postgresql"]
 
 
@@ -54,14 +52,12 @@ class PostgresServer:
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    server = PostgresServer(os.environ.get("REELFARM_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL))
+def postgres_server(postgres_admin_url: str) -> Iterator[PostgresServer]:
+    server = PostgresServer(postgres_admin_url)
     try:
         server.check()
     except OperationalError as exc:
-        reason = f"PostgreSQL is not reachable at {server.admin_url!r}: {exc.orig}"
-        pytest.fail(f"{reason}; start it with: pg_ctlcluster --skip-systemctl-redirect "
-                    "$(ls /etc/postgresql) main start", pytrace=False)
+        pytest.fail(f"PostgreSQL is not reachable at {server.admin_url!r}: {exc.orig}", pytrace=False)
     yield server
     server.drop_all()
 

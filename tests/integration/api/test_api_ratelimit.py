@@ -1,13 +1,13 @@
 """Rate limits per API key: RateLimit headers, 429 with Retry-After, windows by the service's clock,
 limits from settings, counters in memory or in Redis (shared by API processes), and Redis down.
 
-Redis is the server at 127.0.0.1:6379, database 13 (``REELFARM_TEST_REDIS_URL`` overrides it);
-each test uses its own key prefix and deletes its keys. When Redis is down these tests fail.
+Redis is the session's server (``redis_url`` in ``tests/conftest.py``: a throwaway process, or
+``REELFARM_TEST_REDIS_URL``); each test uses its own key prefix and deletes its keys. When Redis
+cannot be started or reached these tests fail.
 """
 from __future__ import annotations
 
 import logging
-import os
 import secrets
 import threading
 import uuid
@@ -31,7 +31,6 @@ from shared.config import RateLimit, Settings
 from tests.integration.api.conftest import START
 from tests.integration.api.support import assert_error
 
-REDIS_URL = os.environ.get("REELFARM_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
 DOWN_REDIS_URL = "redis://127.0.0.1:1/13"  # nothing listens on port 1
 RATE_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy")
 
@@ -39,16 +38,9 @@ RATE_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Ra
 # --- fixtures -------------------------------------------------------------------------------------
 
 @pytest.fixture
-def redis_prefix() -> Iterator[str]:
-    """A key prefix of this test's own in Redis DB 13; fails the test when Redis is down."""
-    from redis.exceptions import RedisError
-
-    redis = make_limiter_redis(REDIS_URL)
-    try:
-        redis.ping()
-    except RedisError as exc:
-        pytest.fail(f"Redis is not reachable at {REDIS_URL}: {exc}; start it with: redis-server --daemonize yes",
-                    pytrace=False)
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own in the session's Redis."""
+    redis = make_limiter_redis(redis_url)
     prefix = f"test:ratelimit:{secrets.token_hex(6)}:"
     yield prefix
     for key in redis.scan_iter(match=f"{prefix}*", count=1000):
@@ -80,7 +72,8 @@ def limiter_factory(request: pytest.FixtureRequest) -> Callable[[FixedClock], Ra
     if request.param == "memory":
         return MemoryRateLimiter
     prefix = request.getfixturevalue("redis_prefix")
-    return lambda clock: RedisRateLimiter(make_limiter_redis(REDIS_URL), clock, prefix=prefix)
+    url = request.getfixturevalue("redis_url")
+    return lambda clock: RedisRateLimiter(make_limiter_redis(url), clock, prefix=prefix)
 
 
 def _rate(response: Any) -> dict[str, str]:
@@ -213,11 +206,11 @@ def test_the_window_resets_when_the_clock_moves_on(limited, make_tenant, clock):
 
 
 def test_redis_counters_are_shared_by_two_api_processes(limited_settings, limited_services, make_tenant, clock,
-                                                       redis_prefix):
+                                                       redis_prefix, redis_url):
     second_services = Services.from_settings(limited_settings, clock=clock, run_migrations=False)
     apps: list[Flask] = []
     for services in (limited_services, second_services):
-        services.rate_limiter = RedisRateLimiter(make_limiter_redis(REDIS_URL), clock, prefix=redis_prefix)
+        services.rate_limiter = RedisRateLimiter(make_limiter_redis(redis_url), clock, prefix=redis_prefix)
         apps.append(create_app(services=services))
     first, second = (a.test_client() for a in apps)
     tenant = make_tenant()

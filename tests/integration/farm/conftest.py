@@ -1,15 +1,14 @@
 """Fixtures for the farm: real databases (``db_url``), real Redis, real storage, real rendering.
 
-Redis is the server at 127.0.0.1:6379, database 15 (``REELFARM_TEST_REDIS_URL`` overrides it).
-Each test gets its own namespace (queue names, job ids, node and progress keys all carry it)
-and deletes only the keys that carry it. When Redis is down, the tests that need it fail, never
-skip: they exist to run against the real server.
+Redis is the session's server (``redis_url`` in ``tests/conftest.py``: a throwaway process, or
+``REELFARM_TEST_REDIS_URL``). Each test gets its own namespace (queue names, job ids, node and
+progress keys all carry it) and deletes only the keys that carry it. When Redis is down, the
+tests that need it fail, never skip: they exist to run against the real server.
 """
 
 from __future__ import annotations
 
 import copy
-import os
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,22 +36,8 @@ from shared.tables import credit_ledger, queued_tasks, renders
 from tests.conftest import BASE_DOC
 from tests.helpers import write_png, write_tone
 
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/15"
 PUBLIC_URL = "http://127.0.0.1:8000"
 SECRET = "s" * 48
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    url = os.environ.get("REELFARM_TEST_REDIS_URL", DEFAULT_REDIS_URL)
-    from redis.exceptions import RedisError
-
-    try:
-        make_redis(url).ping()
-    except RedisError as exc:
-        pytest.fail(f"Redis is not reachable at {url}: {exc}; start it with: redis-server --daemonize yes",
-                    pytrace=False)
-    return url
 
 
 @pytest.fixture

@@ -1,0 +1,44 @@
+#!/bin/sh
+# The system packages reelfarm needs, on Debian or Ubuntu, installed only when missing.
+#
+#   scripts/setup-system.sh          to serve: the EGL/GL libraries skia-python loads even to draw
+#                                    on the CPU, and Python's venv module
+#   scripts/setup-system.sh --test   also what the tests use: PostgreSQL and Redis server binaries
+#                                    (the tests start their own throwaway servers from them) and
+#                                    the offline translation engine, Apertium, with English-Spanish
+#
+# Runs apt-get as root, or through sudo otherwise. Safe to run again: when everything is there
+# it does nothing, not even `apt-get update`.
+set -eu
+
+packages="libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
+case "${1:-}" in
+  --test) packages="$packages postgresql redis-server apertium apertium-eng-spa" ;;
+  "") ;;
+  *) echo "usage: $0 [--test]" >&2; exit 2 ;;
+esac
+# Debian's own python3 has no ensurepip (so no `python3 -m venv`) without python3-venv.
+if command -v python3 >/dev/null && ! python3 -c 'import ensurepip' 2>/dev/null; then
+  packages="$packages python3-venv"
+fi
+
+missing=""
+for package in $packages; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+    missing="$missing $package"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+if ! command -v apt-get >/dev/null; then
+  echo "reelfarm needs these system packages (Debian/Ubuntu names):$missing" >&2
+  exit 1
+fi
+as_root=""
+if [ "$(id -u)" -ne 0 ]; then
+  as_root="sudo"
+fi
+echo "installing:$missing"
+$as_root apt-get update -qq
+# shellcheck disable=SC2086  # one word per package
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null

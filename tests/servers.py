@@ -1,0 +1,198 @@
+"""Throwaway PostgreSQL and Redis server processes for tests and benchmarks.
+
+The integration tests run against real servers, but never against a machine's own: each session
+starts its own PostgreSQL (``initdb`` into a temporary directory, trust authentication, listening
+on 127.0.0.1 at a free port and on a Unix socket inside that directory) and its own
+``redis-server`` (free port, nothing persisted), from the binaries the system packages install,
+and stops both at the end. Nothing needs to be configured beforehand, and a PostgreSQL or Redis
+already listening on 5432/6379 is neither used nor disturbed.
+
+PostgreSQL refuses to run as root. When the tests run as root (CI, containers), the cluster is
+created and started as an unprivileged user through ``runuser``: ``postgres`` (which the
+``postgresql`` package creates) or, failing that, ``nobody``. Its directory is made with
+``tempfile.mkdtemp`` directly under the system temporary directory and handed to that user,
+since pytest's own temporary directories are private to the user running pytest.
+
+``REELFARM_TEST_DATABASE_URL`` (an administrative URL, e.g.
+``postgresql+psycopg2://postgres@127.0.0.1:5432/postgres``) and ``REELFARM_TEST_REDIS_URL`` point
+the tests at existing servers instead; then nothing is started.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Self, TypeVar
+
+START_TIMEOUT_S = 60.0
+START_ATTEMPTS = 3  # a free port can be taken by another process between choosing and binding it
+UNPRIVILEGED_USERS = ("postgres", "nobody")
+
+
+class ServerError(RuntimeError):
+    """A throwaway server could not be found, started or reached."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def postgres_bindir() -> Path:
+    """The directory with ``initdb``, ``pg_ctl`` and ``postgres``: the newest
+    ``/usr/lib/postgresql/<major>/bin`` (Debian/Ubuntu), else wherever ``pg_ctl`` is on PATH."""
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                        key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
+    if candidates:
+        return Path(candidates[-1]).parent
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(os.path.realpath(found)).parent
+    raise ServerError("PostgreSQL's server binaries are not installed (apt-get install postgresql; "
+                      "see scripts/setup-system.sh)")
+
+
+def _unprivileged_user() -> str | None:
+    """The user to run PostgreSQL as: None when we are not root."""
+    if os.geteuid() != 0:
+        return None
+    for name in UNPRIVILEGED_USERS:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            continue
+        return name
+    raise ServerError("running as root and no unprivileged user (postgres, nobody) to run PostgreSQL as")
+
+
+class PostgresProcess:
+    """One PostgreSQL cluster in a temporary directory, for as long as the object is started.
+
+    ``url`` is an administrative URL (superuser ``postgres``, database ``postgres``) for
+    SQLAlchemy with psycopg2.
+    """
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.bindir = postgres_bindir()
+        self.user = _unprivileged_user()
+        self.root = Path(tempfile.mkdtemp(prefix="reelfarm-pg-"))
+        self.data = self.root / "data"
+        self.log = self.root / "postgres.log"
+
+    @property
+    def url(self) -> str:
+        return f"postgresql+psycopg2://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        command = [str(self.bindir / args[0]), *args[1:]]
+        if self.user is not None:
+            command = ["runuser", "-u", self.user, "--", *command]
+        return subprocess.run(command, capture_output=True, text=True, timeout=START_TIMEOUT_S, check=False)
+
+    def start(self) -> Self:
+        if self.user is not None:
+            entry = pwd.getpwnam(self.user)
+            os.chown(self.root, entry.pw_uid, entry.pw_gid)
+        initdb = self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                           "--locale=C", "--no-sync", "--no-instructions")
+        if initdb.returncode != 0:
+            raise ServerError(f"initdb failed: {initdb.stderr or initdb.stdout}")
+        # Durability is worthless for a throwaway cluster; turning it off makes tests faster.
+        options = (f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off -c synchronous_commit=off "
+                   "-c full_page_writes=off -c max_connections=300 -c shared_buffers=32MB")
+        started = self._run("pg_ctl", "start", "-w", "-t", str(int(START_TIMEOUT_S)), "-D", str(self.data),
+                            "-l", str(self.log), "-o", options)
+        if started.returncode != 0:
+            log = self.log.read_text(errors="replace") if self.log.exists() else ""
+            self.stop()
+            raise ServerError(f"PostgreSQL did not start on port {self.port}: {started.stderr}\n{log}")
+        return self
+
+    def stop(self) -> None:
+        if (self.data / "postmaster.pid").exists():
+            self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class RedisProcess:
+    """One ``redis-server`` on a free port, persisting nothing, for as long as it is started."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="reelfarm-redis-"))
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> Self:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise ServerError("redis-server is not installed (apt-get install redis-server; "
+                              "see scripts/setup-system.sh)")
+        self._process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", str(self.root), "--logfile", str(self.root / "redis.log"), "--databases", "16"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                log = (self.root / "redis.log").read_text(errors="replace")
+                raise ServerError(f"redis-server exited with {self._process.returncode}: {log}")
+            if _answers_ping(self.port):
+                return self
+            time.sleep(0.05)
+        self.stop()
+        raise ServerError(f"redis-server did not answer on port {self.port}")
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+_Server = TypeVar("_Server", PostgresProcess, RedisProcess)
+
+
+def start_postgres() -> PostgresProcess:
+    """A started throwaway PostgreSQL, trying a new port when the chosen one was taken meanwhile."""
+    return _start(PostgresProcess)
+
+
+def start_redis() -> RedisProcess:
+    """A started throwaway Redis, trying a new port when the chosen one was taken meanwhile."""
+    return _start(RedisProcess)
+
+
+def _start(kind: type[_Server]) -> _Server:
+    for attempt in range(START_ATTEMPTS):
+        try:
+            return kind().start()
+        except ServerError:
+            if attempt == START_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _answers_ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
