@@ -15,9 +15,9 @@ from api.contract import (
     Pattern,
     pattern_meta,
 )
+from renderer.spec import FORMATS, FPS_CHOICES, RESOLUTIONS
 from studio.webhooks import EVENT_KINDS as WEBHOOK_EVENT_KINDS
 
-FORMATS = ["16:9", "9:16", "1:1", "4:5"]
 VIDEO_STATUSES = ["draft", "generating", "ready", "failed", "archived"]
 JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"]
 VERSION_SOURCES = ["story", "generate", "doc", "fields", "translate", "restore"]
@@ -349,10 +349,6 @@ class HealthSchema(Schema):
 
 
 # -- renders, stills, variants -----------------------------------------------------------------
-
-RESOLUTIONS = [720, 1080, 2160]
-FPS_CHOICES = [24, 30, 60]
-
 
 class RenderSchema(Schema):
     id = fields.String(required=True, metadata={"format": "uuid"})

@@ -40,8 +40,6 @@ from shared.storage import Storage
 from studio.videos import VideoStateError
 
 RENDER_URL_TTL_SEC = 7 * 24 * 3600
-MAX_FPS = 120
-MAX_RESOLUTION = 4320
 RENDER_QUEUE = "render"
 RENDER_CHUNK_TASK = "farm.tasks.render_chunk"
 STITCH_TASK = "farm.tasks.stitch"
@@ -51,10 +49,9 @@ IMPORT_QUEUE = "jobs"  # the nodes that reach the internet (brand extraction); r
 
 # -- names and numbers ----------------------------------------------------------------------
 
-def dedup_hash(doc_hash: str, fmt: str, resolution: int, fps: int,
-               renderer_version: str = renderer.RENDERER_VERSION) -> str:
+def dedup_hash(doc_hash: str, spec: renderer.RenderSpec, renderer_version: str = renderer.RENDERER_VERSION) -> str:
     """SHA-256 (hex) identifying a render's output: equal hashes make equal files."""
-    canonical = json.dumps([doc_hash, fmt, int(resolution), int(fps), renderer_version], separators=(",", ":"))
+    canonical = json.dumps([doc_hash, spec.format, spec.resolution, spec.fps, renderer_version], separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -216,18 +213,18 @@ class RenderService:
 
     def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, fmt: str,
                         resolution: int, fps: int | None) -> tuple[repo.Render, bool]:
-        fps = int(fps or version.doc.get("fps") or 30)
-        digest = dedup_hash(version.doc_hash, fmt, resolution, fps)
+        spec = renderer.RenderSpec(fmt, resolution, int(fps or version.doc.get("fps") or 30))
+        digest = dedup_hash(version.doc_hash, spec)
         existing = repo.find_active_render(conn, version.video_id, digest)
         if existing is not None:
             return existing, False
         duration = float(version.doc["duration"])
-        frames = frame_count(duration, fps)
+        frames = frame_count(duration, spec.fps)
         amount = 0 if repo.version_is_paid(conn, version.id) else credits_for(duration)
         render = repo.insert_render(conn, self.clock, repo.NewRender(
             workspace_id=video.workspace_id, video_id=video.id, version_id=version.id,
-            format=fmt, resolution=resolution, fps=fps, dedup_hash=digest, frames=frames,
-            chunks=renderer.chunk_count(frames, fps, slots=self.slots())), charged_credits=amount)
+            format=spec.format, resolution=spec.resolution, fps=spec.fps, dedup_hash=digest, frames=frames,
+            chunks=renderer.chunk_count(frames, spec.fps, slots=self.slots())), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         return render, True
@@ -285,14 +282,9 @@ def _validate(formats: Sequence[str], resolution: Any, fps: Any) -> None:
     if not formats:
         details.append({"field": "/formats", "code": "required", "message": "give at least one format"})
     for i, fmt in enumerate(formats):
-        if fmt not in renderer.FORMATS:
-            field = "/format" if len(formats) == 1 else f"/formats/{i}"
-            details.append({"field": field, "code": "invalid_choice",
-                            "message": f"must be one of {', '.join(renderer.FORMATS)}"})
-    if isinstance(resolution, bool) or not isinstance(resolution, int) or not 16 <= resolution <= MAX_RESOLUTION:
-        details.append({"field": "/resolution", "code": "out_of_range",
-                        "message": f"must be a whole number of pixels from 16 to {MAX_RESOLUTION}"})
-    if fps is not None and (isinstance(fps, bool) or not isinstance(fps, int) or not 1 <= fps <= MAX_FPS):
-        details.append({"field": "/fps", "code": "out_of_range", "message": f"must be a whole number from 1 to {MAX_FPS}"})
+        for problem in renderer.spec_problems(fmt=fmt):
+            details.append({**problem.as_dict(), "field": "/format" if len(formats) == 1 else f"/formats/{i}"})
+    given = {"resolution": resolution} if fps is None else {"resolution": resolution, "fps": fps}
+    details += [problem.as_dict() for problem in renderer.spec_problems(**given)]
     if details:
         raise InvalidRequest(details)

@@ -145,6 +145,10 @@ def _render_assets(ctx: TaskContext, render: renders_repo.Render) -> StorageAsse
                          names.render_prefix(render.id))
 
 
+def _spec(render: renders_repo.Render) -> renderer.RenderSpec:
+    return renderer.RenderSpec(render.format, render.resolution, render.fps)
+
+
 def render_chunk(render_id: str, index: int) -> None:
     """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``."""
     ctx = current()
@@ -161,7 +165,7 @@ def render_chunk(render_id: str, index: int) -> None:
     with scratch_dir("chunk") as tmp:
         path = os.path.join(tmp, f"seg{index}.mp4")
         try:
-            renderer.render_segment(doc, path, render.format, render.resolution, render.fps, start, end,
+            renderer.render_segment(doc, path, _spec(render), range(start, end),
                                     assets=_render_assets(ctx, render),
                                     progress=report,
                                     encoder=renderer.X264Encoder(threads=CHUNK_ENCODER_THREADS))
@@ -193,7 +197,7 @@ def stitch(render_id: str) -> None:
         out, poster = os.path.join(tmp, "video.mp4"), os.path.join(tmp, "poster.jpg")
         try:
             renderer.finish_video(doc, [ctx.storage.open_local(key) for key in keys], out, assets)
-            renderer.write_poster(doc, poster, render.format, render.resolution, assets)
+            renderer.write_poster(doc, poster, _spec(render), assets)
         except _PERMANENT as exc:
             fail_render(render_id, _user_message(exc))
             return
@@ -296,11 +300,13 @@ def render_stills(job_id: str) -> None:
 def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], prefix: str) -> None:
     times: list[float] = list(job.params["times"])
     fmt, resolution = job.params["format"], int(job.params["resolution"])
-    width, height = renderer.frame_size(fmt, resolution)
+    # A still's pixels do not depend on fps.
+    spec = renderer.RenderSpec(fmt, resolution)
+    width, height = spec.size
     images = []
     try:
         import_remote_assets(doc, studio_of(ctx).asset_fetcher, ctx.storage, prefix)
-        stills = renderer.iter_stills_png(doc, times, fmt, resolution, StorageAssets(ctx.storage, WorkspaceObjects(ctx.engine, job.workspace_id), prefix))
+        stills = renderer.iter_stills_png(doc, times, spec, StorageAssets(ctx.storage, WorkspaceObjects(ctx.engine, job.workspace_id), prefix))
         for i in range(len(times)):
             images.append(next(stills))
             if not _stage(ctx, job.id, "render", 0.8 * (i + 1) / len(times)):

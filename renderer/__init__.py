@@ -3,34 +3,70 @@
 A pure library: it imports nothing of the service (no web framework, queue, database or
 storage). Any frame is computed from (doc, t) alone, which is what lets the farm cut a video
 into chunks rendered on different machines.
+
+Public names load on first use (PEP 562): `import renderer` costs almost nothing, and a
+command pays only for what it touches (a still never loads PyAV, a lint never loads an encoder).
 """
 from __future__ import annotations
 
-from renderer.assets import AssetSource, LocalAssets
-from renderer.audio import mix_audio
-from renderer.concat import concat_segments, probe
-from renderer.encode import (Encoder, NvencEncoder, X264Encoder, available_h264_encoders, make_encoder,
-                             nvenc_available)
-from renderer.errors import AssetError, DocInvalid, EncodeError, FontError, RendererError
-from renderer.fonts import available_families
-from renderer.formats import FORMAT_RATIOS, FPS_CHOICES, RESOLUTIONS, frame_size
-from renderer.lint import LintReport, lint
-from renderer.model import FORMATS, Doc, Problem, doc_schema, parse_doc
-from renderer.raster import Rasterizer, SkiaRasterizer, encode_jpeg, encode_png
-from renderer.render import (RenderStats, chunk_count, finish_video, iter_stills_png, plan_chunks, poster_time,
-                             render_segment, render_still, render_still_png, render_video, write_poster)
-from renderer.text import TextMeasure, measure_text
-from renderer.tokens import NEUTRAL_BRAND
+import importlib
+from typing import TYPE_CHECKING, Any
 
 RENDERER_VERSION = "1.0.0"
 
-__all__ = [
-    "AssetError", "AssetSource", "Doc", "DocInvalid", "EncodeError", "Encoder", "FORMATS", "FORMAT_RATIOS",
-    "FPS_CHOICES", "FontError", "LintReport", "LocalAssets", "NEUTRAL_BRAND", "NvencEncoder", "Problem",
-    "RENDERER_VERSION", "RESOLUTIONS", "Rasterizer", "RenderStats", "RendererError", "SkiaRasterizer",
-    "X264Encoder", "available_families", "available_h264_encoders", "chunk_count", "concat_segments",
-    "doc_schema", "encode_jpeg", "encode_png", "finish_video", "frame_size", "lint", "make_encoder",
-    "mix_audio", "nvenc_available", "parse_doc", "plan_chunks", "poster_time", "probe", "render_segment",
-    "render_still", "render_still_png", "render_video", "write_poster", "TextMeasure", "measure_text",
-    "iter_stills_png",
-]
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "renderer.assets": ("AssetSource", "LocalAssets"),
+    "renderer.audio": ("mix_audio",),
+    "renderer.concat": ("concat_segments", "probe"),
+    "renderer.encode": ("Encoder", "NvencEncoder", "X264Encoder", "available_h264_encoders", "make_encoder",
+                        "nvenc_available"),
+    "renderer.errors": ("AssetError", "DocInvalid", "EncodeError", "FontError", "Problem", "RendererError",
+                        "SpecInvalid"),
+    "renderer.fonts": ("available_families",),
+    "renderer.lint": ("LintReport", "lint"),
+    "renderer.model": ("Doc", "doc_schema", "parse_doc"),
+    "renderer.raster": ("Rasterizer", "SkiaRasterizer", "encode_jpeg", "encode_png"),
+    "renderer.render": ("RenderStats", "chunk_count", "finish_video", "plan_chunks", "render_segment",
+                        "render_video"),
+    "renderer.spec": ("FORMATS", "FORMAT_RATIOS", "FPS_CHOICES", "MAX_FPS", "MAX_RESOLUTION", "MIN_RESOLUTION",
+                      "RESOLUTIONS", "RenderSpec", "frame_size", "spec_problems"),
+    "renderer.stills": ("iter_stills_png", "poster_time", "render_still", "render_still_png", "write_poster"),
+    "renderer.text": ("TextMeasure", "measure_text"),
+    "renderer.tokens": ("NEUTRAL_BRAND",),
+}
+_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(["RENDERER_VERSION", *_HOME])
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'renderer' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from renderer.assets import AssetSource, LocalAssets
+    from renderer.audio import mix_audio
+    from renderer.concat import concat_segments, probe
+    from renderer.encode import (Encoder, NvencEncoder, X264Encoder, available_h264_encoders, make_encoder,
+                                 nvenc_available)
+    from renderer.errors import AssetError, DocInvalid, EncodeError, FontError, Problem, RendererError, SpecInvalid
+    from renderer.fonts import available_families
+    from renderer.lint import LintReport, lint
+    from renderer.model import Doc, doc_schema, parse_doc
+    from renderer.raster import Rasterizer, SkiaRasterizer, encode_jpeg, encode_png
+    from renderer.render import (RenderStats, chunk_count, finish_video, plan_chunks, render_segment,
+                                 render_video)
+    from renderer.spec import (FORMAT_RATIOS, FORMATS, FPS_CHOICES, MAX_FPS, MAX_RESOLUTION, MIN_RESOLUTION,
+                               RESOLUTIONS, RenderSpec, frame_size, spec_problems)
+    from renderer.stills import iter_stills_png, poster_time, render_still, render_still_png, write_poster
+    from renderer.text import TextMeasure, measure_text
+    from renderer.tokens import NEUTRAL_BRAND

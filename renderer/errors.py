@@ -5,6 +5,7 @@ for a known reason from a crash, then use the subclass to decide what to tell th
 
     RendererError            base of everything the renderer raises on purpose
     ├── DocInvalid           the VideoDoc breaks the schema or its rules (.problems lists them)
+    ├── SpecInvalid          a format, resolution or fps out of range (.problems lists them)
     ├── AssetError           an asset is missing, unreadable or not decodable
     ├── EncodeError          encoding or muxing the video failed
     └── FontError            a font family or weight is unknown or its file cannot be loaded
@@ -15,7 +16,20 @@ setting involved and say what to do about it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about a document or a request: a JSON pointer into it, a code and a sentence."""
+
+    pointer: str
+    code: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"field": self.pointer, "code": self.code, "message": self.message}
 
 
 class RendererError(Exception):
@@ -32,6 +46,14 @@ class DocInvalid(RendererError):
     def __init__(self, message: str, problems: list[Any] | None = None) -> None:
         super().__init__(message)
         self.problems: list[Any] = list(problems) if problems else []
+
+
+class SpecInvalid(RendererError):
+    """What to render is out of range: ``problems`` lists every value wrong (``Problem`` items)."""
+
+    def __init__(self, message: str, problems: list[Problem]) -> None:
+        super().__init__(message)
+        self.problems = list(problems)
 
 
 class AssetError(RendererError):

@@ -20,8 +20,9 @@ import numpy as np
 
 from renderer.draw import Rect
 from renderer.fonts import available_families
-from renderer.formats import frame_size
-from renderer.model import FORMATS, Doc, FontRef, Layer, Problem, Scene, build_doc, iter_layers, schema_problems
+from renderer.errors import Problem
+from renderer.model import Doc, FontRef, Layer, Scene, build_doc, iter_layers, schema_problems
+from renderer.spec import FORMATS, frame_size
 from renderer.tokens import Brand, contrast_ratio, parse_hex
 
 MIN_DURATION, MAX_DURATION = 6.0, 600.0

@@ -15,23 +15,11 @@ from typing import Any, Mapping, Sequence
 
 import jsonschema
 
-from renderer.errors import DocInvalid
+from renderer.errors import DocInvalid, Problem
+from renderer.spec import FORMATS
 
-FORMATS = ("16:9", "9:16", "1:1", "4:5")
 ANIMATABLE = ("x", "y", "opacity", "scale", "rotation")
 DEFAULT_SAFE_AREA = (0.05, 0.05)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One finding about a document: a JSON pointer into it, a code and a sentence."""
-
-    pointer: str
-    code: str
-    message: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"field": self.pointer, "code": self.code, "message": self.message}
 
 
 @dataclass(frozen=True)

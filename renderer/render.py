@@ -1,4 +1,4 @@
-"""From a document to files: stills, posters, segments and whole MP4s.
+"""From a document to video files: segments and whole MP4s (stills are in `renderer.stills`).
 
 A video is cut into chunks of frames; each chunk is drawn and encoded as a closed-GOP segment
 that starts with a keyframe, in its own process (skia holds the GIL while drawing, so threads
@@ -16,18 +16,16 @@ import signal
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
-
-import numpy as np
+from typing import Any, Callable, Mapping, Sequence
 
 from renderer.assets import AssetSource
 from renderer.audio import mix_audio
 from renderer.concat import concat_segments
 from renderer.encode import Encoder, X264Encoder
-from renderer.formats import frame_size
 from renderer.model import Doc, frame_count, parse_doc
-from renderer.raster import SkiaRasterizer, encode_jpeg, encode_png, to_rgba
+from renderer.raster import Rasterizer, SkiaRasterizer
+from renderer.spec import RenderSpec
+from renderer.stills import as_doc
 
 Progress = Callable[[int, int], None]
 
@@ -51,58 +49,6 @@ class RenderStats:
         return self.frames / self.fps
 
 
-def as_doc(doc: Doc | Mapping[str, Any]) -> Doc:
-    return doc if isinstance(doc, Doc) else parse_doc(doc)
-
-
-# -- stills -----------------------------------------------------------------------------------
-
-def render_still(doc: Doc | Mapping[str, Any], t: float, fmt: str | None = None, resolution: int = 1080,
-                 assets: AssetSource | None = None) -> np.ndarray:
-    """The frame at `t` as an RGBA array (a copy the caller owns)."""
-    doc = as_doc(doc)
-    fmt = fmt or doc.format
-    width, height = frame_size(fmt, resolution)
-    raster = SkiaRasterizer(doc, fmt, width, height, assets)
-    return to_rgba(raster.render(min(max(t, 0.0), doc.duration)), raster.pixel_format)
-
-
-def render_still_png(doc: Doc | Mapping[str, Any], t: float, fmt: str | None = None, resolution: int = 1080,
-                     assets: AssetSource | None = None) -> bytes:
-    """PNG bytes of the frame at `t`."""
-    return encode_png(render_still(doc, t, fmt, resolution, assets))
-
-
-def iter_stills_png(doc: Doc | Mapping[str, Any], times: Sequence[float], fmt: str | None = None,
-                    resolution: int = 1080, assets: AssetSource | None = None) -> Iterator[bytes]:
-    """PNG bytes of each frame at `times`, in order, from one rasterizer (images decoded once)."""
-    doc = as_doc(doc)
-    fmt = fmt or doc.format
-    width, height = frame_size(fmt, resolution)
-    raster = SkiaRasterizer(doc, fmt, width, height, assets)
-    for t in times:
-        yield encode_png(to_rgba(raster.render(min(max(t, 0.0), doc.duration)), raster.pixel_format))
-
-
-def poster_time(doc: Doc) -> float:
-    """When the first scene has settled: every enter animation of it has finished."""
-    scene = doc.scenes[0]
-    settled = 0.0
-    for layer in scene.layers:
-        if layer.enter:
-            settled = max(settled, layer.start + layer.enter.delay + layer.enter.duration)
-    return min(settled + 0.1, scene.duration - 1.0 / doc.fps)
-
-
-def write_poster(doc: Doc | Mapping[str, Any], path: str, fmt: str | None = None, resolution: int = 1080,
-                 assets: AssetSource | None = None, t: float | None = None) -> str:
-    """Write a JPEG poster frame and return its path."""
-    doc = as_doc(doc)
-    frame = render_still(doc, poster_time(doc) if t is None else t, fmt, resolution, assets)
-    Path(path).write_bytes(encode_jpeg(frame))
-    return path
-
-
 # -- segments ---------------------------------------------------------------------------------
 
 def plan_chunks(total_frames: int, chunks: int) -> list[tuple[int, int]]:
@@ -112,24 +58,23 @@ def plan_chunks(total_frames: int, chunks: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
-def render_segment(doc: Doc | Mapping[str, Any], path: str, fmt: str, resolution: int, fps: int,
-                   start: int, end: int, assets: AssetSource | None = None,
-                   encoder: Encoder | None = None, progress: Callable[[int], None] | None = None,
-                   raster: SkiaRasterizer | None = None) -> int:
-    """Draw frames [start, end) and encode them as one segment starting with a keyframe.
+def render_segment(doc: Doc | Mapping[str, Any], path: str, spec: RenderSpec, frames: range,
+                   assets: AssetSource | None = None, encoder: Encoder | None = None,
+                   progress: Callable[[int], None] | None = None, raster: Rasterizer | None = None) -> int:
+    """Draw `frames` (a step-1 range of frame numbers) and encode them as one segment that
+    starts with a keyframe.
 
     Returns the number of frames written. `progress` is called with frames done since the
-    last call, every few frames.
+    last call, every few frames. `raster`, when given, must draw `spec`'s format and size.
     """
     doc = as_doc(doc)
-    width, height = frame_size(fmt, resolution)
-    raster = raster or SkiaRasterizer(doc, fmt, width, height, assets)
+    raster = raster or SkiaRasterizer(doc, spec.format, *spec.size, assets)
     encoder = encoder or X264Encoder()
     pending = 0
-    encoder.start(path, width, height, fps, pixel_format=raster.pixel_format)
+    encoder.start(path, spec.width, spec.height, spec.fps, pixel_format=raster.pixel_format)
     try:
-        for n in range(start, end):
-            encoder.write(raster.render(n / fps))
+        for n in frames:
+            encoder.write(raster.render(spec.time(n)))
             pending += 1
             if progress is not None and pending >= 8:
                 progress(pending)
@@ -138,7 +83,7 @@ def render_segment(doc: Doc | Mapping[str, Any], path: str, fmt: str, resolution
         encoder.finish()
     if progress is not None and pending:
         progress(pending)
-    return end - start
+    return len(frames)
 
 
 def finish_video(doc: Doc | Mapping[str, Any], segments: Sequence[str], out_path: str,
@@ -160,81 +105,79 @@ def finish_video(doc: Doc | Mapping[str, Any], segments: Sequence[str], out_path
 # -- whole videos -----------------------------------------------------------------------------
 
 _WORKER: dict[str, Any] = {}
+_Job = tuple[str, range]
 
 
-def _worker_init(source: Mapping[str, Any], fmt: str, resolution: int, fps: int, assets: Any,
-                 counter: Any, encoder_kw: dict[str, Any]) -> None:
+def _worker_init(source: Mapping[str, Any], spec: RenderSpec, assets: Any, counter: Any,
+                 encoder_kw: dict[str, Any]) -> None:
     # Forked children inherit the parent's Python signal handlers; a chunk process must die on
     # SIGTERM and leave SIGINT to its parent.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     doc = parse_doc(source)
-    width, height = frame_size(fmt, resolution)
-    _WORKER.update(doc=doc, fmt=fmt, resolution=resolution, fps=fps, counter=counter, encoder_kw=encoder_kw,
-                   raster=SkiaRasterizer(doc, fmt, width, height, assets), assets=assets)
+    _WORKER.update(doc=doc, spec=spec, counter=counter, encoder_kw=encoder_kw, assets=assets,
+                   raster=SkiaRasterizer(doc, spec.format, *spec.size, assets))
 
 
-def _worker_chunk(job: tuple[str, int, int]) -> int:
-    path, start, end = job
+def _worker_chunk(job: _Job) -> int:
+    path, frames = job
     w = _WORKER
     counter = w["counter"]
 
     def tick(n: int) -> None:
         with counter.get_lock():
             counter.value += n
-    return render_segment(w["doc"], path, w["fmt"], w["resolution"], w["fps"], start, end, w["assets"],
-                          X264Encoder(**w["encoder_kw"]), tick, w["raster"])
+    return render_segment(w["doc"], path, w["spec"], frames, w["assets"], X264Encoder(**w["encoder_kw"]), tick,
+                          w["raster"])
 
 
-def render_video(doc: Doc | Mapping[str, Any], out_path: str, fmt: str | None = None, resolution: int = 1080,
-                 fps: int | None = None, workers: int | None = None, assets: AssetSource | None = None,
+def render_video(doc: Doc | Mapping[str, Any], out_path: str, spec: RenderSpec | None = None,
+                 workers: int | None = None, assets: AssetSource | None = None,
                  progress: Progress | None = None, encoder_kw: dict[str, Any] | None = None) -> RenderStats:
-    """Render a whole MP4 on this machine, chunks spread over `workers` processes."""
+    """Render a whole MP4 on this machine, chunks spread over `workers` processes.
+
+    `spec` defaults to the document's format and fps at 1080.
+    """
     doc = as_doc(doc)
-    fmt = fmt or doc.format
-    fps = fps or doc.fps
+    spec = spec or RenderSpec.for_doc(doc)
     workers = max(1, workers or os.cpu_count() or 1)
-    total = frame_count(doc.duration, fps)
-    width, height = frame_size(fmt, resolution)
+    total = frame_count(doc.duration, spec.fps)
     began = time.perf_counter()
     tmp = tempfile.mkdtemp(prefix="reelfarm-render-")
     try:
-        chunks = plan_chunks(total, workers if total < 8 * fps * workers else workers * 2)
-        jobs = [(os.path.join(tmp, f"seg{i:04d}.mp4"), a, b) for i, (a, b) in enumerate(chunks)]
+        chunks = plan_chunks(total, workers if total < 8 * spec.fps * workers else workers * 2)
+        jobs = [(os.path.join(tmp, f"seg{i:04d}.mp4"), range(a, b)) for i, (a, b) in enumerate(chunks)]
         if workers == 1 or len(jobs) == 1:
-            _render_inline(doc, jobs, fmt, resolution, fps, assets, progress, total, encoder_kw or {})
+            _render_inline(doc, jobs, spec, assets, progress, total, encoder_kw or {})
         else:
-            _render_pool(doc, jobs, fmt, resolution, fps, assets, progress, total, workers, encoder_kw or {})
+            _render_pool(doc, jobs, spec, assets, progress, total, workers, encoder_kw or {})
         finish_video(doc, [j[0] for j in jobs], out_path, assets)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     seconds = time.perf_counter() - began
-    return RenderStats(out_path, width, height, fps, total, seconds, os.path.getsize(out_path))
+    return RenderStats(out_path, spec.width, spec.height, spec.fps, total, seconds, os.path.getsize(out_path))
 
 
-def _render_inline(doc: Doc, jobs: list[tuple[str, int, int]], fmt: str, resolution: int, fps: int,
-                   assets: AssetSource | None, progress: Progress | None, total: int, encoder_kw: dict) -> None:
+def _render_inline(doc: Doc, jobs: list[_Job], spec: RenderSpec, assets: AssetSource | None,
+                   progress: Progress | None, total: int, encoder_kw: dict) -> None:
     done = 0
-    width, height = frame_size(fmt, resolution)
-    raster = SkiaRasterizer(doc, fmt, width, height, assets)
+    raster = SkiaRasterizer(doc, spec.format, *spec.size, assets)
 
     def tick(n: int) -> None:
         nonlocal done
         done += n
         if progress is not None:
             progress(done, total)
-    for path, start, end in jobs:
-        render_segment(doc, path, fmt, resolution, fps, start, end, assets, X264Encoder(**encoder_kw), tick, raster)
+    for path, frames in jobs:
+        render_segment(doc, path, spec, frames, assets, X264Encoder(**encoder_kw), tick, raster)
 
 
-def _render_pool(doc: Doc, jobs: list[tuple[str, int, int]], fmt: str, resolution: int, fps: int,
-                 assets: AssetSource | None, progress: Progress | None, total: int, workers: int,
-                 encoder_kw: dict) -> None:
+def _render_pool(doc: Doc, jobs: list[_Job], spec: RenderSpec, assets: AssetSource | None,
+                 progress: Progress | None, total: int, workers: int, encoder_kw: dict) -> None:
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
     counter = ctx.Value("i", 0)
     encoder_kw = {"threads": 1, **encoder_kw} if workers > 1 else encoder_kw
-    pool = ctx.Pool(min(workers, len(jobs)), _worker_init,
-                    (dict(doc.source), fmt, resolution, fps, assets, counter, encoder_kw))
+    pool = ctx.Pool(min(workers, len(jobs)), _worker_init, (dict(doc.source), spec, assets, counter, encoder_kw))
     try:
         result = pool.map_async(_worker_chunk, jobs, chunksize=1)
         while not result.ready():

@@ -52,21 +52,36 @@ def lint_command(doc_path: str, as_json: bool, assets_dir: str | None) -> None:
     sys.exit(1 if report.errors else 0)
 
 
+def _spec(doc: renderer.Doc, fmt: str | None, resolution: int, fps: int | None) -> renderer.RenderSpec:
+    try:
+        return renderer.RenderSpec.for_doc(doc, fmt, resolution, fps)
+    except renderer.SpecInvalid as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+# What the command line accepts beyond the API's published choices is the renderer's own rule:
+# any size and rate it can render (previews, tests), checked once by RenderSpec.
+_RESOLUTION = click.IntRange(renderer.MIN_RESOLUTION, renderer.MAX_RESOLUTION)
+_FPS = click.IntRange(1, renderer.MAX_FPS)
+
+
 @click.command("render")
 @click.argument("doc_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="MP4 to write.")
 @click.option("--format", "fmt", type=click.Choice(renderer.FORMATS), help="Aspect ratio (default: the doc's).")
-@click.option("--resolution", type=click.Choice(["720", "1080", "2160"]), default="1080", show_default=True)
-@click.option("--fps", type=click.Choice(["24", "30", "60"]), help="Frame rate (default: the doc's).")
+@click.option("--resolution", type=_RESOLUTION, default=1080, show_default=True,
+              help="Short side in pixels (the API offers 720, 1080, 2160).")
+@click.option("--fps", type=_FPS, help="Frame rate (default: the doc's; the API offers 24, 30, 60).")
 @click.option("--workers", type=int, default=None, help="Processes (default: one per core).")
 @click.option("--assets", "assets_dir", type=click.Path(file_okay=False), help="Root of asset keys.")
 @click.option("--poster", type=click.Path(dir_okay=False), help="Also write a JPEG poster here.")
-def render_command(doc_path: str, output: str, fmt: str | None, resolution: str, fps: str | None,
+def render_command(doc_path: str, output: str, fmt: str | None, resolution: int, fps: int | None,
                    workers: int | None, assets_dir: str | None, poster: str | None) -> None:
     """Render a VideoDoc to an H.264 MP4 with a progress bar."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     doc = _check(_load_doc(doc_path))
+    spec = _spec(doc, fmt, resolution, fps)
     assets = _assets_for(doc_path, assets_dir)
     with Progress(TextColumn("rendering"), BarColumn(), TextColumn("{task.completed}/{task.total} frames"),
                   TimeRemainingColumn(), transient=True) as bar:
@@ -75,13 +90,11 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: str,
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
         try:
-            stats = renderer.render_video(doc, output, fmt=fmt, resolution=int(resolution),
-                                          fps=int(fps) if fps else None, workers=workers, assets=assets,
-                                          progress=update)
+            stats = renderer.render_video(doc, output, spec, workers=workers, assets=assets, progress=update)
         except renderer.RendererError as exc:
             raise click.ClickException(str(exc)) from exc
     if poster:
-        renderer.write_poster(doc, poster, fmt, int(resolution), assets)
+        renderer.write_poster(doc, poster, spec, assets)
     click.echo(f"wrote {output}: {stats.width}x{stats.height} {stats.fps} fps, {stats.frames} frames, "
                f"{stats.bytes / 1e6:.1f} MB in {stats.seconds:.2f} s = {stats.frames_per_second:.1f} frames/s")
 
@@ -90,7 +103,7 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: str,
 @click.argument("doc_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--time", "t", type=float, default=0.0, show_default=True, help="Seconds into the video.")
 @click.option("--format", "fmt", type=click.Choice(renderer.FORMATS))
-@click.option("--resolution", type=int, default=1080, show_default=True)
+@click.option("--resolution", type=_RESOLUTION, default=1080, show_default=True, help="Short side in pixels.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="PNG to write.")
 @click.option("--assets", "assets_dir", type=click.Path(file_okay=False))
 def still_command(doc_path: str, t: float, fmt: str | None, resolution: int, output: str,
@@ -100,7 +113,7 @@ def still_command(doc_path: str, t: float, fmt: str | None, resolution: int, out
     if not 0 <= t <= doc.duration:
         raise click.BadParameter(f"must be within 0..{doc.duration:g}", param_hint="--time")
     try:
-        png = renderer.render_still_png(doc, t, fmt, resolution, _assets_for(doc_path, assets_dir))
+        png = renderer.render_still_png(doc, t, _spec(doc, fmt, resolution, None), _assets_for(doc_path, assets_dir))
     except renderer.RendererError as exc:
         raise click.ClickException(str(exc)) from exc
     Path(output).write_bytes(png)

@@ -25,7 +25,7 @@ from studio.stories import get_story, validate_fields
 from studio.stories.base import Story
 
 MAX_TITLE = 200
-FORMATS = ("16:9", "9:16", "1:1", "4:5")
+MAX_EDIT_ATTEMPTS = 3
 
 
 class VideoStateError(StudioError):
@@ -75,13 +75,15 @@ class VideoService:
         problems = validate_fields(story, fields)
         if problems:
             raise InvalidFieldsError(problems)
-        with transaction(self.engine) as conn:
+        with self.engine.connect() as conn:
             kit = self._brand_kit(conn, workspace_id, brand_kit_id)
-            values = _fill(story, fields)
-            doc = story.build(dict(values), kit.tokens, fmt, duration_sec)
-            if locale:
-                doc["locale"] = locale
-            version = self._new_version(doc, "story", values, None)
+        # Building and linting take a while: no write lock is held meanwhile (SQLite has one for all).
+        values = _fill(story, fields)
+        doc = story.build(dict(values), kit.tokens, fmt, duration_sec)
+        if locale:
+            doc["locale"] = locale
+        version = self._new_version(doc, "story", values, None)
+        with transaction(self.engine) as conn:
             video, first = repo.create_video(
                 conn, self.clock, workspace_id=workspace_id, title=title or _title_from(story, values),
                 status="ready", default_format=fmt, story_id=story.id, brand_kit_id=kit.id, locale=locale,
@@ -114,24 +116,36 @@ class VideoService:
     def update(self, workspace_id: str, video_id: str, *, doc: Mapping[str, Any] | None = None,
                fields: Mapping[str, Any] | None = None, title: str | None = None,
                note: str | None = None) -> VideoView:
-        """Save `doc` or `fields` as a new version and/or rename; title alone makes no version."""
-        with transaction(self.engine) as conn:
-            video = repo.get_video(conn, workspace_id, video_id)
-            _check_editable(video)
-            current = (repo.get_version_by_id(conn, workspace_id, video.current_version_id)
-                       if video.current_version_id else None)
-            new = None
-            if doc is not None:
-                new = self._doc_version(conn, workspace_id, doc, note)
-            elif fields is not None:
-                new = self._fields_version(conn, workspace_id, video, current, fields, note)
-            version = current
-            if new is not None:
-                video, version = repo.append_version(conn, self.clock, workspace_id=workspace_id,
-                                                     video_id=video_id, version=new)
-            if title is not None:
-                video = repo.update_video(conn, self.clock, workspace_id, video_id, title=title)
-        return VideoView(video, version)
+        """Save `doc` or `fields` as a new version and/or rename; title alone makes no version.
+
+        The version is built and linted from a read of the video, outside the write transaction;
+        the write then checks that the version it was built on is still current (another edit may
+        have landed meanwhile: a fields patch merges into the latest values), else builds again.
+        """
+        for _ in range(MAX_EDIT_ATTEMPTS):
+            with self.engine.connect() as conn:
+                video = repo.get_video(conn, workspace_id, video_id)
+                _check_editable(video)
+                current = (repo.get_version_by_id(conn, workspace_id, video.current_version_id)
+                           if video.current_version_id else None)
+                new = None
+                if doc is not None:
+                    new = self._doc_version(conn, workspace_id, doc, note)
+                elif fields is not None:
+                    new = self._fields_version(conn, workspace_id, video, current, fields, note)
+            with transaction(self.engine) as conn:
+                latest = repo.get_video(conn, workspace_id, video_id)
+                _check_editable(latest)
+                if new is not None and latest.current_version_id != video.current_version_id:
+                    continue  # built on a version that is no longer current
+                version = current
+                if new is not None:
+                    latest, version = repo.append_version(conn, self.clock, workspace_id=workspace_id,
+                                                          video_id=video_id, version=new)
+                if title is not None:
+                    latest = repo.update_video(conn, self.clock, workspace_id, video_id, title=title)
+                return VideoView(latest, version)
+        raise VideoStateError("conflict", "the video changed while this edit was being made; send it again")
 
     def restore(self, workspace_id: str, video_id: str, number: int) -> VideoView:
         """A new version copying version `number` (source `restore`)."""

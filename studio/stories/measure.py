@@ -15,7 +15,7 @@ import renderer
 
 # Pixels per short side to measure at: the 1080p render and the linter's 360 px preview, whose
 # rounded glyph advances can wrap a line earlier. A box must hold the text at both.
-RESOLUTIONS = (1080.0, 360.0)
+MEASURE_SIZES = (1080.0, 360.0)
 MARGIN_PX = 0.5  # measure a hair narrower: layer boxes are rounded to 1/10000 of the frame
 
 
@@ -35,7 +35,7 @@ class RendererTypesetter:
     def measure(self, text: str, font: str, size: float, width: float, line_height: float,
                 letter_spacing: float) -> tuple[float, bool]:
         results = [_measure(text, self._fonts[font], round(size, 4), round(width, 4), line_height, letter_spacing, px)
-                   for px in RESOLUTIONS]
+                   for px in MEASURE_SIZES]
         return max(h for h, _ in results), all(fits for _, fits in results)
 
 

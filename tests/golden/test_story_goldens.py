@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from renderer import FORMATS, NEUTRAL_BRAND, render_still_png
+from renderer import FORMATS, NEUTRAL_BRAND, RenderSpec, render_still_png
 from studio.stories import list_stories
 from tests.golden.imagediff import mismatch_fraction
 
@@ -32,7 +32,7 @@ def test_story_matches_golden(story_id, fmt, request):
     story = next(s for s in list_stories() if s.id == story_id)
     doc = story.build({}, NEUTRAL_BRAND, fmt, None)
     t = round(doc["duration"] * 0.4, 3)
-    png = render_still_png(doc, t, fmt, RESOLUTION)
+    png = render_still_png(doc, t, RenderSpec(fmt, RESOLUTION))
     path = HERE / f"{_case_id(story_id, fmt)}.png"
     if request.config.getoption("--update-goldens"):
         path.write_bytes(png)

@@ -77,7 +77,7 @@ def text_only(doc: dict[str, Any]) -> dict[str, Any]:
 
 def ink(doc: dict[str, Any], t: float, fmt: str = "16:9") -> np.ndarray:
     """Columns and rows of the pixels text inks at `t`."""
-    pixels = renderer.render_still(text_only(doc), t, fmt, resolution=360)
+    pixels = renderer.render_still(text_only(doc), t, renderer.RenderSpec(fmt, 360))
     return np.argwhere(pixels[:, :, :3].min(axis=2) < 128)
 
 

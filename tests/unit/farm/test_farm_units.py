@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import types
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -57,12 +59,17 @@ def a_render(**changes: Any) -> Render:
 
 
 def test_dedup_hash_covers_every_input() -> None:
-    base = dedup_hash("doc", "16:9", 1080, 30)
-    assert base == dedup_hash("doc", "16:9", 1080, 30, renderer.RENDERER_VERSION)
+    def spec(fmt: str = "16:9", resolution: int = 1080, fps: int = 30) -> renderer.RenderSpec:
+        return renderer.RenderSpec(fmt, resolution, fps)
+    base = dedup_hash("doc", spec())
+    assert base == dedup_hash("doc", spec(), renderer.RENDERER_VERSION)
     assert len(base) == 64 and int(base, 16) >= 0
-    variants = {dedup_hash("doc2", "16:9", 1080, 30), dedup_hash("doc", "9:16", 1080, 30),
-                dedup_hash("doc", "16:9", 720, 30), dedup_hash("doc", "16:9", 1080, 24),
-                dedup_hash("doc", "16:9", 1080, 30, "9.9.9")}
+    # Hashes stored by earlier releases must keep matching: the canonical form is fixed.
+    canonical = json.dumps(["doc", "16:9", 1080, 30, renderer.RENDERER_VERSION], separators=(",", ":"))
+    assert base == hashlib.sha256(canonical.encode()).hexdigest()
+    variants = {dedup_hash("doc2", spec()), dedup_hash("doc", spec("9:16")),
+                dedup_hash("doc", spec(resolution=720)), dedup_hash("doc", spec(fps=24)),
+                dedup_hash("doc", spec(), "9.9.9")}
     assert len(variants) == 5 and base not in variants
 
 

@@ -27,3 +27,29 @@ def test_renderer_imports_no_service_code():
 def test_public_names_exist():
     for name in renderer.__all__:
         assert hasattr(renderer, name), name
+
+
+def _modules_after(statement: str) -> set[str]:
+    import json
+    import subprocess
+    import sys
+
+    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return {name.split(".")[0] for name in json.loads(out)}
+
+
+def test_importing_the_renderer_loads_no_service_library():
+    """Render nodes and local commands start fast: no web, database, migration, queue or S3 code."""
+    service = {"flask", "flask_smorest", "sqlalchemy", "alembic", "rq", "redis", "boto3", "botocore", "psycopg2"}
+    loaded = _modules_after("import renderer\nfrom renderer import render_video, render_still_png, lint")
+    assert loaded & service == set()
+
+
+def test_a_still_never_loads_the_encoder():
+    assert "av" not in _modules_after("import renderer\nrenderer.render_still_png")
+
+
+def test_the_local_commands_load_no_service_code():
+    loaded = _modules_after("from reelfarm.cli import main\nmain.get_command(None, 'render')")
+    assert loaded & {"flask", "sqlalchemy", "alembic", "rq", "boto3", "api", "farm", "shared"} == set()

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from renderer import SkiaRasterizer, frame_size, parse_doc, render_still
+from renderer import RenderSpec, SkiaRasterizer, frame_size, parse_doc, render_still
 from tests.helpers import write_png
 
 
@@ -48,8 +48,8 @@ def test_motion_changes_pixels_and_holds_do_not(doc):
 
 @pytest.mark.parametrize("text", ["你好世界，欢迎", "こんにちは世界", "नमस्ते दुनिया", "Привет мир", "Γειά σου κόσμε"])
 def test_scripts_draw_real_glyphs_not_tofu(text):
-    frame = render_still(_text_doc(text), 1.0, "16:9", 360)
-    tofu = render_still(_text_doc("\ue000" * len(text)), 1.0, "16:9", 360)
+    frame = render_still(_text_doc(text), 1.0, RenderSpec("16:9", 360))
+    tofu = render_still(_text_doc("\ue000" * len(text)), 1.0, RenderSpec("16:9", 360))
     ink = _ink(frame)
     assert ink.sum() > 300, "no glyphs drawn"
     assert not np.array_equal(ink, _ink(tofu)), "drew the same as missing glyphs"
@@ -59,8 +59,8 @@ def test_scripts_draw_real_glyphs_not_tofu(text):
 
 
 def test_arabic_is_shaped_and_right_to_left():
-    joined = render_still(_text_doc("مرحبا بالعالم", align="start"), 1.0, "16:9", 360)
-    isolated = render_still(_text_doc("\u200c".join("مرحبا بالعالم"), align="start"), 1.0, "16:9", 360)
+    joined = render_still(_text_doc("مرحبا بالعالم", align="start"), 1.0, RenderSpec("16:9", 360))
+    isolated = render_still(_text_doc("\u200c".join("مرحبا بالعالم"), align="start"), 1.0, RenderSpec("16:9", 360))
     assert _ink(joined).sum() > 300
     assert not np.array_equal(_ink(joined), _ink(isolated)), "letters were not joined by shaping"
     xs = np.nonzero(_ink(joined))[1]
@@ -68,7 +68,7 @@ def test_arabic_is_shaped_and_right_to_left():
 
 
 def test_hebrew_start_alignment_is_right():
-    ink = _ink(render_still(_text_doc("שלום עולם", align="start"), 1.0, "16:9", 360))
+    ink = _ink(render_still(_text_doc("שלום עולם", align="start"), 1.0, RenderSpec("16:9", 360)))
     xs = np.nonzero(ink)[1]
     assert xs.min() > 320 and xs.max() > 640 * 0.9
 
@@ -90,7 +90,7 @@ def test_image_layer_with_cover_and_radius(tmp_path):
                                    "w": 1.0, "h": 1.0, "fit": "cover", "radius": 0.1,
                                    "ken_burns": {"from": {"scale": 1.0}, "to": {"scale": 1.3}}}]
     from renderer import LocalAssets
-    frame = render_still(doc, 1.0, "16:9", 180, LocalAssets(tmp_path))
+    frame = render_still(doc, 1.0, RenderSpec("16:9", 180), LocalAssets(tmp_path))
     assert tuple(frame[90, 160, :3]) != (255, 255, 255)
     assert tuple(frame[0, 0, :3]) == (255, 255, 255)  # rounded corner clipped
 
@@ -101,7 +101,7 @@ def test_missing_asset_is_a_clear_error(tmp_path):
     doc["assets"] = {"photo": {"type": "image", "key": "nope.png"}}
     doc["scenes"][0]["layers"] = [{"id": "img", "type": "image", "asset": "photo", "w": 0.5, "h": 0.5}]
     with pytest.raises(AssetError, match="photo"):
-        render_still(doc, 1.0, "16:9", 180, LocalAssets(tmp_path))
+        render_still(doc, 1.0, RenderSpec("16:9", 180), LocalAssets(tmp_path))
 
 
 def test_corrupt_image_is_a_clear_error(tmp_path):
@@ -111,7 +111,7 @@ def test_corrupt_image_is_a_clear_error(tmp_path):
     doc["assets"] = {"photo": {"type": "image", "key": "bad.png"}}
     doc["scenes"][0]["layers"] = [{"id": "img", "type": "image", "asset": "photo", "w": 0.5, "h": 0.5}]
     with pytest.raises(AssetError, match="not a readable"):
-        render_still(doc, 1.0, "16:9", 180, LocalAssets(tmp_path))
+        render_still(doc, 1.0, RenderSpec("16:9", 180), LocalAssets(tmp_path))
 
 
 @pytest.mark.parametrize("kind", ["crossfade", "slide", "wipe", "zoom"])
@@ -124,8 +124,8 @@ def test_transitions_blend_between_scenes(doc, kind):
 
 def test_sizes_are_relative_to_the_short_side():
     doc = _text_doc("Same size")
-    ink_wide = _ink(render_still(doc, 1.0, "16:9", 360)).sum()
-    ink_tall = _ink(render_still(doc, 1.0, "9:16", 360)).sum()
+    ink_wide = _ink(render_still(doc, 1.0, RenderSpec("16:9", 360))).sum()
+    ink_tall = _ink(render_still(doc, 1.0, RenderSpec("9:16", 360))).sum()
     assert ink_tall == pytest.approx(ink_wide, rel=0.1)
     assert frame_size("9:16", 360) == (360, 640)
 
@@ -157,7 +157,7 @@ def test_svg_image_is_drawn(tmp_path):
     doc["assets"] = {"logo": {"type": "image", "key": "logo.svg"}}
     doc["scenes"][0]["layers"] = [{"id": "logo", "type": "image", "asset": "logo", "x": 0.5, "y": 0.5,
                                    "w": 0.5, "h": 0.5, "fit": "contain"}]
-    frame = render_still(doc, 1.0, "1:1", 200, LocalAssets(tmp_path))
+    frame = render_still(doc, 1.0, RenderSpec("1:1", 200), LocalAssets(tmp_path))
     assert tuple(frame[100, 100, :3]) == (255, 0, 0)
     assert tuple(frame[10, 10, :3]) == (255, 255, 255)
 
@@ -167,7 +167,7 @@ def test_group_moves_and_fades_its_children():
     child = {"id": "dot", "type": "shape", "shape": "rect", "x": 0.5, "y": 0.5, "w": 1.0, "h": 1.0, "fill": "#000000"}
     doc["scenes"][0]["layers"] = [{"id": "g", "type": "group", "x": 0.25, "y": 0.5, "w": 0.2, "h": 0.2,
                                    "opacity": 0.5, "children": [child]}]
-    frame = render_still(doc, 1.0, "1:1", 200)
+    frame = render_still(doc, 1.0, RenderSpec("1:1", 200))
     assert abs(int(frame[100, 50, 0]) - 128) <= 2          # half-transparent black over white
     assert tuple(frame[100, 150, :3]) == (255, 255, 255)    # nothing right of the group box
 
@@ -188,7 +188,7 @@ def test_wipe_reveals_from_one_side():
     doc["scenes"][0]["layers"] = [{"id": "bar", "type": "shape", "shape": "rect", "x": 0.5, "y": 0.5, "w": 0.8,
                                    "h": 0.2, "fill": "#000000", "enter": {"preset": "wipe", "direction": "right",
                                                                           "duration": 1.0, "easing": "linear"}}]
-    frame = render_still(doc, 0.5, "1:1", 200)
+    frame = render_still(doc, 0.5, RenderSpec("1:1", 200))
     assert tuple(frame[100, 30, :3]) == (0, 0, 0) and tuple(frame[100, 170, :3]) == (255, 255, 255)
 
 

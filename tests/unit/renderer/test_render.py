@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from renderer import LocalAssets, plan_chunks, probe, render_segment, render_still_png, render_video, write_poster
+from renderer import LocalAssets, RenderSpec, plan_chunks, probe, render_segment, render_still_png, render_video, write_poster
 from tests.helpers import write_tone
 
 
@@ -21,7 +21,7 @@ def decoded_frames(path):
 @pytest.mark.parametrize("workers,fps", [(1, 30), (2, 24)])
 def test_render_video_frame_count_size_and_timestamps(doc, tmp_path, workers, fps):
     out = tmp_path / "out.mp4"
-    stats = render_video(doc, str(out), fmt="9:16", resolution=180, fps=fps, workers=workers)
+    stats = render_video(doc, str(out), RenderSpec("9:16", 180, fps), workers=workers)
     info = probe(str(out))
     assert (info["width"], info["height"]) == (180, 320)
     assert info["fps"] == fps
@@ -38,7 +38,7 @@ def test_audio_is_mixed_and_muxed(doc, tmp_path):
     doc["assets"] = {"music": {"type": "audio", "key": "tone.wav"}}
     doc["audio"] = [{"asset": "music", "start": 1.0, "volume": 0.8, "fade_in": 0.5, "fade_out": 0.5}]
     out = tmp_path / "a.mp4"
-    render_video(doc, str(out), fmt="1:1", resolution=180, workers=2, assets=LocalAssets(tmp_path))
+    render_video(doc, str(out), RenderSpec("1:1", 180), workers=2, assets=LocalAssets(tmp_path))
     info = probe(str(out))
     assert info["has_audio"] and info["audio_codec"] == "aac" and info["audio_rate"] == 48000
     assert info["audio_duration"] == pytest.approx(6.0, abs=0.05)
@@ -53,24 +53,24 @@ def test_segments_start_with_keyframes(doc, tmp_path):
     assert chunks == [(0, 60), (60, 120), (120, 180)]
     for i, (a, b) in enumerate(chunks):
         path = tmp_path / f"s{i}.mp4"
-        assert render_segment(doc, str(path), "16:9", 180, 30, a, b) == b - a
+        assert render_segment(doc, str(path), RenderSpec("16:9", 180, 30), range(a, b)) == b - a
         frames = decoded_frames(path)
         assert len(frames) == b - a and frames[0][1]
 
 
 def test_progress_reaches_total(doc, tmp_path):
     seen = []
-    render_video(doc, str(tmp_path / "p.mp4"), resolution=180, workers=2, progress=lambda d, t: seen.append((d, t)))
+    render_video(doc, str(tmp_path / "p.mp4"), RenderSpec("16:9", 180), workers=2, progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (180, 180)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
 def test_still_png_and_poster(doc, tmp_path):
-    png = render_still_png(doc, 2.5, "4:5", 360)
+    png = render_still_png(doc, 2.5, RenderSpec("4:5", 360))
     image = Image.open(io.BytesIO(png))
     assert image.format == "PNG" and image.size == (360, 450)
     poster = tmp_path / "poster.jpg"
-    write_poster(doc, str(poster), "16:9", 360)
+    write_poster(doc, str(poster), RenderSpec("16:9", 360))
     image = Image.open(poster)
     assert image.format == "JPEG" and image.size == (640, 360)
 
@@ -82,7 +82,7 @@ def test_colours_survive_render_and_encode(tmp_path):
                        "layers": [{"id": "b", "type": "shape", "shape": "rect", "x": 0.75, "y": 0.5, "w": 0.5,
                                    "h": 1.0, "fill": "#0000FF"}]}]}
     out = tmp_path / "red.mp4"
-    render_video(doc, str(out), fmt="16:9", resolution=180, workers=1)
+    render_video(doc, str(out), RenderSpec("16:9", 180), workers=1)
     with av.open(str(out)) as c:
         frame = next(c.decode(video=0))
         rgb = frame.to_ndarray(format="rgb24", dst_colorspace="ITU709", src_colorspace="ITU709")
@@ -104,7 +104,7 @@ def _child_sigterm_is_default(source, out):
     import signal
 
     from renderer.render import _worker_init
-    _worker_init(source, "16:9", 180, 30, None, None, {})
+    _worker_init(source, RenderSpec("16:9", 180, 30), None, None, {})
     out.put(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
 
 
@@ -122,7 +122,7 @@ def test_chunk_processes_die_on_sigterm_whatever_the_host_taught_them(doc, tmp_p
         child.start()
         child.join(30)
         assert out.get() is True
-        stats = render_video(doc, str(tmp_path / "x.mp4"), resolution=180, workers=2)
+        stats = render_video(doc, str(tmp_path / "x.mp4"), RenderSpec("16:9", 180), workers=2)
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert stats.frames == 180
@@ -131,5 +131,5 @@ def test_chunk_processes_die_on_sigterm_whatever_the_host_taught_them(doc, tmp_p
 def test_stills_from_one_rasterizer_equal_stills_drawn_alone(doc):
     from renderer import iter_stills_png
     times = [2.9, 0.2, 3.25, 5.0]  # out of order, across the transition
-    together = list(iter_stills_png(doc, times, "4:5", 180))
-    assert together == [render_still_png(doc, t, "4:5", 180) for t in times]
+    together = list(iter_stills_png(doc, times, RenderSpec("4:5", 180)))
+    assert together == [render_still_png(doc, t, RenderSpec("4:5", 180)) for t in times]
