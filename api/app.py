@@ -11,6 +11,7 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 
 from api import errors as err
+from api import metrics
 from api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
 from api.jsonbody import check_body
 from api.ratelimit import Quota, RateLimiterUnavailable
@@ -28,6 +29,8 @@ from api.resources import (
 from api.schemas import VideoDocField
 from api.services import Services
 from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
+from farm.maintenance import start_in_api
+from shared import logs
 from shared.config import Settings
 from shared.errors import InsufficientCredits, NotFound
 from shared.ids import is_uuid
@@ -84,10 +87,12 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     _refine(api, services)
+    metrics.install(app)  # before the other hooks, so it times them too
     _install_hooks(app, services)
     logging.getLogger("reelfarm").setLevel(settings.log_level)
     if start_farm:
         services.farm.start()
+        start_in_api(services.farm.queue)  # farm repairs even while no render node is alive
     return app
 
 
@@ -134,9 +139,12 @@ def _install_hooks(app: Flask, services: Services) -> None:
     def begin() -> Response | None:
         sent = request.headers.get("X-Request-Id", "")
         g.request_id = sent if _REQUEST_ID.match(sent) else f"req_{secrets.token_hex(12)}"
+        logs.clear_context()
+        logs.bind_context(request_id=g.request_id)
         if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None:
             return None
         caller = authenticate(services)
+        logs.bind_context(workspace_id=caller.workspace.id)
         _count_request(services, caller)
         for name, value in (request.view_args or {}).items():
             if name in _ID_KINDS and not is_uuid(value):  # ids are UUIDs; anything else names no object

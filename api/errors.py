@@ -14,6 +14,11 @@
 
 Views and services raise domain errors; `to_api_error` maps them, so no view builds a response
 for an error and no trace ever reaches a client.
+
+An unreachable database is an outage, not a bug: whatever raised it (a view, authentication, a
+service), `handle_unexpected` recognises it (`shared.db.database_outage`) and answers 503
+`unavailable` with `Retry-After`, logging one warning line per request, not a traceback, so
+clients and alerts can tell "down" from "broken".
 """
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ from typing import Any
 
 from flask import Response, g, jsonify
 from werkzeug.exceptions import HTTPException
+
+from shared.db import database_outage
 
 log = logging.getLogger("reelfarm.api")
 
@@ -39,6 +46,7 @@ _MESSAGES = {
     415: "Send JSON with Content-Type: application/json.",
     500: "Something went wrong on our side; it has been logged with the request id.",
 }
+DATABASE_RETRY_AFTER_SEC = 5
 
 
 class ApiError(Exception):
@@ -129,8 +137,19 @@ def handle_http_exception(error: HTTPException) -> Response:
 
 
 def handle_unexpected(error: Exception) -> Response:
+    outage = database_outage(error)
+    if outage is not None:
+        return handle_database_outage(outage)
     log.exception("unhandled error (request_id=%s)", getattr(g, "request_id", None))
     return envelope(500, "internal_error", _MESSAGES[500])
+
+
+def handle_database_outage(outage: Exception) -> Response:
+    """503 ``unavailable`` with ``Retry-After``; one warning line, no traceback."""
+    log.warning("database unavailable, answered 503 (request_id=%s): %s", getattr(g, "request_id", None), outage)
+    return handle_api_error(Unavailable(
+        "The database is unavailable; try again shortly.",
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER_SEC)}))
 
 
 _CODES_BY_MESSAGE = (

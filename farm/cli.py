@@ -1,4 +1,4 @@
-"""The farm's commands: ``reelfarm worker`` and ``reelfarm farm status``.
+"""The farm's commands: ``reelfarm worker``, ``reelfarm farm status`` and ``reelfarm farm reap``.
 
 ``reelfarm/cli.py`` adds ``COMMANDS`` to the ``reelfarm`` group; ``python -m farm.cli`` runs
 them on their own.
@@ -103,6 +103,59 @@ def _print(status: dict) -> None:
         renders.add_row(r["id"], r["status"], r["format"], f"{r['resolution']}p{r['fps']}",
                         f"{r['frames_done']}/{r['frames_total']}", str(r["frames_per_sec"]), f"{r['elapsed_sec']} s")
     console.print(renders)
+
+
+@farm_group.command("reap")
+@click.option("--every", type=float, default=0.0, help="Repeat every this many seconds, until stopped.")
+@click.option("--namespace", default="", help="Prefix of queue names and keys (as given to the workers).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one line per round).")
+def reap_command(every: float, namespace: str, as_json: bool) -> None:
+    """Repair the farm without a render node: hand back dead nodes' jobs, enqueue again what Redis
+    lost, fail and refund renders and jobs stalled past their bound."""
+    import dataclasses
+    import logging
+    import time
+
+    from farm.maintenance import MaintenanceLoop, farm_round
+    from farm.tasks import configure
+    from farm.wiring import make_redis, make_task_context
+    from shared.config import ConfigError, Settings
+
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not settings.redis_url:
+        raise click.ClickException(EMBEDDED_NOTE)
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redis = make_redis(settings.redis_url)
+    context = make_task_context(settings)
+    configure(context)
+    try:
+        if every <= 0:
+            try:
+                result = farm_round(redis, namespace, "reelfarm farm reap", force=True)
+            except Exception as exc:
+                raise click.ClickException(f"cannot repair the farm: {exc}") from exc
+            _print_round(dataclasses.asdict(result) if result else {}, as_json)
+            return
+        loop = MaintenanceLoop(redis, namespace, owner="reelfarm farm reap", every=every)
+        while True:
+            result = loop.run_once()
+            if result is not None:
+                _print_round(dataclasses.asdict(result), as_json)
+            time.sleep(every)
+    finally:
+        context.engine.dispose()
+
+
+def _print_round(result: dict, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"recovered {len(result.get('recovered', []))} orphaned job(s), enqueued again "
+               f"{len(result.get('enqueued', []))} lost job(s), reaped {len(result.get('reaped_renders', []))} "
+               f"render(s) and {len(result.get('reaped_jobs', []))} job(s)")
 
 
 COMMANDS = (worker_command, farm_group)

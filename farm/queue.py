@@ -184,10 +184,25 @@ def on_rq_failure(job: Any, connection: Any, exc_type: Any = None, exc_value: Ba
 
     RQ calls it on every failure, also those it is about to retry (``retries_left`` > 0), and for
     jobs whose worker died (``AbandonedJobError``, from the started-job registry's cleanup).
+    A failure caused by a database outage, or one that cannot be recorded because of one, is not
+    the work's fault: the render or job is left live, and ``farm.reconcile`` enqueues it again
+    (RQ calls the job failed, which it counts as a lost queue entry).
     """
+    from farm.resilience import is_database_outage
+
     if job.retries_left:
         log.info("job %s failed (%s); RQ retries it, %s left", job.id, describe_exception(exc_value),
                  job.retries_left)
         return
+    if exc_value is not None and is_database_outage(exc_value):
+        log.warning("job %s failed for good while the database was unreachable; its render or job stays "
+                    "live and farm.reconcile enqueues it again", job.id)
+        return
     handler = resolve(job.meta.get("failure_handler") or DEFAULT_FAILURE_HANDLER)
-    handler(job.func_name, list(job.args), describe_exception(exc_value))
+    try:
+        handler(job.func_name, list(job.args), describe_exception(exc_value))
+    except Exception as exc:
+        if not is_database_outage(exc):
+            raise
+        log.warning("the failure of job %s could not be recorded (the database is unreachable); "
+                    "farm.reconcile enqueues it again", job.id)

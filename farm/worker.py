@@ -1,17 +1,24 @@
 """``reelfarm worker``: an RQ worker for a farm node.
 
 Beside RQ's work loop (a forked work horse per job, retries, scheduled retries through its
-scheduler) the node runs one heartbeat thread that
+scheduler; ``farm.rqnode.NodeWorker`` keeps both alive through Redis and PostgreSQL outages) the
+node runs one heartbeat thread that
 
 - writes the node's capabilities and current job to Redis every ``HEARTBEAT_SEC`` (``farm.nodes``);
-- every ``MAINTENANCE_SEC``, on one node at a time (a Redis lock): hands the jobs of dead nodes
-  back to RQ (``recover_orphans``) and fails renders past their bound (``farm.reaper``); and,
-  at most every 5 minutes across the farm, deletes rows past their retention (``farm.retention``).
+- every ``MAINTENANCE_SEC``: removes scratch folders left on this machine by killed processes
+  (``farm.scratch``); and, on one process of the farm at a time (a Redis lock), runs the farm's
+  round of repairs (``farm.maintenance``: hand back the jobs of dead nodes, enqueue again what
+  Redis lost, fail renders past their bound) and, at most every 5 minutes across the farm,
+  deletes rows past their retention (``farm.retention``).
 
 ``recover_orphans`` also runs when the worker starts, before it takes a job: a node replacing one
 that was killed picks the killed node's chunks up at once. It marks their started-registry
 entries expired and lets RQ's own abandoned-job handling do the rest (the job's ``on_failure``
 callback, then a retry if it has any left, else the failure handler fails and refunds the render).
+
+A node never quits on a connection error. It starts by waiting, with backoff, until Redis and
+the database answer; afterwards an outage pauses its heartbeats and its maintenance (one warning
+when it starts, one line when it ends), and they resume by themselves.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from farm.nodes import Capabilities, NodeRegistry, detect_capabilities
+from farm.resilience import Outage, is_outage, wait_until
 from shared.config import Settings
 
 log = logging.getLogger("reelfarm.farm")
@@ -73,6 +81,8 @@ class NodeHeartbeat(threading.Thread):
         self.queues = list(queues)
         self.queue_names = list(queue_names)
         self.maintenance_lock = maintenance_lock
+        self.outage = Outage("Redis (node heartbeat)")
+        self.maintenance_outage = Outage("Redis or the database (node maintenance)")
         self._stop_event = threading.Event()
         self._since_maintenance = 0.0
 
@@ -83,35 +93,41 @@ class NodeHeartbeat(threading.Thread):
             job = self.worker.get_current_job_id()
             self.registry.beat(self.worker.name, self.caps, queues=self.queues, state=str(state),
                                current_job=job.decode() if isinstance(job, bytes) else job)
-        except Exception:
-            log.exception("node heartbeat failed")
+        except Exception as exc:
+            if not is_outage(exc):
+                log.exception("node heartbeat failed")
+            self.outage.lost(exc, "sending the node's heartbeat")
+            return
+        self.outage.ok("node heartbeats resume")
 
     def maintain(self) -> None:
-        """Recover orphaned jobs, reap stalled renders and, every few minutes across the farm, delete
-        rows past their retention; if no other node is doing it right now."""
-        from farm.reaper import reap
+        """Remove this machine's stale scratch folders; then, if no other process is doing it right
+        now, the farm's round of repairs and, every few minutes across the farm, the retention purge."""
+        from farm.maintenance import farm_round
         from farm.retention import PURGE_EVERY_SEC, purge
+        from farm.scratch import remove_stale
 
-        redis = self.registry.redis
         try:
-            if not redis.set(self.maintenance_lock, self.worker.name, nx=True, ex=int(MAINTENANCE_SEC)):
-                return
+            remove_stale()
         except Exception:
-            log.exception("node maintenance failed")
-            return
+            log.exception("removing stale scratch folders failed")
         try:
-            recover_orphans(redis, self.queue_names, self.registry)
-            reap()
-        except Exception:
-            log.exception("node maintenance failed")
-        try:  # apart: a failed purge must not stop the round, nor a failed reap the purge
+            farm_round(self.registry.redis, self.registry.namespace, self.worker.name, queues=self.queues)
+            redis = self.registry.redis
             if redis.set(self.maintenance_lock + ":retention", self.worker.name, nx=True, ex=int(PURGE_EVERY_SEC)):
                 purge()
-        except Exception:
-            log.exception("retention purge failed")
+        except Exception as exc:
+            if not is_outage(exc):
+                log.exception("node maintenance failed")
+                return
+            self.maintenance_outage.lost(exc, "maintaining the farm")
+            return
+        self.maintenance_outage.ok("node maintenance resumes")
 
     def deliver_webhooks(self) -> None:
         """Turn outbox events into deliveries and send due retries, on one node per beat."""
+        if self.outage.down:
+            return
         try:
             redis = self.registry.redis
             if not redis.set(self.maintenance_lock + ":webhooks", self.worker.name, nx=True, ex=int(HEARTBEAT_SEC)):
@@ -120,8 +136,9 @@ class NodeHeartbeat(threading.Thread):
             from farm.webhooks import run_webhooks
 
             run_webhooks(RQQueue(redis, namespace=self.registry.namespace))
-        except Exception:
-            log.exception("webhook dispatch failed")
+        except Exception as exc:
+            if not is_outage(exc):
+                log.exception("webhook dispatch failed")
 
     def run(self) -> None:
         while not self._stop_event.wait(HEARTBEAT_SEC):
@@ -146,9 +163,11 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
 
     Returns whether any job was processed. Requires ``settings.redis_url``.
     """
-    from rq import Queue, Worker
+    from rq import Queue
 
     from farm.progress import RedisProgress
+    from farm.rqnode import NodeWorker
+    from farm.scratch import remove_stale
     from farm.tasks import configure
     from farm.wiring import make_redis, make_task_context
     from shared.db import make_engine, migrate
@@ -157,12 +176,14 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
         raise ValueError("run_worker needs REELFARM_REDIS_URL")
     redis = make_redis(settings.redis_url)
     engine = make_engine(settings.database_url)
-    migrate(engine)
+    wait_until(redis.ping, Outage("Redis"), doing="starting the node")
+    wait_until(lambda: migrate(engine), Outage("the database"), doing="starting the node")
+    remove_stale()
     configure(make_task_context(settings, engine=engine,
                                 progress=RedisProgress(redis, prefix=f"reelfarm:{namespace}progress:")))
     queue_names = [f"{namespace}{q}" for q in queues]
-    worker = Worker([Queue(q, connection=redis) for q in queue_names], connection=redis,
-                    name=name or worker_name())
+    worker = NodeWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
+                        name=name or worker_name(), database=engine)
     registry = NodeRegistry(redis, namespace)
     caps = detect_capabilities()
     heartbeat = NodeHeartbeat(worker, registry, caps, queues, queue_names,

@@ -6,6 +6,13 @@ that reads and then writes fails at once with "database is locked" when another 
 there first (the busy timeout cannot help it); taking the lock at BEGIN makes writers queue
 instead, and makes read-then-write sequences (next version number, balance checks) safe. On
 PostgreSQL the same sequences lock the rows they depend on with ``SELECT ... FOR UPDATE``.
+
+An unreachable database is an outage, not a bug: ``database_outage(exc)`` recognises the
+driver's connection errors (refused, dropped, server shutting down or starting up, a pool with
+no connection to give) anywhere in an exception's chain and names them ``DatabaseUnavailable``,
+so the API can answer 503 and the farm can wait, instead of either treating them as failures.
+PostgreSQL connections are checked before use (``pool_pre_ping``), so the first request after
+the server is back gets a fresh connection rather than a dead one.
 """
 
 from __future__ import annotations
@@ -20,14 +27,25 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
-from shared.errors import MigrationError
+from shared.errors import DatabaseUnavailable, MigrationError
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 _WRITE = "reelfarm_write"  # execution option: this connection begins a write transaction
 _MIGRATION_LOCK_ID = 0x7265656C  # PostgreSQL advisory lock: one migrating process at a time
+PG_CONNECT_TIMEOUT_SEC = 5  # an unreachable host fails in seconds, not after the OS's TCP timeout
+# SQLSTATEs of a lost server: class 08 (connection exception), admin and crash shutdown, and
+# "cannot connect now" (starting up or shutting down).
+_OUTAGE_SQLSTATES = ("57P01", "57P02", "57P03")
+_OUTAGE_MESSAGES = (
+    "could not connect", "connection refused", "server closed the connection", "terminating connection",
+    "the database system is", "connection already closed", "ssl connection has been closed",
+    "could not receive data", "could not send data", "no connection to the server", "connection timed out",
+    "timeout expired", "connection reset", "connection is closed",
+)
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -36,12 +54,15 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     SQLite: WAL journal, foreign keys enforced, 30 s busy timeout, usable from any thread, and
     transactions begun by SQLAlchemy rather than by the sqlite3 module (whose implicit BEGIN
     breaks SAVEPOINTs and transactional DDL). The database's folder is created if missing.
-    PostgreSQL: connections are checked before use (``pool_pre_ping``).
+    PostgreSQL: connections are checked before use (``pool_pre_ping``) and a connection attempt
+    gives up after ``PG_CONNECT_TIMEOUT_SEC``.
     Extra keyword arguments go to ``create_engine``.
     """
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
+        if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+            kwargs["connect_args"] = {"connect_timeout": PG_CONNECT_TIMEOUT_SEC, **kwargs.get("connect_args", {})}
         return create_engine(parsed, **kwargs)
     database = parsed.database or ""
     if database and database != ":memory:" and not database.startswith("file:"):
@@ -90,6 +111,40 @@ def _enter_wal(cursor: Any) -> None:
 def _sqlite_begin(conn: Connection) -> None:
     mode = "IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "DEFERRED"
     conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def database_outage(exc: BaseException) -> DatabaseUnavailable | None:
+    """``exc`` as a ``DatabaseUnavailable`` when it, or an exception it was raised from, says the
+    database cannot be reached; None for anything else (a constraint, a deadlock, a bug)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, DatabaseUnavailable):
+            return current
+        if isinstance(current, sa_exc.TimeoutError):  # the pool had no connection to give in time
+            return DatabaseUnavailable("no database connection became free in time")
+        if isinstance(current, sa_exc.DBAPIError) and (current.connection_invalidated or _lost_server(current.orig)):
+            return DatabaseUnavailable(_first_line(current.orig))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _lost_server(orig: BaseException | None) -> bool:
+    if orig is None:
+        return False
+    code = getattr(orig, "pgcode", None)
+    if code:  # the server answered: only its "going away" codes mean an outage
+        return code.startswith("08") or code in _OUTAGE_SQLSTATES
+    if not any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(orig).__mro__):
+        return False
+    message = str(orig).lower()
+    return any(text_ in message for text_ in _OUTAGE_MESSAGES)
+
+
+def _first_line(orig: BaseException | None) -> str:
+    text_ = str(orig or "").strip().splitlines()
+    return text_[0] if text_ else type(orig).__name__
 
 
 @contextmanager

@@ -9,10 +9,12 @@ Hierarchy::
     │   ├── InvalidStorageKey   (also a ValueError) a key with "..", an absolute path, odd characters
     │   └── ObjectNotFound      (also a KeyError) nothing is stored under the key
     ├── NotFound                (also a KeyError) no row of .kind with .id (in that workspace)
-    └── InsufficientCredits     a debit would take a workspace's balance below zero
+    ├── InsufficientCredits     a debit would take a workspace's balance below zero
+    └── DatabaseUnavailable     the database cannot be reached (``shared.db.database_outage``
+                                recognises the driver's connection errors and wraps them)
 
 Domain code raises these; ``api/`` maps them to statuses (NotFound -> 404,
-InsufficientCredits -> 402); ConfigError stops a process at start-up. None of them carries
+InsufficientCredits -> 402, DatabaseUnavailable -> 503); ConfigError stops a process at start-up. None of them carries
 HTTP knowledge. Arguments a caller should have validated (an unknown plan or video status)
 raise a plain ValueError: they are bugs, not outcomes.
 """
@@ -80,3 +82,11 @@ class InsufficientCredits(SharedError):
         self.balance = balance
         self.needed = needed
 
+
+
+class DatabaseUnavailable(SharedError):
+    """The database cannot be reached (refused, dropped, shutting down): an outage, not a bug."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the database cannot be reached: {reason}")
+        self.reason = reason

@@ -1,0 +1,182 @@
+"""Putting lost queue entries back: the database is the source of truth, Redis is not.
+
+Redis can lose what it holds: restarted without persistence (as the README's and CI's Redis are),
+failed over, flushed. A job can also end in RQ's failed registry while the database still says
+its render is running, when the failure could not be recorded because PostgreSQL was down too.
+Either way work the database records as ``queued`` or ``running`` has nothing left in the queue
+to move it, and without this it would wait for the stall reaper to fail it.
+
+``reconcile`` compares the two and enqueues again what is missing:
+
+- a live render: its asset import (a queued render whose document has remote assets), each chunk
+  whose segment is not stored yet, and its stitch, which depends on the chunks not yet done;
+- a live job (stills, brand extraction, generation, translation): its one task.
+
+A queue entry counts as missing when RQ has no such job, or has it as failed, stopped or canceled
+while the database still calls the work live. Entries that are waiting, deferred, scheduled,
+running or finished are left alone.
+
+It is idempotent and safe to run from several processes: job ids are deterministic and
+``RQQueue.enqueue`` does nothing for a job that is waiting or running; callers hold a Redis lock
+so one process reconciles at a time (``farm.maintenance``); work younger than ``GRACE`` is not
+looked at (the API commits first and enqueues right after); and tasks do nothing for a render or
+job that is no longer live, so a race with a task finishing costs at most a no-op run. Each job id
+is enqueued again at most ``MAX_REQUEUES`` times a day: past that the render or job is failed
+(and refunded) rather than looped, which ``reap`` could not do for work that keeps starting.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from farm import renders as names
+from farm.assets import remote_assets
+from farm.jobs import EXTRACT_BRAND_TASK, GENERATE_TASK, JOBS_QUEUE, STILLS_TASK, job_queue_id
+from farm.queue import RQQueue
+from farm.tasks import TaskContext, current, fail_job, fail_render
+from shared.repos import jobs as jobs_repo
+from shared.repos import renders as renders_repo
+from shared.repos import videos as videos_repo
+
+log = logging.getLogger("reelfarm.farm")
+
+GRACE = timedelta(seconds=30)
+MAX_REQUEUES = 3
+REQUEUE_COUNT_TTL_SEC = 24 * 3600
+BATCH = 1000
+RETRIES = 2
+_PRESENT = ("queued", "deferred", "scheduled", "started", "finished")
+_JOB_TASKS = {"stills": STILLS_TASK, "brand_extract": EXTRACT_BRAND_TASK, "generate": GENERATE_TASK}
+
+
+@dataclass
+class Reconciled:
+    """What one round enqueued again (queue job ids), and what it gave up on."""
+
+    enqueued: list[str] = field(default_factory=list)
+    failed_renders: list[str] = field(default_factory=list)
+    failed_jobs: list[str] = field(default_factory=list)
+
+
+def reconcile(queue: RQQueue, *, grace: timedelta = GRACE) -> Reconciled:
+    """Enqueue again the work of live renders and jobs that the queue has lost; uses the task context."""
+    ctx = current()
+    before = ctx.clock.now() - grace
+    with ctx.engine.connect() as conn:
+        renders = [r for r in renders_repo.list_renders_by_status(conn, renders_repo.LIVE, limit=BATCH)
+                   if r.created_at < before]
+        jobs = [j for j in jobs_repo.stalled_jobs(conn, running_before=before, queued_before=before)
+                if j.kind in _JOB_TASKS]
+    done = Reconciled()
+    for render in renders:
+        _reconcile_render(ctx, queue, render, done)
+    for job in jobs:
+        _reconcile_job(queue, job, done)
+    if done.enqueued:
+        log.warning("enqueued again %d job(s) the queue had lost: %s", len(done.enqueued), ", ".join(done.enqueued))
+    return done
+
+
+class _Lost(Exception):
+    """A job id was enqueued again too often; the work is failed instead."""
+
+
+def _reconcile_render(ctx: TaskContext, queue: RQQueue, render: renders_repo.Render, done: Reconciled) -> None:
+    ids = names.render_job_ids(render)
+    states = _states(queue, ids)
+    chunk_ids = ids[1:-1]
+    pending = [(i, job_id) for i, job_id in enumerate(chunk_ids)
+               if not ctx.storage.exists(names.segment_key(render.id, i))]
+    lost_chunks = [(i, job_id) for i, job_id in pending if states[job_id] not in _PRESENT]
+    stitch_id, assets_id = ids[-1], ids[0]
+    lost_stitch = states[stitch_id] not in _PRESENT
+    if not lost_chunks and not lost_stitch:
+        return
+    try:
+        first = _assets_first(ctx, queue, render, states[assets_id], done)
+        for index, job_id in lost_chunks:
+            _enqueue(queue, names.RENDER_CHUNK_TASK, (render.id, index), job_id, names.RENDER_QUEUE, first, done)
+        if lost_chunks and states[stitch_id] == "deferred":
+            _drop_deferred(queue, stitch_id)  # re-register it on the chunks enqueued anew
+            lost_stitch = True
+        if lost_stitch:
+            _enqueue(queue, names.STITCH_TASK, (render.id,), stitch_id, names.RENDER_QUEUE,
+                     [job_id for _, job_id in pending], done)
+    except _Lost as exc:
+        if fail_render(render.id, f"the render's queued work was lost {MAX_REQUEUES} times ({exc}); try again"):
+            done.failed_renders.append(render.id)
+
+
+def _assets_first(ctx: TaskContext, queue: RQQueue, render: renders_repo.Render, state: str | None,
+                  done: Reconciled) -> list[str]:
+    """The asset import the chunks must wait for, enqueued again when it was lost; [] when none."""
+    if render.status != "queued" or state == "finished":
+        return []  # a chunk has started, so the import is done
+    with ctx.engine.connect() as conn:
+        doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
+    if not remote_assets(doc):
+        return []
+    job_id = names.assets_job_id(render.id)
+    if state not in _PRESENT:
+        _enqueue(queue, names.IMPORT_ASSETS_TASK, (render.id,), job_id, names.IMPORT_QUEUE, [], done)
+    return [job_id]
+
+
+def _reconcile_job(queue: RQQueue, job: jobs_repo.Job, done: Reconciled) -> None:
+    job_id = job_queue_id(job.id)
+    if _states(queue, [job_id])[job_id] in _PRESENT:
+        return
+    try:
+        _enqueue(queue, _JOB_TASKS[job.kind], (job.id,), job_id, JOBS_QUEUE, [], done)
+    except _Lost as exc:
+        if fail_job(job.id, f"the job's queued work was lost {MAX_REQUEUES} times ({exc}); try again"):
+            done.failed_jobs.append(job.id)
+
+
+def _enqueue(queue: RQQueue, task: str, args: tuple[Any, ...], job_id: str, queue_name: str,
+             depends_on: list[str], done: Reconciled) -> None:
+    redis = queue.redis
+    counter = f"reelfarm:{queue.namespace}requeued:{job_id}"
+    with redis.pipeline() as pipe:
+        pipe.incr(counter)
+        pipe.expire(counter, REQUEUE_COUNT_TTL_SEC)
+        count = int(pipe.execute()[0])
+    if count > MAX_REQUEUES:
+        raise _Lost(job_id)
+    _forget_failure(queue, job_id, queue_name)
+    queue.enqueue(task, *args, job_id=job_id, queue=queue_name, depends_on=depends_on or None, retries=RETRIES)
+    done.enqueued.append(job_id)
+
+
+def _states(queue: RQQueue, job_ids: list[str]) -> dict[str, str | None]:
+    """RQ's status of each job (``None`` when Redis has no such job)."""
+    from rq.job import Job
+
+    jobs = Job.fetch_many([queue.rq_job_id(j) for j in job_ids], connection=queue.redis)
+    return {job_id: (_status(job) if job is not None else None) for job_id, job in zip(job_ids, jobs)}
+
+
+def _status(job: Any) -> str | None:
+    status = job.get_status(refresh=False)
+    return getattr(status, "value", status)
+
+
+def _forget_failure(queue: RQQueue, job_id: str, queue_name: str) -> None:
+    """Take a failed job out of RQ's failed registry before it is enqueued under the same id."""
+    from rq.registry import FailedJobRegistry
+
+    registry = FailedJobRegistry(queue.queue_name(queue_name), connection=queue.redis)
+    queue.redis.zrem(registry.key, queue.rq_job_id(job_id))
+
+
+def _drop_deferred(queue: RQQueue, job_id: str) -> None:
+    from rq.exceptions import InvalidJobOperation, NoSuchJobError
+    from rq.job import Job
+
+    try:
+        Job.fetch(queue.rq_job_id(job_id), connection=queue.redis).cancel()
+    except (NoSuchJobError, InvalidJobOperation):
+        pass

@@ -1,0 +1,227 @@
+"""RQ's worker and scheduler, kept alive through Redis and PostgreSQL outages of any length.
+
+RQ's ``Worker`` leaves its work loop on the first Redis error it does not expect there ("found an
+unhandled exception, quitting...") and on any Redis timeout; its scheduler is a forked child that
+dies on any Redis error, and the worker restarts it only in its maintenance, every 10 minutes. A
+render node must instead wait for its servers and carry on:
+
+- ``NodeWorker`` wraps the steps of RQ's work loop that talk to Redis. Waiting for a job retries
+  with backoff; heartbeats and the horse monitor's bookkeeping are skipped while Redis is away
+  (the horse keeps rendering); RQ's maintenance is put off. Before it takes a job, and before it
+  starts one, it waits until the database answers, so no job starts only to fail on a missing
+  database and spend a retry. When Redis is back it says so, registers the worker again if Redis
+  lost its record (restarted empty), and hands back to the queue a job whose end it could not
+  record (tasks are idempotent; a job Redis lost altogether is re-created from the database by
+  ``farm.reconcile``).
+- ``NodeScheduler`` (moves due retries to their queues) retries its loop with backoff instead of
+  dying; RQ's maintenance, every ``MAINTENANCE_INTERVAL_SEC`` here, restarts it should it die anyway.
+
+Each outage is logged once when it starts and once when it ends (``farm.resilience.Outage``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rq import Queue, Worker
+from rq.scheduler import RQScheduler
+from sqlalchemy import Engine, text
+
+from farm.resilience import REDIS_ERRORS, Backoff, Outage, is_database_outage, is_outage, wait_until
+
+log = logging.getLogger("reelfarm.farm")
+
+MAINTENANCE_INTERVAL_SEC = 60  # RQ's registry cleanup and scheduler restart (RQ's default: 600)
+
+
+class NodeWorker(Worker):
+    """RQ's forking ``Worker`` that never quits on a connection error (see the module docstring)."""
+
+    def __init__(self, *args: Any, database: Engine | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL_SEC)
+        super().__init__(*args, **kwargs)
+        self.database = database
+        self.redis_outage = Outage("Redis")
+        self.database_outage = Outage("the database")
+        self._interrupted: list[tuple[str, str]] = []  # (job id, queue name) whose end went unrecorded
+
+    # -- the work loop's steps ----------------------------------------------------------------
+
+    def dequeue_job_and_maintain_ttl(self, timeout: int | None, max_idle_time: int | None = None) -> Any:
+        backoff = Backoff()
+        while not self._stop_requested:
+            if not self.wait_for_database(stop=lambda: self._stop_requested):
+                break
+            try:
+                self._recover_from_redis_outage()
+                return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+            except REDIS_ERRORS as exc:
+                self.redis_outage.lost(exc, "waiting for jobs")
+                time.sleep(backoff.next())
+        return None
+
+    def execute_job(self, job: Any, queue: Any) -> None:
+        self.wait_for_database()
+        try:
+            super().execute_job(job, queue)
+        except REDIS_ERRORS as exc:
+            if self._horse_pid:
+                self.wait_for_horse()  # the horse renders on; its result is in storage and the database
+                self._horse_pid = 0
+            self.redis_outage.lost(exc, f"running job {job.id}")
+            self._interrupted.append((job.id, queue.name))
+
+    def check_for_suspension(self, burst: bool) -> None:
+        wait_until(lambda: super(NodeWorker, self).check_for_suspension(burst), self.redis_outage,
+                   doing="checking for suspension", is_down=_redis_down)
+
+    def run_maintenance_tasks(self) -> None:
+        try:
+            super().run_maintenance_tasks()
+        except Exception as exc:
+            if not is_outage(exc):
+                raise
+            log.warning("RQ maintenance put off: %s unreachable", "Redis" if _redis_down(exc) else "the database")
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+        if pipeline is not None:
+            super().heartbeat(timeout, pipeline)
+            return
+        self._while_redis_up("sending a heartbeat", lambda: super(NodeWorker, self).heartbeat(timeout))
+
+    def maintain_heartbeats(self, job: Any) -> None:
+        self._while_redis_up("keeping a job's heartbeat", lambda: super(NodeWorker, self).maintain_heartbeats(job))
+
+    def set_current_job_working_time(self, current_job_working_time: float, pipeline: Any = None) -> None:
+        self.current_job_working_time = current_job_working_time
+        self._while_redis_up("recording a job's working time", lambda: super(NodeWorker, self)
+                             .set_current_job_working_time(current_job_working_time, pipeline))
+
+    def teardown(self) -> None:
+        try:
+            super().teardown()
+        except REDIS_ERRORS as exc:
+            log.warning("worker %s stopped without recording it in Redis (%s)", self.name, exc)
+
+    def _start_scheduler(self, burst: bool = False, logging_level: str | None = "INFO", *args: Any,
+                         **kwargs: Any) -> None:
+        self.scheduler = NodeScheduler(self.queues, connection=self.connection,
+                                       logging_level=logging_level if logging_level is not None else self.log.level,
+                                       serializer=self.serializer)
+        self.scheduler.acquire_locks()
+        if self.scheduler.acquired_locks:
+            if burst:
+                try:
+                    self.scheduler.register_birth()
+                    self.scheduler.enqueue_scheduled_jobs()
+                finally:
+                    self.scheduler.release_locks()
+                    self.scheduler.register_death()
+            else:
+                self.scheduler.start()
+
+    # -- outages ------------------------------------------------------------------------------
+
+    def wait_for_database(self, stop: Callable[[], bool] = lambda: False) -> bool:
+        """Return once the database answers (True), or when ``stop()`` (False)."""
+        if self.database is None:
+            return True
+        return wait_until(self._ping_database, self.database_outage, doing="waiting to take a job", stop=stop,
+                          is_down=is_database_outage, resumed="taking jobs again")
+
+    def _ping_database(self) -> None:
+        assert self.database is not None
+        with self.database.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def _while_redis_up(self, doing: str, call: Callable[[], Any]) -> None:
+        try:
+            call()
+        except REDIS_ERRORS as exc:
+            self.redis_outage.lost(exc, doing)
+
+    def _recover_from_redis_outage(self) -> None:
+        """After an outage: log it, register again if Redis lost this worker, hand back interrupted jobs."""
+        if not self.redis_outage.down and not self._interrupted:
+            return
+        self.connection.ping()
+        self.redis_outage.ok("heartbeats and work resume")
+        if not self.connection.exists(self.key):
+            self._register_again()
+        while self._interrupted:
+            job_id, queue_name = self._interrupted[0]
+            try:
+                hand_back(self.connection, job_id, queue_name)
+            except REDIS_ERRORS:
+                raise
+            except Exception:  # a job that cannot be read back is left to RQ's cleanup and the reconciler
+                log.exception("could not hand job %s back to its queue", job_id)
+            self._interrupted.pop(0)
+
+    def _register_again(self) -> None:
+        from rq import worker_registration
+
+        with self.connection.pipeline() as pipe:
+            pipe.hset(self.key, mapping=self.serialize())
+            worker_registration.register(self, pipe)
+            pipe.expire(self.key, self.worker_ttl + 60)
+            pipe.execute()
+        log.warning("worker %s registered again (Redis had lost its record)", self.name)
+
+
+def hand_back(redis: Any, job_id: str, queue_name: str) -> bool:
+    """Put a job that was running when Redis went away back on its queue, if Redis still calls it
+    started (it is idempotent, so running it again is safe). Returns whether it was put back."""
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job, JobStatus
+    from rq.registry import StartedJobRegistry
+
+    try:
+        job = Job.fetch(job_id, connection=redis)
+    except NoSuchJobError:
+        return False  # Redis came back empty: farm.reconcile re-creates it from the database
+    if job.get_status() != JobStatus.STARTED:
+        return False  # its end was recorded after all
+    started = StartedJobRegistry(queue_name, connection=redis)
+    for entry in redis.zrange(started.key, 0, -1):
+        text_ = entry.decode() if isinstance(entry, bytes) else entry
+        if text_.rpartition(":")[0] == job_id:
+            redis.zrem(started.key, entry)
+    Queue(queue_name, connection=redis).enqueue_job(job)
+    log.warning("job %s was running when Redis went away; handed back to its queue", job_id)
+    return True
+
+
+def _redis_down(exc: BaseException) -> bool:
+    return isinstance(exc, REDIS_ERRORS)
+
+
+class NodeScheduler(RQScheduler):
+    """RQ's scheduler whose loop waits out Redis outages instead of ending its process."""
+
+    def work(self) -> None:
+        self._install_signal_handlers()
+        outage, backoff, born = Outage("Redis (scheduler)"), Backoff(), False
+        while not self._stop_requested:
+            try:
+                if not born:
+                    self.register_birth()
+                    born = True
+                if self.should_reacquire_locks:
+                    self.acquire_locks()
+                self.heartbeat()
+                self.enqueue_scheduled_jobs()
+            except REDIS_ERRORS as exc:
+                outage.lost(exc, "moving due retries to their queues")
+                time.sleep(backoff.next())
+                continue
+            outage.ok("the scheduler resumes")
+            backoff.reset()
+            time.sleep(self.interval)
+        try:
+            self.stop()
+        except REDIS_ERRORS:
+            pass
