@@ -134,7 +134,7 @@ class VideoService:
                 elif fields is not None:
                     new = self._fields_version(conn, workspace_id, video, current, fields, note)
             with transaction(self.engine) as conn:
-                latest = repo.get_video(conn, workspace_id, video_id)
+                latest = repo.get_video(conn, workspace_id, video_id, lock=True)
                 _check_editable(latest)
                 if new is not None and latest.current_version_id != video.current_version_id:
                     continue  # built on a version that is no longer current

@@ -149,10 +149,12 @@ def delete_video(conn: Connection, video_id: str) -> None:
     conn.execute(videos.delete().where(videos.c.id == video_id))
 
 
-def get_video(conn: Connection, workspace_id: str, video_id: str) -> Video:
-    """Raises NotFound when the video does not exist or belongs to another workspace."""
-    row = conn.execute(select(videos).where(
-        videos.c.id == video_id, videos.c.workspace_id == workspace_id)).first()
+def get_video(conn: Connection, workspace_id: str, video_id: str, *, lock: bool = False) -> Video:
+    """The video (``lock``: and hold its row until the transaction ends).
+
+    Raises NotFound when the video does not exist or belongs to another workspace."""
+    query = select(videos).where(videos.c.id == video_id, videos.c.workspace_id == workspace_id)
+    row = conn.execute(query.with_for_update() if lock else query).first()
     if row is None:
         raise NotFound("video", video_id)
     return Video(**row._mapping)
