@@ -13,7 +13,8 @@ from shared.repos import workspaces as ws_repo
 from shared.repos.workspaces import Workspace
 
 # Endpoint names are "<blueprint>.<MethodView class name>" for flask-smorest routes.
-PUBLIC_ENDPOINTS = {"system.Health", "system.File", "api-docs.openapi_json", "static"}
+PUBLIC_ENDPOINTS = {"system.Health", "system.File", "api-docs.openapi_json", "static",
+                    "ops.live", "ops.ready", "ops.metrics"}
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,12 @@ EMBEDDED_NOTE = (
 @click.option("--burst", is_flag=True, help="Quit once the queues are empty.")
 @click.option("--name", help="Worker name (default: host.pid.random).")
 @click.option("--namespace", default="", help="Prefix of queue names and keys, to share one Redis.")
-def worker_command(queues: str, burst: bool, name: str | None, namespace: str) -> None:
+@click.option("--metrics-port", type=click.IntRange(min=0, max=65535), default=0, show_default=True,
+              help="Serve Prometheus metrics on this port (0: off).")
+def worker_command(queues: str, burst: bool, name: str | None, namespace: str, metrics_port: int) -> None:
     """Run a render node: an RQ worker that heartbeats its capabilities into Redis."""
-    import logging
-
     from farm.worker import run_worker
+    from shared.logs import configure_logging
     from shared.config import ConfigError, Settings
 
     try:
@@ -38,11 +39,11 @@ def worker_command(queues: str, burst: bool, name: str | None, namespace: str) -
         raise click.ClickException(str(exc)) from exc
     if not settings.redis_url:
         raise click.ClickException(EMBEDDED_NOTE)
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log_level)  # JSON lines on stderr (shared/logs.py)
     names = [q.strip() for q in queues.split(",") if q.strip()]
     if not names:
         raise click.BadParameter("give at least one queue", param_hint="--queues")
-    run_worker(settings, names, burst=burst, name=name, namespace=namespace)
+    run_worker(settings, names, burst=burst, name=name, namespace=namespace, metrics_port=metrics_port)
 
 
 @click.group("farm")
@@ -113,10 +114,10 @@ def reap_command(every: float, namespace: str, as_json: bool) -> None:
     """Repair the farm without a render node: hand back dead nodes' jobs, enqueue again what Redis
     lost, fail and refund renders and jobs stalled past their bound."""
     import dataclasses
-    import logging
     import time
 
     from farm.maintenance import MaintenanceLoop, farm_round
+    from shared.logs import configure_logging
     from farm.tasks import configure
     from farm.wiring import make_redis, make_task_context
     from shared.config import ConfigError, Settings
@@ -127,7 +128,7 @@ def reap_command(every: float, namespace: str, as_json: bool) -> None:
         raise click.ClickException(str(exc)) from exc
     if not settings.redis_url:
         raise click.ClickException(EMBEDDED_NOTE)
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log_level)  # JSON lines on stderr (shared/logs.py)
     redis = make_redis(settings.redis_url)
     context = make_task_context(settings)
     configure(context)

@@ -158,15 +158,16 @@ def worker_name() -> str:
 
 
 def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, burst: bool = False,
-               name: str | None = None, namespace: str = "") -> bool:
+               name: str | None = None, namespace: str = "", metrics_port: int = 0) -> bool:
     """Work the given queues until stopped (or, with ``burst``, until they are empty).
 
-    Returns whether any job was processed. Requires ``settings.redis_url``.
+    Returns whether any job was processed. Requires ``settings.redis_url``. With ``metrics_port``
+    the node serves Prometheus metrics there (``farm.metrics``).
     """
     from rq import Queue
 
     from farm.progress import RedisProgress
-    from farm.rqnode import NodeWorker
+    from farm.metrics import MeteredWorker, serve_metrics
     from farm.scratch import remove_stale
     from farm.tasks import configure
     from farm.wiring import make_redis, make_task_context
@@ -182,8 +183,10 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     configure(make_task_context(settings, engine=engine,
                                 progress=RedisProgress(redis, prefix=f"reelfarm:{namespace}progress:")))
     queue_names = [f"{namespace}{q}" for q in queues]
-    worker = NodeWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
-                        name=name or worker_name(), database=engine)
+    worker = MeteredWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
+                           name=name or worker_name(), database=engine)
+    if metrics_port:
+        serve_metrics(metrics_port)
     registry = NodeRegistry(redis, namespace)
     caps = detect_capabilities()
     heartbeat = NodeHeartbeat(worker, registry, caps, queues, queue_names,
