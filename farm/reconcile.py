@@ -43,7 +43,7 @@ from shared.repos import videos as videos_repo
 
 log = logging.getLogger("reelfarm.farm")
 
-GRACE = timedelta(seconds=30)
+GRACE = timedelta(seconds=10)
 MAX_REQUEUES = 3
 REQUEUE_COUNT_TTL_SEC = 24 * 3600
 BATCH = 1000

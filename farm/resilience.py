@@ -28,7 +28,7 @@ log = logging.getLogger("reelfarm.farm")
 
 REDIS_ERRORS: tuple[type[BaseException], ...] = (RedisConnectionError, RedisTimeoutError)
 FIRST_WAIT_SEC = 0.5
-MAX_WAIT_SEC = 30.0
+MAX_WAIT_SEC = 5.0  # a node notices a server is back within seconds; retrying that often costs nothing
 
 
 def is_redis_outage(exc: BaseException) -> bool:

@@ -30,7 +30,15 @@ from rq import Queue, Worker
 from rq.scheduler import RQScheduler
 from sqlalchemy import Engine, text
 
-from farm.resilience import REDIS_ERRORS, Backoff, Outage, is_database_outage, is_outage, wait_until
+from farm.resilience import (
+    MAX_WAIT_SEC,
+    REDIS_ERRORS,
+    Backoff,
+    Outage,
+    is_database_outage,
+    is_outage,
+    wait_until,
+)
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -39,6 +47,8 @@ MAINTENANCE_INTERVAL_SEC = 60  # RQ's registry cleanup and scheduler restart (RQ
 
 class NodeWorker(Worker):
     """RQ's forking ``Worker`` that never quits on a connection error (see the module docstring)."""
+
+    max_connection_wait_time = MAX_WAIT_SEC  # RQ's own reconnect backoff while waiting for a job (60 s)
 
     def __init__(self, *args: Any, database: Engine | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL_SEC)

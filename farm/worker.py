@@ -87,6 +87,9 @@ class NodeHeartbeat(threading.Thread):
         self._since_maintenance = 0.0
 
     def beat(self) -> None:
+        """Write the node's record; the first beat after a Redis outage also brings the maintenance
+        round forward, so work Redis lost is enqueued again at once rather than a round later."""
+        was_down = self.outage.down
         try:
             state = self.worker.get_state()
             state = getattr(state, "value", state)
@@ -99,6 +102,8 @@ class NodeHeartbeat(threading.Thread):
             self.outage.lost(exc, "sending the node's heartbeat")
             return
         self.outage.ok("node heartbeats resume")
+        if was_down:
+            self._since_maintenance = MAINTENANCE_SEC
 
     def maintain(self) -> None:
         """Remove this machine's stale scratch folders; then, if no other process is doing it right
@@ -142,9 +147,9 @@ class NodeHeartbeat(threading.Thread):
 
     def run(self) -> None:
         while not self._stop_event.wait(HEARTBEAT_SEC):
+            self._since_maintenance += HEARTBEAT_SEC
             self.beat()
             self.deliver_webhooks()
-            self._since_maintenance += HEARTBEAT_SEC
             if self._since_maintenance >= MAINTENANCE_SEC:
                 self._since_maintenance = 0.0
                 self.maintain()

@@ -1,0 +1,137 @@
+"""A farm riding out outages: a real ``reelfarm serve`` (gunicorn) and a real ``reelfarm worker``,
+on a PostgreSQL and a Redis of the test's own, which it kills and starts again under them.
+
+Redis comes back empty (it persists nothing, as the README's and CI's do): the database is the
+source of truth, and the work it records as queued or running is enqueued again, once. Every
+render finishes, the version is charged once, and neither process is restarted by hand.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.outage_servers import OutagePostgres, OutageRedis
+
+FORMATS = ("16:9", "9:16", "1:1", "4:5")
+
+
+class Farm:
+    """The test's own servers, one API process and one render node."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.postgres = OutagePostgres().init()
+        self.redis = OutageRedis().start()
+        self.env = {"REELFARM_DATABASE_URL": self.postgres.url, "REELFARM_REDIS_URL": self.redis.url,
+                    "REELFARM_STORAGE_URL": f"file://{root / 'files'}", "REELFARM_SECRET_KEY": "k" * 48}
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.server, self.lines = start_server(root / "data", self.port, **self.env)
+        self.key, self.printed = wait_for_key(self.lines)
+        wait_for_health(self.base)
+        self.worker: subprocess.Popen[bytes] | None = None
+        self.http = httpx.Client(base_url=f"{self.base}/api/v1", timeout=30,
+                                 headers={"Authorization": f"Bearer {self.key}"})
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
+        env.update(self.env, REELFARM_DATA_DIR=str(self.root / "worker"), REELFARM_PUBLIC_URL=self.base,
+                   TMPDIR=str(self.root), PYTHONUNBUFFERED="1")
+        log = open(self.root / "worker.log", "wb")  # noqa: SIM115 - closed with the process
+        self.worker = subprocess.Popen([sys.executable, "-m", "farm.cli", "worker", "--queues", "render,jobs"],
+                                       env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                       cwd=Path(__file__).resolve().parents[2])
+        return self.worker
+
+    def worker_log(self) -> str:
+        return (self.root / "worker.log").read_text(errors="replace")
+
+    def server_log(self) -> str:
+        """What the API process has printed so far."""
+        while not self.lines.empty():
+            line = self.lines.get_nowait()
+            if line is not None:
+                self.printed.append(line)
+        return "".join(self.printed)
+
+    def close(self) -> None:
+        self.http.close()
+        if self.worker is not None and self.worker.poll() is None:
+            os.killpg(self.worker.pid, 9)
+            self.worker.wait()
+        stop(self.server)
+        self.redis.close()
+        self.postgres.close()
+
+
+@pytest.fixture
+def farm(tmp_path: Path) -> Iterator[Farm]:
+    made = Farm(tmp_path)
+    yield made
+    made.close()
+
+
+def make_video(farm: Farm, duration: int = 6) -> str:
+    story = farm.http.get("/stories").json()["data"][0]
+    created = farm.http.post("/videos", json={"storyId": story["id"], "format": "16:9", "durationSec": duration})
+    assert created.status_code == 201, created.text
+    return str(created.json()["id"])
+
+
+def request_renders(farm: Farm, video: str) -> list[str]:
+    """Six 720p renders of one version (four formats at 24 fps, two at 30): one charge for all."""
+    ids = []
+    for fmt, fps in [(f, 24) for f in FORMATS] + [("16:9", 30), ("9:16", 30)]:
+        answer = farm.http.post(f"/videos/{video}/renders", json={"format": fmt, "resolution": 720, "fps": fps})
+        assert answer.status_code == 202, answer.text
+        ids.append(answer.json()["id"])
+    return ids
+
+
+def statuses(farm: Farm, ids: list[str]) -> list[str]:
+    return [farm.http.get(f"/renders/{render_id}").json()["status"] for render_id in ids]
+
+
+def wait_for(check: Any, timeout: float, what: str, interval: float = 0.2) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_renders_finish_after_redis_is_killed_and_comes_back_empty(farm: Farm) -> None:
+    credits = farm.http.get("/me").json()["workspace"]["credits"]
+    video = make_video(farm)
+    farm.start_worker()
+    ids = request_renders(farm, video)
+    wait_for(lambda: "running" in statuses(farm, ids), 60, "a render to start")
+    before = statuses(farm, ids)
+    assert "queued" in before, before  # some wait in the queue, one is drawing: both kinds are lost
+
+    farm.redis.kill()
+    time.sleep(6)
+    assert farm.worker is not None and farm.worker.poll() is None, farm.worker_log()
+    farm.redis.restart_empty()
+
+    wait_for(lambda: set(statuses(farm, ids)) == {"succeeded"}, 150,
+             f"every render to succeed: {statuses(farm, ids)}\n{farm.worker_log()}", interval=1)
+    assert farm.worker.poll() is None, farm.worker_log()
+    assert farm.http.get("/me").json()["workspace"]["credits"] == credits - 1  # 6 s: one credit, once
+    log = farm.worker_log()
+    assert "Redis unreachable" in log and "Redis reachable again after" in log
+    assert "enqueued again" in log + farm.server_log()  # by the node's round, or the API process's
+    assert "found an unhandled exception, quitting" not in log
+    for render_id in ids:
+        render = farm.http.get(f"/renders/{render_id}").json()
+        assert render["error"] is None and render["bytes"] > 0
