@@ -17,13 +17,16 @@ RENDERER_VERSION = "1.0.0"
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "renderer.assets": ("AssetSource", "LocalAssets"),
     "renderer.audio": ("mix_audio",),
+    "renderer.backends": ("RASTER_KINDS", "RasterChoice", "choose_raster", "make_rasterizer",
+                          "nvidia_gpu_present"),
     "renderer.concat": ("concat_segments", "probe"),
     "renderer.encode": ("Encoder", "NvencEncoder", "X264Encoder", "available_h264_encoders", "make_encoder",
                         "nvenc_available"),
-    "renderer.errors": ("AssetError", "DocInvalid", "EncodeError", "FontError", "Problem", "RendererError",
-                        "SpecInvalid"),
+    "renderer.errors": ("AssetError", "DocInvalid", "EncodeError", "FontError", "Problem", "RasterError",
+                        "RendererError", "SpecInvalid"),
     "renderer.fonts": ("available_families",),
-    "renderer.lint": ("LintReport", "lint"),
+    "renderer.gl": ("GLRasterizer",),
+    "renderer.linter": ("LintReport", "lint"),
     "renderer.model": ("Doc", "doc_schema", "parse_doc"),
     "renderer.raster": ("Rasterizer", "SkiaRasterizer", "encode_jpeg", "encode_png"),
     "renderer.render": ("RenderStats", "chunk_count", "finish_video", "plan_chunks", "render_segment",
@@ -55,12 +58,15 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from renderer.assets import AssetSource, LocalAssets
     from renderer.audio import mix_audio
+    from renderer.backends import RASTER_KINDS, RasterChoice, choose_raster, make_rasterizer, nvidia_gpu_present
     from renderer.concat import concat_segments, probe
     from renderer.encode import (Encoder, NvencEncoder, X264Encoder, available_h264_encoders, make_encoder,
                                  nvenc_available)
-    from renderer.errors import AssetError, DocInvalid, EncodeError, FontError, Problem, RendererError, SpecInvalid
+    from renderer.errors import (AssetError, DocInvalid, EncodeError, FontError, Problem, RasterError,
+                                 RendererError, SpecInvalid)
     from renderer.fonts import available_families
-    from renderer.lint import LintReport, lint
+    from renderer.gl import GLRasterizer
+    from renderer.linter import LintReport, lint
     from renderer.model import Doc, doc_schema, parse_doc
     from renderer.raster import Rasterizer, SkiaRasterizer, encode_jpeg, encode_png
     from renderer.render import (RenderStats, chunk_count, finish_video, plan_chunks, render_segment,

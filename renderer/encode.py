@@ -62,10 +62,10 @@ DEFAULT_GOP_SECONDS = 2.0
 class Encoder(Protocol):
     """What the frame loop needs from an encoder.
 
-    ``write`` receives an opaque (height, width, 4) uint8 array, in the channel order named
-    by ``start``'s ``pixel_format`` ("rgba" or "bgra", the rasterizer's native order), that
-    the caller reuses for the next frame, so implementations must copy or convert it before
-    returning.
+    ``write`` receives a uint8 array in ``start``'s ``pixel_format``: (height, width, 4) for
+    "rgba" or "bgra" (the CPU rasterizer's native order), or the three planes of "yuv420p"
+    (BT.709 limited range, converted on the GPU) as (height * 3 / 2, width). The caller reuses
+    it for the next frame, so implementations must copy or convert it before returning.
     ``finish`` flushes and closes; it must be safe after a failed ``start`` or ``write``
     because callers always run it in ``finally``.
     """
@@ -92,20 +92,47 @@ def _check_geometry(width: int, height: int, fps: int) -> None:
         raise EncodeError(f"fps must be positive, got {fps}")
 
 
+PIXEL_FORMATS = ("rgba", "bgra", "yuv420p")
+
+
 def _check_pixel_format(pixel_format: str) -> None:
-    if pixel_format not in ("rgba", "bgra"):
-        raise EncodeError(f"pixel_format must be 'rgba' or 'bgra', not {pixel_format!r}")
+    if pixel_format not in PIXEL_FORMATS:
+        raise EncodeError(f"pixel_format must be one of {', '.join(PIXEL_FORMATS)}, not {pixel_format!r}")
 
 
-def _check_frame(rgba: np.ndarray, width: int, height: int) -> np.ndarray:
-    """Validate a frame; return it with C-contiguous rows (copying only if it has none)."""
-    if rgba.dtype != np.uint8 or rgba.shape != (height, width, 4):
+def _check_frame(rgba: np.ndarray, width: int, height: int, pixel_format: str = "rgba") -> np.ndarray:
+    """Validate a frame; return it C-contiguous (copying only if it is not).
+
+    Packed frames are (height, width, 4); yuv420p frames are the three planes one after the
+    other, (height * 3 / 2, width), as `renderer.gl.YUV420Converter` reads them back.
+    """
+    shape = (height * 3 // 2, width) if pixel_format == "yuv420p" else (height, width, 4)
+    if rgba.dtype != np.uint8 or rgba.shape != shape:
         raise EncodeError(
-            f"expected a ({height}, {width}, 4) uint8 RGBA frame, got {rgba.shape} {rgba.dtype}"
+            f"expected a {shape} uint8 {pixel_format.upper()} frame, got {rgba.shape} {rgba.dtype}"
         )
-    if rgba.strides[1:] != (4, 1):
+    if not rgba.flags.c_contiguous:
         rgba = np.ascontiguousarray(rgba)
     return rgba
+
+
+def to_bt709_frame(
+    sws: VideoReformatter, pixels: np.ndarray, pixel_format: str, pix_fmt: str = "yuv420p"
+) -> av.VideoFrame:
+    """A BT.709 limited-range frame in `pix_fmt` from a packed or planar frame.
+
+    yuv420p input is already BT.709 limited range (converted where it was drawn) and is
+    wrapped without conversion when `pix_fmt` is yuv420p.
+    """
+    if pixel_format != "yuv420p":
+        return rgba_to_bt709(sws, pixels, pix_fmt, src_format=pixel_format)
+    frame = av.VideoFrame.from_numpy_buffer(pixels, format="yuv420p")
+    if pix_fmt != "yuv420p":
+        frame = sws.reformat(frame, format=pix_fmt, src_colorspace="ITU709", dst_colorspace="ITU709",
+                             src_color_range="MPEG", dst_color_range="MPEG")
+    frame.color_primaries = AVCOL_BT709
+    frame.color_trc = AVCOL_BT709
+    return frame
 
 
 def rgba_to_bt709(
@@ -243,8 +270,9 @@ class X264Encoder:
         if self._stream is None or self._failed:
             raise EncodeError("write() called on an encoder that is not started or has failed")
         try:
-            rgba = _check_frame(rgba, *self._size)
-            frame = rgba_to_bt709(self._sws, rgba, "yuv420p", src_format=self._pixel_format)
+            pixels = _check_frame(rgba, *self._size, self._pixel_format)
+            # x264 copies the picture in before encode() returns, so the caller may reuse it.
+            frame = to_bt709_frame(self._sws, pixels, self._pixel_format)
             frame.pts = self.frames_written
             self._container.mux(self._stream.encode(frame))
         except EncodeError:
@@ -483,8 +511,8 @@ class NvencEncoder:
         if self._nvenc is None or self._muxer is None or self._failed:
             raise EncodeError("write() called on an encoder that is not started or has failed")
         try:
-            rgba = _check_frame(rgba, *self._size)
-            nv12 = rgba_to_bt709(self._sws, rgba, "nv12", src_format=self._pixel_format).to_ndarray()
+            pixels = _check_frame(rgba, *self._size, self._pixel_format)
+            nv12 = to_bt709_frame(self._sws, pixels, self._pixel_format, "nv12").to_ndarray()
             self._muxer.write(_bitstream_bytes(self._nvenc.Encode(nv12.reshape(-1))))
         except EncodeError:
             self._failed = True

@@ -8,6 +8,7 @@ for a known reason from a crash, then use the subclass to decide what to tell th
     ├── SpecInvalid          a format, resolution or fps out of range (.problems lists them)
     ├── AssetError           an asset is missing, unreadable or not decodable
     ├── EncodeError          encoding or muxing the video failed
+    ├── RasterError          no GPU rasterizer can be made here (callers fall back to the CPU)
     └── FontError            a font family or weight is unknown or its file cannot be loaded
 
 Messages are written for the person who made the document: they name the asset, font or
@@ -62,6 +63,10 @@ class AssetError(RendererError):
 
 class EncodeError(RendererError):
     """Encoding frames or muxing the output file failed."""
+
+
+class RasterError(RendererError):
+    """A GPU rasterizer cannot be made or used here: no EGL, no context, no GPU, a failed read-back."""
 
 
 class FontError(RendererError):

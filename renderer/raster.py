@@ -54,6 +54,12 @@ class Rasterizer(Protocol):
 
 @dataclass
 class _Target:
+    """A CPU drawing target: a Skia surface over a numpy buffer that the encoder reads in place.
+
+    The rasterizer reaches its targets only through these methods, so a GPU target (see
+    `renderer.gl`) runs the very same drawing code.
+    """
+
     array: np.ndarray
     surface: skia.Surface
 
@@ -63,15 +69,35 @@ class _Target:
         surface = skia.Surface(array, colorType=PIXEL_COLOR_TYPE, alphaType=skia.kPremul_AlphaType)
         return cls(array, surface)
 
+    def keep(self) -> Any:
+        """What `restore` needs to bring these pixels back (a scene's cached base)."""
+        return self.array.copy()
+
+    def restore(self, kept: Any) -> None:
+        np.copyto(self.array, kept)
+
+    def image(self) -> skia.Image:
+        """The pixels now, as an image that later drawing here does not change."""
+        # A copy, not makeImageSnapshot(): a snapshot would make the surface copy-on-write and
+        # detach it from the numpy buffer that scene bases are copied into.
+        return skia.Image.fromarray(self.array, colorType=PIXEL_COLOR_TYPE)
+
+    def pixels(self) -> np.ndarray:
+        """The frame as the rasterizer hands it out (here: the buffer itself)."""
+        return self.array
+
 
 @dataclass
 class _ScenePlan:
-    base: np.ndarray | None                       # background + static layers below motion
+    base: Any                                     # background + static layers below motion (None: none)
     items: list[tuple[str, Any]] = field(default_factory=list)  # ("layer", Layer) | ("picture", Picture)
 
 
 class SkiaRasterizer:
-    """CPU rasterizer on Skia; see the module docstring for what it caches."""
+    """CPU rasterizer on Skia; see the module docstring for what it caches.
+
+    Subclasses change only where pixels live (`_new_target`), never how they are drawn.
+    """
 
     pixel_format = PIXEL_FORMAT
 
@@ -83,13 +109,16 @@ class SkiaRasterizer:
         self.book = book or font_book()
         self.images = ImageStore(doc, assets)
         self.timeline = Timeline(doc)
-        self._main = _Target.make(width, height)
-        self._scratch: _Target | None = None
+        self._main = self._new_target()
+        self._scratch: Any = None
         self._plans: dict[int, _ScenePlan] = {}
         self._texts: dict[tuple[int, int, int], TextBlock] = {}
         self._last_frames: dict[int, skia.Image] = {}
         self._last_key: Any = None
         self._scenes = [tuple(l.for_format(fmt) for l in s.layers) for s in doc.scenes]
+
+    def _new_target(self) -> Any:
+        return _Target.make(self.width, self.height)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -98,14 +127,15 @@ class SkiaRasterizer:
         progress = self.timeline.transition_progress(index, local)
         key = (index, progress, self._state_key(index, local))
         if key == self._last_key:
-            return self._main.array
+            return self._frame
         self._last_key = None
         if progress is None:
             self._draw_scene(self._main, index, local)
         else:
             self._draw_transition(index, local, progress)
         self._last_key = key
-        return self._main.array
+        self._frame = self._main.pixels()
+        return self._frame
 
     def close(self) -> None:
         self._plans.clear()
@@ -159,11 +189,11 @@ class SkiaRasterizer:
                 prefix += 1
         base = None
         if scene.background.ken_burns is None:
-            target = _Target.make(self.width, self.height)
+            target = self._new_target()
             self._paint_background(target.surface.getCanvas(), scene, 0.0)
             for layer in layers[:prefix]:
                 self._draw_layer(target.surface.getCanvas(), layer, 0.0, scene.duration, self._frame_box())
-            base = target.array.copy()
+            base = target.keep()
         plan = _ScenePlan(base)
         for layer, is_static in list(zip(layers, static))[prefix:]:
             if is_static:
@@ -180,12 +210,12 @@ class SkiaRasterizer:
         always = layer.start <= 0 and (layer.end is None or layer.end >= duration)
         return always and not layer.hidden and not layer.is_animated
 
-    def _draw_scene(self, target: _Target, index: int, local: float) -> None:
+    def _draw_scene(self, target: Any, index: int, local: float) -> None:
         scene = self.doc.scenes[index]
         plan = self._plan(index)
         canvas = target.surface.getCanvas()
         if plan.base is not None:
-            np.copyto(target.array, plan.base)
+            target.restore(plan.base)
         else:
             self._paint_background(canvas, scene, local)
         for kind, item in plan.items:
@@ -202,11 +232,9 @@ class SkiaRasterizer:
 
     def _draw_transition(self, index: int, local: float, p: float) -> None:
         if self._scratch is None:
-            self._scratch = _Target.make(self.width, self.height)
+            self._scratch = self._new_target()
         self._draw_scene(self._scratch, index, local)
-        # A copy, not makeImageSnapshot(): a snapshot would make the surface copy-on-write and
-        # detach it from the numpy buffer that scene bases are copied into.
-        incoming = skia.Image.fromarray(self._scratch.array, colorType=PIXEL_COLOR_TYPE)
+        incoming = self._scratch.image()
         previous = self._last_frame(index - 1)
         tr = self.doc.scenes[index].transition
         canvas = self._main.surface.getCanvas()
@@ -238,7 +266,7 @@ class SkiaRasterizer:
     def _last_frame(self, index: int) -> skia.Image:
         """The previous scene's final frame, which transitions blend from (drawn once)."""
         if index not in self._last_frames:
-            target = _Target.make(self.width, self.height)
+            target = self._new_target()
             scene = self.doc.scenes[index]
             self._draw_scene(target, index, max(0.0, scene.duration - 1.0 / self.doc.fps))
             self._last_frames[index] = target.surface.makeImageSnapshot()

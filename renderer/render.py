@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from renderer.assets import AssetSource
 from renderer.audio import mix_audio
+from renderer.backends import RasterChoice, choose_raster
 from renderer.concat import concat_segments
 from renderer.encode import Encoder, X264Encoder
 from renderer.model import Doc, frame_count, parse_doc
@@ -108,7 +109,7 @@ _WORKER: dict[str, Any] = {}
 _Job = tuple[str, range]
 
 
-def _worker_init(source: Mapping[str, Any], spec: RenderSpec, assets: Any, counter: Any,
+def _worker_init(source: Mapping[str, Any], spec: RenderSpec, choice: RasterChoice, assets: Any, counter: Any,
                  encoder_kw: dict[str, Any]) -> None:
     # Forked children inherit the parent's Python signal handlers; a chunk process must die on
     # SIGTERM and leave SIGINT to its parent.
@@ -116,7 +117,7 @@ def _worker_init(source: Mapping[str, Any], spec: RenderSpec, assets: Any, count
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     doc = parse_doc(source)
     _WORKER.update(doc=doc, spec=spec, counter=counter, encoder_kw=encoder_kw, assets=assets,
-                   raster=SkiaRasterizer(doc, spec.format, *spec.size, assets))
+                   raster=choice.make(doc, spec, assets, yuv=True))
 
 
 def _worker_chunk(job: _Job) -> int:
@@ -133,13 +134,16 @@ def _worker_chunk(job: _Job) -> int:
 
 def render_video(doc: Doc | Mapping[str, Any], out_path: str, spec: RenderSpec | None = None,
                  workers: int | None = None, assets: AssetSource | None = None,
-                 progress: Progress | None = None, encoder_kw: dict[str, Any] | None = None) -> RenderStats:
+                 progress: Progress | None = None, encoder_kw: dict[str, Any] | None = None,
+                 raster: str | RasterChoice = "cpu") -> RenderStats:
     """Render a whole MP4 on this machine, chunks spread over `workers` processes.
 
-    `spec` defaults to the document's format and fps at 1080.
+    `spec` defaults to the document's format and fps at 1080. `raster` names the rasterizer
+    ("cpu", "gl", "auto"; see `renderer.backends`); a GL one also converts to YUV on the GPU.
     """
     doc = as_doc(doc)
     spec = spec or RenderSpec.for_doc(doc)
+    choice = choose_raster(raster)
     workers = max(1, workers or os.cpu_count() or 1)
     total = frame_count(doc.duration, spec.fps)
     began = time.perf_counter()
@@ -148,9 +152,9 @@ def render_video(doc: Doc | Mapping[str, Any], out_path: str, spec: RenderSpec |
         chunks = plan_chunks(total, workers if total < 8 * spec.fps * workers else workers * 2)
         jobs = [(os.path.join(tmp, f"seg{i:04d}.mp4"), range(a, b)) for i, (a, b) in enumerate(chunks)]
         if workers == 1 or len(jobs) == 1:
-            _render_inline(doc, jobs, spec, assets, progress, total, encoder_kw or {})
+            _render_inline(doc, jobs, spec, choice, assets, progress, total, encoder_kw or {})
         else:
-            _render_pool(doc, jobs, spec, assets, progress, total, workers, encoder_kw or {})
+            _render_pool(doc, jobs, spec, choice, assets, progress, total, workers, encoder_kw or {})
         finish_video(doc, [j[0] for j in jobs], out_path, assets)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -158,10 +162,10 @@ def render_video(doc: Doc | Mapping[str, Any], out_path: str, spec: RenderSpec |
     return RenderStats(out_path, spec.width, spec.height, spec.fps, total, seconds, os.path.getsize(out_path))
 
 
-def _render_inline(doc: Doc, jobs: list[_Job], spec: RenderSpec, assets: AssetSource | None,
-                   progress: Progress | None, total: int, encoder_kw: dict) -> None:
+def _render_inline(doc: Doc, jobs: list[_Job], spec: RenderSpec, choice: RasterChoice,
+                   assets: AssetSource | None, progress: Progress | None, total: int, encoder_kw: dict) -> None:
     done = 0
-    raster = SkiaRasterizer(doc, spec.format, *spec.size, assets)
+    raster = choice.make(doc, spec, assets, yuv=True)
 
     def tick(n: int) -> None:
         nonlocal done
@@ -172,12 +176,21 @@ def _render_inline(doc: Doc, jobs: list[_Job], spec: RenderSpec, assets: AssetSo
         render_segment(doc, path, spec, frames, assets, X264Encoder(**encoder_kw), tick, raster)
 
 
-def _render_pool(doc: Doc, jobs: list[_Job], spec: RenderSpec, assets: AssetSource | None,
+def _pool_context(choice: RasterChoice) -> Any:
+    if choice.kind == "gl":
+        from renderer.gl import context_in_process
+        if context_in_process():
+            return mp.get_context("spawn")  # EGL state does not survive fork()
+    return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+
+
+def _render_pool(doc: Doc, jobs: list[_Job], spec: RenderSpec, choice: RasterChoice, assets: AssetSource | None,
                  progress: Progress | None, total: int, workers: int, encoder_kw: dict) -> None:
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    ctx = _pool_context(choice)
     counter = ctx.Value("i", 0)
     encoder_kw = {"threads": 1, **encoder_kw} if workers > 1 else encoder_kw
-    pool = ctx.Pool(min(workers, len(jobs)), _worker_init, (dict(doc.source), spec, assets, counter, encoder_kw))
+    pool = ctx.Pool(min(workers, len(jobs)), _worker_init,
+                    (dict(doc.source), spec, choice, assets, counter, encoder_kw))
     try:
         result = pool.map_async(_worker_chunk, jobs, chunksize=1)
         while not result.ready():

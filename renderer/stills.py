@@ -11,8 +11,9 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from renderer.assets import AssetSource
+from renderer.backends import RasterChoice, choose_raster
 from renderer.model import Doc, parse_doc
-from renderer.raster import Rasterizer, SkiaRasterizer, encode_jpeg, encode_png, to_rgba
+from renderer.raster import Rasterizer, encode_jpeg, encode_png, to_rgba
 from renderer.spec import RenderSpec
 
 
@@ -30,27 +31,30 @@ def _still(raster: Rasterizer, doc: Doc, t: float) -> np.ndarray:
 
 
 def render_still(doc: Doc | Mapping[str, Any], t: float, spec: RenderSpec | None = None,
-                 assets: AssetSource | None = None) -> np.ndarray:
-    """The frame at `t` as an RGBA array (a copy the caller owns); `spec` defaults to the doc's."""
+                 assets: AssetSource | None = None, raster: str | RasterChoice = "cpu") -> np.ndarray:
+    """The frame at `t` as an RGBA array (a copy the caller owns); `spec` defaults to the doc's.
+
+    `raster` names the rasterizer ("cpu", "gl", "auto"; see `renderer.backends`).
+    """
     doc = as_doc(doc)
     spec = _still_spec(doc, spec)
-    return _still(SkiaRasterizer(doc, spec.format, *spec.size, assets), doc, t)
+    return _still(choose_raster(raster).make(doc, spec, assets), doc, t)
 
 
 def render_still_png(doc: Doc | Mapping[str, Any], t: float, spec: RenderSpec | None = None,
-                     assets: AssetSource | None = None) -> bytes:
+                     assets: AssetSource | None = None, raster: str | RasterChoice = "cpu") -> bytes:
     """PNG bytes of the frame at `t`."""
-    return encode_png(render_still(doc, t, spec, assets))
+    return encode_png(render_still(doc, t, spec, assets, raster))
 
 
 def iter_stills_png(doc: Doc | Mapping[str, Any], times: Sequence[float], spec: RenderSpec | None = None,
-                    assets: AssetSource | None = None) -> Iterator[bytes]:
+                    assets: AssetSource | None = None, raster: str | RasterChoice = "cpu") -> Iterator[bytes]:
     """PNG bytes of each frame at `times`, in order, from one rasterizer (images decoded once)."""
     doc = as_doc(doc)
     spec = _still_spec(doc, spec)
-    raster = SkiaRasterizer(doc, spec.format, *spec.size, assets)
+    drawer = choose_raster(raster).make(doc, spec, assets)
     for t in times:
-        yield encode_png(_still(raster, doc, t))
+        yield encode_png(_still(drawer, doc, t))
 
 
 def poster_time(doc: Doc) -> float:
@@ -64,9 +68,10 @@ def poster_time(doc: Doc) -> float:
 
 
 def write_poster(doc: Doc | Mapping[str, Any], path: str, spec: RenderSpec | None = None,
-                 assets: AssetSource | None = None, t: float | None = None) -> str:
+                 assets: AssetSource | None = None, t: float | None = None,
+                 raster: str | RasterChoice = "cpu") -> str:
     """Write a JPEG poster frame and return its path."""
     doc = as_doc(doc)
-    frame = render_still(doc, poster_time(doc) if t is None else t, spec, assets)
+    frame = render_still(doc, poster_time(doc) if t is None else t, spec, assets, raster)
     Path(path).write_bytes(encode_jpeg(frame))
     return path

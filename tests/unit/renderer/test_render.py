@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from renderer import LocalAssets, RenderSpec, plan_chunks, probe, render_segment, render_still_png, render_video, write_poster
+from renderer import LocalAssets, RasterChoice, RenderSpec, plan_chunks, probe, render_segment, render_still_png, render_video, write_poster
 from tests.helpers import write_tone
 
 
@@ -104,7 +104,7 @@ def _child_sigterm_is_default(source, out):
     import signal
 
     from renderer.render import _worker_init
-    _worker_init(source, RenderSpec("16:9", 180, 30), None, None, {})
+    _worker_init(source, RenderSpec("16:9", 180, 30), RasterChoice("cpu"), None, None, {})
     out.put(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
 
 

@@ -35,6 +35,7 @@ LINT_RESOLUTION = 360
 class LintReport:
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    doc: Doc | None = field(default=None, compare=False, repr=False)  # built when the schema holds
 
     @property
     def ok(self) -> bool:
@@ -55,7 +56,7 @@ def lint(data: Mapping[str, Any], assets: Any = None, check_layout: bool = True)
     report = LintReport(errors=schema_problems(data))
     if report.errors:
         return report
-    doc = build_doc(data)  # valid: checked just above
+    doc = report.doc = build_doc(data)  # valid: checked just above
     report.errors.extend(_reference_errors(doc))
     report.errors.extend(_timing_errors(doc))
     report.errors.extend(_duplicate_ids(doc))
