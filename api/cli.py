@@ -1,7 +1,11 @@
-"""Operator commands: `reelfarm serve` and `reelfarm admin ...`."""
+"""Operator commands: `reelfarm serve`, `reelfarm migrate` and `reelfarm admin ...`."""
 from __future__ import annotations
 
+import atexit
 import json
+import os
+import shutil
+import tempfile
 from datetime import timedelta
 from typing import Any
 
@@ -12,11 +16,19 @@ DEV_WORKSPACE = "dev"
 DEV_CREDITS = 100
 
 
-def _services():
-    from api.services import Services
-    from shared.config import Settings
+def _settings() -> Any:
+    from shared.config import ConfigError, Settings
 
-    return Services.from_settings(Settings.from_env())
+    try:
+        return Settings.from_env()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _services(migrate: bool = True) -> Any:
+    from api.services import Services
+
+    return Services.from_settings(_settings(), run_migrations=migrate)
 
 
 def _emit(as_json: bool, data: Any, text: str) -> None:
@@ -27,14 +39,19 @@ def _emit(as_json: bool, data: Any, text: str) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=2, show_default=True, type=int, help="gunicorn worker processes")
-def serve_command(host: str, port: int, workers: int) -> None:
-    """Serve the API with gunicorn (migrations run first)."""
+@click.option("--migrate/--no-migrate", default=True, show_default=True,
+              help="Bring the database schema up to date first (a farm may run `reelfarm migrate` apart).")
+def serve_command(host: str, port: int, workers: int, migrate: bool) -> None:
+    """Serve the API with gunicorn (migrations run first unless --no-migrate)."""
+    _metrics_dir()  # before anything imports prometheus_client, and before gunicorn forks
     from gunicorn.app.base import BaseApplication
 
     from api.app import create_app
     from api.server import KEEPALIVE_SEC, WORKER_CLASS
+    from shared.logs import configure_logging
 
-    services = _services()  # migrates the database
+    services = _services(migrate=migrate)
+    configure_logging(services.settings.log_level)
     _first_start(services, host, port)
 
     class Server(BaseApplication):  # type: ignore[misc]
@@ -45,13 +62,51 @@ def serve_command(host: str, port: int, workers: int) -> None:
             self.cfg.set("keepalive", KEEPALIVE_SEC)
             self.cfg.set("threads", 4)
             self.cfg.set("accesslog", "-")
+            self.cfg.set("logger_class", "api.accesslog.JsonGunicornLogger")
+            self.cfg.set("loglevel", services.settings.log_level.lower())
             self.cfg.set("timeout", 120)
+            self.cfg.set("child_exit", _forget_worker_metrics)
 
         def load(self) -> Any:
             # Runs in each forked worker: its own engine, and its own embedded executor.
             return create_app(services.settings, start_farm=True)
 
     Server().run()
+
+
+@click.command("migrate")
+def migrate_command() -> None:
+    """Bring the database schema up to date, then exit (a farm's one-shot migration job)."""
+    from alembic.runtime.migration import MigrationContext
+
+    from shared.db import make_engine, migrate
+    from shared.logs import configure_logging
+
+    settings = _settings()
+    configure_logging(settings.log_level)
+    engine = make_engine(settings.database_url)
+    try:
+        migrate(engine)
+        with engine.connect() as conn:
+            revision = MigrationContext.configure(conn).get_current_revision()
+    finally:
+        engine.dispose()
+    click.echo(f"database schema at revision {revision}")
+
+
+def _metrics_dir() -> None:
+    """Put prometheus-client in multiprocess mode, on a directory of this server's own, so that
+    /metrics adds up every gunicorn worker (prometheus-client reads this variable itself)."""
+    path = tempfile.mkdtemp(prefix="reelfarm-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    master = os.getpid()
+    atexit.register(lambda: os.getpid() == master and shutil.rmtree(path, ignore_errors=True))
+
+
+def _forget_worker_metrics(_server: Any, worker: Any) -> None:
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
 
 
 def _first_start(services: Any, host: str, port: int) -> None:
@@ -179,4 +234,4 @@ def list_keys(workspace_id: str, as_json: bool) -> None:
     _emit(as_json, rows, text or "no keys")
 
 
-COMMANDS = (serve_command, admin_group)
+COMMANDS = (serve_command, migrate_command, admin_group)

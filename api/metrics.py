@@ -26,14 +26,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.multiprocess import MultiProcessCollector
-from prometheus_client.registry import Collector
 from sqlalchemy import func, select, text
 
 from api.errors import Unavailable
 from farm.errors import QueueUnavailable
+from shared import logs
 from shared.tables import (
     RENDER_CHARGE,
     RENDER_REFUND,
@@ -46,14 +43,26 @@ from shared.tables import (
 )
 
 FARM_CACHE_SEC = 10.0
-QUEUES = ("render", "jobs", "gpu")
+QUEUES = ("render", "jobs")
 ENDPOINTS = {"ops.live", "ops.ready", "ops.metrics"}
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
-HTTP_REQUESTS = Counter("reelfarm_http_requests_total", "HTTP requests answered, by route template, method and status",
-                        ["route", "method", "status"])
-HTTP_DURATION = Histogram("reelfarm_http_request_duration_seconds", "Time to answer an HTTP request",
-                          ["route", "method"], buckets=LATENCY_BUCKETS)
+_http: tuple[Any, Any] | None = None
+
+
+def _http_metrics() -> tuple[Any, Any]:
+    """The HTTP request counter and histogram, made on first use: prometheus-client decides on
+    multiprocess mode when it is first imported, so nothing imports it before ``serve`` has
+    set ``PROMETHEUS_MULTIPROC_DIR``."""
+    global _http
+    if _http is None:
+        from prometheus_client import Counter, Histogram
+
+        _http = (Counter("reelfarm_http_requests_total", "HTTP requests answered, by route template, method and status",
+                         ["route", "method", "status"]),
+                 Histogram("reelfarm_http_request_duration_seconds", "Time to answer an HTTP request",
+                           ["route", "method"], buckets=LATENCY_BUCKETS))
+    return _http
 
 blp = Blueprint("ops", __name__)
 
@@ -80,6 +89,8 @@ def ready() -> Response:
 
 @blp.get("/metrics")
 def metrics() -> Response:
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
     registry = _registry()
     registry.register(_farm_collector(current_app))
     return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
@@ -88,6 +99,7 @@ def metrics() -> Response:
 def install(app: Flask) -> None:
     """Register the endpoints and time every request (call before the app's other hooks)."""
     app.register_blueprint(blp)
+    requests_total, duration = _http_metrics()
 
     @app.before_request
     def start_timer() -> None:
@@ -98,12 +110,19 @@ def install(app: Flask) -> None:
         started = g.get("metrics_started")
         if started is not None and request.endpoint != "ops.metrics":
             route = request.url_rule.rule if request.url_rule is not None else "unmatched"
-            HTTP_REQUESTS.labels(route, request.method, str(response.status_code)).inc()
-            HTTP_DURATION.labels(route, request.method).observe(time.perf_counter() - started)
+            requests_total.labels(route, request.method, str(response.status_code)).inc()
+            duration.labels(route, request.method).observe(time.perf_counter() - started)
         return response
 
+    @app.teardown_request
+    def forget_context(_error: BaseException | None) -> None:
+        logs.clear_context()  # the thread serves other requests next
 
-def _registry() -> CollectorRegistry:
+
+def _registry() -> Any:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # prometheus-client's own switch, set by `serve`
         registry = CollectorRegistry()
         MultiProcessCollector(registry)
@@ -113,10 +132,12 @@ def _registry() -> CollectorRegistry:
     return registry
 
 
-class _ProcessMetrics(Collector):
+class _ProcessMetrics:
     """This process's own metrics (no gunicorn: tests, the Flask development server)."""
 
     def collect(self) -> Iterator[Any]:
+        from prometheus_client import REGISTRY
+
         yield from REGISTRY.collect()
 
 
@@ -131,7 +152,7 @@ def _farm_collector(app: Flask) -> FarmCollector:
         return collector
 
 
-class FarmCollector(Collector):
+class FarmCollector:
     """Farm-wide state read from the database and the queue when scraped, cached briefly."""
 
     def __init__(self, services: Any) -> None:
@@ -159,6 +180,8 @@ class FarmCollector(Collector):
         return families
 
     def _database(self) -> list[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
         now = datetime.now(UTC)
         with self.services.engine.connect() as conn:
             by_status = dict(conn.execute(select(renders.c.status, func.count()).group_by(renders.c.status)).all())
@@ -190,6 +213,8 @@ class FarmCollector(Collector):
         return [statuses, credits, deliveries, lag]
 
     def _queues(self) -> list[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
         depth = GaugeMetricFamily("reelfarm_queue_depth", "Jobs waiting in the queue", labels=["queue"])
         oldest = GaugeMetricFamily("reelfarm_queue_oldest_job_age_seconds",
                                    "How long the oldest waiting job has waited", labels=["queue"])
@@ -227,7 +252,7 @@ def _embedded_queues(engine: Any) -> dict[str, tuple[int, float]]:
     with engine.connect() as conn:
         rows = conn.execute(select(queued_tasks.c.queue, func.count(), func.min(queued_tasks.c.run_after))
                             .where(queued_tasks.c.status == "queued").group_by(queued_tasks.c.queue)).all()
-    found = {name: (0, 0.0) for name in QUEUES if name != "gpu"}
+    found = {name: (0, 0.0) for name in QUEUES}
     for name, count, first in rows:
         found[name] = (int(count), _age(now, first))
     return found

@@ -1,0 +1,110 @@
+"""Operating the API: probes, Prometheus metrics, JSON logs without secrets, `reelfarm migrate`."""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import inspect
+
+from api.app import create_app
+from api.cli import migrate_command
+from api.ratelimit import RedisRateLimiter, make_limiter_redis
+from api.services import Services
+from shared import logs
+from shared.config import Settings
+from shared.db import make_engine
+
+DOWN_REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+
+
+@pytest.fixture
+def json_lines() -> Iterator[io.StringIO]:
+    """Everything logged during the test, as the JSON lines `serve` and `worker` write."""
+    stream = io.StringIO()
+    handler = logs.json_handler(stream)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    level = logging.getLogger("reelfarm").level
+    logging.getLogger("reelfarm").setLevel(logging.DEBUG)
+    yield stream
+    root.removeHandler(handler)
+    logging.getLogger("reelfarm").setLevel(level)
+
+
+def test_livez_and_readyz_answer_without_a_key(client):
+    assert client.get("/livez").json == {"status": "ok"}
+    assert client.get("/readyz").json == {"status": "ok", "checks": {"database": "ok", "queue": "ok"}}
+
+
+def test_a_redis_outage_makes_a_farm_api_unready_but_still_alive(tmp_path, db_url):
+    settings = Settings.from_env({"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_DATABASE_URL": db_url,
+                                  "REELFARM_REDIS_URL": DOWN_REDIS_URL})
+    services = Services.from_settings(settings)
+    try:
+        client = create_app(services=services).test_client()
+        assert client.get("/livez").status_code == 200
+        ready = client.get("/readyz")
+        assert ready.status_code == 503 and ready.json["error"]["code"] == "unavailable"
+        assert ready.headers["X-Request-Id"] == ready.json["error"]["request_id"]
+    finally:
+        services.engine.dispose()
+
+
+def test_metrics_count_requests_by_route_template_with_no_ids(client, make_tenant):
+    tenant = make_tenant()
+    video_id = str(uuid.uuid4())
+    client.get("/api/v1/me", headers=tenant.headers)
+    client.get(f"/api/v1/videos/{video_id}", headers=tenant.headers)
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'reelfarm_http_requests_total{method="GET",route="/api/v1/me",status="200"}' in text
+    assert 'route="/api/v1/videos/<string:video_id>",status="404"' in text
+    assert "reelfarm_http_request_duration_seconds_bucket" in text
+    assert 'reelfarm_queue_depth{queue="render"}' in text and 'reelfarm_renders{status="succeeded"}' in text
+    assert video_id not in text and tenant.workspace_id not in text and tenant.key_id not in text
+
+
+def test_json_logs_carry_request_and_workspace_and_never_a_secret(services, make_tenant, clock, json_lines):
+    services.rate_limiter = RedisRateLimiter(make_limiter_redis(DOWN_REDIS_URL), clock)  # logs a warning per request
+    client = create_app(services=services).test_client()
+    tenant = make_tenant()
+    response = client.get("/api/v1/me", headers={**tenant.headers, "X-Request-Id": "req-ops-1"})
+    assert response.status_code == 200
+    logging.getLogger("reelfarm.test").warning(
+        "a library echoing what it saw: Authorization: Bearer %s, http://u:hunter2@db/x, "
+        "https://files.example/a.mp4?expires=1&sig=abcdef0123, whsec_c2VjcmV0c2VjcmV0", tenant.key)
+    lines = [json.loads(line) for line in json_lines.getvalue().splitlines()]
+    warning = next(line for line in lines if "rate limiter unavailable" in line["message"])
+    assert warning["request_id"] == "req-ops-1" and warning["workspace_id"] == tenant.workspace_id
+    assert warning["level"] == "WARNING" and warning["logger"] == "reelfarm.api" and "time" in warning
+    text = json_lines.getvalue()
+    for secret in (tenant.key, tenant.key[8:40], "hunter2", "abcdef0123", "whsec_c2Vj"):
+        assert secret not in text
+    assert "[redacted]" in text
+
+
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    """`reelfarm migrate` configures the process's logging, as a command does; put it back after."""
+    root = logging.getLogger()
+    handlers, level, ours = list(root.handlers), root.level, logging.getLogger("reelfarm").level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    logging.getLogger("reelfarm").setLevel(ours)
+
+
+def test_migrate_command_brings_an_empty_database_up_to_date(tmp_path, empty_db_url, root_logging):
+    result = CliRunner().invoke(migrate_command, env={"REELFARM_DATA_DIR": str(tmp_path),
+                                                      "REELFARM_DATABASE_URL": empty_db_url})
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].startswith("database schema at revision ")
+    engine = make_engine(empty_db_url)
+    try:
+        assert {"workspaces", "renders", "alembic_version"} <= set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
