@@ -92,6 +92,7 @@ class Settings:
     deepl_url: str | None = None
     log_level: str = "INFO"
     retention_days: int = DEFAULT_RETENTION_DAYS
+    raster: str = "auto"  # REELFARM_RASTER: auto (GL on an NVIDIA GPU, else CPU), cpu or gl
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -129,6 +130,7 @@ class Settings:
             deepl_url=env.parse("REELFARM_DEEPL_URL", _http_url),
             log_level=env.parse("REELFARM_LOG_LEVEL", _log_level) or "INFO",
             retention_days=env.parse("REELFARM_RETENTION_DAYS", _retention_days) or DEFAULT_RETENTION_DAYS,
+            raster=env.parse("REELFARM_RASTER", _raster) or "auto",
             # Evaluated last (arguments go left to right): a malformed variable above leaves
             # no secret file behind.
             secret_key=env.parse("REELFARM_SECRET_KEY", _secret) or load_or_create_secret(data_dir),
@@ -266,6 +268,12 @@ def _storage_url(raw: str) -> str:
 def _secret(raw: str) -> str:
     if len(raw) < MIN_SECRET_LENGTH:
         raise ValueError(f"must be at least {MIN_SECRET_LENGTH} characters")
+    return raw
+
+
+def _raster(raw: str) -> str:
+    if raw not in ("auto", "cpu", "gl"):
+        raise ValueError("expected auto, cpu or gl")
     return raw
 
 

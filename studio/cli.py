@@ -64,6 +64,9 @@ def _spec(doc: renderer.Doc, fmt: str | None, resolution: int, fps: int | None) 
 # any size and rate it can render (previews, tests), checked once by RenderSpec.
 _RESOLUTION = click.IntRange(renderer.MIN_RESOLUTION, renderer.MAX_RESOLUTION)
 _FPS = click.IntRange(1, renderer.MAX_FPS)
+_RASTER = click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), default="auto", show_default=True,
+                       envvar="REELFARM_RASTER", show_envvar=True,
+                       help="Rasterizer: GL on an NVIDIA GPU (auto), Skia on the CPU, or GL on any EGL (gl).")
 
 
 @click.command("render")
@@ -76,8 +79,9 @@ _FPS = click.IntRange(1, renderer.MAX_FPS)
 @click.option("--workers", type=int, default=None, help="Processes (default: one per core).")
 @click.option("--assets", "assets_dir", type=click.Path(file_okay=False), help="Root of asset keys.")
 @click.option("--poster", type=click.Path(dir_okay=False), help="Also write a JPEG poster here.")
+@_RASTER
 def render_command(doc_path: str, output: str, fmt: str | None, resolution: int, fps: int | None,
-                   workers: int | None, assets_dir: str | None, poster: str | None) -> None:
+                   workers: int | None, assets_dir: str | None, poster: str | None, raster: str) -> None:
     """Render a VideoDoc to an H.264 MP4 with a progress bar."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -91,11 +95,12 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: int,
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
         try:
-            stats = renderer.render_video(doc, output, spec, workers=workers, assets=assets, progress=update)
+            stats = renderer.render_video(doc, output, spec, workers=workers, assets=assets, progress=update,
+                                          raster=raster)
         except renderer.RendererError as exc:
             raise click.ClickException(str(exc)) from exc
     if poster:
-        renderer.write_poster(doc, poster, spec, assets)
+        renderer.write_poster(doc, poster, spec, assets, raster=raster)
     click.echo(f"wrote {output}: {stats.width}x{stats.height} {stats.fps} fps, {stats.frames} frames, "
                f"{stats.bytes / 1e6:.1f} MB in {stats.seconds:.2f} s = {stats.frames_per_second:.1f} frames/s")
 
@@ -107,14 +112,16 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: int,
 @click.option("--resolution", type=_RESOLUTION, default=1080, show_default=True, help="Short side in pixels.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="PNG to write.")
 @click.option("--assets", "assets_dir", type=click.Path(file_okay=False))
+@_RASTER
 def still_command(doc_path: str, t: float, fmt: str | None, resolution: int, output: str,
-                  assets_dir: str | None) -> None:
+                  assets_dir: str | None, raster: str) -> None:
     """Render one frame to a PNG."""
     doc = _check(_load_doc(doc_path))
     if not 0 <= t <= doc.duration:
         raise click.BadParameter(f"must be within 0..{doc.duration:g}", param_hint="--time")
     try:
-        png = renderer.render_still_png(doc, t, _spec(doc, fmt, resolution, None), _assets_for(doc_path, assets_dir))
+        png = renderer.render_still_png(doc, t, _spec(doc, fmt, resolution, None), _assets_for(doc_path, assets_dir),
+                                        raster)
     except renderer.RendererError as exc:
         raise click.ClickException(str(exc)) from exc
     Path(output).write_bytes(png)

@@ -70,3 +70,23 @@ def test_render_refuses_a_broken_doc(tmp_path, doc):
     path.write_text(json.dumps(doc))
     result = CliRunner().invoke(main, ["render", str(path), "-o", str(tmp_path / "x.mp4")])
     assert result.exit_code != 0 and "unknown_token" in result.output
+
+
+def test_render_and_still_on_gl(tmp_path, doc):
+    doc_path = tmp_path / "doc.json"
+    doc_path.write_text(json.dumps(doc))
+    png, mp4 = tmp_path / "f.png", tmp_path / "v.mp4"
+    assert run("still", str(doc_path), "--raster", "gl", "--resolution", "180", "-o", str(png)).exit_code == 0
+    assert Image.open(png).size == (320, 180)
+    result = run("render", str(doc_path), "-o", str(mp4), "--raster", "gl", "--resolution", "180", "--workers", "1")
+    assert result.exit_code == 0, result.output
+    assert probe(str(mp4))["frames"] == 180
+
+
+def test_sizes_beyond_the_renderers_limits_are_refused_by_name(tmp_path, doc):
+    doc_path = tmp_path / "doc.json"
+    doc_path.write_text(json.dumps(doc))
+    result = CliRunner().invoke(main, ["still", str(doc_path), "--resolution", "8", "-o", str(tmp_path / "x.png")])
+    assert result.exit_code == 2 and "--resolution" in result.output and "16<=x<=4320" in result.output
+    result = CliRunner().invoke(main, ["render", str(doc_path), "-o", str(tmp_path / "x.mp4"), "--fps", "121"])
+    assert result.exit_code == 2 and "--fps" in result.output
