@@ -22,6 +22,8 @@ Each outage is logged once when it starts and once when it ends (``farm.resilien
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -43,6 +45,9 @@ from farm.resilience import (
 log = logging.getLogger("reelfarm.farm")
 
 MAINTENANCE_INTERVAL_SEC = 60  # RQ's registry cleanup and scheduler restart (RQ's default: 600)
+# RQ waits for a job for this less 15 s at a time and runs its maintenance only in between (RQ's
+# default, 420 s, could put a scheduler restart off for 7 minutes).
+WORKER_TTL_SEC = 75
 
 
 class NodeWorker(Worker):
@@ -52,6 +57,7 @@ class NodeWorker(Worker):
 
     def __init__(self, *args: Any, database: Engine | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL_SEC)
+        kwargs.setdefault("worker_ttl", WORKER_TTL_SEC)
         super().__init__(*args, **kwargs)
         self.database = database
         self.redis_outage = Outage("Redis")
@@ -121,6 +127,7 @@ class NodeWorker(Worker):
         self.scheduler = NodeScheduler(self.queues, connection=self.connection,
                                        logging_level=logging_level if logging_level is not None else self.log.level,
                                        serializer=self.serializer)
+        free_dead_scheduler_locks(self.connection, self.queue_names())
         self.scheduler.acquire_locks()
         if self.scheduler.acquired_locks:
             if burst:
@@ -202,6 +209,44 @@ def hand_back(redis: Any, job_id: str, queue_name: str) -> bool:
             redis.zrem(started.key, entry)
     Queue(queue_name, connection=redis).enqueue_job(job)
     log.warning("job %s was running when Redis went away; handed back to its queue", job_id)
+    return True
+
+
+def free_dead_scheduler_locks(redis: Any, queue_names: list[str]) -> list[str]:
+    """Release the scheduler locks held by schedulers of this machine whose process is gone.
+
+    A killed node's scheduler keeps its queues' locks until they expire (a minute), and RQ tries
+    to take them again only in its maintenance, so a node started in its place would leave due
+    retries waiting for minutes. Returns the queues whose lock was freed.
+    """
+    from rq.exceptions import SchedulerNotFound
+
+    freed = []
+    for name in queue_names:
+        key = RQScheduler.get_locking_key(name)
+        holder = redis.get(key)
+        if holder is None:
+            continue
+        holder = holder.decode() if isinstance(holder, bytes) else holder
+        try:
+            scheduler = RQScheduler.fetch(holder, redis)
+        except SchedulerNotFound:
+            continue
+        if scheduler.hostname == socket.gethostname() and scheduler.pid and not _pid_alive(scheduler.pid):
+            redis.delete(key)
+            freed.append(name)
+    if freed:
+        log.warning("freed the scheduler locks of %s, held by a scheduler that is gone", ", ".join(freed))
+    return freed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
     return True
 
 

@@ -135,3 +135,31 @@ def test_renders_finish_after_redis_is_killed_and_comes_back_empty(farm: Farm) -
     for render_id in ids:
         render = farm.http.get(f"/renders/{render_id}").json()
         assert render["error"] is None and render["bytes"] > 0
+
+
+def test_scratch_folders_of_a_killed_node_are_removed_when_a_node_starts(farm: Farm) -> None:
+    import psutil
+
+    video = make_video(farm, duration=12)
+    render = farm.http.post(f"/videos/{video}/renders", json={"format": "16:9", "resolution": 1080}).json()
+    first = farm.start_worker()
+    scratch = farm.root / "reelfarm-scratch"
+    wait_for(lambda: scratch.is_dir() and any(p.name.startswith("chunk-") for p in scratch.iterdir()), 60,
+             "a chunk to start drawing")
+    tree = [first.pid] + [c.pid for c in psutil.Process(first.pid).children(recursive=True)]
+    for pid in tree:  # the node dies at once, horse and all: nothing of it cleans up
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+    first.wait()
+    psutil.wait_procs([psutil.Process(p) for p in tree[1:] if psutil.pid_exists(p)], timeout=10)
+    left = [p.name for p in scratch.iterdir()]
+    assert any(name.startswith("chunk-") for name in left), left
+    assert not list(farm.root.glob("reelfarm-chunk-*"))  # nothing in the system temp dir itself
+
+    farm.start_worker()
+    wait_for(lambda: farm.http.get(f"/renders/{render['id']}").json()["status"] == "succeeded", 120,
+             "the render to succeed on the new node", interval=0.5)
+    assert not [name for name in left if (scratch / name).exists()]
+    assert f"removed {len(left)} scratch folder(s) left by processes that died" in farm.worker_log()
