@@ -48,11 +48,11 @@ class Proc:
     """A child process in its own session; its output is drained into the last `keep` lines."""
 
     def __init__(self, name: str, args: list[str], env: dict[str, str], keep: int = 400,
-                 cores: set[int] | None = None) -> None:
+                 cores: set[int] | None = None, cwd: Path = ROOT) -> None:
         self.name = name
         self.lines: collections.deque[str] = collections.deque(maxlen=keep)
         self.fresh: queue.Queue[str | None] = queue.Queue()
-        self.popen = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+        self.popen = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.pid = self.popen.pid
         if cores:  # every thread it has so far; threads and processes it starts later inherit it

@@ -16,6 +16,9 @@ can share one queue:
   drawing, so only processes use every core), never in a request thread. At most
   ``max_running`` tasks run at once across all processes sharing the database, so several
   gunicorn processes do not oversubscribe the cores.
+- Pool processes run at ``TASK_NICENESS`` (and so do the encoder threads they start): on a host
+  that also serves requests, the scheduler gives request threads the cores first, so the API
+  keeps answering in well under a second while renders use whatever is left.
 """
 
 from __future__ import annotations
@@ -64,6 +67,9 @@ def _execute(func_path: str, args: Sequence[Any]) -> None:
 
 def _noop() -> None:
     return None
+
+
+TASK_NICENESS = 10  # added to the serving process's niceness in every pool process
 
 
 class EmbeddedQueue:
@@ -238,7 +244,7 @@ class EmbeddedQueue:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        pool = ProcessPoolExecutor(self.workers, mp_context=context)
+        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_lower_priority)
         pool.submit(_noop).result()  # fork every worker now, before this thread does anything else
         return pool
 
@@ -411,3 +417,11 @@ def _claimer_alive(claimed_by: str | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _lower_priority() -> None:
+    """Pool process initializer: yield the cores to the serving process's request threads."""
+    try:
+        os.nice(TASK_NICENESS)
+    except OSError as exc:  # not allowed to (a container without CAP_SYS_NICE only blocks raising it)
+        log.warning("could not lower the priority of a task process: %s", exc)

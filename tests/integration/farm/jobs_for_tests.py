@@ -46,3 +46,8 @@ def slow(path: str, value: str, seconds: float) -> None:
 def failed(func_path: str, args: Sequence[Any], reason: str) -> None:
     """A failure handler: records ``<function name> <value>: <reason>`` beside the job's file."""
     record(str(args[0]) + ".failed", f"{func_path.rsplit('.', 1)[-1]} {args[-1]}: {reason}")
+
+
+def record_niceness(path: str) -> None:
+    """Records the niceness of the process running it."""
+    record(path, str(os.nice(0)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import os
 import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -143,3 +144,15 @@ def test_several_serving_processes_run_each_task_exactly_once(url: str, queues: 
     with first.engine.connect() as conn:
         claimers = set(conn.execute(select(queued_tasks.c.claimed_by)).scalars())
     assert claimers <= {first.name, second.name}
+
+
+def test_tasks_run_at_a_lower_priority_than_the_serving_process(url: str, queues: list[EmbeddedQueue],
+                                                                 tmp_path: Path) -> None:
+    from farm.embedded import TASK_NICENESS
+
+    out = str(tmp_path / "nice")
+    queue = new_queue(url, queues)
+    queue.enqueue(f"{JOBS}.record_niceness", out, job_id="nice")
+    queue.start()
+    assert queue.wait_idle(30)
+    assert recorded(out) == [str(min(19, os.nice(0) + TASK_NICENESS))]

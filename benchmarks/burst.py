@@ -1,0 +1,181 @@
+"""A burst of clients against one embedded `reelfarm serve` while renders run on the same host.
+
+    python -m benchmarks.burst --clients 50 [--background 4] [--checkout PATH] [--label NAME]
+
+Starts `reelfarm serve` as a user would (SQLite, local files, gunicorn with 2 workers, the
+embedded farm rendering in the same host's processes) on a fresh data dir; first asks for
+`--background` renders (12 s, 720p) so renders are already running; then all clients start at
+once (a barrier): each creates a story video (6 s, 9:16, its own headline) and asks for a 720p
+render, then polls its render every second until it has finished. Prints, per endpoint, the
+count, p50, p95, p99 and max latency, any non-2xx answer, and how long until every render had
+finished; writes the same to benchmarks/results/burst-<label>-<time>.json.
+
+`--checkout PATH` serves from another checkout of the project (the same virtualenv, so the same
+libraries): `git worktree add /tmp/before <commit>` and `--checkout /tmp/before` measure an
+earlier commit with the same script in the same session. Figures drift from day to day on
+these machines; compare runs made one after the other.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime as dt
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks import farmkit
+
+API = "/api/v1"
+RESULTS = farmkit.ROOT / "benchmarks" / "results"
+
+
+class Timings:
+    """Latencies and statuses per endpoint, from every client thread."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.seconds: dict[str, list[float]] = collections.defaultdict(list)
+        self.statuses: dict[str, collections.Counter[int]] = collections.defaultdict(collections.Counter)
+
+    def call(self, client: httpx.Client, name: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        start = time.perf_counter()
+        response = client.request(method, path, **kwargs)
+        elapsed = time.perf_counter() - start
+        with self.lock:
+            self.seconds[name].append(elapsed)
+            self.statuses[name][response.status_code] += 1
+        return response
+
+    def table(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for name, values in self.seconds.items():
+            ordered = sorted(values)
+            out[name] = {"count": len(ordered), **{f"p{q}": round(percentile(ordered, q), 3) for q in (50, 95, 99)},
+                         "max": round(ordered[-1], 3), "statuses": dict(self.statuses[name])}
+        return out
+
+
+def percentile(ordered: list[float], q: float) -> float:
+    """The nearest-rank percentile of an ascending list."""
+    rank = max(1, min(len(ordered), int(round(q / 100 * len(ordered) + 0.5))))
+    return ordered[rank - 1]
+
+
+def client_run(base: str, key: str, i: int, barrier: threading.Barrier, timings: Timings,
+               finished: dict[int, float], started: float) -> None:
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=120) as client:
+        barrier.wait()
+        created = timings.call(client, "POST /videos", "POST", f"{API}/videos", json={
+            "storyId": "announcement", "format": "9:16", "durationSec": 6,
+            "fields": {"headline": f"Client {i} opens a studio"}})
+        if created.status_code != 201:
+            return
+        video_id = created.json()["id"]
+        render = timings.call(client, "POST /videos/{id}/renders", "POST", f"{API}/videos/{video_id}/renders",
+                              json={"format": "9:16", "resolution": 720})
+        if render.status_code != 202:
+            return
+        render_id = render.json()["id"]
+        while True:
+            time.sleep(1.0)
+            state = timings.call(client, "GET /renders/{id}", "GET", f"{API}/renders/{render_id}")
+            if state.status_code == 200 and state.json()["status"] in ("succeeded", "failed", "canceled"):
+                finished[i] = time.perf_counter() - started
+                return
+
+
+def background_renders(base: str, key: str, count: int) -> None:
+    """Ask for ``count`` longer renders before the burst, and wait until one of them runs."""
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=120) as client:
+        ids = []
+        for i in range(count):
+            video = client.post(f"{API}/videos", json={"storyId": "flash_sale", "durationSec": 12,
+                                                      "fields": farmkit.story_fields(i)}).json()
+            ids.append(client.post(f"{API}/videos/{video['id']}/renders",
+                                   json={"format": "16:9", "resolution": 720}).json()["id"])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if any(client.get(f"{API}/renders/{r}").json()["status"] == "running" for r in ids):
+                return
+            time.sleep(0.2)
+
+
+def run(clients: int, background: int, checkout: Path) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="reelfarm-burst-") as tmp:
+        port = farmkit.free_port()
+        env = farmkit.clean_env(REELFARM_DATA_DIR=str(Path(tmp) / "data"), REELFARM_PUBLIC_URL=f"http://127.0.0.1:{port}",
+                                REELFARM_RATE_LIMIT_PRO="1000000")
+        proc = farmkit.Proc("reelfarm serve", [sys.executable, "-m", "reelfarm", "serve", "--host", "127.0.0.1",
+                                               "--port", str(port)], env, cwd=checkout)
+        try:
+            key = proc.wait_for(farmkit.KEY_LINE).group(1)
+            base = f"http://127.0.0.1:{port}"
+            wait_healthy(base)
+            # the dev workspace's 100 credits are not enough for a big burst
+            subprocess_admin(checkout, env, key, clients + background)
+            background_renders(base, key, background)
+            timings, finished = Timings(), {}
+            barrier = threading.Barrier(clients)
+            started = time.perf_counter()
+            threads = [threading.Thread(target=client_run, args=(base, key, i, barrier, timings, finished, started))
+                       for i in range(clients)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            return {"clients": clients, "background_renders": background, "endpoints": timings.table(),
+                    "all_renders_done_s": round(max(finished.values()), 1) if finished else None,
+                    "renders_finished": len(finished)}
+        finally:
+            proc.stop()
+
+
+def wait_healthy(base: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("the server never became healthy")
+
+
+def subprocess_admin(checkout: Path, env: dict[str, str], key: str, renders: int) -> None:
+    with httpx.Client(headers={"Authorization": f"Bearer {key}"}) as client:
+        me = client.get(f"{env['REELFARM_PUBLIC_URL']}{API}/me").json()
+    subprocess.run([sys.executable, "-m", "reelfarm", "admin", "add-credits", me["workspace"]["id"], str(renders * 2)],
+                   cwd=checkout, env=env, check=True, capture_output=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--background", type=int, default=4, help="renders already running when the burst starts")
+    parser.add_argument("--checkout", type=Path, default=farmkit.ROOT, help="serve from this checkout")
+    parser.add_argument("--label", default="current")
+    args = parser.parse_args(argv)
+    result = {"label": args.label, "checkout": str(args.checkout), "machine": farmkit.machine(),
+              **run(args.clients, args.background, args.checkout.resolve())}
+    print(f"burst of {args.clients} clients, {args.background} renders already running ({args.label})")
+    print(f"{'endpoint':28} {'count':>6} {'p50 s':>7} {'p95 s':>7} {'p99 s':>7} {'max s':>7}  statuses")
+    for name, row in result["endpoints"].items():
+        print(f"{name:28} {row['count']:>6} {row['p50']:>7.3f} {row['p95']:>7.3f} {row['p99']:>7.3f} "
+              f"{row['max']:>7.3f}  {row['statuses']}")
+    print(f"all {result['renders_finished']} renders finished after {result['all_renders_done_s']} s")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    (RESULTS / f"burst-{args.label}-{stamp}.json").write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
