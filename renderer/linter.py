@@ -324,7 +324,7 @@ def _inside_safe(rect: Rect, safe: tuple[float, float], width: int, height: int)
 
 def _contrast(doc: Doc, raster: Any, fmt: str, scene: Scene, below: tuple[Layer, ...], layer: Layer, t: float,
               extent: Rect) -> float | None:
-    from renderer.raster import SkiaRasterizer, to_rgba
+    from renderer.raster import SkiaRasterizer
 
     color = parse_hex(raster.brand.color(layer.color))[:3]
     if layer.pill is not None:
@@ -335,23 +335,34 @@ def _contrast(doc: Doc, raster: Any, fmt: str, scene: Scene, below: tuple[Layer,
     solo = dataclasses.replace(doc, scenes=(backdrop,), duration=scene.duration)
     try:
         solo_raster = SkiaRasterizer(solo, fmt, raster.width, raster.height, raster.images.assets)
-        pixels = to_rgba(solo_raster.render(t), solo_raster.pixel_format)
+        frame = solo_raster.render(t)
     except Exception:  # noqa: BLE001 - an unreadable asset is reported elsewhere; contrast is then unknown
         return None
     x, y, w, h = (round(v) for v in extent)
-    region = pixels[max(0, y):max(0, y + h), max(0, x):max(0, x + w), :3].reshape(-1, 3).astype(np.float64)
-    if region.size == 0:
+    # Only the text's region is read, in the frame's own channel order: no copy of the whole frame.
+    region = frame[max(0, y):max(0, y + h), max(0, x):max(0, x + w), :3]
+    rgb = region[..., ::-1] if solo_raster.pixel_format == "bgra" else region
+    if rgb.size == 0:
         return None
-    ratios = _pixel_contrasts(np.asarray(color, np.float64), region)
+    ratios = _pixel_contrasts(np.asarray(color, np.uint8), rgb.reshape(-1, 3))
     return float(np.percentile(ratios, 10))
 
 
+def _channel_luminance() -> np.ndarray:
+    """WCAG's linearised value of each 8-bit channel level, once for all 256."""
+    c = np.arange(256, dtype=np.float64) / 255.0
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+_LINEAR = _channel_luminance()
+_WEIGHTS = np.array([0.2126, 0.7152, 0.0722])
+
+
 def _pixel_contrasts(color: np.ndarray, pixels: np.ndarray) -> np.ndarray:
+    """The WCAG contrast ratio of ``color`` against each of ``pixels`` (8-bit RGB rows)."""
     def lum(c: np.ndarray) -> np.ndarray:
-        c = c / 255.0
-        c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-        return c @ np.array([0.2126, 0.7152, 0.0722])
-    lt = lum(color[None, :])[0]
-    lp = lum(pixels)
+        return _LINEAR[c] @ _WEIGHTS
+    lt = lum(color[None, :].astype(np.intp))[0]
+    lp = lum(pixels.astype(np.intp))
     hi, lo = np.maximum(lt, lp), np.minimum(lt, lp)
     return (hi + 0.05) / (lo + 0.05)
