@@ -30,6 +30,7 @@ from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.db import make_engine, transaction
 from shared.repos import videos as videos_repo
+from shared.repos import brand_kits as kits_repo
 from shared.repos import workspaces as ws_repo
 from shared.storage import LocalStorage
 from shared.tables import credit_ledger, queued_tasks, renders
@@ -205,20 +206,29 @@ def make_doc(duration: float = 6, **changes: Any) -> dict[str, Any]:
     return doc
 
 
-def with_audio(doc: dict[str, Any], storage: LocalStorage, tmp_path: Path) -> dict[str, Any]:
+def owned_prefix(farm: Farm, workspace_id: str) -> str:
+    """A storage prefix the workspace owns (its default brand kit's), for assets a document names by key."""
+    with farm.engine.connect() as conn:
+        return f"brand-kits/{kits_repo.get_default_brand_kit(conn, workspace_id).id}"
+
+
+def with_audio(doc: dict[str, Any], farm: Farm, workspace_id: str, tmp_path: Path) -> dict[str, Any]:
     tone = write_tone(tmp_path / "tone.wav", 3.0)
-    storage.put_file("assets/tone.wav", tone, "audio/wav")
-    doc["assets"] = {**doc.get("assets", {}), "music": {"type": "audio", "key": "assets/tone.wav"}}
+    key = f"{owned_prefix(farm, workspace_id)}/tone.wav"
+    farm.storage.put_file(key, tone, "audio/wav")
+    doc["assets"] = {**doc.get("assets", {}), "music": {"type": "audio", "key": key}}
     doc["audio"] = [{"asset": "music", "start": 1.0, "volume": 0.8}]
     return doc
 
 
-def with_image(doc: dict[str, Any], storage: LocalStorage, tmp_path: Path, corrupt: bool = False) -> dict[str, Any]:
+def with_image(doc: dict[str, Any], farm: Farm, workspace_id: str, tmp_path: Path,
+               corrupt: bool = False) -> dict[str, Any]:
+    key = f"{owned_prefix(farm, workspace_id)}/photo.png"
     if corrupt:
-        storage.put_bytes("assets/photo.png", b"this is not an image", "image/png")
+        farm.storage.put_bytes(key, b"this is not an image", "image/png")
     else:
-        storage.put_file("assets/photo.png", write_png(tmp_path / "photo.png"), "image/png")
-    doc["assets"] = {**doc.get("assets", {}), "photo": {"type": "image", "key": "assets/photo.png"}}
+        farm.storage.put_file(key, write_png(tmp_path / "photo.png"), "image/png")
+    doc["assets"] = {**doc.get("assets", {}), "photo": {"type": "image", "key": key}}
     doc["scenes"][0]["layers"].append({"id": "pic", "type": "image", "asset": "photo", "x": 0.8, "y": 0.3,
                                        "w": 0.2, "h": 0.2, "fit": "cover"})
     return doc

@@ -50,7 +50,7 @@ def assert_video(path: Path, width: int, height: int, fps: int, frames: int, aud
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 def test_a_whole_render_with_audio_on_the_embedded_queue(embedded: Farm, tmp_path: Path) -> None:
     workspace = embedded.workspace(credits=5)
-    video = embedded.video(workspace, with_audio(make_doc(6), embedded.storage, tmp_path))
+    video = embedded.video(workspace, with_audio(make_doc(6), embedded, workspace, tmp_path))
     render = embedded.renders.request(workspace, video, "16:9", resolution=180)
     assert render["status"] == "queued" and render["progress"] == 0 and render["url"] is None
     assert render["fps"] == 30 and render["resolution"] == 180 and render["duration_sec"] is None

@@ -180,7 +180,7 @@ def test_canceling_the_paid_render_hands_its_charge_to_a_live_sibling(embedded: 
 def test_a_corrupt_image_fails_the_render_with_a_refund_and_the_next_render_charges_again(
         embedded: Farm, tmp_path: Path) -> None:
     workspace = embedded.workspace(credits=5)
-    video = embedded.video(workspace, with_image(make_doc(6), embedded.storage, tmp_path, corrupt=True))
+    video = embedded.video(workspace, with_image(make_doc(6), embedded, workspace, tmp_path, corrupt=True))
     render = embedded.renders.request(workspace, video, "16:9", 180)
     embedded.queue.start()  # type: ignore[attr-defined]
 

@@ -22,7 +22,7 @@ from tests.integration.farm.test_render_embedded import assert_video, local_file
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_a_whole_render_on_rq(rq_farm: Farm, redis: Any, namespace: str, tmp_path: Path) -> None:
     workspace = rq_farm.workspace(credits=3)
-    doc = with_image(with_audio(make_doc(6), rq_farm.storage, tmp_path), rq_farm.storage, tmp_path)
+    doc = with_image(with_audio(make_doc(6), rq_farm, workspace, tmp_path), rq_farm, workspace, tmp_path)
     video = rq_farm.video(workspace, doc)
     render = rq_farm.renders.request(workspace, video, "9:16", resolution=180, fps=24)
     assert render["status"] == "queued" and (render["fps"], render["format"]) == (24, "9:16")
@@ -44,7 +44,7 @@ def test_a_whole_render_on_rq(rq_farm: Farm, redis: Any, namespace: str, tmp_pat
 def test_an_unreadable_image_fails_the_render_on_rq_with_a_refund(rq_farm: Farm, redis: Any, namespace: str,
                                                                    tmp_path: Path) -> None:
     workspace = rq_farm.workspace(credits=3)
-    video = rq_farm.video(workspace, with_image(make_doc(6), rq_farm.storage, tmp_path, corrupt=True))
+    video = rq_farm.video(workspace, with_image(make_doc(6), rq_farm, workspace, tmp_path, corrupt=True))
     render = rq_farm.renders.request(workspace, video, "16:9", resolution=180)
     assert rq_farm.balance(workspace) == 2
 

@@ -41,7 +41,7 @@ def check_stills(farm: Farm, job: dict[str, Any], times: list[float], size: tupl
 
 def test_stills_on_the_embedded_queue(embedded: Farm, tmp_path: Path) -> None:
     workspace = embedded.workspace()
-    video = embedded.video(workspace, with_image(make_doc(6), embedded.storage, tmp_path))
+    video = embedded.video(workspace, with_image(make_doc(6), embedded, workspace, tmp_path))
     job = embedded.jobs.request_stills(workspace, video, [0, 2.5, 6], "9:16", resolution=360)
     assert (job["status"], job["stage"], job["progress"], job["result"]) == ("queued", None, 0, None)
 
