@@ -1,0 +1,33 @@
+"""reelfarm's clients: a Python SDK, the ``reelfarm`` client commands and an MCP server.
+
+They speak to the API over HTTP only (``/api/v1``) and import nothing of the server
+(``api``, ``farm``, ``studio``, ``shared``, ``renderer``); a test walks the imports to keep it so.
+Importable as ``client`` and as ``reelfarm.client``.
+
+| module | what |
+|---|---|
+| ``sync`` / ``aio`` | ``Client`` and ``AsyncClient``: a resource per attribute, typed results |
+| ``calls`` | every operation as a ``Call`` (method, path, body, parser), shared by both clients |
+| ``http`` | the one I/O seam: retries, ``Idempotency-Key`` per logical POST, errors, downloads |
+| ``retry`` / ``waiting`` | when to retry and how long to wait; how waits poll (no I/O) |
+| ``models`` / ``errors`` | dataclasses for the API's resources; the exception tree |
+| ``config`` | key and URL from arguments, ``REELFARM_API_KEY``/``REELFARM_API_URL``, ``reelfarm login`` |
+| ``webhooks`` | ``verify``: Standard Webhooks signatures |
+| ``cli`` | the client commands of the ``reelfarm`` console script |
+| ``mcp_server`` | ``reelfarm mcp``: tools for agents, schemas taken from the API's OpenAPI document |
+"""
+from __future__ import annotations
+
+from client.aio import AsyncClient
+from client.calls import Page
+from client.errors import APIConnectionError, APIError, ReelfarmError, TaskFailed, WaitTimeout
+from client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+from client.retry import Retry
+from client.sync import Client
+from client.webhooks import WebhookVerificationError, verify
+
+__all__ = [
+    "APIConnectionError", "APIError", "AsyncClient", "BrandKit", "Client", "Job", "Me", "Page", "ReelfarmError",
+    "Render", "Retry", "Story", "TaskFailed", "Variants", "Version", "Video", "WaitTimeout", "Webhook",
+    "WebhookVerificationError", "verify",
+]

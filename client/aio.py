@@ -1,0 +1,231 @@
+"""``AsyncClient``: the same resources as ``Client``, awaited (asyncio or trio, through anyio).
+
+    async with AsyncClient() as rf:
+        video = await rf.videos.create(brief="Our spring sale, 20% off")
+        video = await rf.videos.wait(video.id)
+        render = await rf.render_video(video.id, resolution=720)
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+
+from client import calls, config, webhooks
+from client.errors import WaitTimeout
+from client.http import AsyncTransport, ProgressFn
+from client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+from client.retry import Retry
+from client.sync import DEFAULT_TIMEOUT
+from client.waiting import finished, intervals, timed_out
+
+Listener = Callable[[Any], Awaitable[None] | None]
+
+
+class _Resource:
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._t = transport
+
+
+class Stories(_Resource):
+    async def list(self) -> list[Story]:
+        return await self._t.run(calls.list_stories())
+
+
+class BrandKits(_Resource):
+    async def list(self) -> list[BrandKit]:
+        return await self._t.run(calls.list_brand_kits())
+
+    async def get(self, kit_id: str) -> BrandKit:
+        return await self._t.run(calls.get_brand_kit(kit_id))
+
+    async def update(self, kit_id: str, **changes: Any) -> BrandKit:
+        return await self._t.run(calls.update_brand_kit(kit_id, **changes))
+
+
+class Brand(_Resource):
+    async def extract(self, url: str) -> Job:
+        return await self._t.run(calls.extract_brand(url))
+
+
+class Jobs(_Resource):
+    async def get(self, job_id: str) -> Job:
+        return await self._t.run(calls.get_job(job_id))
+
+    async def cancel(self, job_id: str) -> Job:
+        return await self._t.run(calls.cancel_job(job_id))
+
+    async def wait(self, job_id: str, *, timeout: float = 600, on_progress: Listener | None = None,
+                   raise_on_failure: bool = True) -> Job:
+        return await _wait(lambda: self.get(job_id), "job", job_id, timeout, on_progress, raise_on_failure)
+
+
+class Renders(_Resource):
+    async def get(self, render_id: str) -> Render:
+        return await self._t.run(calls.get_render(render_id))
+
+    async def cancel(self, render_id: str) -> Render:
+        return await self._t.run(calls.cancel_render(render_id))
+
+    async def wait(self, render_id: str, *, timeout: float = 900, on_progress: Listener | None = None,
+                   raise_on_failure: bool = True) -> Render:
+        """Poll until finished; ``on_progress`` may be a coroutine function (an MCP progress report)."""
+        return await _wait(lambda: self.get(render_id), "render", render_id, timeout, on_progress, raise_on_failure)
+
+    async def download(self, render: Render | str, path: str | Path, on_progress: ProgressFn | None = None) -> Path:
+        fresh = await self.get(render if isinstance(render, str) else render.id)
+        if fresh.url is None:
+            raise ValueError(f"render {fresh.id} has no file yet (status {fresh.status})")
+        return await self._t.download(fresh.url, path, on_progress)
+
+
+class Videos(_Resource):
+    async def create(self, *, story_id: str | None = None, fields: Mapping[str, Any] | None = None,
+                     brief: str | None = None, title: str | None = None, brand_kit_id: str | None = None,
+                     url: str | None = None, format: str | None = None, duration_sec: float | None = None,
+                     locale: str | None = None) -> Video:
+        body = calls.video_body(story_id=story_id, fields=dict(fields) if fields is not None else None,
+                                brief=brief, title=title, brand_kit_id=brand_kit_id, url=url, format=format,
+                                duration_sec=duration_sec, locale=locale)
+        return await self._t.run(calls.create_video(body))
+
+    async def create_from_body(self, body: dict[str, Any]) -> Video:
+        """Create from the API's own body shape (as an agent sends it)."""
+        return await self._t.run(calls.create_video(body))
+
+    async def list(self, *, page_size: int | None = None) -> AsyncIterator[Video]:
+        cursor: str | None = None
+        while True:
+            page = await self._t.run(calls.list_videos(page_size, cursor))
+            for video in page.data:
+                yield video
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    async def get(self, video_id: str) -> Video:
+        return await self._t.run(calls.get_video(video_id))
+
+    async def update(self, video_id: str, body: dict[str, Any]) -> Video:
+        """PATCH with the API's body (``fields`` or ``doc``, ``title``, ``note``)."""
+        return await self._t.run(calls.update_video(video_id, body))
+
+    async def archive(self, video_id: str) -> Video:
+        return await self._t.run(calls.archive_video(video_id))
+
+    async def versions(self, video_id: str) -> list[Version]:
+        return await self._t.run(calls.list_versions(video_id))
+
+    async def restore(self, video_id: str, number: int) -> Video:
+        return await self._t.run(calls.restore_version(video_id, number))
+
+    async def render(self, video_id: str, *, format: str, resolution: int | None = None,
+                     fps: int | None = None) -> Render:
+        return await self._t.run(calls.create_render(video_id, calls.render_body(format, resolution, fps)))
+
+    async def stills(self, video_id: str, times: Sequence[float], *, format: str | None = None) -> Job:
+        return await self._t.run(calls.create_stills(video_id, calls.stills_body(times, format)))
+
+    async def variants(self, video_id: str, formats: Sequence[str], *, locales: Sequence[str] | None = None,
+                       resolution: int | None = None) -> Variants:
+        body = calls.variants_body(formats, locales, resolution)
+        return await self._t.run(calls.create_variants(video_id, body))
+
+    async def wait(self, video_id: str, *, timeout: float = 600, on_progress: Listener | None = None) -> Video:
+        deadline = time.monotonic() + timeout
+        for delay in intervals():
+            video = await self.get(video_id)
+            await _tell(on_progress, video)
+            if video.status != "generating":
+                if video.status == "failed" and video.job is not None:
+                    finished(video.job, "generation job", True)
+                return video
+            if time.monotonic() + delay > deadline:
+                raise WaitTimeout(f"video {video_id} still generating after {timeout:g} s", video)
+            await anyio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+class Webhooks(_Resource):
+    async def create(self, url: str, *, events: Sequence[str] | None = None,
+                     description: str | None = None) -> Webhook:
+        return await self._t.run(calls.create_webhook(url, events, description))
+
+    async def list(self) -> list[Webhook]:
+        return await self._t.run(calls.list_webhooks())
+
+    async def delete(self, webhook_id: str) -> None:
+        await self._t.run(calls.delete_webhook(webhook_id))
+
+    verify = staticmethod(webhooks.verify)
+
+
+async def _tell(listener: Listener | None, state: Any) -> None:
+    if listener is not None:
+        result = listener(state)
+        if result is not None:
+            await result
+
+
+async def _wait(get: Callable[[], Awaitable[Any]], what: str, ident: str, timeout: float,
+                on_progress: Listener | None, raise_on_failure: bool) -> Any:
+    deadline = time.monotonic() + timeout
+    for delay in intervals():
+        state = await get()
+        await _tell(on_progress, state)
+        if finished(state, what, raise_on_failure):
+            return state
+        if time.monotonic() + delay > deadline:
+            raise timed_out(what, ident, timeout, state)
+        await anyio.sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class AsyncClient:
+    """The reelfarm API from async Python; arguments as for ``Client``."""
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
+                 timeout: float = DEFAULT_TIMEOUT, retry: Retry | None = None,
+                 http: httpx.AsyncClient | None = None) -> None:
+        found = config.resolve(api_key, base_url)
+        self.api_key, self.base_url = found.api_key, found.base_url
+        self._t = AsyncTransport(found.api_key, found.base_url, timeout, retry or Retry(), http)
+        self.stories = Stories(self._t)
+        self.brand_kits = BrandKits(self._t)
+        self.brand = Brand(self._t)
+        self.videos = Videos(self._t)
+        self.renders = Renders(self._t)
+        self.jobs = Jobs(self._t)
+        self.webhooks = Webhooks(self._t)
+
+    async def me(self) -> Me:
+        return await self._t.run(calls.me())
+
+    async def render_video(self, video_id: str, *, format: str | None = None, resolution: int | None = None,
+                           fps: int | None = None, wait: bool = True, timeout: float = 900,
+                           on_progress: Listener | None = None) -> Render:
+        fmt = format or (await self.videos.get(video_id)).default_format
+        render = await self.videos.render(video_id, format=fmt, resolution=resolution, fps=fps)
+        if not wait:
+            return render
+        return await self.renders.wait(render.id, timeout=timeout, on_progress=on_progress)
+
+    async def fetch_bytes(self, url: str) -> bytes:
+        """The body of a signed URL the API handed out (a still, a poster)."""
+        return await self._t.fetch_bytes(url)
+
+    async def download(self, url: str, path: str | Path, on_progress: ProgressFn | None = None) -> Path:
+        return await self._t.download(url, path, on_progress)
+
+    async def aclose(self) -> None:
+        await self._t.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

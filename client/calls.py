@@ -1,0 +1,209 @@
+"""Every API operation the clients offer, as a ``Call``: method, path, body and how to read the answer.
+
+Both ``Client`` and ``AsyncClient`` run these same values, so a request body is spelled once.
+Arguments that are None are left out of a body: the API's defaults apply.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+from client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+
+T = TypeVar("T")
+M = TypeVar("M")
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a cursor-paginated list."""
+
+    data: list[T]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    method: str
+    path: str  # below /api/v1
+    parse: Callable[[Any], T]
+    body: dict[str, Any] | None = None
+    params: dict[str, Any] | None = None
+
+
+def _id(value: str) -> str:
+    return quote(str(value), safe="")
+
+
+def _compact(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _data(model: Callable[[dict[str, Any]], M]) -> Callable[[Any], list[M]]:
+    return lambda answer: [model(item) for item in answer["data"]]
+
+
+def _page(model: Callable[[dict[str, Any]], M]) -> Callable[[Any], Page[M]]:
+    return lambda answer: Page([model(item) for item in answer["data"]], answer.get("next_cursor"))
+
+
+def _none(_answer: Any) -> None:
+    return None
+
+
+def _raw(answer: Any) -> Any:
+    return answer
+
+
+def me() -> Call[Me]:
+    return Call("GET", "/me", Me.from_dict)
+
+
+def list_stories() -> Call[list[Story]]:
+    return Call("GET", "/stories", _data(Story.from_dict))
+
+
+def list_locales() -> Call[list[dict[str, Any]]]:
+    return Call("GET", "/locales", lambda answer: list(answer["data"]))
+
+
+def list_brand_kits() -> Call[list[BrandKit]]:
+    return Call("GET", "/brand-kits", _data(BrandKit.from_dict))
+
+
+def get_brand_kit(kit_id: str) -> Call[BrandKit]:
+    return Call("GET", f"/brand-kits/{_id(kit_id)}", BrandKit.from_dict)
+
+
+def update_brand_kit(kit_id: str, **changes: Any) -> Call[BrandKit]:
+    return Call("PATCH", f"/brand-kits/{_id(kit_id)}", BrandKit.from_dict, body=_compact(**changes))
+
+
+def extract_brand(url: str) -> Call[Job]:
+    return Call("POST", "/brand/extract", Job.from_dict, body={"url": url})
+
+
+def create_video(body: dict[str, Any]) -> Call[Video]:
+    """``body`` is the API's create-video body (``storyId`` + ``fields``, or ``brief``, ...)."""
+    return Call("POST", "/videos", Video.from_dict, body=body)
+
+
+def video_body(*, story_id: str | None = None, fields: dict[str, Any] | None = None, brief: str | None = None,
+               title: str | None = None, brand_kit_id: str | None = None, url: str | None = None,
+               format: str | None = None, duration_sec: float | None = None,
+               locale: str | None = None) -> dict[str, Any]:
+    """The create-video body from Python-style arguments."""
+    return _compact(storyId=story_id, fields=fields, brief=brief, title=title, brandKitId=brand_kit_id, url=url,
+                    format=format, durationSec=duration_sec, locale=locale)
+
+
+def list_videos(limit: int | None = None, cursor: str | None = None) -> Call[Page[Video]]:
+    return Call("GET", "/videos", _page(Video.from_dict), params=_compact(limit=limit, cursor=cursor))
+
+
+def get_video(video_id: str) -> Call[Video]:
+    return Call("GET", f"/videos/{_id(video_id)}", Video.from_dict)
+
+
+def update_video(video_id: str, body: dict[str, Any]) -> Call[Video]:
+    """``body``: the API's PATCH body (``fields`` or ``doc``, ``title``, ``note``)."""
+    return Call("PATCH", f"/videos/{_id(video_id)}", Video.from_dict, body=body)
+
+
+def archive_video(video_id: str) -> Call[Video]:
+    return Call("DELETE", f"/videos/{_id(video_id)}", Video.from_dict)
+
+
+def list_versions(video_id: str) -> Call[list[Version]]:
+    return Call("GET", f"/videos/{_id(video_id)}/versions", _data(Version.from_dict))
+
+
+def get_version(video_id: str, number: int) -> Call[Version]:
+    return Call("GET", f"/videos/{_id(video_id)}/versions/{int(number)}", Version.from_dict)
+
+
+def restore_version(video_id: str, number: int) -> Call[Video]:
+    return Call("POST", f"/videos/{_id(video_id)}/versions/{int(number)}/restore", Video.from_dict, body={})
+
+
+def list_renders(video_id: str) -> Call[list[Render]]:
+    return Call("GET", f"/videos/{_id(video_id)}/renders", _data(Render.from_dict))
+
+
+def create_render(video_id: str, body: dict[str, Any]) -> Call[Render]:
+    return Call("POST", f"/videos/{_id(video_id)}/renders", Render.from_dict, body=body)
+
+
+def render_body(format: str, resolution: int | None = None, fps: int | None = None) -> dict[str, Any]:
+    return _compact(format=format, resolution=resolution, fps=fps)
+
+
+def create_stills(video_id: str, body: dict[str, Any]) -> Call[Job]:
+    return Call("POST", f"/videos/{_id(video_id)}/stills", Job.from_dict, body=body)
+
+
+def stills_body(times: Sequence[float], format: str | None = None) -> dict[str, Any]:
+    return _compact(times=[float(t) for t in times], format=format)
+
+
+def create_variants(video_id: str, body: dict[str, Any]) -> Call[Variants]:
+    return Call("POST", f"/videos/{_id(video_id)}/variants", Variants.from_dict, body=body)
+
+
+def variants_body(formats: Sequence[str], locales: Sequence[str] | None = None,
+                  resolution: int | None = None) -> dict[str, Any]:
+    return _compact(formats=list(formats), locales=list(locales) if locales else None, resolution=resolution)
+
+
+def get_render(render_id: str) -> Call[Render]:
+    return Call("GET", f"/renders/{_id(render_id)}", Render.from_dict)
+
+
+def cancel_render(render_id: str) -> Call[Render]:
+    return Call("POST", f"/renders/{_id(render_id)}/cancel", Render.from_dict)
+
+
+def get_job(job_id: str) -> Call[Job]:
+    return Call("GET", f"/jobs/{_id(job_id)}", Job.from_dict)
+
+
+def cancel_job(job_id: str) -> Call[Job]:
+    return Call("POST", f"/jobs/{_id(job_id)}/cancel", Job.from_dict)
+
+
+def create_webhook(url: str, events: Sequence[str] | None = None, description: str | None = None) -> Call[Webhook]:
+    body = _compact(url=url, events=list(events) if events else None, description=description)
+    return Call("POST", "/webhooks", Webhook.from_dict, body=body)
+
+
+def list_webhooks() -> Call[list[Webhook]]:
+    return Call("GET", "/webhooks", _data(Webhook.from_dict))
+
+
+def get_webhook(webhook_id: str) -> Call[Webhook]:
+    return Call("GET", f"/webhooks/{_id(webhook_id)}", Webhook.from_dict)
+
+
+def update_webhook(webhook_id: str, **changes: Any) -> Call[Webhook]:
+    return Call("PATCH", f"/webhooks/{_id(webhook_id)}", Webhook.from_dict, body=_compact(**changes))
+
+
+def delete_webhook(webhook_id: str) -> Call[None]:
+    return Call("DELETE", f"/webhooks/{_id(webhook_id)}", _none)
+
+
+def list_deliveries(webhook_id: str) -> Call[list[dict[str, Any]]]:
+    return Call("GET", f"/webhooks/{_id(webhook_id)}/deliveries", lambda answer: list(answer["data"]))
+
+
+def redeliver(webhook_id: str, delivery_id: str) -> Call[Any]:
+    return Call("POST", f"/webhooks/{_id(webhook_id)}/deliveries/{_id(delivery_id)}/redeliver", _raw)
+
+
+def test_webhook(webhook_id: str) -> Call[Any]:
+    return Call("POST", f"/webhooks/{_id(webhook_id)}/test", _raw)
+
+
+test_webhook.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

@@ -1,0 +1,194 @@
+"""Typed results: one frozen dataclass per API resource, built from the API's JSON.
+
+Each model keeps the fields the contract names and the whole answer in ``raw``, so a field the
+server adds later is never lost on the way through. Timestamps stay ISO 8601 strings, as sent;
+``parse_time`` turns one into a ``datetime`` when needed.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+TERMINAL = frozenset({"succeeded", "failed", "canceled"})
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """An API timestamp as an aware ``datetime``, or None."""
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def build(cls: type[T], data: dict[str, Any], **nested: Any) -> T:
+    """``cls`` from the API's JSON: known fields taken, nested models given, the rest kept in ``raw``."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    values = {k: v for k, v in data.items() if k in names}
+    values.update(nested)
+    return cls(**values, raw=data)
+
+
+@dataclass(frozen=True)
+class Story:
+    id: str
+    name: str
+    category: str
+    description: str
+    default_duration_sec: float
+    fields: dict[str, Any]
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Story:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
+class BrandKit:
+    id: str
+    name: str
+    source_url: str | None
+    is_default: bool
+    tokens: dict[str, Any]
+    created_at: str
+    updated_at: str
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BrandKit:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    kind: str
+    status: str
+    stage: str | None
+    progress: float
+    error: str | None
+    result: dict[str, Any] | None
+    created_at: str
+    finished_at: str | None
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        return self.status in TERMINAL
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Job:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
+class Version:
+    id: str
+    number: int
+    source: str
+    created_at: str
+    doc: dict[str, Any] | None = None
+    note: str | None = None
+    lint: list[dict[str, Any]] = field(default_factory=list)
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Version:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
+class Video:
+    id: str
+    title: str
+    status: str
+    story_id: str | None
+    brand_kit_id: str | None
+    default_format: str
+    duration_sec: float | None
+    current_version: Version | None
+    job: Job | None
+    created_at: str
+    updated_at: str
+    locale: str | None = None
+    source_video_id: str | None = None
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Video:
+        version, job = data.get("current_version"), data.get("job")
+        return build(cls, data, current_version=version and Version.from_dict(version), job=job and Job.from_dict(job))
+
+
+@dataclass(frozen=True)
+class Render:
+    id: str
+    video_id: str
+    version_id: str
+    format: str
+    resolution: int
+    fps: int
+    status: str
+    progress: float
+    url: str | None
+    poster_url: str | None
+    duration_sec: float | None
+    bytes: int | None
+    error: str | None
+    created_at: str
+    finished_at: str | None
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        return self.status in TERMINAL
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Render:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
+class Variants:
+    renders: list[Render]
+    translations: list[Video]
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Variants:
+        return build(cls, data, renders=[Render.from_dict(r) for r in data["renders"]],
+                     translations=[Video.from_dict(v) for v in data["translations"]])
+
+
+@dataclass(frozen=True)
+class Webhook:
+    id: str
+    url: str
+    description: str | None
+    events: list[str]
+    enabled: bool
+    created_at: str
+    updated_at: str
+    disabled_reason: str | None = None
+    secret: str | None = None  # only in the answer to create
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Webhook:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
+class Me:
+    workspace: dict[str, Any]
+    rate_limit: dict[str, Any]
+    api_key: dict[str, Any]
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def credits(self) -> int:
+        return int(self.workspace["credits"])
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Me:
+        return build(cls, data)

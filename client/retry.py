@@ -1,0 +1,64 @@
+"""When to try a request again, and how long to wait first. No I/O: both clients ask it.
+
+Retried: 429 (after ``Retry-After``), 502, 503 and 504, a POST answered 409
+``idempotency_key_in_use`` (the first try is still running), and transport errors. What may be
+retried depends on the method: GET, HEAD, DELETE and every POST (each carries an
+``Idempotency-Key`` made once per call, so the server answers a repeat with the first answer)
+are retried on any of these; a PATCH, which the API does not deduplicate, only when it cannot
+have been applied: a refused connection or a 429.
+
+Backoff is exponential with "equal jitter" (half fixed, half random), capped; a ``Retry-After``
+is honoured as given, plus a little jitter so that clients sharing a key spread out.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+SAFE_METHODS = frozenset({"GET", "HEAD", "DELETE", "POST"})
+
+
+@dataclass(frozen=True)
+class Retry:
+    """How many times and how patiently a request is tried again."""
+
+    max_retries: int = 5
+    backoff: float = 0.5
+    max_backoff: float = 8.0
+    max_retry_after: float = 120.0
+
+    def _backoff(self, attempt: int) -> float:
+        ceiling = min(self.max_backoff, self.backoff * 2 ** attempt)
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+    def after_status(self, attempt: int, method: str, status: int, code: str | None,
+                     retry_after: float | None) -> float | None:
+        """Seconds to wait before retry ``attempt + 1`` of an answered request, or None to give up."""
+        if attempt >= self.max_retries:
+            return None
+        in_use = status == 409 and code == "idempotency_key_in_use" and method == "POST"
+        if status not in RETRY_STATUSES and not in_use:
+            return None
+        if method not in SAFE_METHODS and status != 429:
+            return None
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after) + random.uniform(0, 0.25)
+        return self._backoff(attempt)
+
+    def after_error(self, attempt: int, method: str, connect_failed: bool) -> float | None:
+        """Seconds to wait after a transport error, or None to give up."""
+        if attempt >= self.max_retries or (method not in SAFE_METHODS and not connect_failed):
+            return None
+        return self._backoff(attempt)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` in seconds (the API sends whole seconds; an HTTP date is ignored)."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return max(0.0, seconds)
