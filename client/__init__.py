@@ -18,16 +18,24 @@ Importable as ``client`` and as ``reelfarm.client``.
 """
 from __future__ import annotations
 
-from client.aio import AsyncClient
-from client.calls import Page
-from client.errors import APIConnectionError, APIError, ReelfarmError, TaskFailed, WaitTimeout
-from client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
-from client.retry import Retry
-from client.sync import Client
-from client.webhooks import WebhookVerificationError, verify
+import importlib
+from typing import Any
 
-__all__ = [
-    "APIConnectionError", "APIError", "AsyncClient", "BrandKit", "Client", "Job", "Me", "Page", "ReelfarmError",
-    "Render", "Retry", "Story", "TaskFailed", "Variants", "Version", "Video", "WaitTimeout", "Webhook",
-    "WebhookVerificationError", "verify",
-]
+# Names load on first use, so the console script's client commands start without httpx.
+_HOMES = {
+    "AsyncClient": "client.aio", "Client": "client.sync", "Page": "client.calls", "Retry": "client.retry",
+    "APIConnectionError": "client.errors", "APIError": "client.errors", "ReelfarmError": "client.errors",
+    "TaskFailed": "client.errors", "WaitTimeout": "client.errors",
+    "BrandKit": "client.models", "Job": "client.models", "Me": "client.models", "Render": "client.models",
+    "Story": "client.models", "Variants": "client.models", "Version": "client.models", "Video": "client.models",
+    "Webhook": "client.models", "WebhookVerificationError": "client.webhooks", "verify": "client.webhooks",
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'client' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value

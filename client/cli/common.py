@@ -1,0 +1,150 @@
+"""What every client command shares: connection options, ``--json``, output and exit codes.
+
+Exit codes: 0 done; 2 a usage error (click's own, or no API key); 3 the API answered with an error
+or could not be reached; 4 a wait ran past ``--timeout``; 5 the render or job ended failed or
+canceled. With ``--json`` the answer (or the error envelope) is printed as JSON on stdout, and
+progress bars are not drawn; without it, text and tables, and bars on stderr.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import click
+
+from client.errors import APIConnectionError, APIError, ReelfarmError, TaskFailed, WaitTimeout
+
+F = TypeVar("F", bound=Callable[..., Any])
+EXIT_USAGE, EXIT_API, EXIT_TIMEOUT, EXIT_FAILED = 2, 3, 4, 5
+EXIT_CODES_HELP = "Exit codes: 0 ok, 2 usage, 3 API error or unreachable, 4 timed out, 5 render/job failed."
+
+
+@dataclass
+class Session:
+    """One command's connection and output settings."""
+
+    api_key: str | None
+    api_url: str | None
+    as_json: bool
+    _client: Any = field(default=None, repr=False)
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from client.sync import Client
+
+            self._client = Client(api_key=self.api_key, base_url=self.api_url)
+        return self._client
+
+    def emit(self, data: Any, text: str | Callable[[], None]) -> None:
+        """``data`` as JSON with ``--json``; otherwise ``text`` (or what the callable prints)."""
+        if self.as_json:
+            click.echo(json.dumps(to_json(data), indent=2, ensure_ascii=False))
+        elif callable(text):
+            text()
+        else:
+            click.echo(text)
+
+    def show_progress(self) -> bool:
+        return not self.as_json
+
+
+def to_json(value: Any) -> Any:
+    """Models as the API sent them, recursively."""
+    if hasattr(value, "raw"):
+        return value.raw
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    return value
+
+
+def api_command(func: F) -> F:
+    """Adds ``--api-key``, ``--api-url`` and ``--json``; hands the command a ``Session``; maps errors."""
+
+    @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON (for scripts).")
+    @click.option("--api-url", envvar="REELFARM_API_URL", metavar="URL",
+                  help="Server root (default: REELFARM_API_URL, the login file, http://127.0.0.1:8000).")
+    @click.option("--api-key", envvar="REELFARM_API_KEY", metavar="KEY",
+                  help="API key (default: REELFARM_API_KEY, then the key saved by `reelfarm login`).")
+    @functools.wraps(func)
+    def wrapper(api_key: str | None, api_url: str | None, as_json: bool, **kwargs: Any) -> Any:
+        session = Session(api_key, api_url, as_json)
+        try:
+            return func(session, **kwargs)
+        except APIError as exc:
+            fail(session, EXIT_API, exc.to_dict(), _describe(exc))
+        except APIConnectionError as exc:
+            fail(session, EXIT_API, {"code": "connection_failed", "message": str(exc)}, f"error: {exc}")
+        except WaitTimeout as exc:
+            fail(session, EXIT_TIMEOUT, {"code": "timeout", "message": str(exc), "last": to_json(exc.last)},
+                 f"timed out: {exc}")
+        except TaskFailed as exc:
+            fail(session, EXIT_FAILED, {"code": "failed", "message": str(exc), "result": to_json(exc.result)},
+                 f"failed: {exc}")
+        except ReelfarmError as exc:
+            fail(session, EXIT_USAGE, {"code": "usage", "message": str(exc)}, f"error: {exc}")
+        finally:
+            if session._client is not None:
+                session._client.close()
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _describe(exc: APIError) -> str:
+    lines = [f"error: {exc.status} {exc.code}: {exc.message}"]
+    lines += [f"  {d.get('field', '')}: {d.get('message', '')}" for d in exc.details or [] if isinstance(d, dict)]
+    if exc.request_id:
+        lines.append(f"  request id: {exc.request_id}")
+    return "\n".join(lines)
+
+
+def fail(session: Session, code: int, error: dict[str, Any], text: str) -> None:
+    if session.as_json:
+        click.echo(json.dumps({"error": error}, indent=2, ensure_ascii=False))
+    else:
+        click.echo(text, err=True)
+    sys.exit(code)
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> Callable[[], None]:
+    """A printer of a plain rich table on stdout."""
+
+    def draw() -> None:
+        from rich.console import Console
+        from rich.table import Table
+
+        grid = Table(*headers, box=None, pad_edge=False, header_style="bold")
+        for row in rows:
+            grid.add_row(*("" if v is None else str(v) for v in row))
+        Console(soft_wrap=True).print(grid)
+
+    return draw
+
+
+def parse_pairs(pairs: Sequence[str], schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``KEY=VALUE`` options as field values, typed by the story's field schema where known.
+
+    A string field takes the text as is; numbers, booleans, arrays and objects are read as JSON.
+    """
+    properties = (schema or {}).get("properties", {})
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--field")
+        kind = properties.get(key, {}).get("type", "string")
+        kinds = kind if isinstance(kind, list) else [kind]
+        if "string" in kinds:
+            values[key] = raw
+            continue
+        try:
+            values[key] = json.loads(raw)
+        except ValueError:
+            raise click.BadParameter(f"{key}: {raw!r} is not JSON ({'/'.join(kinds)})", param_hint="--field")
+    return values

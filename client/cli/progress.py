@@ -1,0 +1,65 @@
+"""Progress bars for waits and downloads: rich on stderr, fed by the API's own progress figures.
+
+A render's bar runs on ``Render.progress`` (frames done over frames total, from the farm); a job's
+on ``Job.progress`` with its ``stage`` beside it; a download's on bytes received. With ``--json``
+nothing is drawn and the same waits run silently.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from client.cli.common import Session
+from client.models import Job, Render
+
+
+def _progress(*, download: bool = False) -> Any:
+    from rich.console import Console
+    from rich.progress import (BarColumn, DownloadColumn, Progress, TaskProgressColumn, TextColumn,
+                               TimeElapsedColumn, TransferSpeedColumn)
+
+    columns: list[Any] = [TextColumn("{task.description}"), BarColumn()]
+    columns += [DownloadColumn(), TransferSpeedColumn()] if download else [TaskProgressColumn(),
+                                                                           TextColumn("{task.fields[extra]}")]
+    return Progress(*columns, TimeElapsedColumn(), console=Console(stderr=True))
+
+
+def _follow(session: Session, label: str, wait: Callable[[Callable[[Any], None] | None], Any],
+            extra: Callable[[Any], str]) -> Any:
+    if not session.show_progress():
+        return wait(None)
+    with _progress() as bars:
+        task = bars.add_task(label, total=1.0, extra="")
+
+        def update(state: Any) -> None:
+            bars.update(task, completed=min(1.0, float(state.progress)), extra=extra(state))
+
+        return wait(update)
+
+
+def follow_render(session: Session, render: Render, timeout: float) -> Render:
+    """Wait for a render with a bar; returns it succeeded (else ``TaskFailed`` / ``WaitTimeout``)."""
+    label = f"render {render.format} {render.resolution}p"
+    return _follow(session, label,
+                   lambda update: session.client.renders.wait(render.id, timeout=timeout, on_progress=update),
+                   lambda state: state.status)
+
+
+def follow_job(session: Session, job: Job, timeout: float) -> Job:
+    return _follow(session, f"{job.kind} job",
+                   lambda update: session.client.jobs.wait(job.id, timeout=timeout, on_progress=update),
+                   lambda state: f"{state.status} {state.stage or ''}".strip())
+
+
+def download(session: Session, url: str, path: Path, label: str | None = None) -> Path:
+    """Stream a signed URL into ``path`` with a byte-counting bar."""
+    if not session.show_progress():
+        return session.client.download(url, path)
+    with _progress(download=True) as bars:
+        task = bars.add_task(label or f"download {path.name}", total=None)
+
+        def update(done: int, total: int | None) -> None:
+            bars.update(task, completed=done, total=total)
+
+        return session.client.download(url, path, update)

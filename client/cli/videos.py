@@ -1,0 +1,235 @@
+"""``reelfarm videos ...``: create, read, edit and render videos on the API.
+
+``reelfarm videos render VIDEO_ID`` renders on the server (credits, the farm); the top-level
+``reelfarm render DOC.json`` renders a local VideoDoc file on this machine. Both stay, each one's
+help names the other.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from client.cli.account import _epilog
+from client.cli.common import Session, api_command, parse_pairs, table
+from client.cli.progress import download, follow_job, follow_render
+from client.models import Video
+
+FORMATS = ("16:9", "9:16", "1:1", "4:5")
+RESOLUTIONS = click.Choice(["720", "1080", "2160"])
+FPS = click.Choice(["24", "30", "60"])
+
+
+@click.group("videos")
+def videos_group() -> None:
+    """Videos on the API: create, list, edit, version, render (MP4), stills and variants.
+
+    `reelfarm videos render VIDEO_ID` renders on the server; `reelfarm render DOC.json` renders a
+    local file on this machine.
+    """
+
+
+def _video_text(v: Video) -> str:
+    version = v.current_version
+    text = (f"video {v.id} {v.title!r}\nstatus {v.status}  story {v.story_id}  format {v.default_format}  "
+            f"duration {v.duration_sec}s")
+    if version is not None:
+        text += f"\nversion {version.number} ({version.source})"
+        text += "".join(f"\n  lint {w.get('field')}: {w.get('message')}" for w in version.lint)
+    if v.job is not None:
+        text += f"\njob {v.job.id} {v.job.status} {v.job.stage or ''}"
+    return text
+
+
+@videos_group.command("create", epilog=_epilog(
+    "reelfarm videos create --story quote --field quote='Ship it' --format 9:16",
+    "reelfarm videos create --brief 'Our spring sale: 20% off all plans' --wait --json"))
+@click.option("--story", "story_id", help="Story id (see `reelfarm stories list`); built at once.")
+@click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="A story field (repeatable).")
+@click.option("--brief", help="What the video should say; written by the generator (a job).")
+@click.option("--title", help="Title of the video.")
+@click.option("--brand-kit", "brand_kit_id", help="Brand kit id (default: the workspace's default kit).")
+@click.option("--url", help="Website to extract the brand from first.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Main aspect ratio (default 16:9).")
+@click.option("--duration", type=float, help="Seconds (6 to 60).")
+@click.option("--locale", help="BCP 47 language tag of the video.")
+@click.option("--wait", is_flag=True, help="Wait until a generated video is ready.")
+@click.option("--timeout", type=float, default=600, show_default=True, help="Seconds to wait.")
+@api_command
+def videos_create(session: Session, story_id: str | None, fields: tuple[str, ...], brief: str | None,
+                  title: str | None, brand_kit_id: str | None, url: str | None, fmt: str | None,
+                  duration: float | None, locale: str | None, wait: bool, timeout: float) -> None:
+    """Create a video from a story (--story, --field) or from a brief (--brief)."""
+    if fields and not story_id:
+        raise click.UsageError("--field needs --story")
+    if not (story_id or brief or url):
+        raise click.UsageError("give --story ID (with --field KEY=VALUE ...) or --brief TEXT")
+    values = None
+    if fields:
+        schema = next((s.fields for s in session.client.stories.list() if s.id == story_id), None)
+        values = parse_pairs(fields, schema)
+    video = session.client.videos.create(story_id=story_id, fields=values, brief=brief, title=title,
+                                         brand_kit_id=brand_kit_id, url=url, format=fmt, duration_sec=duration,
+                                         locale=locale)
+    if wait and video.status == "generating":
+        if video.job is not None:
+            follow_job(session, video.job, timeout)
+        video = session.client.videos.wait(video.id, timeout=timeout)
+    session.emit(video, _video_text(video))
+
+
+@videos_group.command("list", epilog=_epilog("reelfarm videos list --limit 50", "reelfarm videos list --json"))
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True, help="How many, newest first.")
+@api_command
+def videos_list(session: Session, limit: int) -> None:
+    """List videos, newest first (pages followed as needed)."""
+    videos = []
+    for video in session.client.videos.list(page_size=min(limit, 100)):
+        videos.append(video)
+        if len(videos) >= limit:
+            break
+    session.emit(videos, table(["id", "title", "status", "format", "seconds", "version"],
+                               [(v.id, v.title, v.status, v.default_format, v.duration_sec,
+                                 v.current_version.number if v.current_version else "") for v in videos]))
+
+
+@videos_group.command("show", epilog=_epilog("reelfarm videos show VIDEO_ID", "reelfarm videos show VIDEO_ID --json"))
+@click.argument("video_id")
+@api_command
+def videos_show(session: Session, video_id: str) -> None:
+    """Show a video and its current version (--json includes the full doc)."""
+    video = session.client.videos.get(video_id)
+    session.emit(video, _video_text(video))
+
+
+@videos_group.command("patch", epilog=_epilog("reelfarm videos patch VIDEO_ID --field headline='New headline'",
+                                              "reelfarm videos patch VIDEO_ID --doc edited.json --note 'tighter cut'"))
+@click.argument("video_id")
+@click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="A story field to change (repeatable).")
+@click.option("--doc", "doc_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A complete VideoDoc JSON file.")
+@click.option("--title", help="Rename the video.")
+@click.option("--note", help="Note for the version history.")
+@api_command
+def videos_patch(session: Session, video_id: str, fields: tuple[str, ...], doc_path: Path | None,
+                 title: str | None, note: str | None) -> None:
+    """Edit a video: each change of fields or doc is a new version."""
+    if fields and doc_path:
+        raise click.UsageError("give --field or --doc, not both")
+    if not (fields or doc_path or title):
+        raise click.UsageError("nothing to change: give --field, --doc or --title")
+    values = None
+    if fields:
+        story_id = session.client.videos.get(video_id).story_id
+        schema = next((s.fields for s in session.client.stories.list() if s.id == story_id), None)
+        values = parse_pairs(fields, schema)
+    doc = json.loads(doc_path.read_text("utf-8")) if doc_path else None
+    video = session.client.videos.update(video_id, fields=values, doc=doc, title=title, note=note)
+    session.emit(video, _video_text(video))
+
+
+@videos_group.command("archive", epilog=_epilog("reelfarm videos archive VIDEO_ID"))
+@click.argument("video_id")
+@api_command
+def videos_archive(session: Session, video_id: str) -> None:
+    """Archive a video (it stays readable; it can no longer be edited or rendered)."""
+    video = session.client.videos.archive(video_id)
+    session.emit(video, f"video {video.id} {video.status}")
+
+
+@videos_group.command("versions", epilog=_epilog("reelfarm videos versions VIDEO_ID"))
+@click.argument("video_id")
+@api_command
+def videos_versions(session: Session, video_id: str) -> None:
+    """List a video's versions, newest first."""
+    versions = session.client.videos.versions(video_id)
+    session.emit(versions, table(["number", "source", "created", "note"],
+                                 [(v.number, v.source, v.created_at, v.note) for v in versions]))
+
+
+@videos_group.command("restore", epilog=_epilog("reelfarm videos restore VIDEO_ID 2"))
+@click.argument("video_id")
+@click.argument("number", type=click.IntRange(1))
+@api_command
+def videos_restore(session: Session, video_id: str, number: int) -> None:
+    """Make an old version current again (as a new version)."""
+    video = session.client.videos.restore(video_id, number)
+    session.emit(video, _video_text(video))
+
+
+@videos_group.command("render", epilog=_epilog(
+    "reelfarm videos render VIDEO_ID --format 9:16 --resolution 1080 --download out.mp4",
+    "reelfarm videos render VIDEO_ID --no-wait --json",
+    "(a local VideoDoc file renders on this machine with `reelfarm render DOC.json -o out.mp4`)"))
+@click.argument("video_id")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Aspect ratio (default: the video's).")
+@click.option("--resolution", type=RESOLUTIONS, help="Short side in pixels (default 1080).")
+@click.option("--fps", type=FPS, help="Frame rate (default: the video's).")
+@click.option("--wait/--no-wait", default=True, show_default=True, help="Follow the render with a progress bar.")
+@click.option("--download", "target", type=click.Path(dir_okay=False, path_type=Path), help="Save the MP4 here.")
+@click.option("--timeout", type=float, default=900, show_default=True, help="Seconds to wait.")
+@api_command
+def videos_render(session: Session, video_id: str, fmt: str | None, resolution: str | None, fps: str | None,
+                  wait: bool, target: Path | None, timeout: float) -> None:
+    """Render VIDEO_ID to MP4 on the server (uses credits; a finished identical render is reused)."""
+    fmt = fmt or session.client.videos.get(video_id).default_format
+    render = session.client.videos.render(video_id, format=fmt, resolution=resolution and int(resolution),
+                                          fps=fps and int(fps))
+    if wait or target is not None:
+        render = follow_render(session, render, timeout)
+    if target is not None and render.url:
+        download(session, render.url, target)
+    session.emit(render, f"render {render.id} {render.status}: {target or render.url or ''}".rstrip())
+
+
+@videos_group.command("stills", epilog=_epilog("reelfarm videos stills VIDEO_ID --time 1.5 --time 3 --download stills/"))
+@click.argument("video_id")
+@click.option("--time", "times", type=float, multiple=True, required=True, help="Seconds into the video (1 to 20).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Aspect ratio (default: the video's).")
+@click.option("--download", "folder", type=click.Path(file_okay=False, path_type=Path), help="Save PNGs in this folder.")
+@click.option("--timeout", type=float, default=300, show_default=True, help="Seconds to wait.")
+@api_command
+def videos_stills(session: Session, video_id: str, times: tuple[float, ...], fmt: str | None, folder: Path | None,
+                  timeout: float) -> None:
+    """Render PNG stills at the given times (waits for the job; signed URLs last 10 minutes)."""
+    job = follow_job(session, session.client.videos.stills(video_id, times, format=fmt), timeout)
+    stills: list[dict[str, Any]] = (job.result or {}).get("stills", [])
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for still in stills:
+            path = folder / f"{video_id}-{still['time']:g}s.png"
+            download(session, still["url"], path)
+            still["path"] = str(path)
+    session.emit(stills, table(["time", "size", "file"], [(s["time"], f"{s['width']}x{s['height']}",
+                                                           s.get("path", s["url"])) for s in stills]))
+
+
+@videos_group.command("variants", epilog=_epilog(
+    "reelfarm videos variants VIDEO_ID --format 16:9 --format 9:16 --resolution 720",
+    "reelfarm videos variants VIDEO_ID --format 1:1 --locale es --json"))
+@click.argument("video_id")
+@click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True, required=True,
+              help="A format to render (repeatable).")
+@click.option("--locale", "locales", multiple=True, help="A language for a translated copy (repeatable).")
+@click.option("--resolution", type=RESOLUTIONS, help="Short side in pixels (default 1080).")
+@click.option("--wait", is_flag=True, help="Wait for every render.")
+@click.option("--timeout", type=float, default=900, show_default=True, help="Seconds to wait for each.")
+@api_command
+def videos_variants(session: Session, video_id: str, formats: tuple[str, ...], locales: tuple[str, ...],
+                    resolution: str | None, wait: bool, timeout: float) -> None:
+    """Render several formats at once; each --locale also starts a translated copy."""
+    variants = session.client.videos.variants(video_id, formats, locales=locales or None,
+                                              resolution=resolution and int(resolution))
+    renders = [follow_render(session, r, timeout) for r in variants.renders] if wait else variants.renders
+
+    def draw() -> None:
+        table(["render", "format", "status", "url"], [(r.id, r.format, r.status, r.url) for r in renders])()
+        for copy in variants.translations:
+            click.echo(f"translated copy {copy.id} ({copy.locale}) {copy.status}")
+
+    session.emit({"renders": renders, "translations": variants.translations}, draw)
+
+
+COMMANDS = (videos_group,)
