@@ -1,0 +1,105 @@
+"""The MCP server: the toolbox on the MCP SDK's low-level ``Server``, over stdio or streamable HTTP.
+
+Keys: over stdio one key serves the whole session (``REELFARM_API_KEY`` or ``reelfarm login``);
+over HTTP every request must bring ``Authorization: Bearer rf_live_...`` (401 without one) and
+each tool call uses that request's key, so one server serves many workspaces and never lends its
+own key to anyone. The API itself checks the key on every call (a revoked key gets the API's
+``unauthorized`` back as a tool error). HTTP runs stateless: no session outlives its request, and
+progress notifications ride the request's own event stream.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+
+from client import config
+from client.aio import AsyncClient
+from client.mcp_server.schemas import fetch_openapi
+from client.mcp_server.tools import Toolbox, error_result
+
+INSTRUCTIONS = ("reelfarm makes videos. Pick a story (list_stories) and create_video with its fields, or give a "
+                "brief; render_video (wait=true reports progress) returns an MP4 URL; render_stills shows frames.")
+KeyOf = Callable[[ServerRequestContext[Any]], str | None]
+
+
+def build_server(toolbox: Toolbox, base_url: str, key_of: KeyOf) -> Server[Any]:
+    """An MCP server whose tool calls go to ``base_url`` with the key ``key_of`` finds for the request."""
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                         ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=toolbox.listing())
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        key = key_of(ctx)
+        if not key:
+            return error_result({"status": 401, "code": "unauthorized", "message": "No API key."})
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(progress, total, message)
+
+        async with AsyncClient(api_key=key, base_url=base_url) as client:
+            return await toolbox.call(params.name, params.arguments or {}, client, report)
+
+    return Server("reelfarm", version="1", instructions=INSTRUCTIONS, on_list_tools=list_tools,
+                  on_call_tool=call_tool)
+
+
+def bearer(authorization: str | None) -> str | None:
+    """The key of an ``Authorization: Bearer <key>`` header, or None."""
+    scheme, _, key = (authorization or "").partition(" ")
+    return key.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _request_key(ctx: ServerRequestContext[Any]) -> str | None:
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    return bearer(headers.get("authorization")) if headers is not None else None
+
+
+def require_bearer(app: Any) -> Any:
+    """ASGI wrapper: a request to /mcp without a bearer key gets 401 in the API's error envelope."""
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            if not bearer(headers.get("authorization")):
+                body = json.dumps({"error": {"code": "unauthorized", "message": "Send Authorization: Bearer "
+                                             "<API key>.", "details": None, "request_id": None}}).encode()
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def serve_stdio(api_url: str | None) -> None:
+    """Serve one client over stdin/stdout with the environment's (or login file's) key."""
+    from mcp.server.stdio import stdio_server
+
+    found = config.resolve(None, api_url)
+    server = build_server(Toolbox.from_openapi(fetch_openapi(found.base_url)), found.base_url,
+                          lambda _ctx: found.api_key)
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(run)
+
+
+def serve_http(api_url: str | None, host: str, port: int) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp``; every request brings its own key."""
+    import uvicorn
+
+    base_url = config.resolve(None, api_url).base_url
+    server = build_server(Toolbox.from_openapi(fetch_openapi(base_url)), base_url, _request_key)
+    app = server.streamable_http_app(stateless_http=True, host=host)
+    uvicorn.run(require_bearer(app), host=host, port=port, log_level="warning", lifespan="on")
