@@ -1,0 +1,150 @@
+"""The Python SDK against a real ``reelfarm serve``: a story video rendered, downloaded and decoded;
+a brief video waited for; answers lost on the way back retried under one Idempotency-Key, making
+one video, one render and one charge.
+
+``Served`` (one server, a second workspace and admin commands) is shared by the CLI and MCP tests.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import av
+import httpx
+import pytest
+
+from client import Client, Retry
+from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Served:
+    """A ``reelfarm serve`` on a fresh data dir, its dev key, and its admin commands."""
+
+    def __init__(self, root: Path, **env: str) -> None:
+        self.root, self.port = root, free_port()
+        self.env = {"REELFARM_DATA_DIR": str(root / "data"), **env}
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.process, self.lines = start_server(root / "data", self.port, **env)
+        self.key, _ = wait_for_key(self.lines)
+        wait_for_health(self.base)
+
+    def admin(self, *args: str) -> Any:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
+        env.update(self.env, REELFARM_PUBLIC_URL=self.base)
+        done = subprocess.run([sys.executable, "-m", "reelfarm", "admin", *args, "--json"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def workspace_key(self, name: str, plan: str = "pro", credits: int = 50) -> tuple[str, str, str]:
+        """A new workspace and key: (workspace id, key id, key)."""
+        ws = self.admin("create-workspace", name, "--plan", plan, "--credits", str(credits))
+        key = self.admin("create-key", ws["id"], "--name", f"{name}-key")
+        return ws["id"], key["id"], key["key"]
+
+    def client(self, key: str | None = None, **kwargs: Any) -> Client:
+        return Client(api_key=key or self.key, base_url=self.base, **kwargs)
+
+    def close(self) -> None:
+        stop(self.process)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    made = Served(tmp_path_factory.mktemp("sdk"))
+    yield made
+    made.close()
+
+
+def frames_of(path: Path) -> tuple[int, int, int]:
+    """(width, height, decoded frames) of an MP4."""
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        return stream.codec_context.width, stream.codec_context.height, sum(1 for _ in container.decode(video=0))
+
+
+def test_a_story_video_is_rendered_downloaded_and_decodes(served: Served, tmp_path: Path) -> None:
+    with served.client() as rf:
+        story = rf.stories.get("quote")
+        assert story.fields["properties"]["quote"]["type"] == "string"
+        credits = rf.me().credits
+        video = rf.videos.create(story_id="quote", fields={"quote": "Ship it, then polish"}, format="9:16",
+                                 duration_sec=6)
+        assert (video.status, video.default_format, video.current_version.number) == ("ready", "9:16", 1)
+        seen: list[float] = []
+        render = rf.render_video(video.id, resolution=720, on_progress=lambda r: seen.append(r.progress))
+        assert render.status == "succeeded" and render.format == "9:16" and render.url
+        assert seen[-1] == 1.0 and seen == sorted(seen)
+        got: list[tuple[int, int | None]] = []
+        path = rf.renders.download(render, tmp_path / "quote.mp4", on_progress=lambda n, total: got.append((n, total)))
+        assert got[-1] == (path.stat().st_size, path.stat().st_size) == (render.bytes, render.bytes)
+        assert frames_of(path) == (720, 1280, 6 * 30)
+        assert rf.me().credits == credits - 1
+        assert [v.id for v in rf.videos.list(page_size=1)][0] == video.id
+
+
+def test_a_brief_video_is_waited_for(served: Served) -> None:
+    with served.client() as rf:
+        video = rf.videos.create(brief="Our spring sale: every plan 20% off until Friday", duration_sec=8)
+        assert video.status == "generating" and video.job is not None
+        states: list[str] = []
+        ready = rf.videos.wait(video.id, timeout=120, on_progress=lambda v: states.append(v.status))
+        assert ready.status == "ready" and ready.current_version.source == "generate"
+        job = rf.jobs.wait(video.job.id, timeout=5)
+        assert job.status == "succeeded" and job.result["video_id"] == video.id
+        assert states[-1] == "ready"
+
+
+def test_api_errors_carry_the_envelope(served: Served) -> None:
+    from client import APIError
+
+    with served.client() as rf, pytest.raises(APIError) as caught:
+        rf.videos.create(story_id="quote", fields={"nope": 1})
+    error = caught.value
+    assert (error.status, error.code) == (400, "validation_failed")
+    assert error.request_id.startswith("req_") and any(d["field"] == "/fields/nope" for d in error.details)
+
+
+class LosingTransport(httpx.HTTPTransport):
+    """The network losing answers: the first POST to a path reaches the server, its answer never arrives."""
+
+    def __init__(self, lose: set[str]) -> None:
+        super().__init__()
+        self.lose, self.sent = set(lose), []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        self.sent.append((request.method, request.url.path, request.headers.get("Idempotency-Key"), response))
+        if request.method == "POST" and request.url.path in self.lose:
+            self.lose.discard(request.url.path)
+            response.read()
+            response.close()
+            raise httpx.ReadError("connection reset before the answer arrived", request=request)
+        return response
+
+
+def test_a_lost_answer_is_retried_once_under_one_key_one_video_one_render_one_charge(served: Served) -> None:
+    _, _, key = served.workspace_key("idempotent", credits=10)
+    transport = LosingTransport({"/api/v1/videos"})
+    http = httpx.Client(base_url=served.base, transport=transport, timeout=30,
+                        headers={"Authorization": f"Bearer {key}"})
+    with served.client(key, http=http, retry=Retry(backoff=0.1)) as rf:
+        video = rf.videos.create(story_id="quote", fields={"quote": "Once"}, duration_sec=6)
+        transport.lose.add(f"/api/v1/videos/{video.id}/renders")
+        render = rf.render_video(video.id, format="1:1", resolution=720)
+        assert render.status == "succeeded"
+        assert [v.id for v in rf.videos.list()] == [video.id]
+        assert [r.id for r in rf.videos.renders(video.id)] == [render.id]
+        assert rf.me().credits == 9
+    posts = [(path, idem, response) for method, path, idem, response in transport.sent if method == "POST"]
+    for path in ("/api/v1/videos", f"/api/v1/videos/{video.id}/renders"):
+        tries = [(idem, response) for p, idem, response in posts if p == path]
+        assert len(tries) == 2 and tries[0][0] == tries[1][0] and tries[0][0]
+        assert tries[1][1].headers.get("Idempotent-Replayed") == "true"
