@@ -143,7 +143,7 @@ def videos_archive(session: Session, video_id: str) -> None:
 @click.argument("video_id")
 @api_command
 def videos_versions(session: Session, video_id: str) -> None:
-    """List a video's versions, newest first."""
+    """List a video's versions, oldest first."""
     versions = session.client.videos.versions(video_id)
     session.emit(versions, table(["number", "source", "created", "note"],
                                  [(v.number, v.source, v.created_at, v.note) for v in versions]))
