@@ -28,6 +28,7 @@ from api.resources import (
 )
 from api.schemas import VideoDocField
 from api.services import Services
+from console import blp as console_blp
 from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
 from farm.maintenance import start_in_api
 from shared import logs
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     _document(api)
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
+    app.register_blueprint(console_blp)  # the web console at /app: session sign-in, CSRF, HTML error pages
     _refine(api, services)
     metrics.install(app)  # before the other hooks, so it times them too
     _install_hooks(app, services)
@@ -141,7 +143,7 @@ def _install_hooks(app: Flask, services: Services) -> None:
         g.request_id = sent if _REQUEST_ID.match(sent) else f"req_{secrets.token_hex(12)}"
         logs.clear_context()
         logs.bind_context(request_id=g.request_id)
-        if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None:
+        if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None or request.blueprint == "console":
             return None
         caller = authenticate(services)
         logs.bind_context(workspace_id=caller.workspace.id)

@@ -14,6 +14,7 @@ import click
 PLANS = ("starter", "pro", "crypto_pro", "agency")
 DEV_WORKSPACE = "dev"
 DEV_CREDITS = 100
+DEV_OWNER = "owner@localhost"  # the first console user: an owner and operator of `dev`
 
 
 def _settings() -> Any:
@@ -115,7 +116,7 @@ def _first_start(services: Any, host: str, port: int) -> None:
 
     from renderer import NEUTRAL_BRAND
     from shared.db import transaction
-    from shared.repos import api_keys, workspaces
+    from shared.repos import api_keys, users, workspaces
     from shared.tables import workspaces as workspaces_table
 
     with transaction(services.engine) as conn:
@@ -124,10 +125,14 @@ def _first_start(services: Any, host: str, port: int) -> None:
         ws = workspaces.create_workspace(conn, services.clock, name=DEV_WORKSPACE, plan="pro",
                                          brand_tokens=NEUTRAL_BRAND, credits=DEV_CREDITS)
         _, key = api_keys.create_api_key(conn, services.clock, workspace_id=ws.id, name="dev")
+        owner = users.create_user(conn, services.clock, workspace_id=ws.id, email=DEV_OWNER, role="owner",
+                                  is_operator=True)
+        token = users.issue_link(conn, services.clock, owner.id)
     base = f"http://{host}:{port}"
     click.echo(f"Created workspace '{DEV_WORKSPACE}' (plan pro, {DEV_CREDITS} credits).")
     click.echo(f"API key (shown once, keep it): {key}")
     click.echo(f"Try: curl -H 'Authorization: Bearer {key}' {base}/api/v1/stories")
+    click.echo(f"Console sign-in link for {DEV_OWNER} (works once, for a day): {users.link_url(base, token)}")
 
 
 @click.group("admin")
@@ -232,6 +237,34 @@ def list_keys(workspace_id: str, as_json: bool) -> None:
     text = "\n".join(f"{r['id']}\t{r['prefix']}…\t{r['name']}\t"
                      f"{'revoked' if r['revoked_at'] else 'active'}" for r in rows)
     _emit(as_json, rows, text or "no keys")
+
+
+@admin_group.command("create-user")
+@click.argument("email")
+@click.option("--workspace", "workspace_id", required=True, help="The workspace id the person belongs to.")
+@click.option("--role", type=click.Choice(("owner", "member")), default="member", show_default=True)
+@click.option("--operator", is_flag=True, help="May see the console's farm pages.")
+@click.option("--json", "as_json", is_flag=True)
+def create_user(email: str, workspace_id: str, role: str, operator: bool, as_json: bool) -> None:
+    """Add a console user; prints their one-time sign-in link (valid a day) to set a password."""
+    from shared.db import transaction
+    from shared.errors import NotFound
+    from shared.repos import users, workspaces
+
+    services = _services()
+    try:
+        with transaction(services.engine) as conn:
+            workspaces.get_workspace(conn, workspace_id)
+            user = users.create_user(conn, services.clock, workspace_id=workspace_id, email=email, role=role,
+                                     is_operator=operator)
+            token = users.issue_link(conn, services.clock, user.id)
+    except NotFound as exc:
+        raise click.ClickException(f"no workspace {workspace_id}") from exc
+    except ValueError as exc:  # EmailTaken is one
+        raise click.ClickException(f"cannot add {email}: {exc}") from exc
+    link = users.link_url(services.settings.public_url, token)
+    _emit(as_json, {"id": user.id, "email": user.email, "role": user.role, "operator": user.is_operator,
+                    "link": link}, link)
 
 
 COMMANDS = (serve_command, migrate_command, admin_group)

@@ -5,7 +5,8 @@
 #                                    on the CPU, and Python's venv module
 #   scripts/setup-system.sh --test   also what the tests use: PostgreSQL and Redis server binaries
 #                                    (the tests start their own throwaway servers from them) and
-#                                    the offline translation engine, Apertium, with English-Spanish
+#                                    the offline translation engine, Apertium, with English-Spanish,
+#                                    and Chromium, the headless browser of the console's tests
 #
 # Runs apt-get as root, or through sudo otherwise. Safe to run again: when everything is there
 # it does nothing, not even `apt-get update`.
@@ -13,7 +14,7 @@ set -eu
 
 packages="libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
 case "${1:-}" in
-  --test) packages="$packages postgresql redis-server apertium apertium-eng-spa" ;;
+  --test) packages="$packages postgresql redis-server apertium apertium-eng-spa chromium" ;;
   "") ;;
   *) echo "usage: $0 [--test]" >&2; exit 2 ;;
 esac

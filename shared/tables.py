@@ -344,3 +344,21 @@ render_progress = Table(
     Column("total", BigInteger, nullable=True),
     _ts("updated_at"),
 )
+
+# 0004: the people of a workspace who sign in to the console (console/). Passwords are argon2
+# hashes; a one-time sign-in link is stored as the SHA-256 of its token, one outstanding per user.
+USER_ROLES = ("owner", "member")
+
+users = Table(
+    "users", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("email", String(320), nullable=False, unique=True),
+    Column("role", String(20), nullable=False),
+    Column("is_operator", Boolean, nullable=False, server_default=false()),
+    Column("password_hash", Text, nullable=True),
+    Column("link_hash", String(64), nullable=True, unique=True),
+    _ts("link_expires_at", True),
+    _ts("created_at"), _ts("updated_at"), _ts("password_changed_at", True), _ts("last_sign_in_at", True),
+    _one_of("role", USER_ROLES),
+)

@@ -1,0 +1,25 @@
+"""The web console at ``/app``: people sign in, manage API keys, make and watch videos.
+
+One Flask blueprint, ``blp``, registered by ``api.app.create_app`` on the same app as the API.
+It has its own ways in and out, and shares only the services:
+
+- Authentication is a signed session cookie (``console/web.py``), never an API key; the API's
+  bearer hook skips the ``console`` blueprint and the API never reads the cookie.
+- Errors are HTML pages (``console/errors.py``), registered on the blueprint so they win over the
+  API's JSON envelope for console routes; a catch-all route under ``/app`` gives the console's
+  own not-found page.
+- Views call the same services as ``api/`` (``current_app.extensions["reelfarm"]``: videos,
+  renders, jobs, webhooks, brand kits through their repositories), scoped to the signed-in
+  user's workspace exactly as the API scopes to a key's.
+
+Pages are Jinja templates with a small script (``static/console/console.js``) that adds live
+progress by polling and copy buttons; every action is also a plain form post, so the console
+works without JavaScript. No build step and no CDN: every asset is served by the app.
+"""
+
+from __future__ import annotations
+
+from console.blueprint import blp
+from console.pages import brand, farm, session, settings, video, videos, webhooks  # noqa: F401  (routes)
+
+__all__ = ["blp"]

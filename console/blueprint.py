@@ -1,0 +1,48 @@
+"""The console's blueprint and what runs around each of its requests (a leaf: pages import it).
+
+Before a request: the signed-in user and their workspace are loaded from the session, a POST's
+CSRF token is checked, and a signed-in request is counted in the user's rate window. After it:
+the console's security headers. Errors become HTML pages (``console/errors.py``).
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, g
+
+from console import web
+from console.errors import install as _install_errors
+
+blp = Blueprint("console", __name__, url_prefix="/app", template_folder="templates",
+                static_folder="static", static_url_path="/static")
+
+
+@blp.record_once
+def _configure(state) -> None:  # type: ignore[no-untyped-def]
+    web.configure(state.app)
+
+
+@blp.before_request
+def _begin() -> None:
+    g.user = web.load_user()
+    g.workspace = None
+    if g.user is not None:
+        from shared.repos import workspaces
+
+        with web.services().engine.connect() as conn:
+            g.workspace = workspaces.get_workspace(conn, g.user.workspace_id)
+    web.check_csrf()
+    if g.user is not None:
+        web.count_request(g.user)
+
+
+@blp.after_request
+def _finish(response: Response) -> Response:
+    return web.secure_headers(response)
+
+
+@blp.app_template_global()
+def csrf_token() -> str:
+    return web.csrf_token()
+
+
+_install_errors(blp)

@@ -1,0 +1,279 @@
+"""A story's field schema as HTML form controls, and a submitted form back into field values.
+
+Pure: no Flask, no database. ``controls(schema, values)`` turns the JSON Schema a story publishes
+(``Story.fields``: object properties with ``type``, ``title``, ``default``, ``maxLength``,
+``format`` ``uri``/``color``, ``enum``, ``items``) into a list of ``Control``s that the template
+``console/_fields.html`` draws; ``parse(schema, form)`` reads the posted form back into the
+values the story validates. The two are inverses: ``parse(schema, submitted(controls(s, v)))``
+gives ``v`` back.
+
+Form names are ``f.<field>`` for scalars, ``f.<field>.<i>`` for list items and
+``f.<field>.<i>.<key>`` for the keys of list-of-object items, so the page works as a plain HTML
+form without JavaScript. A list offers ``maxItems`` slots (the values first, then empty ones;
+without ``maxItems``, two spare); empty slots are dropped when read back.
+
+Kinds of control:
+    text, textarea (``maxLength`` over 80)    strings
+    url                                       ``format: uri`` (images by URL); empty -> null
+    color                                     ``format: color``; empty -> null (the brand's colour)
+    number, integer                           numbers, with minimum/maximum
+    select                                    ``enum`` (strings or integers)
+    checkbox                                  booleans
+    list                                      arrays of strings (``items`` are text controls)
+    rows                                      arrays of objects (each item a group of controls)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PREFIX = "f."
+TEXTAREA_OVER = 80
+SPARE_SLOTS = 2
+
+
+@dataclass(frozen=True)
+class Control:
+    """One form control (or a group of them, for lists)."""
+
+    name: str
+    label: str
+    kind: str
+    value: Any = None
+    help: str | None = None
+    required: bool = False
+    nullable: bool = False
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    options: tuple[tuple[str, str], ...] = ()
+    items: tuple[tuple[Control, ...], ...] = ()  # list slots; each slot one control, or a row of them
+
+    @property
+    def id(self) -> str:
+        return "fld-" + self.name[len(PREFIX):].replace(".", "-") if self.name.startswith(PREFIX) else self.name
+
+
+class FormProblem(ValueError):
+    """Submitted values that cannot be read as their field's type; ``problems`` maps form name -> message."""
+
+    def __init__(self, problems: dict[str, str]) -> None:
+        super().__init__(f"{len(problems)} field(s) could not be read")
+        self.problems = problems
+
+
+def controls(schema: Mapping[str, Any], values: Mapping[str, Any] | None = None) -> list[Control]:
+    """The controls for every property of ``schema``, filled with ``values`` or the defaults."""
+    values = values or {}
+    required = set(schema.get("required", ()))
+    return [_control(PREFIX + name, prop, values.get(name, prop.get("default")), name in required)
+            for name, prop in schema.get("properties", {}).items()]
+
+
+def _control(name: str, prop: Mapping[str, Any], value: Any, required: bool, label: str | None = None) -> Control:
+    kind, nullable = kind_of(prop)
+    common = {"name": name, "label": label or prop.get("title") or name.rsplit(".", 1)[-1], "kind": kind,
+              "help": prop.get("description"), "required": required and not nullable, "nullable": nullable}
+    if kind == "select":
+        options = tuple((str(v), str(v)) for v in prop["enum"] if v is not None)
+        return Control(value="" if value is None else str(value), options=options, **common)
+    if kind in ("list", "rows"):
+        return Control(value=None, attrs=_list_attrs(prop), items=_slots(name, prop, value), **common)
+    if kind == "checkbox":
+        return Control(value=bool(value), **common)
+    return Control(value="" if value is None else value, attrs=_attrs(prop, kind), **common)
+
+
+def kind_of(prop: Mapping[str, Any]) -> tuple[str, bool]:
+    """(control kind, whether null is allowed) for a property schema."""
+    types = prop.get("type", "string")
+    types = list(types) if isinstance(types, list) else [types]
+    nullable = "null" in types
+    main = next((t for t in types if t != "null"), "string")
+    if "enum" in prop:
+        return "select", nullable
+    if main == "array":
+        item = prop.get("items", {})
+        return ("rows" if item.get("type") == "object" else "list"), nullable
+    if main in ("integer", "number"):
+        return main, nullable
+    if main == "boolean":
+        return "checkbox", nullable
+    if prop.get("format") == "uri":
+        return "url", nullable
+    if prop.get("format") == "color":
+        return "color", nullable
+    return ("textarea" if prop.get("maxLength", 0) > TEXTAREA_OVER else "text"), nullable
+
+
+def _attrs(prop: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    attrs: dict[str, Any] = {}
+    if kind in ("text", "textarea", "url", "color"):
+        for key, html in (("maxLength", "maxlength"), ("minLength", "minlength")):
+            if key in prop:
+                attrs[html] = prop[key]
+    if kind == "color":
+        attrs["pattern"] = "#[0-9A-Fa-f]{6}"
+        attrs["placeholder"] = "#RRGGBB"
+    if kind in ("integer", "number"):
+        for key, html in (("minimum", "min"), ("maximum", "max")):
+            if key in prop:
+                attrs[html] = prop[key]
+        attrs["step"] = 1 if kind == "integer" else "any"
+    return attrs
+
+
+def _list_attrs(prop: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: prop[k] for k in ("minItems", "maxItems") if k in prop}
+
+
+def _slots(name: str, prop: Mapping[str, Any], value: Any) -> tuple[tuple[Control, ...], ...]:
+    present = list(value) if isinstance(value, list) else []
+    count = prop.get("maxItems", len(present) + SPARE_SLOTS)
+    count = max(count, len(present))
+    item = prop.get("items", {})
+    slots = []
+    for i in range(count):
+        current = present[i] if i < len(present) else None
+        slot_name = f"{name}.{i}"
+        if item.get("type") == "object":
+            current = current if isinstance(current, Mapping) else {}
+            row = tuple(_control(f"{slot_name}.{key}", sub, current.get(key), False,
+                                 label=f"{sub.get('title') or key} {i + 1}")
+                        for key, sub in item.get("properties", {}).items())
+            slots.append(row)
+        else:
+            title = prop.get("title") or name.rsplit(".", 1)[-1]
+            slots.append((_control(slot_name, item, current, False, label=f"{_singular(title)} {i + 1}"),))
+    return tuple(slots)
+
+
+def _singular(title: str) -> str:
+    return title[:-1] if title.endswith("s") and not title.endswith("ss") else title
+
+
+# -- reading a submitted form ------------------------------------------------------------------
+
+def parse(schema: Mapping[str, Any], form: Mapping[str, Any]) -> dict[str, Any]:
+    """Field values from a submitted form (a dict of str, or a MultiDict); raises FormProblem.
+
+    Every property of the schema gets a value: what the form holds, read as the property's type.
+    Range and length checks are the story's own (``studio.stories.validate_fields``).
+    """
+    values: dict[str, Any] = {}
+    problems: dict[str, str] = {}
+    for name, prop in schema.get("properties", {}).items():
+        try:
+            values[name] = _read(PREFIX + name, prop, form)
+        except _Unreadable as exc:
+            problems.update(exc.problems)
+    if problems:
+        raise FormProblem(problems)
+    return values
+
+
+class _Unreadable(Exception):
+    def __init__(self, problems: dict[str, str]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+def _read(name: str, prop: Mapping[str, Any], form: Mapping[str, Any]) -> Any:
+    kind, nullable = kind_of(prop)
+    if kind == "checkbox":
+        return form.get(name) not in (None, "", "0", "false", "off")
+    if kind in ("list", "rows"):
+        return _read_list(name, prop, form)
+    raw = form.get(name)
+    text = "" if raw is None else str(raw)
+    if kind == "select":
+        return _read_choice(name, prop, text, nullable)
+    if kind in ("integer", "number"):
+        return _read_number(name, kind, text.strip(), nullable)
+    if kind in ("url", "color"):
+        text = text.strip()
+        return None if (text == "" and nullable) else text
+    return None if (text == "" and nullable) else text
+
+
+def _read_choice(name: str, prop: Mapping[str, Any], text: str, nullable: bool) -> Any:
+    if text == "" and nullable:
+        return None
+    for option in prop["enum"]:
+        if option is not None and str(option) == text:
+            return option
+    raise _Unreadable({name: "Choose one of the listed options."})
+
+
+def _read_number(name: str, kind: str, text: str, nullable: bool) -> Any:
+    if text == "":
+        if nullable:
+            return None
+        raise _Unreadable({name: "Enter a number."})
+    try:
+        number = float(text)
+    except ValueError:
+        raise _Unreadable({name: "Enter a number."}) from None
+    if kind == "integer":
+        if not number.is_integer():
+            raise _Unreadable({name: "Enter a whole number."})
+        return int(number)
+    return number
+
+
+def _read_list(name: str, prop: Mapping[str, Any], form: Mapping[str, Any]) -> list[Any]:
+    item = prop.get("items", {})
+    indexes = sorted({int(key[len(name) + 1:].split(".", 1)[0]) for key in form
+                      if key.startswith(name + ".") and key[len(name) + 1:].split(".", 1)[0].isdigit()})
+    found: list[Any] = []
+    problems: dict[str, str] = {}
+    for i in indexes:
+        slot = f"{name}.{i}"
+        if item.get("type") == "object":
+            keys = item.get("properties", {})
+            raw = {key: form.get(f"{slot}.{key}") for key in keys}
+            if all(v is None or str(v).strip() == "" for v in raw.values()):
+                continue
+            try:
+                found.append({key: _read(f"{slot}.{key}", sub, form) for key, sub in keys.items()})
+            except _Unreadable as exc:
+                problems.update(exc.problems)
+        else:
+            raw_item = form.get(slot)
+            if raw_item is None or str(raw_item).strip() == "":
+                continue
+            try:
+                found.append(_read(slot, item, form))
+            except _Unreadable as exc:
+                problems.update(exc.problems)
+    if problems:
+        raise _Unreadable(problems)
+    return found
+
+
+def problem_names(details: list[Mapping[str, str]]) -> dict[str, str]:
+    """The story's validation details (JSON pointers ``/fields/stats/0/value``) by form name."""
+    out: dict[str, str] = {}
+    for d in details:
+        pointer = str(d.get("field", ""))
+        parts = [p for p in pointer.split("/") if p]
+        if parts and parts[0] == "fields":
+            parts = parts[1:]
+        name = PREFIX + ".".join(parts) if parts else "form"
+        out.setdefault(name, str(d.get("message", "invalid")))
+    return out
+
+
+def submitted(fields: list[Control]) -> dict[str, str]:
+    """What a browser would post for these controls unchanged (for tests and round trips)."""
+    out: dict[str, str] = {}
+    for c in fields:
+        if c.kind in ("list", "rows"):
+            for slot in c.items:
+                out.update(submitted(list(slot)))
+        elif c.kind == "checkbox":
+            if c.value:
+                out[c.name] = "on"
+        else:
+            out[c.name] = "" if c.value is None else str(c.value)
+    return out

@@ -1,0 +1,50 @@
+"""The farm (operators only): nodes and what they can do and run, queue depths, renders in
+flight with their frames per second, and the latest failed renders with their errors.
+
+The same snapshot as ``reelfarm farm status`` (``farm.status.collect_status``), read from Redis
+and the database on each load; the page refreshes itself every few seconds.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from flask import render_template
+
+from console import queries, web
+from console.blueprint import blp
+from farm.status import collect_status
+
+REFRESH_SEC = 5
+
+
+@blp.route("/farm")
+@web.operator_only
+def farm() -> Any:
+    svc = web.services()
+    queue = svc.farm.queue
+    redis = getattr(queue, "redis", None)
+    status = collect_status(svc.engine, svc.farm.progress, svc.clock, redis, getattr(queue, "namespace", ""))
+    with svc.engine.connect() as conn:
+        failed = queries.failed_renders(conn)
+    columns = sorted({k for depth in status["queues"].values() for k in depth})
+    nodes = status["nodes"] if status["mode"] == "farm" else [_this_server(queue)]
+    return render_template("console/farm.html", status=status, nodes=nodes, failed=failed, columns=columns,
+                           refresh=REFRESH_SEC, auto_refresh=REFRESH_SEC, title="Farm")
+
+
+def _this_server(queue: Any) -> dict[str, Any]:
+    """The embedded mode's one node: this machine, running at most ``max_running`` tasks."""
+    caps = _capabilities()
+    return {"name": "this server (embedded)", "hostname": caps.hostname, "cores": caps.cores,
+            "gpu": caps.gpu, "nvenc": "1" if caps.nvenc else "0", "queues": "render,jobs",
+            "state": f"up to {getattr(queue, 'max_running', 1)} tasks at once", "alive": True,
+            "current_job": "", "seen_sec_ago": 0}
+
+
+@lru_cache(maxsize=1)
+def _capabilities() -> Any:
+    from farm.nodes import detect_capabilities
+
+    return detect_capabilities()

@@ -1,0 +1,104 @@
+"""Settings: the plan, credits and ledger; API keys (create, shown once; revoke with confirmation).
+
+A new key is shown in the answer to the form post that made it and nowhere else: it is not put
+in the session, a redirect or a log, and the database keeps only its hash. Everyone in the
+workspace sees the keys' names and prefixes; owners create and revoke them.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from flask import abort, flash, g, redirect, render_template, request, url_for
+
+from console import queries, web
+from console.blueprint import blp
+from shared.db import transaction
+from shared.ids import is_uuid
+from shared.repos import api_keys
+from shared.repos import users as users_repo
+
+EXPIRY_CHOICES = (("", "Never"), ("30", "In 30 days"), ("90", "In 90 days"), ("365", "In a year"))
+MAX_NAME = 200
+
+
+def _page(status: int = 200, **extra: Any) -> Any:
+    svc = web.services()
+    ws = g.workspace
+    with svc.engine.connect() as conn:
+        keys = api_keys.list_api_keys(conn, ws.id)
+        ledger = queries.ledger(conn, ws.id)
+        people = users_repo.list_users(conn, ws.id) if g.user.is_owner else []
+    rate = svc.settings.rate_limit_for(ws.plan)
+    now = svc.clock.now()
+    keys = sorted(keys, key=lambda k: (not k.is_active(now), -k.created_at.timestamp()))
+    return render_template("console/settings.html", keys=keys, ledger=ledger, rate=rate, now=now, people=people,
+                           expiry_choices=EXPIRY_CHOICES, **extra), status
+
+
+@blp.route("/settings")
+@web.signed_in
+def settings() -> Any:
+    return _page()
+
+
+@blp.route("/settings/keys", methods=["POST"])
+@web.owner_only
+def key_create() -> Any:
+    name = request.form.get("name", "").strip()
+    days = request.form.get("expires", "")
+    problems = {}
+    if not name or len(name) > MAX_NAME:
+        problems["name"] = f"Give the key a name of 1 to {MAX_NAME} characters."
+    if days not in {c for c, _ in EXPIRY_CHOICES}:
+        problems["expires"] = "Choose one of the listed expiries."
+    if problems:
+        return _page(400, problems=problems, form=request.form)
+    svc = web.services()
+    expires = svc.clock.now() + timedelta(days=int(days)) if days else None
+    with transaction(svc.engine) as conn:
+        record, key = api_keys.create_api_key(conn, svc.clock, workspace_id=g.workspace.id, name=name,
+                                              expires_at=expires)
+    return _page(201, new_key=key, new_record=record)
+
+
+def _own_key(key_id: str) -> api_keys.ApiKey:
+    if not is_uuid(key_id):
+        abort(404)
+    with web.services().engine.connect() as conn:
+        found = [k for k in api_keys.list_api_keys(conn, g.workspace.id) if k.id == key_id]
+    if not found:
+        abort(404)
+    return found[0]
+
+
+@blp.route("/settings/keys/<key_id>/revoke", methods=["GET", "POST"])
+@web.owner_only
+def key_revoke(key_id: str) -> Any:
+    key = _own_key(key_id)
+    if request.method == "GET":
+        return render_template("console/key_revoke.html", key=key)
+    svc = web.services()
+    with transaction(svc.engine) as conn:
+        api_keys.revoke_api_key(conn, svc.clock, key.id)
+    flash(f"The key “{key.name}” ({key.prefix}…) is revoked. Requests with it now get 401.", "ok")
+    return redirect(url_for("console.settings") + "#keys")
+
+
+@blp.route("/settings/people", methods=["POST"])
+@web.owner_only
+def person_invite() -> Any:
+    from shared.repos.users import EmailTaken
+
+    email = request.form.get("email", "").strip()
+    role = request.form.get("role", "member")
+    if role not in ("owner", "member"):
+        abort(400)
+    try:
+        made = web.accounts().create_user(g.workspace.id, email, role=role,
+                                          public_url=web.services().settings.public_url)
+    except (EmailTaken, ValueError):
+        return _page(400, problems={"email": "This address cannot be invited: it is not an email address, "
+                                             "or it already has an account."}, invite_email=email)
+    return _page(201, new_link=made.link, new_person=made.user)

@@ -1,0 +1,214 @@
+"""One video: still preview, renders with live progress, playback, versions, fields, translations.
+
+Progress is polled, not pushed: the page's script asks ``/app/videos/<id>/status.json`` about once
+a second while anything is queued or running, and stops when nothing is. Polling was chosen over
+server-sent events because the serving processes are gunicorn threads (4 per worker) and an open
+event stream would hold one for as long as a page stays open; the numbers already live in the
+database or Redis (``ProgressStore``) with no push channel to relay; and a plain GET passes any
+proxy and resumes by itself after a restart. Without JavaScript the page refreshes itself every few
+seconds (``<noscript>`` meta refresh) while work is in flight.
+
+Every action is a form post answered with a redirect (303) back to the page, or, when the script
+asks for JSON (``Accept: application/json``), with the render or job it started.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
+
+from console import forms, queries, web
+from console.blueprint import blp
+from farm.errors import PlanFeatureUnavailable
+from farm.renders import credits_for
+from renderer.spec import FORMATS, RESOLUTIONS
+from shared.ids import is_uuid
+from studio.errors import InvalidFieldsError
+from studio.stories import get_story
+
+LOCALE_PLANS = ("pro", "agency")
+REFRESH_SEC = 3
+
+
+def _wants_json() -> bool:
+    return request.accept_mimetypes.best == "application/json"
+
+
+def _video_id(video_id: str) -> str:
+    if not is_uuid(video_id):
+        abort(404)
+    return video_id
+
+
+def _back(video_id: str, anchor: str = "") -> Any:
+    return redirect(url_for("console.video", video_id=video_id) + anchor, code=303)
+
+
+@blp.route("/videos/<video_id>")
+@web.signed_in
+def video(video_id: str) -> Any:
+    return _page(_video_id(video_id))
+
+
+def _page(video_id: str, problems: dict[str, str] | None = None, typed: dict[str, Any] | None = None,
+          status: int = 200) -> Any:
+    svc = web.services()
+    ws = g.workspace.id
+    video = svc.videos.get(ws, video_id)
+    renders = svc.renders.list_for_video(ws, video_id)
+    versions = svc.videos.versions(ws, video_id)
+    with svc.engine.connect() as conn:
+        copies = queries.translations(conn, ws, video_id)
+        still_job = _still_job(conn, ws, video_id)
+        fields = queries.current_fields(conn, ws, video_id)
+    controls = _controls(video, typed if typed is not None else fields)
+    busy = any(r["status"] in ("queued", "running") for r in renders) or video["status"] == "generating" \
+        or (still_job is not None and still_job["status"] in ("queued", "running")) \
+        or any(c["status"] in ("draft", "generating") for c in copies)
+    return render_template(
+        "console/video.html", v=video, version=video["current_version"], renders=renders, versions=versions,
+        copies=copies, job=video["job"], still=still_job, controls=controls, problems=problems or {},
+        formats=FORMATS, resolutions=RESOLUTIONS, locales=_locales(), locale_plan=g.workspace.plan in LOCALE_PLANS,
+        cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if busy else None,
+        title=video["title"]), status
+
+
+def _still_job(conn: Any, ws: str, video_id: str) -> dict[str, Any] | None:
+    asked = request.args.get("still", "")
+    if not is_uuid(asked):
+        latest = queries.latest_job(conn, ws, video_id, "stills")
+        asked = latest["id"] if latest else ""
+    if not asked:
+        return None
+    job = web.services().jobs.get(ws, asked)
+    return job if job.get("kind") == "stills" else None
+
+
+def _controls(video: dict[str, Any], values: dict[str, Any] | None) -> list[forms.Control] | None:
+    if not video["story_id"] or video["current_version"] is None:
+        return None
+    return forms.controls(get_story(video["story_id"]).fields, values)
+
+
+def _locales() -> list[str]:
+    from farm.jobs import published_locales
+
+    try:
+        return published_locales(web.services().jobs.studio.translators)
+    except Exception:  # the page still shows without the translation menu
+        return []
+
+
+@blp.route("/videos/<video_id>/status.json")
+@web.signed_in
+def video_status(video_id: str) -> Any:
+    """What the page's script polls: the video's state, its renders and its jobs."""
+    svc = web.services()
+    ws = g.workspace.id
+    video = svc.videos.get(ws, _video_id(video_id))
+    with svc.engine.connect() as conn:
+        copies = queries.translations(conn, ws, video_id)
+    version = video["current_version"]
+    return jsonify({"status": video["status"], "version": version["number"] if version else None,
+                    "job": video["job"], "renders": svc.renders.list_for_video(ws, video_id),
+                    "copies": [{"id": c["id"], "status": c["status"], "locale": c["locale"]} for c in copies]})
+
+
+@blp.route("/jobs/<job_id>.json")
+@web.signed_in
+def job_status(job_id: str) -> Any:
+    if not is_uuid(job_id):
+        abort(404)
+    return jsonify(web.services().jobs.get(g.workspace.id, job_id))
+
+
+@blp.route("/videos/<video_id>/renders", methods=["POST"])
+@web.signed_in
+def render_create(video_id: str) -> Any:
+    fmt = request.form.get("format", "")
+    try:
+        resolution = int(request.form.get("resolution", "1080"))
+    except ValueError:
+        abort(400, description="Choose one of the listed resolutions.")
+    render = web.services().renders.request(g.workspace.id, _video_id(video_id), fmt, resolution)
+    if _wants_json():
+        return jsonify(render), 202
+    flash(f"Rendering {fmt} at {resolution}p.", "ok")
+    return _back(video_id, "#renders")
+
+
+@blp.route("/renders/<render_id>/cancel", methods=["POST"])
+@web.signed_in
+def render_cancel(render_id: str) -> Any:
+    if not is_uuid(render_id):
+        abort(404)
+    render = web.services().renders.cancel(g.workspace.id, render_id)
+    flash("The render is canceled; its credits are refunded.", "ok")
+    return _back(render["video_id"], "#renders")
+
+
+@blp.route("/videos/<video_id>/stills", methods=["POST"])
+@web.signed_in
+def still_create(video_id: str) -> Any:
+    try:
+        time = float(request.form.get("time", "0"))
+    except ValueError:
+        abort(400, description="The time must be a number of seconds.")
+    fmt = request.form.get("format") or None
+    job = web.services().jobs.request_stills(g.workspace.id, _video_id(video_id), [time], fmt)
+    if _wants_json():
+        return jsonify(job), 202
+    return redirect(url_for("console.video", video_id=video_id, still=job["id"]) + "#preview", code=303)
+
+
+@blp.route("/videos/<video_id>/fields", methods=["POST"])
+@web.signed_in
+def fields_update(video_id: str) -> Any:
+    svc = web.services()
+    video = svc.videos.get(g.workspace.id, _video_id(video_id))
+    if not video["story_id"]:
+        abort(404)
+    story = get_story(video["story_id"])
+    try:
+        values = forms.parse(story.fields, request.form)
+    except forms.FormProblem as exc:
+        return _page(video_id, exc.problems, None, 400)
+    note = request.form.get("note", "").strip()[:2000] or None
+    try:
+        updated = svc.videos.update(g.workspace.id, video_id, fields=values, note=note)
+    except InvalidFieldsError as exc:
+        return _page(video_id, forms.problem_names(exc.details), values, 400)
+    flash(f"Saved as version {updated['current_version']['number']}.", "ok")
+    return _back(video_id, "#versions")
+
+
+@blp.route("/videos/<video_id>/versions/<int:number>/restore", methods=["POST"])
+@web.signed_in
+def version_restore(video_id: str, number: int) -> Any:
+    if not 1 <= number <= 2**31 - 1:
+        abort(404)
+    restored = web.services().videos.restore(g.workspace.id, _video_id(video_id), number)
+    flash(f"Version {number} restored as version {restored['current_version']['number']}.", "ok")
+    return _back(video_id, "#versions")
+
+
+@blp.route("/videos/<video_id>/translations", methods=["POST"])
+@web.signed_in
+def translation_create(video_id: str) -> Any:
+    locale = request.form.get("locale", "")
+    svc = web.services()
+    if g.workspace.plan not in LOCALE_PLANS:
+        raise PlanFeatureUnavailable("Translated copies need the Pro or Agency plan.")
+    svc.jobs.check_translations(g.workspace.id, _video_id(video_id), [locale])
+    svc.jobs.request_translations(g.workspace.id, video_id, [locale])
+    flash(f"Translating into {locale}: the copy appears below.", "ok")
+    return _back(video_id, "#translations")
+
+
+@blp.route("/videos/<video_id>/archive", methods=["POST"])
+@web.signed_in
+def video_archive(video_id: str) -> Any:
+    web.services().videos.archive(g.workspace.id, _video_id(video_id))
+    flash("The video is archived: it can be watched but no longer changed or rendered.", "ok")
+    return _back(video_id)

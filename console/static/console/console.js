@@ -1,0 +1,175 @@
+/* reelfarm console: progressive enhancement only. Every action also works as a plain form post.
+   Live progress is polled (see console/pages/video.py for why not server-sent events). */
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  var POLL_MS = 1000;
+
+  function $(sel, root) { return (root || document).querySelector(sel); }
+  function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
+  function getJSON(url) {
+    return fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" }).then(function (r) {
+      if (r.status === 401) { location.reload(); throw new Error("signed out"); }
+      if (!r.ok) { throw new Error("HTTP " + r.status); }
+      return r.json();
+    });
+  }
+  function postForm(form, submitter) {
+    var data = submitter ? new FormData(form, submitter) : new FormData(form);
+    return fetch(form.action, { method: "POST", body: data, credentials: "same-origin",
+      headers: { Accept: "application/json", "X-CSRF-Token": csrf } });
+  }
+
+  /* copy buttons for secrets shown once */
+  $$("[data-copy]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var input = document.getElementById(button.getAttribute("data-copy"));
+      var note = document.getElementById(button.getAttribute("data-copy") + "-copied");
+      function done(ok) { if (note) { note.textContent = ok ? "Copied to the clipboard." : "Select the text and copy it."; } }
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(input.value).then(function () { done(true); }, function () { input.select(); done(false); });
+      } else {
+        input.select();
+        try { done(document.execCommand("copy")); } catch (e) { done(false); }
+      }
+    });
+  });
+
+  /* confirmations, one submit per form, filters that apply on change */
+  $$("[data-confirm]").forEach(function (button) {
+    button.addEventListener("click", function (event) {
+      if (!window.confirm(button.getAttribute("data-confirm"))) { event.preventDefault(); }
+    });
+  });
+  $$("form[method=post]").forEach(function (form) {
+    form.addEventListener("submit", function (event) {
+      if (event.defaultPrevented) { return; }
+      if (form.dataset.busy === "1") { event.preventDefault(); return; }
+      form.dataset.busy = "1";
+      setTimeout(function () { form.dataset.busy = ""; }, 4000);
+    });
+  });
+  $$("form[data-autosubmit] select").forEach(function (select) {
+    select.addEventListener("change", function () { select.form.submit(); });
+  });
+
+  /* colour pickers beside hex inputs */
+  $$("input[type=color][data-color-for]").forEach(function (picker) {
+    var text = document.getElementById(picker.getAttribute("data-color-for"));
+    if (!text) { return; }
+    picker.addEventListener("input", function () { text.value = picker.value.toUpperCase(); });
+    text.addEventListener("input", function () { if (/^#[0-9A-Fa-f]{6}$/.test(text.value)) { picker.value = text.value; } });
+  });
+
+  /* jobs (brand extraction, generation): follow the stage, reload when finished */
+  $$("[data-job-url]").forEach(function (box) {
+    var bar = $("[data-job-progress]", box), stage = $("[data-job-stage]", box), wasLive = false;
+    (function tick() {
+      getJSON(box.getAttribute("data-job-url")).then(function (job) {
+        if (bar) { bar.value = job.progress; bar.textContent = Math.round(job.progress * 100) + "%"; }
+        if (stage) { stage.textContent = job.stage || job.status; }
+        if (job.status === "queued" || job.status === "running") { wasLive = true; setTimeout(tick, POLL_MS); }
+        else if (wasLive) { location.assign(box.getAttribute("data-job-done") || location.href); }
+      }).catch(function () { setTimeout(tick, POLL_MS * 3); });
+    })();
+  });
+
+  /* the video page */
+  var page = document.getElementById("video");
+  if (!page) { return; }
+  var statusUrl = page.getAttribute("data-status-url");
+  var polling = false;
+
+  function refreshSections() {
+    return fetch(location.pathname + location.search, { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (html) {
+      var fresh = new DOMParser().parseFromString(html, "text/html");
+      ["render-list", "video-status", "copy-list", "versions"].forEach(function (id) {
+        var mine = document.getElementById(id), theirs = fresh.getElementById(id);
+        if (mine && theirs) { mine.innerHTML = theirs.innerHTML; }
+      });
+    });
+  }
+
+  function poll() {
+    if (polling) { return; }
+    polling = true;
+    (function tick() {
+      getJSON(statusUrl).then(function (state) {
+        var changed = false, live = false;
+        state.renders.forEach(function (r) {
+          var item = document.getElementById("render-" + r.id);
+          if (!item || item.getAttribute("data-status") !== r.status) { changed = true; }
+          if (r.status === "queued" || r.status === "running") { live = true; }
+          if (item) {
+            var bar = $("[data-render-progress]", item), pct = $("[data-render-percent]", item);
+            var value = Math.round(r.progress * 100);
+            if (bar) { bar.value = r.progress; bar.textContent = value + "%"; }
+            if (pct) { pct.textContent = value + "%"; }
+          }
+        });
+        state.copies.forEach(function (c) { if (c.status === "draft" || c.status === "generating") { live = true; } });
+        if (state.status === "generating") { live = true; }
+        if (page.getAttribute("data-last") && page.getAttribute("data-last") !== state.status) { changed = true; }
+        page.setAttribute("data-last", state.status);
+        var next = changed ? refreshSections() : Promise.resolve();
+        next.then(function () {
+          if (live) { setTimeout(tick, POLL_MS); } else { polling = false; }
+        });
+      }).catch(function () { setTimeout(tick, POLL_MS * 3); });
+    })();
+  }
+
+  $$("form[data-render-form]").forEach(function (form) {
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      postForm(form, event.submitter).then(function (r) {
+        if (r.status === 202) { return refreshSections().then(poll); }
+        return r.json().then(function (body) { window.alert(body.error ? body.error.message : "The render could not start."); });
+      });
+    });
+  });
+
+  /* still preview: scrub the slider, a still is drawn for where it stops */
+  var stillForm = $("[data-still-form]"), slider = document.getElementById("still-time"), out = document.getElementById("still-time-out");
+  var frame = document.getElementById("still-frame"), timer = null, asked = 0;
+  function showWait(text) {
+    var img = document.getElementById("still-image");
+    if (img) { img.classList.add("stale"); frame.setAttribute("aria-busy", "true"); return; }
+    var wait = document.getElementById("still-wait");
+    if (wait) { wait.textContent = text; }
+  }
+  function showStill(job) {
+    var still = job.result.stills[0];
+    var img = document.getElementById("still-image");
+    if (!img) { frame.innerHTML = ""; img = document.createElement("img"); img.id = "still-image"; frame.appendChild(img); }
+    img.alt = "Still of the video at " + still.time + " s";
+    img.src = still.url;
+    img.classList.remove("stale");
+    frame.removeAttribute("aria-busy");
+  }
+  function requestStill() {
+    var mine = ++asked;
+    showWait("Drawing the still…");
+    postForm(stillForm).then(function (r) { return r.json(); }).then(function (job) {
+      (function follow() {
+        getJSON(stillForm.getAttribute("data-job-base").replace("JOB", job.id)).then(function (state) {
+          if (mine !== asked) { return; }
+          if (state.status === "succeeded") { showStill(state); }
+          else if (state.status === "queued" || state.status === "running") { setTimeout(follow, 400); }
+          else { showWait("The still could not be drawn: " + (state.error || state.status)); }
+        });
+      })();
+    });
+  }
+  if (stillForm && slider) {
+    slider.addEventListener("input", function () {
+      out.textContent = Number(slider.value).toFixed(1);
+      clearTimeout(timer);
+      timer = setTimeout(requestStill, 350);
+    });
+    stillForm.addEventListener("submit", function (event) { event.preventDefault(); requestStill(); });
+  }
+
+  if ($("[data-status=queued]", page) || $("[data-status=running]", page) || document.getElementById("job")) { poll(); }
+})();

@@ -1,0 +1,202 @@
+"""Sessions, CSRF, access rules and response headers for every console request.
+
+Sessions are Flask's signed cookies (``reelfarm_session``: ``HttpOnly``, ``SameSite=Lax``,
+``Secure`` when the request came over https or the public URL is https), signed with a key
+derived from the service's secret for this use only. A session names the user and carries a
+stamp of their password hash, so changing the password ends every other session; it lasts
+at most ``SESSION_DAYS``. Only the cookie opens the console: an ``Authorization`` header is
+never read here, and the API never reads the cookie, so neither credential works for the other.
+
+CSRF: every session holds a random token; every POST must send it back, as the form field
+``csrf_token`` or the ``X-CSRF-Token`` header (the script's requests), compared in constant
+time. A POST whose ``Origin`` names another site is refused too.
+
+Each signed-in request counts against a per-user window in the API's rate limiter (the plan's
+API rate, or ``CONSOLE_RATE`` for plans without one). Pages answer with a strict
+Content-Security-Policy (scripts and styles only from the app itself), no framing, and
+``Cache-Control: no-store``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import secrets
+from collections.abc import Callable
+from datetime import timedelta
+from functools import wraps
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, abort, current_app, g, redirect, request, session, url_for
+from flask.sessions import SecureCookieSessionInterface
+
+from console.accounts import AccountService
+from shared.config import RateLimit
+from shared.repos.users import User
+
+log = logging.getLogger("reelfarm.console")
+
+SESSION_COOKIE = "reelfarm_session"
+SESSION_DAYS = 7
+CSRF_FIELD = "csrf_token"
+CSRF_HEADER = "X-CSRF-Token"
+CONSOLE_RATE = RateLimit(limit=600, window_sec=60)
+_SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https: http:; "
+       "media-src 'self' https: http:; font-src 'self'; connect-src 'self'; frame-ancestors 'none'; "
+       "form-action 'self'; base-uri 'none'; object-src 'none'")
+
+
+class ConsoleSessionInterface(SecureCookieSessionInterface):
+    """Flask's signed-cookie sessions, ``Secure`` whenever the console is reached over https."""
+
+    salt = "reelfarm-console-session"
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        public = str(app.config.get("REELFARM_PUBLIC_URL", ""))
+        return bool(request and request.is_secure) or public.startswith("https://")
+
+
+def configure(app: Flask) -> None:
+    """Session settings on the app (once, when the console is registered)."""
+    services = app.extensions["reelfarm"]
+    secret = services.settings.secret_key.encode("utf-8")
+    app.secret_key = hmac.new(secret, b"reelfarm console sessions", hashlib.sha256).hexdigest()
+    app.session_interface = ConsoleSessionInterface()
+    app.config.update(SESSION_COOKIE_NAME=SESSION_COOKIE, SESSION_COOKIE_HTTPONLY=True,
+                      SESSION_COOKIE_SAMESITE="Lax", SESSION_COOKIE_PATH="/app",
+                      PERMANENT_SESSION_LIFETIME=timedelta(days=SESSION_DAYS),
+                      REELFARM_PUBLIC_URL=services.settings.public_url)
+    app.extensions["reelfarm_console"] = AccountService(services.engine, services.clock, services.rate_limiter)
+
+
+def services() -> Any:
+    return current_app.extensions["reelfarm"]
+
+
+def accounts() -> AccountService:
+    return current_app.extensions["reelfarm_console"]
+
+
+# -- the session ---------------------------------------------------------------------------
+
+def _stamp(user: User) -> str:
+    key = current_app.secret_key.encode("utf-8") if isinstance(current_app.secret_key, str) else b""
+    return hmac.new(key, (user.password_hash or "").encode("utf-8"), hashlib.sha256).hexdigest()[:24]
+
+
+def start_session(user: User) -> None:
+    """Sign ``user`` in: a fresh session (new CSRF token) naming them."""
+    session.clear()
+    session.permanent = True
+    session["uid"] = user.id
+    session["stamp"] = _stamp(user)
+    session["since"] = int(services().clock.now().timestamp())
+    session[CSRF_FIELD] = secrets.token_urlsafe(32)
+
+
+def end_session() -> None:
+    session.clear()
+
+
+def load_user() -> User | None:
+    """The signed-in user of this request, or None (a stale or tampered session is dropped)."""
+    uid = session.get("uid")
+    if not uid:
+        return None
+    user = accounts().get(uid)
+    age = services().clock.now().timestamp() - float(session.get("since", 0))
+    if user is None or not hmac.compare_digest(str(session.get("stamp", "")), _stamp(user)) \
+            or age > SESSION_DAYS * 86400:
+        session.clear()
+        return None
+    return user
+
+
+def csrf_token() -> str:
+    """This session's CSRF token (made on first use, so the sign-in form has one too)."""
+    token = session.get(CSRF_FIELD)
+    if not token:
+        token = session[CSRF_FIELD] = secrets.token_urlsafe(32)
+    return str(token)
+
+
+def check_csrf() -> None:
+    """Refuse (403) a state-changing request without this session's token or from another origin."""
+    if request.method in _SAFE_METHODS:
+        return
+    origin = request.headers.get("Origin")
+    if origin and origin != "null" and urlsplit(origin).netloc != request.host:
+        abort(403, description="This form came from another site.")
+    sent = request.form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER) or ""
+    expected = session.get(CSRF_FIELD) or ""
+    if not expected or not hmac.compare_digest(str(sent), str(expected)):
+        abort(403, description="The form had expired or was not sent from this console. Reload the page and "
+                               "try again.")
+
+
+def count_request(user: User) -> None:
+    """Count the request in the user's rate window; 429 over it (fails open like the API)."""
+    svc = services()
+    plan = g.workspace.plan
+    rate = svc.settings.rate_limit_for(plan) or CONSOLE_RATE
+    try:
+        quota = svc.rate_limiter.hit(f"console:{user.id}", rate)
+    except Exception as exc:
+        log.warning("console rate limiter unavailable, request not counted: %s", exc)
+        return
+    if not quota.allowed:
+        abort(429, description=f"Too many requests from this session; wait {quota.retry_after} s.")
+
+
+# -- access rules --------------------------------------------------------------------------
+
+def signed_in(view: Callable[..., Any]) -> Callable[..., Any]:
+    """The view needs a signed-in user; others are sent to the sign-in page."""
+    @wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if g.get("user") is None:
+            if request.method in _SAFE_METHODS and not request.path.endswith(".json"):
+                return redirect(url_for("console.sign_in", next=request.full_path.rstrip("?")))
+            abort(401)
+        return view(*args, **kwargs)
+    return wrapper
+
+
+def owner_only(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Owners manage the workspace's secrets (API keys, webhooks); members get 403."""
+    @wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not g.user.is_owner:
+            abort(403, description="Only the workspace's owners can manage this.")
+        return view(*args, **kwargs)
+    return signed_in(wrapper)
+
+
+def operator_only(view: Callable[..., Any]) -> Callable[..., Any]:
+    """The farm pages: operators only; everyone else gets 403."""
+    @wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not g.user.is_operator:
+            abort(403, description="The farm pages are for operators.")
+        return view(*args, **kwargs)
+    return signed_in(wrapper)
+
+
+def safe_next(target: str | None) -> str:
+    """A same-site path under /app to go to after signing in, never an outside address."""
+    if target and target.startswith("/app") and not target.startswith("//") and "\\" not in target:
+        return target
+    return url_for("console.videos")
+
+
+def secure_headers(response: Response) -> Response:
+    response.headers.setdefault("Content-Security-Policy", CSP)
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    if request.endpoint != "console.static":
+        response.headers["Cache-Control"] = "no-store"
+    return response
