@@ -1,0 +1,163 @@
+"""``reelfarm mcp`` driven by the official MCP client: over stdio (spawned, key from the environment)
+and over streamable HTTP (each request's bearer key). Tools listed with schemas from the API's
+OpenAPI document; a video created and rendered with progress notifications received; a still
+returned as an image; API errors as tool errors; a revoked key refused; another workspace's key
+blind to the first workspace's videos."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.e2e.test_client_sdk import ROOT, Served
+from tests.e2e.test_serve import free_port
+
+TOOLS = {"list_stories", "list_brand_kits", "extract_brand", "create_video", "get_video", "update_video",
+         "render_video", "render_variants", "render_stills", "get_render", "get_job"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    made = Served(tmp_path_factory.mktemp("mcp"))
+    yield made
+    made.close()
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
+    env.update(extra)
+    return env
+
+
+@asynccontextmanager
+async def over_stdio(served: Served) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "reelfarm", "mcp"], cwd=str(ROOT),
+                                   env=_env(REELFARM_API_KEY=served.key, REELFARM_API_URL=served.base))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def over_http(url: str, key: str) -> AsyncIterator[ClientSession]:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+async def create_and_render(session: ClientSession, transcript: list[dict[str, Any]]) -> dict[str, Any]:
+    """The agent's path: list tools and stories, create a story video, render it waiting with progress."""
+    tools = (await session.list_tools()).tools
+    assert {t.name for t in tools} == TOOLS
+    schemas = {t.name: t.input_schema for t in tools}
+    assert "storyId" in schemas["create_video"]["properties"] and "$defs" in schemas["update_video"]
+    assert schemas["render_video"]["required"] == ["video_id", "format"]
+    transcript.append({"tools/list": [{"name": t.name, "inputs": sorted(t.input_schema.get("properties", {}))}
+                                      for t in tools]})
+    stories = await session.call_tool("list_stories", {})
+    assert "quote" in [s["id"] for s in stories.structured_content["data"]]
+    args = {"storyId": "quote", "fields": {"quote": "Agents ship videos"}, "format": "1:1", "durationSec": 6}
+    created = await session.call_tool("create_video", args)
+    assert not created.is_error, created.content
+    video = created.structured_content
+    transcript.append({"tools/call": "create_video", "arguments": args,
+                       "result": {k: video[k] for k in ("id", "status", "default_format", "duration_sec")}})
+    progress: list[dict[str, Any]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append({"progress": done, "total": total, "message": message})
+
+    args = {"video_id": video["id"], "format": "1:1", "resolution": 720, "wait": True}
+    rendered = await session.call_tool("render_video", args, progress_callback=on_progress)
+    assert not rendered.is_error, rendered.content
+    render = rendered.structured_content
+    assert render["status"] == "succeeded" and render["url"].startswith("http")
+    assert progress and progress[-1] == {"progress": 1.0, "total": 1.0, "message": "render succeeded"}
+    assert [p["progress"] for p in progress] == sorted(p["progress"] for p in progress)
+    transcript.append({"tools/call": "render_video", "arguments": args, "notifications/progress": progress,
+                       "result": {k: render[k] for k in ("id", "status", "format", "resolution", "url")}})
+    return video
+
+
+def test_stdio_session_lists_tools_creates_renders_and_shows_a_still(served: Served) -> None:
+    transcript: list[dict[str, Any]] = []
+
+    async def session_run() -> None:
+        async with over_stdio(served) as session:
+            video = await create_and_render(session, transcript)
+            still = await session.call_tool("render_stills", {"video_id": video["id"], "times": [2.0]})
+            assert not still.is_error and [c.type for c in still.content] == ["text", "image"]
+            assert still.content[1].mime_type == "image/png"
+            missing = await session.call_tool("get_video", {"video_id": "00000000-0000-0000-0000-000000000000"})
+            assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
+            bad = await session.call_tool("create_video", {"storyId": "quote", "fields": {"nope": 1}})
+            assert bad.is_error and bad.structured_content["error"]["code"] == "validation_failed"
+            assert bad.structured_content["error"]["details"][0]["field"] == "/fields/nope"
+
+    anyio.run(session_run)
+    print("MCP transcript (stdio):\n" + json.dumps(transcript, indent=1))
+
+
+@pytest.fixture(scope="module")
+def mcp_http(served: Served) -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "reelfarm", "mcp", "--http", "--port", str(port)], cwd=ROOT,
+                               env=_env(REELFARM_API_URL=served.base), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}/mcp"
+    process.terminate()
+    process.wait(15)
+
+
+def test_http_serves_each_request_with_its_own_key(served: Served, mcp_http: str) -> None:
+    assert httpx.post(mcp_http, json={}).status_code == 401
+    _, _, other_key = served.workspace_key("other")
+    transcript: list[dict[str, Any]] = []
+
+    async def session_run() -> None:
+        async with over_http(mcp_http, served.key) as session:
+            video = await create_and_render(session, transcript)
+        async with over_http(mcp_http, other_key) as session:
+            blind = await session.call_tool("get_video", {"video_id": video["id"]})
+            assert blind.is_error and blind.structured_content["error"]["code"] == "not_found"
+            assert (await session.call_tool("list_stories", {})).is_error is False
+
+    anyio.run(session_run)
+
+
+def test_a_revoked_key_is_refused(served: Served, mcp_http: str) -> None:
+    _, key_id, key = served.workspace_key("soon-revoked")
+
+    async def call(session: ClientSession) -> Any:
+        return await session.call_tool("list_brand_kits", {})
+
+    async def session_run() -> None:
+        async with over_http(mcp_http, key) as session:
+            assert not (await call(session)).is_error
+            served.admin("revoke-key", key_id)
+            refused = await call(session)
+            assert refused.is_error and refused.structured_content["error"]["code"] == "unauthorized"
+            assert refused.structured_content["error"]["status"] == 401
+
+    anyio.run(session_run)
