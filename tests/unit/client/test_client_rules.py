@@ -1,0 +1,121 @@
+"""Rules of the client package kept by tests: it imports nothing server-side, its retry policy,
+its OpenAPI-derived tool schemas, its login file and its field parsing."""
+from __future__ import annotations
+
+import ast
+import json
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+import client
+from client import config
+from client.cli.common import parse_pairs
+from client.mcp_server.schemas import input_schema
+from client.retry import Retry
+
+SERVER_SIDE = {"api", "farm", "studio", "shared", "renderer", "console", "flask", "flask_smorest", "sqlalchemy",
+               "rq", "redis", "psycopg2", "boto3"}
+
+
+def test_the_client_imports_nothing_server_side():
+    root = Path(client.__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in SERVER_SIDE]
+    assert offenders == []
+
+
+def test_the_client_commands_load_no_service_code_nor_httpx():
+    """``reelfarm videos ...`` starts like the local commands: no web, database or queue code."""
+    code = ("import json, sys\nfrom reelfarm.cli import main\nmain.get_command(None, 'videos')\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = {name.split(".")[0] for name in json.loads(out)}
+    assert loaded & (SERVER_SIDE - {"studio", "renderer"} | {"httpx", "mcp"}) == set()
+
+
+def test_retries_follow_the_method_and_the_status():
+    retry = Retry(max_retries=3, backoff=1.0, max_backoff=4.0)
+    assert 0.5 <= retry.after_status(0, "POST", 503, None, None) <= 1.0
+    assert 2.0 <= retry.after_status(2, "GET", 502, None, None) <= 4.0
+    assert retry.after_status(3, "GET", 503, None, None) is None
+    assert 7.0 <= retry.after_status(0, "GET", 429, None, 7.0) <= 7.25
+    assert retry.after_status(0, "PATCH", 429, None, 2.0) is not None
+    assert retry.after_status(0, "PATCH", 503, None, None) is None
+    assert retry.after_status(0, "POST", 409, "idempotency_key_in_use", None) is not None
+    assert retry.after_status(0, "POST", 409, "conflict", None) is None
+    assert retry.after_status(0, "GET", 500, None, None) is None
+    assert retry.after_error(0, "PATCH", connect_failed=True) is not None
+    assert retry.after_error(0, "PATCH", connect_failed=False) is None
+
+
+DOC = {
+    "paths": {
+        "/api/v1/videos/{video_id}/renders": {
+            "parameters": [{"in": "path", "name": "video_id", "required": True, "schema": {"type": "string"}}],
+            "post": {"requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/R"}}}}},
+        },
+        "/api/v1/videos": {"post": {"requestBody": {"content": {"application/json": {
+            "schema": {"oneOf": [{"$ref": "#/components/schemas/A"}, {"$ref": "#/components/schemas/B"}]}}}}}},
+    },
+    "components": {"schemas": {
+        "R": {"type": "object", "properties": {"format": {"$ref": "#/components/schemas/F"}}, "required": ["format"],
+              "additionalProperties": False},
+        "F": {"type": "string", "enum": ["16:9", "1:1"]},
+        "A": {"type": "object", "properties": {"storyId": {"const": "quote"}}},
+        "B": {"type": "object", "properties": {"brief": {"type": "string"}}},
+        "Unused": {"type": "object"},
+    }},
+}
+
+
+def test_tool_schemas_are_the_api_body_schemas_with_path_and_options_beside():
+    made = input_schema(DOC, "POST", "/api/v1/videos/{video_id}/renders", {"wait": {"type": "boolean"}})
+    assert made.schema == {
+        "type": "object", "additionalProperties": False, "required": ["video_id", "format"],
+        "properties": {"video_id": {"type": "string"}, "wait": {"type": "boolean"}, "format": {"$ref": "#/$defs/F"}},
+        "$defs": {"F": {"type": "string", "enum": ["16:9", "1:1"]}},
+    }
+    assert made.split({"video_id": "v", "wait": True, "format": "1:1"}) == ({"video_id": "v"}, {"format": "1:1"},
+                                                                             {"wait": True})
+
+
+def test_a_body_without_properties_travels_under_body():
+    made = input_schema(DOC, "POST", "/api/v1/videos", {"wait": {"type": "boolean"}})
+    assert made.nested and made.schema["required"] == ["body"]
+    assert made.schema["properties"]["body"] == {"oneOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]}
+    assert sorted(made.schema["$defs"]) == ["A", "B"]
+    assert made.split({"body": {"brief": "x"}, "wait": False}) == ({}, {"brief": "x"}, {"wait": False})
+
+
+def test_login_file_is_private_and_read_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("REELFARM_API_KEY", raising=False)
+    monkeypatch.delenv("REELFARM_API_URL", raising=False)
+    path = config.save("rf_live_x", "http://h:1/api/v1/")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert config.resolve() == config.Credentials("rf_live_x", "http://h:1")
+    monkeypatch.setenv("REELFARM_API_URL", "http://env:2")
+    assert config.resolve(api_key="k").base_url == "http://env:2"
+
+
+def test_field_values_are_typed_by_the_story_schema():
+    schema = {"properties": {"title": {"type": "string"}, "count": {"type": "integer"}, "tips": {"type": "array"},
+                             "image": {"type": ["string", "null"]}}}
+    values = parse_pairs(["title=42", "count=42", 'tips=["a","b"]', "image=https://x/y.png", "other=a=b"], schema)
+    assert values == {"title": "42", "count": 42, "tips": ["a", "b"], "image": "https://x/y.png", "other": "a=b"}
+    with pytest.raises(click.BadParameter):
+        parse_pairs(["count=many"], schema)
+    with pytest.raises(click.BadParameter):
+        parse_pairs(["novalue"], schema)
