@@ -29,8 +29,7 @@ from api.resources import (
 from api.schemas import VideoDocField
 from api.services import Services
 from console import blp as console_blp
-from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
-from farm.maintenance import start_in_api
+from farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
 from shared import logs
 from shared.config import Settings
 from shared.errors import InsufficientCredits, NotFound
@@ -61,8 +60,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
                start_farm: bool = False) -> Flask:
     """Build the WSGI app; `services` may be given to share collaborators (tests, workers).
 
-    `start_farm` starts this process's embedded executor (serving processes do; with Redis it
-    is a no-op because `reelfarm worker` nodes run the tasks).
+    `start_farm` starts this process's share of the farm (serving processes do): the embedded
+    executor, or with Redis, whose `reelfarm worker` nodes run the tasks, the farm's repair timer.
     """
     settings = settings or (services.settings if services else Settings.from_env())
     services = services or Services.from_settings(settings)
@@ -93,8 +92,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     _install_hooks(app, services)
     logging.getLogger("reelfarm").setLevel(settings.log_level)
     if start_farm:
-        services.farm.start()
-        start_in_api(services.farm.queue)  # farm repairs even while no render node is alive
+        services.farm.start()  # embedded: the executor; RQ: farm repairs even while no render node is alive
     return app
 
 
@@ -188,6 +186,8 @@ def _install_hooks(app: Flask, services: Services) -> None:
     app.register_error_handler(BriefRejected, lambda e: err.handle_api_error(
         err.invalid([err.detail("/brief", "moderation_rejected", e.reason)])))
     app.register_error_handler(StateConflict, lambda e: err.handle_api_error(err.ConflictError(str(e), code=e.code)))
+    app.register_error_handler(PlanFeatureUnavailable, lambda e: err.handle_api_error(
+        err.Forbidden(str(e), code="plan_feature_unavailable")))
     app.register_error_handler(QueueUnavailable, lambda e: err.handle_api_error(
         err.Unavailable("The render queue is unavailable; nothing was created. Try again shortly.",
                         headers={"Retry-After": "5"})))

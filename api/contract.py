@@ -9,6 +9,8 @@ Two kinds live here:
 * Whole-body rules added to components after the document is built (``refine``): which
   combinations of ``storyId``, ``fields``, ``brief`` and ``url`` create a video, the field schema
   of each story, that a PATCH changes something, and the locales the configured engines have.
+  The request schemas check the same combinations (``@validates_schema``), each problem a
+  ``Problem`` with its own code.
 
 What depends on an object's state (a still time past this video's end, a locale no engine
 translates from this video's language) cannot be in the document; it is answered with 409
@@ -49,6 +51,18 @@ class Pattern(validate.Validator):
         if not isinstance(value, str) or not self.regex.fullmatch(value):
             raise ValidationError(self.error)
         return value
+
+
+class Problem(str):
+    """A validation message that carries its own error ``code`` (``api.errors`` lists it under that
+    code in ``details``; other messages get theirs from their wording)."""
+
+    code: str
+
+    def __new__(cls, code: str, message: str) -> Problem:
+        problem = super().__new__(cls, message)
+        problem.code = code
+        return problem
 
 
 def pattern_meta(pattern: str, **more: Any) -> dict[str, Any]:

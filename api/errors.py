@@ -193,7 +193,8 @@ def _walk(tree: Any, pointer: str | None, location: str, out: list[dict[str, str
             _walk(message, pointer, location, out)
             continue
         text = str(message)
-        code = next((c for prefix, c in _CODES_BY_MESSAGE if text.startswith(prefix)), "invalid")
+        code = getattr(message, "code", None)  # an api.contract.Problem names its own
+        code = code or next((c for prefix, c in _CODES_BY_MESSAGE if text.startswith(prefix)), "invalid")
         if code == "too_small" and " and less than" in text:
             code = "out_of_range"  # a two-sided Range: the value may as well be too large
         out.append(detail(pointer if pointer is not None else location, code, text))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, pre_load, validate
+from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
 
 from api.contract import (
     CURSOR,
@@ -13,6 +13,7 @@ from api.contract import (
     SITE_URL,
     WEBHOOK_URL,
     Pattern,
+    Problem,
     pattern_meta,
 )
 from renderer.spec import FORMATS, FPS_CHOICES, RESOLUTIONS
@@ -50,6 +51,12 @@ class RequestSchema(Schema):
         if problems:
             raise ValidationError(problems)
         return data
+
+
+def _changes_something(data: dict[str, Any], what: str) -> None:
+    """A PATCH must change something: an empty one is one problem at the body (``""``)."""
+    if not data:
+        raise ValidationError(Problem("empty_update", f"send {what}"))
 
 
 _TYPE_ERRORS = ((fields.Boolean, "Not a valid boolean.", lambda v: isinstance(v, bool)),
@@ -193,6 +200,10 @@ class BrandKitPatchSchema(RequestSchema):
     is_default = fields.Boolean(validate=validate.Equal(True, error="make another kit the default instead"))
     tokens = fields.Nested(BrandTokensSchema)
 
+    @validates_schema
+    def changes_something(self, data: dict[str, Any], **_: Any) -> None:
+        _changes_something(data, "name, tokens or is_default")
+
 
 # -- stories -----------------------------------------------------------------------------------
 
@@ -281,6 +292,26 @@ class VideoCreateSchema(RequestSchema):
     locale = fields.String(validate=[validate.Length(2, 35), Pattern(LOCALE, _LOCALE_ERROR)],
                            metadata=pattern_meta(LOCALE, description="BCP 47 tag of the video's language"))
 
+    @validates_schema
+    def story_or_generation(self, data: dict[str, Any], **_: Any) -> None:
+        """``storyId`` (with ``fields``) builds the video; without it a ``brief`` and/or ``url`` generate it."""
+        if data.get("storyId") is None:
+            if data.get("fields_") is not None:
+                raise ValidationError({"storyId": [Problem("required", "fields need a storyId")]})
+            if not data.get("brief") and not data.get("url"):
+                raise ValidationError({"brief": [Problem("required", "send storyId (with fields), or a brief or url "
+                                                                     "to generate the video from")]})
+            return
+        problems = {}
+        if data.get("brief") is not None:
+            problems["brief"] = [Problem("conflict", "a brief is for generation; with storyId the video is built "
+                                                     "from fields")]
+        if data.get("url") is not None:
+            problems["url"] = [Problem("conflict", "with storyId the video is built at once: extract the brand "
+                                                   "first (POST /api/v1/brand/extract) and pass brandKitId")]
+        if problems:
+            raise ValidationError(problems)
+
 
 class BrandExtractSchema(RequestSchema):
     url = fields.String(required=True, validate=[validate.Length(1, 2048), Pattern(SITE_URL, _SITE_URL_ERROR)],
@@ -310,6 +341,15 @@ class VideoPatchSchema(RequestSchema):
     fields_ = fields.Dict(data_key="fields")
     title = fields.String(validate=validate.Length(1, 200))
     note = fields.String(validate=validate.Length(max=500))
+
+    @validates_schema
+    def doc_or_fields(self, data: dict[str, Any], **_: Any) -> None:
+        """A complete ``doc`` or a ``fields`` patch, not both; and something to change."""
+        if "doc" in data and "fields_" in data:
+            both = Problem("conflict", "send either doc or fields, not both")
+            raise ValidationError({"doc": [both], "fields": [both]})
+        if not ({"doc", "fields_", "title"} & data.keys()):
+            raise ValidationError(Problem("empty_update", "send doc, fields or title"))
 
 
 class RestoreSchema(RequestSchema):
@@ -464,6 +504,10 @@ class WebhookPatchSchema(RequestSchema):
                          metadata={"description": _EVENTS_DESCRIPTION})
     description = fields.String(allow_none=True, validate=validate.Length(max=500))
     enabled = fields.Boolean()
+
+    @validates_schema
+    def changes_something(self, data: dict[str, Any], **_: Any) -> None:
+        _changes_something(data, "url, events, description or enabled")
 
 
 class WebhookDeliverySchema(Schema):

@@ -1,21 +1,54 @@
-"""The collaborators a running API needs, built once from settings."""
+"""The collaborators a running API needs, built once from settings, and the one way a view
+reaches them: ``services()``.
+
+Every view is the same three steps: its request schema (``api/schemas.py``) validates the body,
+one call on a service found here does the work, and its response schema renders the answer.
+The services answer resources (plain dicts in the shapes the schemas document) and raise domain
+errors, which ``api/app.py`` maps to the error envelope; no view touches a repository or a
+transaction (``tests/unit/api/test_views_seam.py``).
+
+    videos        farm.videos.Videos         videos, versions, variants (studio and farm behind one door)
+    renders       farm.renders.RenderService renders
+    jobs          farm.jobs.JobService       jobs: stills, brand extraction, generation, translations
+    brand_kits    studio.brand_kits.BrandKitService
+    comments      studio.comments.CommentService
+    webhooks      studio.webhooks.WebhookService (endpoints), webhook_sender (farm.webhooks.WebhookSender)
+"""
 from __future__ import annotations
 
+import mimetypes
 from dataclasses import dataclass, field
+from typing import Any
 
+from flask import current_app
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
+from werkzeug.exceptions import NotFound as HttpNotFound
 
+from api.auth import Caller
+from api.errors import Forbidden, Unavailable
 from api.idempotency import Idempotency
 from api.ratelimit import RateLimiter, make_rate_limiter
+from farm.errors import QueueUnavailable
+from farm.jobs import JobService
+from farm.renders import RenderService
+from farm.videos import Videos
 from farm.webhooks import WebhookSender
 from farm.wiring import Farm, make_farm
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.db import make_engine, migrate
 from shared.storage import Storage, make_storage
+from studio.brand_kits import BrandKitService
+from studio.comments import CommentService
 from studio.fetch import make_fetcher
 from studio.videos import VideoService
 from studio.webhooks import WebhookService
+
+
+def services() -> Services:
+    """The running app's services (``create_app`` puts them in ``app.extensions``)."""
+    return current_app.extensions["reelfarm"]  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -24,15 +57,24 @@ class Services:
     engine: Engine
     storage: Storage
     clock: Clock
-    videos: VideoService
     farm: Farm
     # Built from the rest when not given (tests hand in a RedisRateLimiter on their own prefix).
+    videos: Videos = field(default=None)  # type: ignore[assignment]
+    brand_kits: BrandKitService = field(default=None)  # type: ignore[assignment]
+    comments: CommentService = field(default=None)  # type: ignore[assignment]
     rate_limiter: RateLimiter = field(default=None)  # type: ignore[assignment]
     idempotency: Idempotency = field(default=None)  # type: ignore[assignment]
     webhooks: WebhookService = field(default=None)  # type: ignore[assignment]
     webhook_sender: WebhookSender = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        if self.videos is None:
+            self.videos = Videos(VideoService(self.engine, self.clock), self.jobs, self.renders, self.storage,
+                                 self.clock)
+        if self.brand_kits is None:
+            self.brand_kits = BrandKitService(self.engine, self.clock, self.storage)
+        if self.comments is None:
+            self.comments = CommentService(self.engine, self.clock)
         if self.webhooks is None:
             self.webhooks = WebhookService(self.engine, self.clock, make_fetcher(self.settings))
         if self.webhook_sender is None:
@@ -43,12 +85,51 @@ class Services:
             self.idempotency = Idempotency(self.engine, self.clock)
 
     @property
-    def renders(self):
+    def renders(self) -> RenderService:
         return self.farm.renders
 
     @property
-    def jobs(self):
+    def jobs(self) -> JobService:
         return self.farm.jobs
+
+    # -- the calling key and the service itself ---------------------------------------------
+
+    def me(self, caller: Caller) -> dict[str, Any]:
+        """The key's workspace, plan, credits and rate-limit policy (``GET /me``)."""
+        ws = caller.workspace
+        limit = self.settings.rate_limit_for(ws.plan)
+        return {"workspace": {"id": ws.id, "name": ws.name, "plan": ws.plan, "credits": ws.credits},
+                "rate_limit": {"limit": limit.limit, "window_sec": limit.window_sec, "policy": limit.policy},
+                "api_key": {"id": caller.key_id, "prefix": caller.key_prefix}}
+
+    def health(self) -> dict[str, Any]:
+        """``ok`` when the database and the queue answer; raises Unavailable (503) otherwise."""
+        try:
+            with self.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+        except Exception as exc:  # any database failure means unhealthy
+            raise Unavailable(f"database unavailable: {type(exc).__name__}") from exc
+        try:
+            self.farm.queue.ping()
+        except QueueUnavailable as exc:
+            raise Unavailable(f"queue unavailable: {exc}") from exc
+        return {"status": "ok", "checks": {"database": "ok", "queue": "ok"}}
+
+    def signed_file(self, key: str, expires: str, sig: str) -> tuple[str, str]:
+        """The local path and type of a file behind a signed download URL.
+
+        404 when this storage serves no downloads or has no such file; 403 when the URL was
+        tampered with or has expired.
+        """
+        verify = getattr(self.storage, "verify", None)
+        if verify is None:
+            raise HttpNotFound()
+        if not verify(key, expires, sig):
+            raise Forbidden("This download link is invalid or has expired; fetch the resource again for a fresh one.",
+                            code="forbidden")
+        if not self.storage.exists(key):
+            raise HttpNotFound()
+        return self.storage.path(key), mimetypes.guess_type(key)[0] or "application/octet-stream"
 
     @classmethod
     def from_settings(cls, settings: Settings, clock: Clock | None = None, run_migrations: bool = True) -> Services:
@@ -59,4 +140,4 @@ class Services:
             migrate(engine)
         storage = make_storage(settings, clock)
         return cls(settings=settings, engine=engine, storage=storage, clock=clock,
-                   videos=VideoService(engine, clock), farm=make_farm(settings, engine, storage, clock))
+                   farm=make_farm(settings, engine, storage, clock))

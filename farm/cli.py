@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
@@ -30,8 +31,18 @@ EMBEDDED_NOTE = (
 def worker_command(queues: str, burst: bool, name: str | None, namespace: str, metrics_port: int) -> None:
     """Run a render node: an RQ worker that heartbeats its capabilities into Redis."""
     from farm.worker import run_worker
-    from shared.logs import configure_logging
+
+    settings = _farm_settings()
+    names = [q.strip() for q in queues.split(",") if q.strip()]
+    if not names:
+        raise click.BadParameter("give at least one queue", param_hint="--queues")
+    run_worker(settings, names, burst=burst, name=name, namespace=namespace, metrics_port=metrics_port)
+
+
+def _farm_settings() -> Any:
+    """Settings of a farm (``REELFARM_REDIS_URL`` set), with JSON logs on stderr; else a usage error."""
     from shared.config import ConfigError, Settings
+    from shared.logs import configure_logging
 
     try:
         settings = Settings.from_env()
@@ -40,10 +51,7 @@ def worker_command(queues: str, burst: bool, name: str | None, namespace: str, m
     if not settings.redis_url:
         raise click.ClickException(EMBEDDED_NOTE)
     configure_logging(settings.log_level)  # JSON lines on stderr (shared/logs.py)
-    names = [q.strip() for q in queues.split(",") if q.strip()]
-    if not names:
-        raise click.BadParameter("give at least one queue", param_hint="--queues")
-    run_worker(settings, names, burst=burst, name=name, namespace=namespace, metrics_port=metrics_port)
+    return settings
 
 
 @click.group("farm")
@@ -116,33 +124,26 @@ def reap_command(every: float, namespace: str, as_json: bool) -> None:
     import dataclasses
     import time
 
-    from farm.maintenance import MaintenanceLoop, farm_round
-    from shared.logs import configure_logging
-    from farm.tasks import configure
+    from farm.context import configure
+    from farm.maintenance import REPAIR, Always, farm_round, rq_maintenance, rq_repair
+    from farm.queue import RQQueue
     from farm.wiring import make_redis, make_task_context
-    from shared.config import ConfigError, Settings
 
-    try:
-        settings = Settings.from_env()
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if not settings.redis_url:
-        raise click.ClickException(EMBEDDED_NOTE)
-    configure_logging(settings.log_level)  # JSON lines on stderr (shared/logs.py)
-    redis = make_redis(settings.redis_url)
+    settings = _farm_settings()
+    queue = RQQueue(make_redis(settings.redis_url), namespace=namespace)
     context = make_task_context(settings)
     configure(context)
     try:
         if every <= 0:
             try:
-                result = farm_round(redis, namespace, "reelfarm farm reap", force=True)
+                result = farm_round(queue, Always((REPAIR,)), rq_repair(queue))
             except Exception as exc:
                 raise click.ClickException(f"cannot repair the farm: {exc}") from exc
             _print_round(dataclasses.asdict(result) if result else {}, as_json)
             return
-        loop = MaintenanceLoop(redis, namespace, owner="reelfarm farm reap", every=every)
+        maintenance = rq_maintenance(queue, owner="reelfarm farm reap")
         while True:
-            result = loop.run_once()
+            result = maintenance.run_once()
             if result is not None:
                 _print_round(dataclasses.asdict(result), as_json)
             time.sleep(every)

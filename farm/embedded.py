@@ -42,6 +42,7 @@ from sqlalchemy import Connection, Engine, delete, func, select, update
 from sqlalchemy.exc import OperationalError
 
 from farm.errors import QueueUnavailable
+from farm.nodes import pid_exists
 from farm.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
 from shared.clock import Clock, SystemClock
 from shared.db import transaction
@@ -158,6 +159,10 @@ class EmbeddedQueue:
             self._pool.shutdown(wait=timeout is None, cancel_futures=True)
             self._pool = None
         _LIVE_NAMES.discard(self.name)
+
+    def slots(self) -> int:
+        """At most ``max_running`` tasks run at once across the processes sharing the database."""
+        return self.max_running
 
     @property
     def running(self) -> bool:
@@ -410,13 +415,7 @@ def _claimer_alive(claimed_by: str | None) -> bool:
     pid = int(pid_text)
     if pid == os.getpid():
         return claimed_by in _LIVE_NAMES
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_exists(pid)
 
 
 def _lower_priority() -> None:

@@ -9,6 +9,8 @@ Hierarchy::
     │                          ``details`` lists ``{"field", "code", "message"}`` (API: 400)
     ├── StateConflict          the render or job is in a state that forbids the action;
     │                          ``code`` is ``conflict`` (API: 409)
+    ├── PlanFeatureUnavailable the workspace's plan does not include what was asked for
+    │                          (translated copies: Pro and Agency) (API: 403)
     └── TaskFailed             a task met a problem the user can act on (an unreadable asset);
                                its message is what the render's or job's ``error`` shows
 
@@ -42,6 +44,10 @@ class StateConflict(FarmError):
     def __init__(self, message: str, code: str = "conflict") -> None:
         super().__init__(message)
         self.code = code
+
+
+class PlanFeatureUnavailable(FarmError):
+    """The workspace's plan does not include the feature; the message says which plans do."""
 
 
 class TaskFailed(FarmError):

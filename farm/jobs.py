@@ -1,5 +1,5 @@
 """Asynchronous jobs (stills, brand extraction, generation from a brief, translated copies) and
-the Job resource. The creative jobs' tasks are in ``farm/studio_tasks.py``.
+the Job resource is in ``farm.resources``. The creative jobs' tasks are in ``farm/studio_tasks.py``.
 
 A job and what it works on (a ``generating`` or ``draft`` video) are written in one transaction
 and only then handed to the queue; if the queue refuses, both are removed again, so no job is
@@ -16,62 +16,51 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
-from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 import renderer
-from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
+from farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
+from farm.context import current, studio_of
 from farm.queue import JobQueue
-from farm.studio import generation_ended
+from farm.renders import renderable_version
+from farm.resources import job_resource
 from shared.clock import Clock
 from shared.db import transaction
 from shared.repos import brand_kits as kits_repo
 from shared.repos import jobs as repo
 from shared.repos import videos as videos_repo
+from shared.repos import workspaces as ws_repo
+from shared.repos.outbox import add_event
 from shared.storage import Storage
 from studio.errors import FetchError
 from studio.fetch import normalize_url
+from studio.resources import jsonable, video_resource
 from studio.translate.locales import normalize_tag
+
+if TYPE_CHECKING:
+    from farm.collaborators import Collaborators
 
 log = logging.getLogger("reelfarm.farm")
 
-STILLS_URL_TTL_SEC = 600
 MAX_STILLS = 20
 JOBS_QUEUE = "jobs"
 STILLS_TASK = "farm.tasks.render_stills"
 EXTRACT_BRAND_TASK = "farm.studio_tasks.extract_brand"
 GENERATE_TASK = "farm.studio_tasks.generate_video"
+LOCALE_PLANS = ("pro", "agency")  # the plans whose workspaces may order translated copies
 
 
 def job_queue_id(job_id: str) -> str:
     return f"job-{job_id}"
 
 
-def job_resource(job: repo.Job, storage: Storage, clock: Clock) -> dict[str, Any]:
-    """The Job resource; a stills result carries URLs signed now, valid 10 minutes."""
-    return {
-        "id": job.id, "kind": job.kind, "status": job.status, "stage": job.stage,
-        "progress": round(float(job.progress), 4), "error": job.error,
-        "result": _result(job, storage, clock), "created_at": job.created_at, "finished_at": job.finished_at,
-    }
-
-
-def _result(job: repo.Job, storage: Storage, clock: Clock) -> dict[str, Any] | None:
-    if job.result is None or job.kind != "stills" or job.status != "succeeded":
-        return job.result if job.kind != "stills" else None
-    expires_at = (clock.now() + timedelta(seconds=STILLS_URL_TTL_SEC)).isoformat()
-    return {"stills": [{"time": s["time"], "url": storage.url(s["key"], STILLS_URL_TTL_SEC),
-                        "width": s["width"], "height": s["height"], "expires_at": expires_at}
-                       for s in job.result.get("stills", [])]}
-
-
 class JobService:
     """Starts, reads and cancels jobs."""
 
     def __init__(self, engine: Engine, queue: JobQueue, storage: Storage, clock: Clock,
-                 retries: int = 2, studio: Callable[[], Any] | None = None) -> None:
+                 retries: int = 2, studio: Callable[[], Collaborators] | None = None) -> None:
         self.engine = engine
         self.queue = queue
         self.storage = storage
@@ -80,11 +69,10 @@ class JobService:
         self._studio = studio
 
     @property
-    def studio(self) -> Any:
-        """The ``farm.studio.Studio`` (moderation, translators) this service checks requests with."""
+    def studio(self) -> Collaborators:
+        """The studio's collaborators (moderation, translators) this service checks requests with:
+        the task context's unless the service was given its own."""
         if self._studio is None:
-            from farm.tasks import current, studio_of
-
             return studio_of(current())
         return self._studio()
 
@@ -139,6 +127,7 @@ class JobService:
         """One translated copy per locale: a ``draft`` video and its queued ``generate`` job.
 
         Raises:
+            PlanFeatureUnavailable: the workspace's plan has no translated copies (``LOCALE_PLANS``).
             InvalidRequest: a locale is malformed, repeated, the video's own, or no engine has it.
             shared.errors.NotFound, studio.videos.VideoStateError: as for a render.
             QueueUnavailable: the queue is down; nothing was created.
@@ -167,13 +156,18 @@ class JobService:
 
         Raises as ``request_translations`` does, without creating anything.
         """
-        from farm.renders import renderable_version
-
         with self.engine.connect() as conn:
+            if locales and ws_repo.get_workspace(conn, workspace_id).plan not in LOCALE_PLANS:
+                raise PlanFeatureUnavailable("Translated copies need the Pro or Agency plan.")
             video = videos_repo.get_video(conn, workspace_id, video_id)
             version = renderable_version(conn, video)
         source = _language_of(video.locale or version.doc.get("locale") or "en")
         return video, version, source, self._check_locales(locales, source)
+
+    def locales(self, source: str) -> dict[str, Any]:
+        """The locales the configured engines translate ``source`` (any case) into (``GET /locales``)."""
+        source = source.lower()
+        return {"source": source, "data": self.studio.translators.locales(source)}
 
     def _check_locales(self, locales: Sequence[str], source: str) -> list[str]:
         """400 for what no request may hold (a malformed, repeated or unpublished tag); 409 for
@@ -248,7 +242,7 @@ class JobService:
         _check_list(times)
         with self.engine.connect() as conn:
             video = videos_repo.get_video(conn, workspace_id, video_id)
-            version = _stillable_version(conn, video)
+            version = renderable_version(conn, video)  # one rule for what can be rendered
         _check_values(times, fmt, float(version.doc["duration"]))
         params = {"version_id": version.id, "times": [float(t) for t in times],
                   "format": fmt or version.doc.get("format") or video.default_format, "resolution": resolution}
@@ -284,6 +278,25 @@ class JobService:
         except QueueUnavailable:  # the task finds the job canceled and does nothing
             log.warning("job %s canceled, but it could not be dropped from the queue", job_id)
         return job_resource(ended, self.storage, self.clock)
+
+
+def generation_ended(conn: Connection, clock: Clock, storage: Storage, job: repo.Job) -> None:
+    """After a ``generate`` job failed or was canceled (``job`` as it ended): its video becomes
+    ``failed`` and ``video.generation_failed`` is written, in the caller's transaction."""
+    if job.kind != "generate" or not job.video_id:
+        return
+    try:
+        video = videos_repo.get_video(conn, job.workspace_id, job.video_id)
+    except LookupError:
+        return
+    if video.status not in ("generating", "draft"):
+        return
+    video = videos_repo.update_video(conn, clock, job.workspace_id, video.id, status="failed")
+    version = (videos_repo.get_version_by_id(conn, job.workspace_id, video.current_version_id)
+               if video.current_version_id else None)
+    resource = video_resource(video, version, job_resource(job, storage, clock))
+    add_event(conn, clock, workspace_id=job.workspace_id, type="video.generation_failed",
+              payload={"video": jsonable(resource)})
 
 
 def published_locales(translators: Any) -> list[str]:
@@ -325,12 +338,6 @@ def _title_of(brief: str | None, url: str | None) -> str:
     if not words:
         return f"Video for {url}"[:200] if url else "Untitled video"
     return words if len(words) <= 60 else words[:57].rsplit(" ", 1)[0] + "..."
-
-
-def _stillable_version(conn: Any, video: videos_repo.Video) -> videos_repo.Version:
-    from farm.renders import renderable_version  # one rule for what can be rendered
-
-    return renderable_version(conn, video)
 
 
 def _is_number(value: Any) -> bool:

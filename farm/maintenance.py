@@ -1,34 +1,55 @@
-"""The farm's round of repairs, which needs no live render node to run.
+"""The farm's maintenance round: every chore that keeps the farm healthy, in one home.
 
-``farm_round`` does, in order: hand the started jobs of dead nodes back to RQ
-(``farm.worker.recover_orphans``), enqueue again the work Redis lost (``farm.reconcile``), and
-fail and refund renders and jobs past their bound (``farm.reaper``). It takes a Redis lock for
-``ROUND_SEC`` first, so of every process that runs it (each ``reelfarm worker``'s heartbeat
-thread, ``MaintenanceLoop`` in each API process, ``reelfarm farm reap``) one does the work per
-period; the others return at once.
+``farm_round`` does, in this order, each chore that its *gate* says is due now:
 
-``MaintenanceLoop`` runs the round every ``ROUND_SEC`` in a daemon thread. An outage of Redis or
-PostgreSQL pauses it (one warning, one line when it is back, no traceback per round); any other
-error is logged with its traceback and the next round runs as usual.
+1. ``repair`` (a farm on RQ only): hand the started jobs of dead nodes back to RQ
+   (``recover_orphans``) and enqueue again the work Redis lost (``farm.reconcile``);
+2. ``reap``: fail and refund renders and jobs stalled past their bound (``farm.reaper``);
+3. ``webhooks``: fan new outbox events out to deliveries and enqueue due retries (``farm.webhooks``);
+4. ``retention``: delete rows past their retention (``farm.retention``).
+
+One error policy: a chore that fails is logged with its traceback and the others still run; an
+outage (Redis or the database unreachable) ends the round, and ``Maintenance.run_once`` reports
+it once when it starts and once when it is over (``farm.resilience.Outage``), never a traceback
+per round.
+
+Who runs it, and with which gate:
+
+- each ``reelfarm worker``'s heartbeat thread, every beat (5 s), with ``FarmLocks``: one Redis lock
+  per chore, taken for the chore's period, so one node of the farm does each chore per period
+  (repairs and reaping every ``ROUND_SEC``, webhooks every ``WEBHOOK_SEC``, retention every
+  ``farm.retention.PURGE_EVERY_SEC``), whichever node's beat comes first;
+- the embedded executor's timer (``EmbeddedQueue``'s maintenance hook, every ``WEBHOOK_SEC``) with
+  ``EveryRound``: reaping and webhooks every round, retention when this process's schedule says;
+- an API process serving a farm on RQ (the ``RQQueue``'s maintenance hook, every ``ROUND_SEC``), with
+  ``FarmLocks`` for the repairs alone, so stalled and lost work is repaired while no node is alive;
+- ``reelfarm farm reap``: the repairs at once (``Always``), or every ``--every`` seconds under the lock.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import socket
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from farm import retention
+from farm.nodes import NodeRegistry
+from farm.queue import JobQueue, RQQueue
+from farm.reaper import reap
+from farm.reconcile import reconcile
 from farm.resilience import Outage, is_outage
+from farm.webhooks import run_webhooks
 
 log = logging.getLogger("reelfarm.farm")
 
-ROUND_SEC = 30.0
+ROUND_SEC = 30.0  # repairs and reaping, across a farm
+WEBHOOK_SEC = 5.0  # webhook dispatch: the first retry of a failed delivery is due after about 5 s
 QUEUES = ("render", "jobs")
+REPAIR, WEBHOOKS, RETENTION = "repair", "webhooks", "retention"
+CHORES = (REPAIR, WEBHOOKS, RETENTION)
+Repair = Callable[[], tuple[list[str], list[str]]]  # -> (jobs recovered, jobs enqueued again)
 
 
 @dataclass
@@ -39,82 +60,152 @@ class RoundResult:
     reaped_jobs: list[str] = field(default_factory=list)
 
 
+class Gate(Protocol):
+    def due(self, chore: str) -> bool:
+        """Whether ``chore`` (``REPAIR``, covering the reaping too, ``WEBHOOKS``, ``RETENTION``) runs now."""
+        ...
+
+
 def lock_key(namespace: str) -> str:
     return f"reelfarm:{namespace}maintenance-lock"
 
 
-def farm_round(redis: Any, namespace: str = "", owner: str = "", *, queues: Sequence[str] = QUEUES,
-               force: bool = False) -> RoundResult | None:
-    """One round of repairs, or None when another process holds the round's lock (``force`` skips it).
+class FarmLocks:
+    """One process of the farm per chore and period: a Redis ``SET NX`` that expires with the period
+    (``lock`` for the repairs, ``lock:webhooks`` and ``lock:retention`` for the others)."""
 
-    Uses the task context (``farm.tasks.current()``) for the database and storage.
+    PERIODS = {REPAIR: ROUND_SEC, WEBHOOKS: WEBHOOK_SEC, RETENTION: retention.PURGE_EVERY_SEC}
+
+    def __init__(self, redis: Any, lock: str, owner: str, chores: Sequence[str] = CHORES) -> None:
+        self.redis, self.lock, self.owner, self.chores = redis, lock, owner, tuple(chores)
+
+    def due(self, chore: str) -> bool:
+        if chore not in self.chores:
+            return False
+        key = self.lock if chore == REPAIR else f"{self.lock}:{chore}"
+        return bool(self.redis.set(key, self.owner or "maintenance", nx=True, ex=int(self.PERIODS[chore])))
+
+
+class EveryRound:
+    """The embedded executor's gate: every chore each round, retention when this process's
+    schedule (``farm.retention.SCHEDULE``) says it is due."""
+
+    def due(self, chore: str) -> bool:
+        return retention.SCHEDULE.due() if chore == RETENTION else True
+
+
+class Always:
+    """Run the given chores now (``reelfarm farm reap``)."""
+
+    def __init__(self, chores: Sequence[str] = CHORES) -> None:
+        self.chores = tuple(chores)
+
+    def due(self, chore: str) -> bool:
+        return chore in self.chores
+
+
+def farm_round(queue: JobQueue, gate: Gate, repair: Repair | None = None) -> RoundResult | None:
+    """One round of the chores ``gate`` lets run (module docstring); None when none was due.
+
+    Uses the task context (``farm.context.current()``) for the database and storage. Raises only
+    for an outage.
     """
-    from farm.nodes import NodeRegistry
-    from farm.queue import RQQueue
-    from farm.reaper import reap
-    from farm.reconcile import reconcile
-    from farm.worker import recover_orphans
-
-    if not force and not redis.set(lock_key(namespace), owner or "maintenance", nx=True, ex=int(ROUND_SEC)):
-        return None
-    result = RoundResult()
-    with _step("recovering orphaned jobs"):
-        result.recovered = recover_orphans(redis, [f"{namespace}{q}" for q in queues], NodeRegistry(redis, namespace))
-    with _step("reconciling the queue with the database"):
-        result.enqueued = reconcile(RQQueue(redis, namespace=namespace)).enqueued
-    with _step("reaping stalled renders and jobs"):
-        reaped = reap()
-        result.reaped_renders, result.reaped_jobs = reaped.renders, reaped.jobs
-    return result
+    result, ran = RoundResult(), False
+    if gate.due(REPAIR):
+        ran = True
+        if repair is not None:
+            with _step("queue repair"):
+                result.recovered, result.enqueued = repair()
+        with _step("reaping"):
+            reaped = reap()
+            result.reaped_renders, result.reaped_jobs = reaped.renders, reaped.jobs
+    if gate.due(WEBHOOKS):
+        ran = True
+        with _step("webhook dispatch"):
+            run_webhooks(queue)
+    if gate.due(RETENTION):
+        ran = True
+        with _step("retention purge"):
+            retention.purge()
+    return result if ran else None
 
 
 @contextlib.contextmanager
-def _step(doing: str) -> Iterator[None]:
-    """A failed step must not stop the others; an outage stops the round (the caller waits)."""
+def _step(chore: str) -> Iterator[None]:
+    """A failed chore must not stop the others; an outage stops the round (the caller waits)."""
     try:
         yield
     except Exception as exc:
         if is_outage(exc):
             raise
-        log.exception("farm maintenance failed while %s", doing)
+        log.exception("farm maintenance: %s failed", chore)
 
 
-class MaintenanceLoop(threading.Thread):
-    """``farm_round`` every ``every`` seconds until ``stop()``; outages pause it quietly."""
+def recover_orphans(redis: Any, queue_names: Sequence[str], registry: NodeRegistry) -> list[str]:
+    """Give RQ the started jobs of dead farm nodes to handle as abandoned, now. Returns their ids."""
+    from rq.executions import Execution
+    from rq.registry import StartedJobRegistry
 
-    def __init__(self, redis: Any, namespace: str = "", owner: str = "", every: float = ROUND_SEC) -> None:
-        super().__init__(name="reelfarm-maintenance", daemon=True)
-        self.redis, self.namespace, self.owner, self.every = redis, namespace, owner, every
-        self.outage = Outage("Redis or the database (farm maintenance)")
-        self._stop_event = threading.Event()
+    recovered: list[str] = []
+    for queue_name in queue_names:
+        started = StartedJobRegistry(queue_name, connection=redis)
+        dead: dict[bytes | str, int] = {}
+        for entry in redis.zrange(started.key, 0, -1):
+            text = entry.decode() if isinstance(entry, bytes) else entry
+            job_id, _, execution_id = text.rpartition(":")
+            execution = Execution(id=execution_id, job_id=job_id, connection=redis)
+            try:
+                execution.refresh()
+            except ValueError:
+                continue  # its record expired: RQ's own cleanup will see the entry expire too
+            if execution.worker_name and registry.is_dead(execution.worker_name):
+                log.warning("job %s was running on %s, which is gone; handing it back", job_id, execution.worker_name)
+                dead[entry] = 0
+                recovered.append(job_id)
+        if dead:
+            redis.zadd(started.key, dead, xx=True)
+            started.cleanup()
+    return recovered
 
-    def run(self) -> None:
-        while not self._stop_event.wait(self.every):
-            self.run_once()
+
+def rq_repair(queue: RQQueue, queues: Sequence[str] = QUEUES) -> Repair:
+    """The repairs of a farm on RQ: dead nodes' jobs handed back, then lost work enqueued again."""
+    def repair() -> tuple[list[str], list[str]]:
+        recovered = recover_orphans(queue.redis, [queue.queue_name(q) for q in queues],
+                                    NodeRegistry(queue.redis, queue.namespace))
+        return recovered, reconcile(queue).enqueued
+    return repair
+
+
+class Maintenance:
+    """``farm_round`` with its error policy: outages pause it quietly (one line when one starts,
+    one when it is over), anything else is logged and the next round runs as usual."""
+
+    def __init__(self, queue: JobQueue, gate: Gate, repair: Repair | None = None,
+                 what: str = "farm maintenance") -> None:
+        self.queue, self.gate, self.repair = queue, gate, repair
+        self.outage = Outage(f"Redis or the database ({what})")
 
     def run_once(self) -> RoundResult | None:
         try:
-            result = farm_round(self.redis, self.namespace, self.owner)
+            result = farm_round(self.queue, self.gate, self.repair)
         except Exception as exc:
             if not is_outage(exc):
                 log.exception("farm maintenance failed")
                 return None
-            self.outage.lost(exc, "repairing the farm")
+            self.outage.lost(exc, "maintaining the farm")
             return None
         self.outage.ok("farm maintenance resumes")
         return result
 
-    def stop(self) -> None:
-        self._stop_event.set()
+
+def embedded_maintenance(queue: JobQueue) -> Callable[[], RoundResult | None]:
+    """The embedded executor's maintenance hook: the round with ``EveryRound``."""
+    return Maintenance(queue, EveryRound(), what="embedded maintenance").run_once
 
 
-def start_in_api(queue: Any) -> MaintenanceLoop | None:
-    """Start the round in an API process when it serves a farm (``queue`` is an ``RQQueue``), so
-    stalled and lost work is repaired even while no render node is alive. None otherwise."""
-    from farm.queue import RQQueue
-
-    if not isinstance(queue, RQQueue):
-        return None
-    loop = MaintenanceLoop(queue.redis, queue.namespace, owner=f"api:{socket.gethostname()}.{os.getpid()}")
-    loop.start()
-    return loop
+def rq_maintenance(queue: RQQueue, owner: str, chores: Sequence[str] = (REPAIR,),
+                   queues: Sequence[str] = QUEUES) -> Maintenance:
+    """A farm's round under its locks (the API's share by default: the repairs alone)."""
+    return Maintenance(queue, FarmLocks(queue.redis, lock_key(queue.namespace), owner, chores),
+                       rq_repair(queue, queues))

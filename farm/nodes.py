@@ -129,11 +129,12 @@ class NodeRegistry:
         if time.time() - float(data.get("last_seen") or 0) > ALIVE_SEC:
             return False
         if data.get("hostname") == socket.gethostname() and (data.get("pid") or "").isdigit():
-            return _pid_exists(int(data["pid"]))
+            return pid_exists(int(data["pid"]))
         return True
 
 
-def _pid_exists(pid: int) -> bool:
+def pid_exists(pid: int) -> bool:
+    """Whether a process with this id exists on this machine (one of another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import importlib
 import logging
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
-from farm.errors import QueueUnavailable
+from farm.errors import QueueUnavailable, TaskFailed
+from farm.nodes import NodeRegistry
+from farm.resilience import is_database_outage
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -62,6 +65,19 @@ class JobQueue(Protocol):
         """Raises QueueUnavailable when the backend cannot be reached."""
         ...
 
+    def start(self) -> None:
+        """Start this process's share of the farm's work (the embedded executor; for RQ, whose
+        nodes run the tasks, the API's repair timer), and its maintenance hook. Idempotent."""
+        ...
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop what ``start`` started, waiting up to ``timeout`` seconds for running tasks."""
+        ...
+
+    def slots(self) -> int:
+        """How many chunks the farm can run at once now (renders are split into about as many)."""
+        ...
+
 
 def resolve(path: str) -> Callable[..., Any]:
     """The function a dotted path names (``package.module.function``)."""
@@ -72,8 +88,7 @@ def resolve(path: str) -> Callable[..., Any]:
 def describe_exception(exc: BaseException | None) -> str:
     """A short reason for a failure, fit for a user: the message of errors meant for users,
     only the kind of anything else (internals stay in the logs)."""
-    from farm.errors import TaskFailed
-    from renderer import RendererError
+    from renderer import RendererError  # late: queueing work needs no Skia
 
     if exc is None:
         return "the process running it stopped"
@@ -95,15 +110,23 @@ class RQQueue:
     ``namespace`` prefixes queue names and job ids, so that several deployments or test runs
     can share one Redis without seeing each other's jobs. Retries wait ``retry_intervals``
     seconds (RQ's scheduler, which ``reelfarm worker`` runs, moves them back to the queue).
+
+    The tasks run on ``reelfarm worker`` nodes, so ``start`` only runs the ``maintenance`` hook
+    (when one is set: the API's share of ``farm.maintenance``) every ``maintenance_sec`` in a
+    daemon thread.
     """
 
     def __init__(self, redis: Any, *, namespace: str = "", retry_intervals: Sequence[int] = DEFAULT_RETRY_INTERVALS,
-                 timeout: int = DEFAULT_TIMEOUT_SEC, failure_handler: str = DEFAULT_FAILURE_HANDLER) -> None:
+                 timeout: int = DEFAULT_TIMEOUT_SEC, failure_handler: str = DEFAULT_FAILURE_HANDLER,
+                 maintenance: Callable[[], Any] | None = None, maintenance_sec: float = 30.0) -> None:
         self.redis = redis
         self.namespace = namespace
         self.retry_intervals = tuple(retry_intervals) or (0,)
         self.timeout = timeout
         self.failure_handler = failure_handler
+        self.maintenance = maintenance
+        self.maintenance_sec = maintenance_sec
+        self._timer: _Every | None = None
 
     def queue_name(self, queue: str) -> str:
         return f"{self.namespace}{queue}"
@@ -152,6 +175,24 @@ class RQQueue:
         with self._guard("ping"):
             self.redis.ping()
 
+    def start(self) -> None:
+        if self.maintenance is not None and self._timer is None:
+            self._timer = _Every(self.maintenance_sec, self.maintenance)
+            self._timer.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        if self._timer is not None:
+            self._timer.stop(timeout)
+            self._timer = None
+
+    def slots(self) -> int:
+        """The live render nodes (at least 1; 1 when the registry cannot be read)."""
+        try:
+            nodes = NodeRegistry(self.redis, self.namespace).nodes()
+        except Exception:  # a registry read must never stop a render request
+            return 1
+        return max(1, sum(1 for n in nodes if n.get("alive") and "render" in str(n.get("queues", "render"))))
+
     def _waiting_or_running(self, rq_job_id: str) -> bool:
         from rq.exceptions import NoSuchJobError
         from rq.job import Job, JobStatus
@@ -164,6 +205,23 @@ class RQQueue:
 
     def _guard(self, action: str) -> AbstractContextManager[None]:
         return _redis_guard(action)
+
+
+class _Every(threading.Thread):
+    """Calls ``action`` every ``seconds`` until stopped."""
+
+    def __init__(self, seconds: float, action: Callable[[], Any]) -> None:
+        super().__init__(name="reelfarm-maintenance", daemon=True)
+        self.seconds, self.action = seconds, action
+        self._stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self._stopped.wait(self.seconds):
+            self.action()
+
+    def stop(self, timeout: float | None = None) -> None:
+        self._stopped.set()
+        self.join(timeout)
 
 
 @contextmanager
@@ -188,8 +246,6 @@ def on_rq_failure(job: Any, connection: Any, exc_type: Any = None, exc_value: Ba
     the work's fault: the render or job is left live, and ``farm.reconcile`` enqueues it again
     (RQ calls the job failed, which it counts as a lost queue entry).
     """
-    from farm.resilience import is_database_outage
-
     if job.retries_left:
         log.info("job %s failed (%s); RQ retries it, %s left", job.id, describe_exception(exc_value),
                  job.retries_left)

@@ -18,7 +18,10 @@ import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from farm.tasks import current, fail_job, fail_render
+from farm.context import current
+from farm.tasks import fail_job, fail_render
+from shared.repos import jobs as jobs_repo
+from shared.repos import renders as renders_repo
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -36,9 +39,6 @@ class Reaped:
 def reap(*, stall_after: timedelta = STALL_AFTER,
          queued_max: timedelta = QUEUED_MAX, job_max: timedelta = JOB_MAX) -> Reaped:
     """Fail (and refund) renders and jobs left unfinished past their bound; uses the task context."""
-    from shared.repos import jobs as jobs_repo
-    from shared.repos import renders as renders_repo
-
     ctx = current()
     now = ctx.clock.now()
     reaped = Reaped()

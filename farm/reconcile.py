@@ -36,7 +36,8 @@ from farm import renders as names
 from farm.assets import remote_assets
 from farm.jobs import EXTRACT_BRAND_TASK, GENERATE_TASK, JOBS_QUEUE, STILLS_TASK, job_queue_id
 from farm.queue import RQQueue
-from farm.tasks import TaskContext, current, fail_job, fail_render
+from farm.context import TaskContext, current
+from farm.tasks import fail_job, fail_render
 from shared.repos import jobs as jobs_repo
 from shared.repos import renders as renders_repo
 from shared.repos import videos as videos_repo

@@ -1,4 +1,4 @@
-"""Render requests: dedup, credits, the chunk plan, and the Render resource.
+"""Render requests: dedup, credits and the chunk plan (the Render resource: ``farm.resources``).
 
 ``RenderService.request`` is the one place a render is born. Under the workspace row lock (taken
 first, as everywhere; SQLite's ``BEGIN IMMEDIATE`` serialises the same way) it looks for an
@@ -28,6 +28,7 @@ import renderer
 from farm.assets import remote_assets
 from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
 from farm.progress import ProgressStore, fraction
+from farm.resources import render_resource
 from farm.queue import JobQueue
 from renderer.model import frame_count
 from shared.clock import Clock
@@ -39,7 +40,6 @@ from shared.repos._locks import lock_workspace
 from shared.storage import Storage
 from studio.videos import VideoStateError
 
-RENDER_URL_TTL_SEC = 7 * 24 * 3600
 RENDER_QUEUE = "render"
 RENDER_CHUNK_TASK = "farm.tasks.render_chunk"
 STITCH_TASK = "farm.tasks.stitch"
@@ -93,26 +93,6 @@ def video_key(render_id: str) -> str:
 
 def poster_key(render_id: str) -> str:
     return f"{render_prefix(render_id)}/poster.jpg"
-
-
-def render_resource(render: repo.Render, storage: Storage, progress: ProgressStore | None = None) -> dict[str, Any]:
-    """The Render resource (the seed's fields, in its order); URLs signed afresh for 7 days."""
-    if render.status == "succeeded":
-        shown = 1.0
-    elif render.status in repo.LIVE and progress is not None:
-        shown = max(render.progress, fraction(progress, render.id, render.frames))
-    else:
-        shown = render.progress
-    succeeded = render.status == "succeeded"
-    return {
-        "id": render.id, "video_id": render.video_id, "version_id": render.version_id,
-        "format": render.format, "resolution": render.resolution, "fps": render.fps,
-        "status": render.status, "progress": round(float(shown), 4),
-        "url": storage.url(render.url_key, RENDER_URL_TTL_SEC) if succeeded and render.url_key else None,
-        "poster_url": storage.url(render.poster_key, RENDER_URL_TTL_SEC) if succeeded and render.poster_key else None,
-        "duration_sec": render.duration_sec, "bytes": render.bytes, "error": render.error,
-        "created_at": render.created_at, "finished_at": render.finished_at,
-    }
 
 
 # -- the service ----------------------------------------------------------------------------

@@ -13,10 +13,10 @@ holds locks for long. A round takes at most ``MAX_BATCHES`` per kind, and starts
 after ``ROUND_SEC`` (a worker purges in its heartbeat thread, which must write within
 ``farm.nodes.ALIVE_SEC``); a larger backlog is worked off over the next rounds.
 
-``purge`` is idempotent and safe to run from several processes at once. It runs in the embedded
-executor's maintenance round (``purge_if_due``: at most every ``PURGE_EVERY_SEC`` in each
-process) and in a worker node's maintenance (once per ``PURGE_EVERY_SEC`` across the farm,
-under the maintenance lock).
+``purge`` is idempotent and safe to run from several processes at once. It is a chore of the
+farm's maintenance round (``farm.maintenance``): in embedded mode at most every
+``PURGE_EVERY_SEC`` in each process (``SCHEDULE``), in a farm once per ``PURGE_EVERY_SEC`` across
+the farm (under a Redis lock).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from farm.tasks import current
+from farm.context import current
 from shared.config import DEFAULT_RETENTION_DAYS, Settings
 from shared.db import transaction
 from shared.repos import idempotency as idempotency_repo
@@ -106,13 +106,6 @@ class PurgeSchedule:
 
 
 SCHEDULE = PurgeSchedule()
-
-
-def purge_if_due(schedule: PurgeSchedule | None = None) -> Purged | None:
-    """``purge()`` when ``schedule`` (this process's ``SCHEDULE`` by default) says it is due, else None."""
-    if not (schedule or SCHEDULE).due():
-        return None
-    return purge()
 
 
 def _in_batches(delete_batch: Callable[[int], int], batch: int, max_batches: int, deadline: float) -> int:

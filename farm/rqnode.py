@@ -32,6 +32,7 @@ from rq import Queue, Worker
 from rq.scheduler import RQScheduler
 from sqlalchemy import Engine, text
 
+from farm.nodes import pid_exists
 from farm.resilience import (
     MAX_WAIT_SEC,
     REDIS_ERRORS,
@@ -232,22 +233,12 @@ def free_dead_scheduler_locks(redis: Any, queue_names: list[str]) -> list[str]:
             scheduler = RQScheduler.fetch(holder, redis)
         except SchedulerNotFound:
             continue
-        if scheduler.hostname == socket.gethostname() and scheduler.pid and not _pid_alive(scheduler.pid):
+        if scheduler.hostname == socket.gethostname() and scheduler.pid and not pid_exists(scheduler.pid):
             redis.delete(key)
             freed.append(name)
     if freed:
         log.warning("freed the scheduler locks of %s, held by a scheduler that is gone", ", ".join(freed))
     return freed
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _redis_down(exc: BaseException) -> bool:

@@ -6,6 +6,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from farm.embedded import EmbeddedQueue
+from farm.nodes import NodeRegistry
 from farm.progress import ProgressStore
 from shared.clock import Clock
 from shared.repos import renders as renders_repo
@@ -17,12 +19,8 @@ def collect_status(engine: Engine, progress: ProgressStore, clock: Clock, redis:
                    namespace: str = "", queues: tuple[str, ...] = QUEUES) -> dict[str, Any]:
     """A JSON-able snapshot. With ``redis``: RQ nodes and queues; without: the embedded queue."""
     if redis is not None:
-        from farm.nodes import NodeRegistry
-
         mode, nodes, depths = "farm", NodeRegistry(redis, namespace).nodes(), _rq_depths(redis, namespace, queues)
     else:
-        from farm.embedded import EmbeddedQueue
-
         mode, nodes, depths = "embedded", [], EmbeddedQueue(engine).depths()
     return {"mode": mode, "nodes": nodes, "queues": depths, "renders": _renders(engine, progress, clock)}
 

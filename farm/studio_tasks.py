@@ -17,14 +17,16 @@ import logging
 import uuid
 from collections.abc import Callable
 
-from farm.studio import save_extracted_kit, store_logo
-from farm.tasks import TaskContext, current, fail_job, studio_of
+from farm.context import TaskContext, current, studio_of
+from farm.tasks import fail_job
 from renderer import lint
 from shared.db import transaction
 from shared.repos import brand_kits as kits_repo
 from shared.repos import jobs as jobs_repo
-from shared.repos import renders as events
 from shared.repos import videos as videos_repo
+from shared.repos.outbox import add_event
+from studio.brand import BrandExtractor
+from studio.brand_kits import save_extracted_kit, store_logo
 from studio.errors import (
     BrandExtractionError,
     BriefRejected,
@@ -33,7 +35,9 @@ from studio.errors import (
     TranslationError,
     WriterError,
 )
+from studio.localize import localize
 from studio.resources import jsonable, video_resource
+from studio.writer import Brief, compose
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -68,8 +72,6 @@ def extract_brand(job_id: str) -> None:
 
 def _extract_and_save(ctx: TaskContext, job: jobs_repo.Job, report: Callable[[str, float], None],
                       finish: bool = True) -> kits_repo.BrandKit:
-    from studio.brand import BrandExtractor
-
     studio = studio_of(ctx)
     brand = BrandExtractor(studio.fetcher).extract(job.params["url"], report)
     report("save", 0.9)
@@ -118,8 +120,6 @@ def generate_video(job_id: str) -> None:
 
 
 def _generate(ctx: TaskContext, job: jobs_repo.Job) -> None:
-    from studio.writer import Brief, compose
-
     studio = studio_of(ctx)
     params = job.params
     if params["brief"]:
@@ -169,8 +169,6 @@ def _brand_for(ctx: TaskContext, job: jobs_repo.Job) -> kits_repo.BrandKit:
 # -- translated copies ----------------------------------------------------------------------
 
 def _translate(ctx: TaskContext, job: jobs_repo.Job) -> None:
-    from studio.localize import localize
-
     studio = studio_of(ctx)
     spec = job.params["translate"]
     with ctx.engine.connect() as conn:
@@ -199,7 +197,7 @@ def _save(ctx: TaskContext, job: jobs_repo.Job, new: videos_repo.NewVersion, *, 
         if done is None:
             raise _Stopped()
         resource = video_resource(video, version, None)
-        events.add_event(conn, ctx.clock, workspace_id=job.workspace_id, type="video.generated",
+        add_event(conn, ctx.clock, workspace_id=job.workspace_id, type="video.generated",
                          payload={"video": jsonable(resource)})
     log.info("job %s wrote version %s of video %s", job.id, version.number, video.id)
 

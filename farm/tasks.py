@@ -1,9 +1,8 @@
 """The farm's jobs: module-level functions that take ids and plain values and are idempotent.
 
 They run wherever the queue runs them (an RQ work horse, an embedded pool process, a test's
-``SimpleWorker``) and load everything else themselves through the process's ``TaskContext``:
-``configure()`` sets it (the worker's ``main``, the API's wiring, tests); unset, it is built once
-from the environment. Running a job twice is harmless: a chunk overwrites its deterministic
+``SimpleWorker``) and load everything else themselves through the process's task context
+(``farm.context``). Running a job twice is harmless: a chunk overwrites its deterministic
 segment key, and every status change is conditional, so a chunk of a canceled or finished render
 does nothing.
 
@@ -19,25 +18,23 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
-
-from sqlalchemy import Engine
 
 import renderer
 from farm import renders as names
 from farm.assets import StorageAssets, import_remote_assets, imported_keys
+from farm.context import TaskContext, current, studio_of
 from farm.errors import TaskFailed
-from farm.progress import MAX_UNFINISHED, ProgressBatcher, ProgressStore, fraction
+from farm.jobs import generation_ended
+from farm.progress import MAX_UNFINISHED, ProgressBatcher, fraction
+from farm.resources import render_resource
 from farm.scratch import scratch_dir
-from shared.clock import Clock
-from shared.config import Settings
 from shared.db import transaction
 from shared.repos import jobs as jobs_repo
-from shared.repos.objects import WorkspaceObjects
 from shared.repos import renders as renders_repo
 from shared.repos import videos as videos_repo
-from shared.storage import Storage
+from shared.repos.objects import WorkspaceObjects
+from shared.repos.outbox import add_event
 from studio.resources import jsonable
 
 log = logging.getLogger("reelfarm.farm")
@@ -50,56 +47,6 @@ _ADVICE = {
     renderer.FontError: "choose one of the fonts the renderer ships, then render again",
     renderer.DocInvalid: "fix the document, then render again",
 }
-
-
-@dataclass
-class TaskContext:
-    """What a task needs besides its arguments."""
-
-    engine: Engine
-    storage: Storage
-    clock: Clock
-    progress: ProgressStore
-    settings: Settings | None = None
-    studio: Any = None  # farm.studio.Studio, built on first use by studio_of()
-
-
-_CONTEXT: TaskContext | None = None
-_FORK_HOOK = False
-
-
-def configure(context: TaskContext) -> None:
-    """Make ``context`` this process's task context (inherited by processes forked from it)."""
-    global _CONTEXT, _FORK_HOOK
-    _CONTEXT = context
-    if not _FORK_HOOK:
-        # A forked child must not use the parent's pooled database connections.
-        os.register_at_fork(after_in_child=_after_fork)
-        _FORK_HOOK = True
-
-
-def current() -> TaskContext:
-    """The configured context; built from ``Settings.from_env()`` the first time if none was set."""
-    if _CONTEXT is None:
-        from farm.wiring import make_task_context
-
-        configure(make_task_context(Settings.from_env()))
-    assert _CONTEXT is not None
-    return _CONTEXT
-
-
-def studio_of(ctx: TaskContext) -> Any:
-    """The context's ``farm.studio.Studio``, built from its settings the first time."""
-    if ctx.studio is None:
-        from farm.studio import make_studio
-
-        ctx.studio = make_studio(ctx.settings or Settings.from_env())
-    return ctx.studio
-
-
-def _after_fork() -> None:
-    if _CONTEXT is not None:
-        _CONTEXT.engine.dispose(close=False)
 
 
 class _Stopped(Exception):
@@ -213,8 +160,8 @@ def _complete(ctx: TaskContext, render: renders_repo.Render, size: int, scratch_
             conn, ctx.clock, render.id, url_key=names.video_key(render.id), poster_key=names.poster_key(render.id),
             size=size, duration_sec=(render.frames or 0) / render.fps)
         if done is not None:
-            resource = names.render_resource(done, ctx.storage)
-            renders_repo.add_event(conn, ctx.clock, workspace_id=done.workspace_id, type="render.completed",
+            resource = render_resource(done, ctx.storage)
+            add_event(conn, ctx.clock, workspace_id=done.workspace_id, type="render.completed",
                                    payload={"render": jsonable(resource)})
     if done is None:  # canceled while stitching: its files are not anyone's
         for key in (names.video_key(render.id), names.poster_key(render.id)):
@@ -242,8 +189,8 @@ def fail_render(render_id: str, message: str) -> bool:
                 ("were" if amount != 1 else "was") + " refunded"
         ended = renders_repo.fail_render(conn, ctx.clock, render_id, message)
         if ended is not None:
-            resource = names.render_resource(ended, ctx.storage)
-            renders_repo.add_event(conn, ctx.clock, workspace_id=ended.workspace_id, type="render.failed",
+            resource = render_resource(ended, ctx.storage)
+            add_event(conn, ctx.clock, workspace_id=ended.workspace_id, type="render.failed",
                                    payload={"render": jsonable(resource)})
     if ended is not None:
         ctx.progress.clear(render_id)
@@ -328,8 +275,6 @@ def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], pr
 def fail_job(job_id: str, message: str) -> bool:
     """Fail a live job with ``message``; False when it was not live. A failed generation fails its
     video and writes ``video.generation_failed`` in the same transaction."""
-    from farm.studio import generation_ended
-
     ctx = current()
     with transaction(ctx.engine) as conn:
         ended = jobs_repo.fail_job(conn, ctx.clock, job_id, message)

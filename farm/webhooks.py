@@ -27,12 +27,12 @@ from sqlalchemy import Engine
 
 from farm.errors import QueueUnavailable, StateConflict
 from farm.queue import JobQueue
-from farm.tasks import TaskContext, current
+from farm.context import TaskContext, current
 from shared.clock import Clock
 from shared.config import Settings
 from shared.db import transaction
 from shared.repos import webhooks as repo
-from shared.repos.renders import add_event
+from shared.repos.outbox import add_event
 from studio.fetch import FetchError, PostResult, SafeFetcher, make_fetcher
 from studio.webhooks import delivery_resource
 

@@ -2,27 +2,33 @@
 
 ``REELFARM_REDIS_URL`` set: ``RQQueue`` and ``RedisProgress`` (a farm). Unset: the embedded
 ``EmbeddedQueue`` on the service's database and ``DatabaseProgress`` (one machine, nothing to
-install). The API builds a ``Farm`` with ``make_farm`` and, in embedded mode, calls
-``farm.start()`` in each serving process (after gunicorn forks its workers) so that process's
-executor runs queued tasks; ``reelfarm worker`` does the same for RQ with ``make_task_context``.
+install). The API builds a ``Farm`` with ``make_farm`` and calls ``farm.start()`` in each serving
+process (after gunicorn forks its workers): in embedded mode that process's executor runs queued
+tasks, and with RQ it repairs the farm on a timer (``farm.maintenance``); ``reelfarm worker``
+builds its task context with ``make_task_context``.
+
+Importing this module hands ``farm.context`` its builder: a process that runs a task without
+having been configured builds its context from the environment's settings.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import os
+import socket
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
 
+from farm.collaborators import Collaborators, make_collaborators
+from farm.context import TaskContext, configure, set_builder, studio_of
 from farm.embedded import EmbeddedQueue
 from farm.jobs import JobService
-from farm.nodes import NodeRegistry
+from farm.maintenance import ROUND_SEC, WEBHOOK_SEC, embedded_maintenance, rq_maintenance
 from farm.progress import DatabaseProgress, MemoryProgress, ProgressStore, RedisProgress
 from farm.queue import JobQueue, RQQueue
 from farm.renders import RenderService
-from farm.tasks import TaskContext, configure, studio_of
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.db import make_engine
@@ -32,9 +38,6 @@ log = logging.getLogger("reelfarm.farm")
 
 REDIS_CONNECT_TIMEOUT_SEC = 2.0
 REDIS_TIMEOUT_SEC = 10.0
-# How often outbox events are turned into webhook deliveries (and due retries sent): the first
-# retry of a failed delivery is due after about 5 s.
-WEBHOOK_DISPATCH_SEC = 5.0
 
 
 def make_redis(url: str) -> Any:
@@ -46,12 +49,15 @@ def make_redis(url: str) -> Any:
 
 
 def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None) -> JobQueue:
-    """``RQQueue`` when ``settings.redis_url`` is set, else an (unstarted) ``EmbeddedQueue``."""
+    """``RQQueue`` when ``settings.redis_url`` is set, else an (unstarted) ``EmbeddedQueue``; each
+    with this process's share of the maintenance round as its hook (``farm.maintenance``)."""
     if settings.redis_url:
-        return RQQueue(make_redis(settings.redis_url))
-    queue = EmbeddedQueue(engine, clock=clock, maintenance_sec=WEBHOOK_DISPATCH_SEC)
-    queue.maintenance = lambda: _maintain(queue)
-    return queue
+        queue = RQQueue(make_redis(settings.redis_url), maintenance_sec=ROUND_SEC)
+        queue.maintenance = rq_maintenance(queue, owner=f"api:{socket.gethostname()}.{os.getpid()}").run_once
+        return queue
+    embedded = EmbeddedQueue(engine, clock=clock, maintenance_sec=WEBHOOK_SEC)
+    embedded.maintenance = embedded_maintenance(embedded)
+    return embedded
 
 
 def make_progress(settings: Settings, engine: Engine | None = None) -> ProgressStore:
@@ -70,7 +76,11 @@ def make_task_context(settings: Settings, engine: Engine | None = None, storage:
     clock = clock or SystemClock()
     engine = engine or make_engine(settings.database_url)
     return TaskContext(engine=engine, storage=storage or make_storage(settings, clock), clock=clock,
-                       progress=progress or make_progress(settings, engine), settings=settings)
+                       progress=progress or make_progress(settings, engine), settings=settings,
+                       build_studio=lambda: make_collaborators(settings))
+
+
+set_builder(lambda: make_task_context(Settings.from_env()))
 
 
 @dataclass
@@ -84,56 +94,25 @@ class Farm:
     context: TaskContext
 
     def start(self) -> None:
-        """Start this process's embedded executor (a no-op with RQ, whose workers run elsewhere)."""
-        if isinstance(self.queue, EmbeddedQueue):
-            self.queue.start()
+        """Start this process's share of the farm (``JobQueue.start``)."""
+        self.queue.start()
 
     def stop(self, timeout: float | None = None) -> None:
-        if isinstance(self.queue, EmbeddedQueue):
-            self.queue.stop(timeout)
+        self.queue.stop(timeout)
 
 
 def make_farm(settings: Settings, engine: Engine, storage: Storage, clock: Clock,
-              queue: JobQueue | None = None, progress: ProgressStore | None = None, studio: Any = None) -> Farm:
+              queue: JobQueue | None = None, progress: ProgressStore | None = None,
+              studio: Collaborators | None = None) -> Farm:
     """Queue, progress, services and the task context (made this process's), sharing one engine.
 
-    ``studio`` (a ``farm.studio.Studio``) is built from settings on first use when not given.
+    ``studio`` (the studio's collaborators) is built from settings on first use when not given.
     """
     queue = queue or make_queue(settings, engine, clock)
     progress = progress or make_progress(settings, engine)
-    context = TaskContext(engine=engine, storage=storage, clock=clock, progress=progress, settings=settings,
-                          studio=studio)
-    configure(context)
-    return Farm(queue=queue, progress=progress, context=context,
-                renders=RenderService(engine, queue, storage, clock, progress, settings, slots=make_slots(queue)),
-                jobs=JobService(engine, queue, storage, clock, studio=lambda: studio_of(context)))
-
-
-def make_slots(queue: JobQueue) -> Callable[[], int]:
-    """How many chunks can run at once: the embedded executor's limit, or the live render nodes."""
-    if isinstance(queue, EmbeddedQueue):
-        return lambda: queue.max_running
-    if isinstance(queue, RQQueue):
-        def live_nodes() -> int:
-            try:
-                nodes = NodeRegistry(queue.redis, queue.namespace).nodes()
-            except Exception:  # a registry read must never stop a render request
-                return 1
-            return max(1, sum(1 for n in nodes if n.get("alive") and "render" in str(n.get("queues", "render"))))
-        return live_nodes
-    return lambda: 1
-
-
-def _maintain(queue: JobQueue) -> None:
-    """The embedded executor's periodic round: reap stalled renders, dispatch webhook events, and
-    every few minutes delete rows past their retention (``farm.retention``)."""
-    from farm.reaper import reap
-    from farm.retention import purge_if_due
-    from farm.webhooks import run_webhooks
-
-    reap()
-    run_webhooks(queue)
-    try:
-        purge_if_due()
-    except Exception:  # housekeeping: it is tried again next time and must never stop the round
-        log.exception("retention purge failed")
+    ctx = make_task_context(settings, engine, storage, clock, progress)
+    ctx.studio = studio
+    configure(ctx)
+    return Farm(queue=queue, progress=progress, context=ctx,
+                renders=RenderService(engine, queue, storage, clock, progress, settings, slots=queue.slots),
+                jobs=JobService(engine, queue, storage, clock, studio=lambda: studio_of(ctx)))

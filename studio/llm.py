@@ -3,7 +3,8 @@
 The model picks a story and fills its fields as JSON. Its answer is used only when it checks
 out: a known story, fields valid for it, no figure that the brief does not contain, and a video
 that builds and lints without errors. Otherwise, and on any transport failure, the fallback
-writer (the built-in one) writes the script and the reason is logged.
+writer (the built-in one) writes the script and the reason is logged. ``make_writer`` picks the
+writer from settings: this one, with the built-in one behind it, when an LLM is configured.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import httpx
 from studio.briefs import NUMBER
 from studio.errors import StudioError, WriterError
 from studio.stories import NEUTRAL_BRAND, get_story, list_stories, validate_fields
-from studio.writer import Brief, Script, Writer, clamp_duration, compose, fit_fields
+from studio.writer import Brief, BuiltinWriter, Script, Writer, clamp_duration, compose, fit_fields
 
-__all__ = ["LLMWriter"]
+__all__ = ["LLMWriter", "make_writer"]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,14 @@ Answer with one JSON object and nothing else: {"story_id": "...", "title": "..."
 - Write in the language of the brief.
 Stories:
 """
+
+
+def make_writer(settings: Any) -> Writer:
+    """The LLM writer (with the built-in one behind it) when an LLM is configured, else the built-in one."""
+    builtin = BuiltinWriter()
+    if getattr(settings, "llm_base_url", None) and getattr(settings, "llm_model", None):
+        return LLMWriter(settings.llm_base_url, settings.llm_model, settings.llm_api_key, fallback=builtin)
+    return builtin
 
 
 def _system_prompt() -> str:

@@ -2,8 +2,9 @@
 
 ``BuiltinWriter`` works offline and deterministically: it picks the story whose keywords and
 facts best match the brief (``studio.briefs.classify``) and fills that story's fields with the
-brief's own facts. ``LLMWriter`` (``studio/llm.py``) asks a chat model and falls back to it.
-``compose`` builds and lints the video, shortening text until nothing overflows.
+brief's own facts. ``LLMWriter`` (``studio/llm.py``) asks a chat model and falls back to it;
+``studio.llm.make_writer`` picks between them from settings. ``compose`` builds and lints the
+video, shortening text until nothing overflows.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from studio.errors import WriterError
 from studio.stories import Story, get_story, validate_fields
 from studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC
 
-__all__ = ["Brief", "BuiltinWriter", "Script", "Writer", "clamp_duration", "compose", "fit_fields", "make_writer"]
+__all__ = ["Brief", "BuiltinWriter", "Script", "Writer", "clamp_duration", "compose", "fit_fields"]
 
 log = logging.getLogger(__name__)
 
@@ -65,16 +66,6 @@ class Writer(Protocol):
     name: str
 
     def write(self, brief: Brief) -> Script: ...
-
-
-def make_writer(settings: Any) -> Writer:
-    """The LLM writer (with the built-in one behind it) when an LLM is configured, else the built-in one."""
-    builtin = BuiltinWriter()
-    if getattr(settings, "llm_base_url", None) and getattr(settings, "llm_model", None):
-        from studio.llm import LLMWriter
-
-        return LLMWriter(settings.llm_base_url, settings.llm_model, settings.llm_api_key, fallback=builtin)
-    return builtin
 
 
 # --- the built-in writer ------------------------------------------------------------------------

@@ -1,14 +1,11 @@
 """Brand kits: extract from a website (a job), list, get, update."""
 from __future__ import annotations
 
-from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import serialize
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
-from api.errors import detail, invalid
 from api.schemas import (
     BrandExtractSchema,
     BrandKitListSchema,
@@ -16,8 +13,7 @@ from api.schemas import (
     BrandKitSchema,
     JobSchema,
 )
-from shared.db import transaction
-from shared.repos import brand_kits as repo
+from api.services import services
 
 blp = Blueprint("brand_kits", __name__, url_prefix="/api/v1/brand-kits", description="Brand kits")
 extract_blp = Blueprint("brand", __name__, url_prefix="/api/v1/brand", description="Brand extraction")
@@ -37,11 +33,7 @@ class BrandExtract(MethodView):
         workspace's first extracted kit becomes its default while the neutral kit is its only
         one. Addresses that are not public (loopback, private, link-local, ...) fail the job.
         """
-        return _services().jobs.request_brand_extract(current_workspace_id(), body["url"])
-
-
-def _services():
-    return current_app.extensions["reelfarm"]
+        return services().jobs.request_brand_extract(current_workspace_id(), body["url"])
 
 
 @blp.route("")
@@ -53,9 +45,7 @@ class BrandKits(MethodView):
 
         Every brand kit of the workspace, the default kit first.
         """
-        with _services().engine.connect() as conn:
-            kits = repo.list_brand_kits(conn, current_workspace_id())
-        return {"data": [serialize.brand_kit(k) for k in kits]}
+        return {"data": services().brand_kits.list(current_workspace_id())}
 
 
 @blp.route("/<string:kit_id>")
@@ -64,8 +54,7 @@ class BrandKit(MethodView):
     @errors(blp, 404)
     def get(self, kit_id):
         """Get a brand kit"""
-        with _services().engine.connect() as conn:
-            return serialize.brand_kit(repo.get_brand_kit(conn, current_workspace_id(), kit_id))
+        return services().brand_kits.get(current_workspace_id(), kit_id)
 
     @blp.arguments(BrandKitPatchSchema, error_status_code=400)
     @blp.response(200, BrandKitSchema)
@@ -75,9 +64,4 @@ class BrandKit(MethodView):
 
         Rename it, replace its tokens, or make it the workspace's default (`is_default: true`).
         """
-        if not body:
-            raise invalid([detail("", "empty_update", "send name, tokens or is_default")])
-        services = _services()
-        with transaction(services.engine) as conn:
-            kit = repo.update_brand_kit(conn, services.clock, current_workspace_id(), kit_id, **body)
-        return serialize.brand_kit(kit)
+        return services().brand_kits.update(current_workspace_id(), kit_id, body)

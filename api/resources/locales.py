@@ -1,12 +1,12 @@
 """GET /locales: the languages translated copies can be made in."""
 from __future__ import annotations
 
-from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api.docs import errors
 from api.schemas import LocaleListSchema, LocaleQuerySchema
+from api.services import services
 
 blp = Blueprint("locales", __name__, url_prefix="/api/v1/locales", description="Translation locales")
 
@@ -23,6 +23,4 @@ class Locales(MethodView):
         `source` (default `en`): what the configured translation engines can do, sorted by
         tag, with each language's writing direction. Other tags give 400.
         """
-        source = query["source"].lower()
-        translators = current_app.extensions["reelfarm"].jobs.studio.translators
-        return {"source": source, "data": translators.locales(source)}
+        return services().jobs.locales(query["source"])

@@ -1,14 +1,11 @@
 """Renders (MP4), stills and variants of a video's current version."""
 from __future__ import annotations
 
-from flask import current_app, g
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import serialize
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
-from api.errors import Forbidden
 from api.schemas import (
     JobSchema,
     RenderCreateSchema,
@@ -18,16 +15,9 @@ from api.schemas import (
     VariantsCreateSchema,
     VariantsSchema,
 )
-from studio.videos import VideoView
+from api.services import services
 
 blp = Blueprint("renders", __name__, url_prefix="/api/v1", description="Renders, stills and variants")
-
-LOCALE_PLANS = ("pro", "agency")
-
-
-def _services():
-    return current_app.extensions["reelfarm"]
-
 
 @blp.route("/videos/<string:video_id>/renders")
 class VideoRenders(MethodView):
@@ -42,7 +32,7 @@ class VideoRenders(MethodView):
         of a new one. The first render of a version charges `ceil(duration / 60)` credits;
         every later render of it is free; a failed or canceled render refunds.
         """
-        return _services().renders.request(current_workspace_id(), video_id, body["format"],
+        return services().renders.request(current_workspace_id(), video_id, body["format"],
                                            body["resolution"], body.get("fps"))
 
     @blp.response(200, RenderListSchema)
@@ -52,7 +42,7 @@ class VideoRenders(MethodView):
 
         Newest first.
         """
-        return {"data": _services().renders.list_for_video(current_workspace_id(), video_id)}
+        return {"data": services().renders.list_for_video(current_workspace_id(), video_id)}
 
 
 @blp.route("/renders/<string:render_id>")
@@ -65,7 +55,7 @@ class Render(MethodView):
         Status, progress (frames done over frames total) and, once succeeded, signed MP4 and
         poster URLs valid for 7 days (each GET signs them afresh).
         """
-        return _services().renders.get(current_workspace_id(), render_id)
+        return services().renders.get(current_workspace_id(), render_id)
 
 
 @blp.route("/renders/<string:render_id>/cancel")
@@ -78,7 +68,7 @@ class RenderCancel(MethodView):
         A queued or running render becomes `canceled` and its charge is refunded; a finished
         one gives 409.
         """
-        return _services().renders.cancel(current_workspace_id(), render_id)
+        return services().renders.cancel(current_workspace_id(), render_id)
 
 
 @blp.route("/videos/<string:video_id>/stills")
@@ -92,7 +82,7 @@ class Stills(MethodView):
         Starts a `stills` job for the current version: 1 to 20 times, each within the video.
         When it succeeds its result holds PNG URLs signed for 10 minutes.
         """
-        return _services().jobs.request_stills(current_workspace_id(), video_id, body["times"], body.get("format"))
+        return services().jobs.request_stills(current_workspace_id(), video_id, body["times"], body.get("format"))
 
 
 @blp.route("/videos/<string:video_id>/variants")
@@ -111,16 +101,8 @@ class Variants(MethodView):
         the copy is then `ready` (version source `translate`). The renders cover the original;
         render each copy when it is ready.
         """
-        services = _services()
-        workspace_id = current_workspace_id()
-        locales = body.get("locales") or []
-        if locales and g.caller.workspace.plan not in LOCALE_PLANS:
-            raise Forbidden("Translated copies need the Pro or Agency plan.", code="plan_feature_unavailable")
-        if locales:  # refuse bad locales before anything is rendered or charged
-            services.jobs.check_translations(workspace_id, video_id, locales)
-        renders = services.renders.request_many(workspace_id, video_id, body["formats"], body["resolution"])
-        copies = services.jobs.request_translations(workspace_id, video_id, locales) if locales else []
-        return {"renders": renders, "translations": [serialize.video(VideoView(v, None, j)) for v, j in copies]}
+        return services().videos.request_variants(current_workspace_id(), video_id, body["formats"],
+                                                  body["resolution"], body.get("locales") or [])
 
 
 jobs_blp = Blueprint("jobs", __name__, url_prefix="/api/v1/jobs", description="Asynchronous jobs")
@@ -135,7 +117,7 @@ class Job(MethodView):
 
         Progress and result of an asynchronous job (brand extraction, stills, generation).
         """
-        return _services().jobs.get(current_workspace_id(), job_id)
+        return services().jobs.get(current_workspace_id(), job_id)
 
 
 @jobs_blp.route("/<string:job_id>/cancel")
@@ -147,4 +129,4 @@ class JobCancel(MethodView):
 
         A queued or running job becomes `canceled`; a finished one gives 409.
         """
-        return _services().jobs.cancel(current_workspace_id(), job_id)
+        return services().jobs.cancel(current_workspace_id(), job_id)

@@ -1,16 +1,12 @@
 """Unauthenticated routes: health and signed file downloads."""
 from __future__ import annotations
 
-import mimetypes
-
-from flask import abort, current_app, request, send_file
+from flask import request, send_file
 from flask.views import MethodView
 from flask_smorest import Blueprint
-from sqlalchemy import text
 
-from api.errors import Forbidden, Unavailable
 from api.schemas import ErrorEnvelopeSchema, HealthSchema
-from farm.errors import QueueUnavailable
+from api.services import services
 
 blp = Blueprint("system", __name__, description="Health and downloads")
 
@@ -25,17 +21,7 @@ class Health(MethodView):
 
         Checks the database (and, in a farm, the queue). No authentication.
         """
-        services = current_app.extensions["reelfarm"]
-        try:
-            with services.engine.connect() as conn:
-                conn.execute(text("SELECT 1"))
-        except Exception as exc:  # any database failure means unhealthy
-            raise Unavailable(f"database unavailable: {type(exc).__name__}") from exc
-        try:
-            services.farm.queue.ping()
-        except QueueUnavailable as exc:
-            raise Unavailable(f"queue unavailable: {exc}") from exc
-        return {"status": "ok", "checks": {"database": "ok", "queue": "ok"}}
+        return services().health()
 
 
 @blp.route("/files/<path:key>")
@@ -47,14 +33,5 @@ class File(MethodView):
 
         URLs handed out by the API are signed and expire; a tampered or expired one gives 403.
         """
-        storage = current_app.extensions["reelfarm"].storage
-        verify = getattr(storage, "verify", None)
-        if verify is None:
-            abort(404)
-        if not verify(key, request.args.get("expires", ""), request.args.get("sig", "")):
-            raise Forbidden("This download link is invalid or has expired; fetch the resource again for a fresh one.",
-                            code="forbidden")
-        if not storage.exists(key):
-            abort(404)
-        mimetype = mimetypes.guess_type(key)[0] or "application/octet-stream"
-        return send_file(storage.path(key), mimetype=mimetype, conditional=True, max_age=0)
+        path, mimetype = services().signed_file(key, request.args.get("expires", ""), request.args.get("sig", ""))
+        return send_file(path, mimetype=mimetype, conditional=True, max_age=0)

@@ -1,14 +1,11 @@
 """Videos and their versions."""
 from __future__ import annotations
 
-from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import serialize
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
-from api.errors import detail, invalid
 from api.schemas import (
     RestoreSchema,
     VersionListSchema,
@@ -19,17 +16,9 @@ from api.schemas import (
     VideoPatchSchema,
     VideoSchema,
 )
-from studio.videos import VideoView
+from api.services import services
 
 blp = Blueprint("videos", __name__, url_prefix="/api/v1/videos", description="Videos and versions")
-
-
-def _services():
-    return current_app.extensions["reelfarm"]
-
-
-def _videos():
-    return _services().videos
 
 
 @blp.route("")
@@ -49,32 +38,11 @@ class Videos(MethodView):
         `ready` with version 1 (source `generate`) and `video.generated` is sent, or it is
         `failed` and `video.generation_failed` is sent.
         """
-        story_id, fields = body.get("storyId"), body.get("fields_")
-        kit_id = str(body["brandKitId"]) if body.get("brandKitId") else None
-        if story_id is None:
-            if fields is not None:
-                raise invalid([detail("/storyId", "required", "fields need a storyId")])
-            if not body.get("brief") and not body.get("url"):
-                raise invalid([detail("/brief", "required", "send storyId (with fields), or a brief or url to "
-                                                            "generate the video from")])
-            video, job = _services().jobs.request_generation(
-                current_workspace_id(), brief=body.get("brief"), url=body.get("url"), title=body.get("title"),
-                brand_kit_id=kit_id, fmt=body["format"], duration_sec=body.get("durationSec"),
-                locale=body.get("locale"))
-            return serialize.video(VideoView(video, None, job))
-        problems = []
-        if body.get("brief") is not None:
-            problems.append(detail("/brief", "conflict", "a brief is for generation; with storyId the video is "
-                                                         "built from fields"))
-        if body.get("url") is not None:
-            problems.append(detail("/url", "conflict", "with storyId the video is built at once: extract the brand "
-                                                       "first (POST /api/v1/brand/extract) and pass brandKitId"))
-        if problems:
-            raise invalid(problems)
-        view = _videos().create_from_story(
-            current_workspace_id(), story_id=story_id, fields=fields or {}, brand_kit_id=kit_id, fmt=body["format"],
-            duration_sec=body.get("durationSec"), title=body.get("title"), locale=body.get("locale"))
-        return serialize.video(view)
+        return services().videos.create(
+            current_workspace_id(), story_id=body.get("storyId"), fields=body.get("fields_"),
+            brief=body.get("brief"), url=body.get("url"), title=body.get("title"),
+            brand_kit_id=str(body["brandKitId"]) if body.get("brandKitId") else None, fmt=body["format"],
+            duration_sec=body.get("durationSec"), locale=body.get("locale"))
 
     @blp.arguments(VideoListQuerySchema, location="query", error_status_code=400)
     @blp.response(200, VideoListSchema)
@@ -85,14 +53,7 @@ class Videos(MethodView):
         Newest first, `limit` (1 to 100, default 20) at a time; pass `next_cursor` back as
         `cursor` for the next page (null on the last).
         """
-        after = None
-        if query.get("cursor"):
-            try:
-                after = serialize.decode_cursor(query["cursor"])
-            except (ValueError, TypeError):
-                raise invalid([detail("cursor", "invalid", "not a cursor from this API")]) from None
-        views, next_after = _videos().list(current_workspace_id(), query["limit"], after)
-        return {"data": [serialize.video(v) for v in views], "next_cursor": serialize.encode_cursor(next_after)}
+        return services().videos.list(current_workspace_id(), query["limit"], query.get("cursor"))
 
 
 @blp.route("/<string:video_id>")
@@ -104,7 +65,7 @@ class Video(MethodView):
 
         The video with its full current version, document included.
         """
-        return serialize.video(_videos().get(current_workspace_id(), video_id))
+        return services().videos.get(current_workspace_id(), video_id)
 
     @blp.arguments(VideoPatchSchema, error_status_code=400)
     @blp.response(200, VideoSchema)
@@ -117,14 +78,8 @@ class Video(MethodView):
         a new immutable version; `title` renames; `note` is kept in the history. Sending both
         `doc` and `fields` gives 400; a generating or archived video gives 409.
         """
-        if "doc" in body and "fields_" in body:
-            raise invalid([detail("/doc", "conflict", "send either doc or fields, not both"),
-                           detail("/fields", "conflict", "send either doc or fields, not both")])
-        if not ({"doc", "fields_", "title"} & body.keys()):
-            raise invalid([detail("", "empty_update", "send doc, fields or title")])
-        view = _videos().update(current_workspace_id(), video_id, doc=body.get("doc"), fields=body.get("fields_"),
-                                title=body.get("title"), note=body.get("note"))
-        return serialize.video(view)
+        return services().videos.update(current_workspace_id(), video_id, doc=body.get("doc"),
+                                        fields=body.get("fields_"), title=body.get("title"), note=body.get("note"))
 
     @blp.response(200, VideoSchema)
     @errors(blp, 404, 409)
@@ -133,7 +88,7 @@ class Video(MethodView):
 
         Archived videos can still be read, but not changed or rendered.
         """
-        return serialize.video(_videos().archive(current_workspace_id(), video_id))
+        return services().videos.archive(current_workspace_id(), video_id)
 
 
 @blp.route("/<string:video_id>/versions")
@@ -145,7 +100,7 @@ class Versions(MethodView):
 
         Every version of the video, oldest first.
         """
-        return {"data": [serialize.version(v) for v in _videos().versions(current_workspace_id(), video_id)]}
+        return {"data": services().videos.versions(current_workspace_id(), video_id)}
 
 
 @blp.route("/<string:video_id>/versions/<int:number>")
@@ -154,7 +109,7 @@ class Version(MethodView):
     @errors(blp, 404)
     def get(self, video_id, number):
         """Get a version"""
-        return serialize.version(_videos().version(current_workspace_id(), video_id, number))
+        return services().videos.version(current_workspace_id(), video_id, number)
 
 
 @blp.route("/<string:video_id>/versions/<int:number>/restore")
@@ -167,4 +122,4 @@ class Restore(MethodView):
 
         Saves a copy of version `number` as the newest version (source `restore`).
         """
-        return serialize.video(_videos().restore(current_workspace_id(), video_id, number))
+        return services().videos.restore(current_workspace_id(), video_id, number)

@@ -3,13 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
-from api.errors import detail, invalid
 from api.schemas import (
     WebhookCreatedSchema,
     WebhookCreateSchema,
@@ -19,24 +17,9 @@ from api.schemas import (
     WebhookPatchSchema,
     WebhookSchema,
 )
-from farm.webhooks import WebhookSender
-from studio.fetch import make_fetcher
-from studio.webhooks import WebhookService
+from api.services import services
 
 blp = Blueprint("webhooks", __name__, url_prefix="/api/v1", description="Webhook endpoints and their deliveries")
-
-
-def _webhooks() -> WebhookService:
-    services = current_app.extensions["reelfarm"]
-    found = getattr(services, "webhooks", None)  # once Services wires one; until then, a per-request one
-    return found if found is not None else WebhookService(services.engine, services.clock,
-                                                          make_fetcher(services.settings))
-
-
-def _sender() -> WebhookSender:
-    services = current_app.extensions["reelfarm"]
-    found = getattr(services, "webhook_sender", None)
-    return found if found is not None else WebhookSender(services.engine, services.farm.queue, services.clock)
 
 
 @blp.route("/webhooks")
@@ -50,7 +33,7 @@ class Webhooks(MethodView):
         The answer carries the endpoint's signing `secret` (`whsec_...`); it is never shown again.
         The URL must be http(s) and its host a public address (400 at `/url` otherwise).
         """
-        return _webhooks().create(current_workspace_id(), url=body["url"], events=body.get("events"),
+        return services().webhooks.create(current_workspace_id(), url=body["url"], events=body.get("events"),
                                   description=body.get("description"))
 
     @blp.response(200, WebhookListSchema)
@@ -60,7 +43,7 @@ class Webhooks(MethodView):
 
         Oldest first; secrets are not shown.
         """
-        return {"data": _webhooks().list_all(current_workspace_id())}
+        return {"data": services().webhooks.list_all(current_workspace_id())}
 
 
 @blp.route("/webhooks/<string:webhook_id>")
@@ -69,7 +52,7 @@ class Webhook(MethodView):
     @errors(blp, 404)
     def get(self, webhook_id: str) -> dict[str, Any]:
         """Get a webhook endpoint"""
-        return _webhooks().get(current_workspace_id(), webhook_id)
+        return services().webhooks.get(current_workspace_id(), webhook_id)
 
     @blp.arguments(WebhookPatchSchema, error_status_code=400)
     @blp.response(200, WebhookSchema)
@@ -79,9 +62,7 @@ class Webhook(MethodView):
 
         `url`, `events`, `description`, `enabled`; enabling clears `disabled_reason`.
         """
-        if not body:
-            raise invalid([detail("", "empty_update", "send url, events, description or enabled")])
-        return _webhooks().update(current_workspace_id(), webhook_id, body)
+        return services().webhooks.update(current_workspace_id(), webhook_id, body)
 
     @blp.response(204)
     @errors(blp, 404)
@@ -90,7 +71,7 @@ class Webhook(MethodView):
 
         Its delivery log goes with it; attempts not yet sent are not sent.
         """
-        _webhooks().delete(current_workspace_id(), webhook_id)
+        services().webhooks.delete(current_workspace_id(), webhook_id)
 
 
 @blp.route("/webhooks/<string:webhook_id>/deliveries")
@@ -103,7 +84,7 @@ class WebhookDeliveries(MethodView):
         The latest 100 attempts, newest first: one entry per attempt, with its status code,
         latency and error.
         """
-        return {"data": _webhooks().deliveries(current_workspace_id(), webhook_id)}
+        return {"data": services().webhooks.deliveries(current_workspace_id(), webhook_id)}
 
 
 @blp.route("/webhooks/<string:webhook_id>/deliveries/<string:delivery_id>/redeliver")
@@ -115,7 +96,7 @@ class WebhookRedeliver(MethodView):
 
         Queues a new attempt of the same event (same `webhook-id`); 409 when the endpoint is disabled.
         """
-        return _sender().redeliver(current_workspace_id(), webhook_id, delivery_id)
+        return services().webhook_sender.redeliver(current_workspace_id(), webhook_id, delivery_id)
 
 
 @blp.route("/webhooks/<string:webhook_id>/test")
@@ -127,4 +108,4 @@ class WebhookTest(MethodView):
 
         Queues a `webhook.test` event to this endpoint only; 409 when the endpoint is disabled.
         """
-        return _sender().send_test(current_workspace_id(), webhook_id)
+        return services().webhook_sender.send_test(current_workspace_id(), webhook_id)

@@ -5,6 +5,7 @@ ledger row and its outbox event commit together. Everything workspace-owned is l
 ``(workspace_id, id)``: an id from another workspace is ``NotFound``, like one that never existed.
 
 Modules: ``workspaces`` (workspaces and the credit ledger), ``api_keys``, ``brand_kits``,
+``outbox`` (the one writer of events), ``renders``, ``jobs``, ``comments``, ``webhooks``,
 ``videos`` (videos and their immutable versions).
 
 Lock order, to keep PostgreSQL free of deadlocks when one transaction takes several:

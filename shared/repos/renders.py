@@ -1,4 +1,4 @@
-"""Renders, their credits and their events.
+"""Renders and their credits (their events go to the outbox: ``shared.repos.outbox``).
 
 A render's status only moves forward: ``queued -> running -> succeeded | failed | canceled``
 (``queued`` may also go straight to ``failed`` or ``canceled``). Every transition here is a
@@ -16,7 +16,6 @@ row lock (taken first, as everywhere) while deciding, which is what makes "once"
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,7 +24,7 @@ from sqlalchemy import Connection, delete, func, select, update
 
 from shared.clock import Clock
 from shared.errors import NotFound
-from shared.ids import new_event_id, new_id
+from shared.ids import new_id
 from shared.repos._locks import lock_workspace
 from shared.repos.workspaces import add_credits
 from shared.tables import (
@@ -33,7 +32,6 @@ from shared.tables import (
     RENDER_CHARGE,
     RENDER_REFUND,
     credit_ledger,
-    event_outbox,
     renders,
     workspaces,
 )
@@ -245,14 +243,6 @@ def stalled_renders(conn: Connection, *, running_before: datetime, queued_before
         ((renders.c.status == "running") & (last < running_before))
         | ((renders.c.status == "queued") & (last < queued_before))))
     return [Render(**row._mapping) for row in rows]
-
-
-def add_event(conn: Connection, clock: Clock, *, workspace_id: str, type: str, payload: Mapping[str, Any]) -> str:
-    """Write an event to the outbox, in the caller's transaction; returns its id."""
-    event_id = new_event_id()
-    conn.execute(event_outbox.insert().values(id=event_id, workspace_id=workspace_id, type=type,
-                                              payload=dict(payload), created_at=clock.now()))
-    return event_id
 
 
 def _has_entry(conn: Connection, render_id: str, reason: str) -> bool:

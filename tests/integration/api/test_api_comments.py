@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from api.resources import comments as comments_resource
+from studio import comments as comments_resource
 from shared.tables import comments, event_outbox
 from tests.integration.api.support import assert_error, fields_of
 

@@ -23,7 +23,7 @@ from farm.jobs import JobService
 from farm.progress import DatabaseProgress, ProgressStore, RedisProgress
 from farm.queue import JobQueue, RQQueue
 from farm.renders import RenderService
-from farm.tasks import TaskContext, configure
+from farm.context import TaskContext, configure
 from farm.wiring import make_redis
 from renderer import NEUTRAL_BRAND
 from shared.clock import Clock, SystemClock
@@ -123,7 +123,7 @@ class Farm:
 
 def build_farm(engine: Engine, storage: LocalStorage, clock: Clock, progress: ProgressStore,
                queue: JobQueue, retries: int = 2, studio: Any = None) -> Farm:
-    """``studio`` (a ``farm.studio.Studio``) defaults to one built from a test environment: the
+    """``studio`` (a ``farm.collaborators.Collaborators``) defaults to one built from a test environment: the
     built-in writer and a fetcher allowed to reach loopback."""
     studio = studio or studio_for_tests()
     configure(TaskContext(engine=engine, storage=storage, clock=clock, progress=progress, studio=studio))
@@ -133,11 +133,11 @@ def build_farm(engine: Engine, storage: LocalStorage, clock: Clock, progress: Pr
 
 
 def studio_for_tests(**env: str) -> Any:
-    """A ``farm.studio.Studio`` from settings with ``env`` (loopback fetches allowed unless given)."""
-    from farm.studio import make_studio
+    """Collaborators (``farm.collaborators``) from settings with ``env`` (loopback fetches allowed unless given)."""
+    from farm.collaborators import make_collaborators
 
     env = {"REELFARM_FETCH_ALLOW_PRIVATE": "1", "REELFARM_SECRET_KEY": "x" * 40, **env}
-    return make_studio(Settings.from_env(env))
+    return make_collaborators(Settings.from_env(env))
 
 
 @pytest.fixture

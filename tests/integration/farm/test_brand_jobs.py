@@ -8,7 +8,7 @@ from typing import Any
 
 from PIL import Image
 
-from farm.studio import logo_key
+from studio.brand_kits import logo_key
 from shared.repos import brand_kits as kits_repo
 from tests.integration.farm.conftest import Farm
 from tests.integration.farm.test_generation_jobs import events, finished, generate, video_row

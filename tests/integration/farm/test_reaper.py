@@ -7,7 +7,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from farm.reaper import reap
-from farm.tasks import TaskContext, configure
+from farm.context import TaskContext, configure
 from shared.clock import FixedClock
 from shared.db import transaction
 from shared.repos import jobs as jobs_repo

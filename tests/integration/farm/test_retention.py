@@ -21,8 +21,8 @@ from farm import retention
 from farm.nodes import Capabilities, NodeRegistry
 from farm.progress import MemoryProgress
 from farm.retention import Purged, PurgeSchedule, purge
-from farm.tasks import TaskContext, configure
-from farm.wiring import _maintain
+from farm.context import TaskContext, configure
+from farm.maintenance import embedded_maintenance
 from farm.worker import NodeHeartbeat
 from renderer import NEUTRAL_BRAND
 from shared.clock import FixedClock
@@ -32,7 +32,7 @@ from shared.errors import ConfigError
 from shared.repos import idempotency as idem_repo
 from shared.repos import webhooks as repo
 from shared.repos import workspaces as ws_repo
-from shared.repos.renders import add_event
+from shared.repos.outbox import add_event
 from shared.storage import LocalStorage
 from shared.tables import event_outbox, idempotency_records, webhook_deliveries, webhook_endpoints
 from studio.webhooks import new_secret
@@ -41,6 +41,11 @@ from tests.integration.conftest import BACKENDS, migrated
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 SECRET = "s" * 48
 FINGERPRINT = idem_repo.Fingerprint("POST", "/api/v1/videos", "0" * 64)
+
+
+def _maintain(queue: Any) -> None:
+    """One tick of the embedded executor's maintenance (``farm.maintenance``)."""
+    embedded_maintenance(queue)()
 
 
 # -- fixtures -----------------------------------------------------------------------------------

@@ -23,14 +23,14 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from farm import webhooks as delivery
 from farm.progress import MemoryProgress
 from farm.queue import resolve
-from farm.tasks import TaskContext, configure
+from farm.context import TaskContext, configure
 from renderer import NEUTRAL_BRAND
 from shared.clock import FixedClock
 from shared.config import Settings
 from shared.db import transaction
 from shared.repos import webhooks as repo
 from shared.repos import workspaces as ws_repo
-from shared.repos.renders import add_event
+from shared.repos.outbox import add_event
 from shared.storage import LocalStorage
 from shared.tables import event_outbox, webhook_deliveries, webhook_endpoints
 from studio.webhooks import new_secret

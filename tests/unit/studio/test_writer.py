@@ -9,9 +9,9 @@ import pytest
 
 from shared.config import Settings
 from studio.errors import WriterError
-from studio.llm import LLMWriter
+from studio.llm import LLMWriter, make_writer
 from studio.stories import NEUTRAL_BRAND, get_story, validate_fields
-from studio.writer import Brief, BuiltinWriter, Script, compose, make_writer
+from studio.writer import Brief, BuiltinWriter, Script, compose
 
 FORMATS = ("16:9", "9:16", "1:1", "4:5")
 FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")

@@ -1,0 +1,60 @@
+"""The Render and Job resources: what clients see of a render or a job (``api/schemas.py``
+documents them; webhook events carry the same shapes).
+
+Files are never shown by their storage key: a succeeded render's MP4 and poster are URLs signed
+afresh on every read, valid 7 days; a stills job's PNGs, 10 minutes. A live render's progress is
+the larger of what the database last recorded and what the progress store counts now, so it
+never goes back.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from farm.progress import ProgressStore, fraction
+from shared.clock import Clock
+from shared.repos import jobs as jobs_repo
+from shared.repos import renders as renders_repo
+from shared.storage import Storage
+
+RENDER_URL_TTL_SEC = 7 * 24 * 3600
+STILLS_URL_TTL_SEC = 600
+
+
+def render_resource(render: renders_repo.Render, storage: Storage,
+                    progress: ProgressStore | None = None) -> dict[str, Any]:
+    """The Render resource (the seed's fields, in its order); URLs signed afresh for 7 days."""
+    if render.status == "succeeded":
+        shown = 1.0
+    elif render.status in renders_repo.LIVE and progress is not None:
+        shown = max(render.progress, fraction(progress, render.id, render.frames))
+    else:
+        shown = render.progress
+    succeeded = render.status == "succeeded"
+    return {
+        "id": render.id, "video_id": render.video_id, "version_id": render.version_id,
+        "format": render.format, "resolution": render.resolution, "fps": render.fps,
+        "status": render.status, "progress": round(float(shown), 4),
+        "url": storage.url(render.url_key, RENDER_URL_TTL_SEC) if succeeded and render.url_key else None,
+        "poster_url": storage.url(render.poster_key, RENDER_URL_TTL_SEC) if succeeded and render.poster_key else None,
+        "duration_sec": render.duration_sec, "bytes": render.bytes, "error": render.error,
+        "created_at": render.created_at, "finished_at": render.finished_at,
+    }
+
+
+def job_resource(job: jobs_repo.Job, storage: Storage, clock: Clock) -> dict[str, Any]:
+    """The Job resource; a stills result carries URLs signed now, valid 10 minutes."""
+    return {
+        "id": job.id, "kind": job.kind, "status": job.status, "stage": job.stage,
+        "progress": round(float(job.progress), 4), "error": job.error,
+        "result": _result(job, storage, clock), "created_at": job.created_at, "finished_at": job.finished_at,
+    }
+
+
+def _result(job: jobs_repo.Job, storage: Storage, clock: Clock) -> dict[str, Any] | None:
+    if job.result is None or job.kind != "stills" or job.status != "succeeded":
+        return job.result if job.kind != "stills" else None
+    expires_at = (clock.now() + timedelta(seconds=STILLS_URL_TTL_SEC)).isoformat()
+    return {"stills": [{"time": s["time"], "url": storage.url(s["key"], STILLS_URL_TTL_SEC),
+                        "width": s["width"], "height": s["height"], "expires_at": expires_at}
+                       for s in job.result.get("stills", [])]}

@@ -1,0 +1,120 @@
+"""Videos as the API serves them: the studio's ``VideoService`` (stories, edits, versions) and
+the farm's jobs and renders (generation, translated copies, variants) behind one door, answering
+resources (``studio.resources``, ``farm.resources``).
+
+Which service makes a new video follows from the request: a ``story_id`` builds it at once
+(``VideoService.create_from_story``); without one, a brief and/or a site URL start a generation
+job (``JobService.request_generation``). Which combinations are valid is the request schema's
+business (``api/schemas.py``), not this module's.
+
+A page of videos is addressed by an opaque cursor, ``<microseconds since the epoch>.<row id>``
+(``api.contract.CURSOR`` is its pattern).
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from farm.errors import InvalidRequest
+from farm.jobs import JobService
+from farm.renders import RenderService
+from farm.resources import job_resource
+from shared.clock import Clock
+from shared.storage import Storage
+from studio.resources import version_resource, video_resource
+from studio.videos import VideoService, VideoView
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def encode_cursor(position: tuple[datetime, str] | None) -> str | None:
+    """``<microseconds since the epoch>.<row id>``: the pattern ``api.contract.CURSOR``."""
+    if position is None:
+        return None
+    when, ident = position
+    return f"{(when - _EPOCH) // timedelta(microseconds=1)}.{ident}"
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """Raises ValueError for anything that is not a cursor this API hands out."""
+    micros, ident = cursor.split(".", 1)
+    uuid.UUID(ident)
+    return _EPOCH + timedelta(microseconds=int(micros)), ident
+
+
+class Videos:
+    """Create, read, edit, archive and render videos; every answer is a resource."""
+
+    def __init__(self, videos: VideoService, jobs: JobService, renders: RenderService, storage: Storage,
+                 clock: Clock) -> None:
+        self.videos = videos
+        self.jobs = jobs
+        self.renders = renders
+        self.storage = storage
+        self.clock = clock
+
+    def create(self, workspace_id: str, *, story_id: str | None = None, fields: dict[str, Any] | None = None,
+               brief: str | None = None, url: str | None = None, title: str | None = None,
+               brand_kit_id: str | None = None, fmt: str = "16:9", duration_sec: float | None = None,
+               locale: str | None = None) -> dict[str, Any]:
+        """Built from the story at once (``ready``), or ``generating`` with its ``generate`` job."""
+        if story_id is None:
+            video, job = self.jobs.request_generation(
+                workspace_id, brief=brief, url=url, title=title, brand_kit_id=brand_kit_id, fmt=fmt,
+                duration_sec=duration_sec, locale=locale)
+            return self._resource(VideoView(video, None, job))
+        return self._resource(self.videos.create_from_story(
+            workspace_id, story_id=story_id, fields=fields or {}, brand_kit_id=brand_kit_id, fmt=fmt,
+            duration_sec=duration_sec, title=title, locale=locale))
+
+    def list(self, workspace_id: str, limit: int, cursor: str | None = None) -> dict[str, Any]:
+        """A page, newest first, and the cursor of the next (None on the last). Raises InvalidRequest
+        for a cursor this API did not hand out."""
+        after = None
+        if cursor:
+            try:
+                after = decode_cursor(cursor)
+            except (ValueError, TypeError):
+                raise InvalidRequest([{"field": "cursor", "code": "invalid",
+                                       "message": "not a cursor from this API"}]) from None
+        views, next_after = self.videos.list(workspace_id, limit, after)
+        return {"data": [self._resource(v) for v in views], "next_cursor": encode_cursor(next_after)}
+
+    def get(self, workspace_id: str, video_id: str) -> dict[str, Any]:
+        return self._resource(self.videos.get(workspace_id, video_id))
+
+    def update(self, workspace_id: str, video_id: str, *, doc: dict[str, Any] | None = None,
+               fields: dict[str, Any] | None = None, title: str | None = None,
+               note: str | None = None) -> dict[str, Any]:
+        return self._resource(self.videos.update(workspace_id, video_id, doc=doc, fields=fields, title=title,
+                                                 note=note))
+
+    def archive(self, workspace_id: str, video_id: str) -> dict[str, Any]:
+        return self._resource(self.videos.archive(workspace_id, video_id))
+
+    def versions(self, workspace_id: str, video_id: str) -> list[dict[str, Any]]:
+        return [version_resource(v) for v in self.videos.versions(workspace_id, video_id)]
+
+    def version(self, workspace_id: str, video_id: str, number: int) -> dict[str, Any]:
+        return version_resource(self.videos.version(workspace_id, video_id, number))
+
+    def restore(self, workspace_id: str, video_id: str, number: int) -> dict[str, Any]:
+        return self._resource(self.videos.restore(workspace_id, video_id, number))
+
+    def request_variants(self, workspace_id: str, video_id: str, formats: Sequence[str], resolution: int,
+                         locales: Sequence[str] = ()) -> dict[str, Any]:
+        """Renders of the current version in ``formats``, and a translated copy per locale.
+
+        The locales are checked (plan, tags, engines) before anything is rendered or charged.
+        """
+        if locales:
+            self.jobs.check_translations(workspace_id, video_id, locales)
+        renders = self.renders.request_many(workspace_id, video_id, formats, resolution)
+        copies = self.jobs.request_translations(workspace_id, video_id, locales) if locales else []
+        return {"renders": renders, "translations": [self._resource(VideoView(v, None, j)) for v, j in copies]}
+
+    def _resource(self, view: VideoView) -> dict[str, Any]:
+        job = job_resource(view.job, self.storage, self.clock) if view.job is not None else None
+        return video_resource(view.video, view.version, job)

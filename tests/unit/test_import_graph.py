@@ -1,0 +1,167 @@
+"""No import circle among the project's modules.
+
+The graph has one edge per import statement of a project module that names another project
+module, wherever the statement stands: at the top, inside a function (such an import is still a
+dependency; it only runs later) or in a ``try``. Imports under ``if TYPE_CHECKING:`` are left
+out: they never run. ``from pkg import name`` points at ``pkg.name`` when that is a module, else
+at ``pkg``. A circle is a strongly connected component of two or more modules (or a module that
+imports itself).
+
+Run as a script it prints the circles and counts the function-level project imports per
+package, the figures the issue asks for::
+
+    python tests/unit/test_import_graph.py
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("api", "farm", "renderer", "reelfarm", "shared", "studio")  # setup.cfg's packages
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str       # the importing module
+    target: str       # the imported project module
+    line: int
+    in_function: bool
+
+
+def project_modules(root: Path = ROOT) -> dict[str, Path]:
+    """Dotted name -> file of every module of the project's packages."""
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _walk(node: ast.AST, in_function: bool = False) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node below ``node`` that runs at some point, and whether it stands in a function."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child.test):
+            for other in child.orelse:
+                yield other, in_function
+                yield from _walk(other, in_function)
+            continue
+        inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        yield child, in_function
+        yield from _walk(child, inside)
+
+
+def _base(module: str, path: Path, level: int, name: str | None) -> str:
+    if level == 0:
+        return name or ""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    package = package[: len(package) - (level - 1)]
+    return ".".join(package + ([name] if name else []))
+
+
+def imports(modules: dict[str, Path] | None = None) -> list[Import]:
+    """Every import of a project module by a project module (``TYPE_CHECKING`` ones left out)."""
+    modules = modules if modules is not None else project_modules()
+    found = []
+    for module, path in modules.items():
+        for node, in_function in _walk(ast.parse(path.read_text("utf-8"))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _base(module, path, node.level, node.module)
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            for target in dict.fromkeys(targets):
+                while target and target not in modules and "." in target:
+                    target = target.rsplit(".", 1)[0]  # `import a.b.c` of a name inside a.b
+                if target in modules and target != module or (target == module and isinstance(node, ast.Import)):
+                    found.append(Import(module, target, node.lineno, in_function))
+    return found
+
+
+def circles(edges: list[Import]) -> list[list[str]]:
+    """The strongly connected components of two or more modules, each sorted, largest first."""
+    graph: dict[str, set[str]] = {}
+    for edge in edges:
+        graph.setdefault(edge.source, set()).add(edge.target)
+        graph.setdefault(edge.target, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1 or node in graph[node]:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found, key=lambda c: (-len(c), c))
+
+
+def test_no_import_circle_among_the_projects_modules() -> None:
+    found = circles(imports())
+    assert found == [], "import circles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_the_graph_sees_function_level_imports_and_skips_type_checking(tmp_path: Path) -> None:
+    pkg = tmp_path / "farm"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from farm import b\n")
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from farm.c import X\n"
+                              "else:\n    import farm.a\n")
+    (pkg / "c.py").write_text("from . import b\n")
+    found = imports({name: path for name, path in project_modules(tmp_path).items()})
+    assert {(i.source, i.target, i.in_function) for i in found} == {
+        ("farm.a", "farm.b", True), ("farm.b", "farm.a", False), ("farm.c", "farm.b", False)}
+    assert circles(found) == [["farm.a", "farm.b"]]
+
+
+def main() -> None:
+    edges = imports()
+    found = circles(edges)
+    print(f"{len(found)} import circle(s)")
+    for component in found:
+        print(f"  {len(component)} modules: {', '.join(component)}")
+    late = [e for e in edges if e.in_function]
+    per_package = Counter(e.source.split(".")[0] for e in late)
+    print(f"{len(late)} function-level project import(s) (one per imported module and statement): "
+          + ", ".join(f"{p} {n}" for p, n in sorted(per_package.items())))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
