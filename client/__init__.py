@@ -30,7 +30,11 @@ _HOMES = {
     "Story": "client.models", "Variants": "client.models", "Version": "client.models", "Video": "client.models",
     "Webhook": "client.models", "WebhookVerificationError": "client.webhooks", "verify": "client.webhooks",
 }
-__all__ = sorted(_HOMES)
+__all__ = [
+    "APIConnectionError", "APIError", "AsyncClient", "BrandKit", "Client", "Job", "Me", "Page", "ReelfarmError",
+    "Render", "Retry", "Story", "TaskFailed", "Variants", "Version", "Video", "WaitTimeout", "Webhook",
+    "WebhookVerificationError", "verify",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -35,7 +35,7 @@ def credentials_path() -> Path:
 def normalize_url(url: str) -> str:
     """The server's root URL: no trailing slash, no ``/api/v1``."""
     url = url.strip().rstrip("/")
-    return url[: -len(API_PREFIX)] if url.endswith(API_PREFIX) else url
+    return url.removesuffix(API_PREFIX)
 
 
 def load_saved() -> dict[str, str]:

@@ -70,7 +70,8 @@ def _code(response: httpx.Response) -> str | None:
         return None
 
 
-def retry_delay(retry: Retry, attempt: int, method: str, outcome: httpx.Response | httpx.TransportError) -> float | None:
+def retry_delay(retry: Retry, attempt: int, method: str,
+                outcome: httpx.Response | httpx.TransportError) -> float | None:
     if isinstance(outcome, httpx.TransportError):
         connect_failed = isinstance(outcome, (httpx.ConnectError, httpx.ConnectTimeout))
         return retry.after_error(attempt, method, connect_failed)
@@ -179,19 +180,18 @@ class AsyncTransport:
     async def download(self, url: str, path: str | Path, on_progress: ProgressFn | None = None) -> Path:
         target = Path(path)
         partial = target.with_name(target.name + ".part")
-        async with httpx.AsyncClient(timeout=60, follow_redirects=True) as plain:
-            async with plain.stream("GET", url) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise error_from(response)
-                total = int(response.headers["Content-Length"]) if "Content-Length" in response.headers else None
-                done = 0
-                with open(partial, "wb") as out:
-                    async for chunk in response.aiter_bytes(1 << 16):
-                        out.write(chunk)
-                        done += len(chunk)
-                        if on_progress:
-                            on_progress(done, total)
+        async with httpx.AsyncClient(timeout=60, follow_redirects=True) as plain, plain.stream("GET", url) as response:
+            if response.status_code >= 400:
+                await response.aread()
+                raise error_from(response)
+            total = int(response.headers["Content-Length"]) if "Content-Length" in response.headers else None
+            done = 0
+            async with await anyio.open_file(partial, "wb") as out:
+                async for chunk in response.aiter_bytes(1 << 16):
+                    await out.write(chunk)
+                    done += len(chunk)
+                    if on_progress:
+                        on_progress(done, total)
         partial.replace(target)
         return target
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -229,7 +229,8 @@ class Client:
     """
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
-                 timeout: float = DEFAULT_TIMEOUT, retry: Retry | None = None, http: httpx.Client | None = None) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, retry: Retry | None = None,
+                 http: httpx.Client | None = None) -> None:
         found = config.resolve(api_key, base_url)
         self.api_key, self.base_url = found.api_key, found.base_url
         self._t = SyncTransport(found.api_key, found.base_url, timeout, retry or Retry(), http)
@@ -265,7 +266,7 @@ class Client:
     def close(self) -> None:
         self._t.close()
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -1,6 +1,8 @@
 """``reelfarm.client``: the SDK under the distribution's own name; the code lives in ``client/``."""
 from __future__ import annotations
 
-from client import *  # noqa: F401,F403
-from client import __all__  # noqa: F401
-from client import webhooks  # noqa: F401  - ``reelfarm.client.webhooks.verify``
+from client import *
+from client import (
+    __all__,  # noqa: F401
+    webhooks,  # noqa: F401  - ``reelfarm.client.webhooks.verify``
+)

@@ -69,7 +69,7 @@ _RASTER = click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), def
                        help="Rasterizer: GL on an NVIDIA GPU (auto), Skia on the CPU, or GL on any EGL (gl).")
 
 
-@click.command("render")
+@click.command("render", epilog="\b\nA video stored on a reelfarm server: reelfarm videos render VIDEO_ID")
 @click.argument("doc_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="MP4 to write.")
 @click.option("--format", "fmt", type=click.Choice(renderer.FORMATS), help="Aspect ratio (default: the doc's).")

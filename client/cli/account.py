@@ -72,7 +72,8 @@ def stories_show(session: Session, story_id: str) -> None:
             for name, p in props.items()]
 
     def draw() -> None:
-        click.echo(f"{story.id}: {story.name} ({story.category}, {story.default_duration_sec:g} s)\n{story.description}\n")
+        click.echo(f"{story.id}: {story.name} ({story.category}, {story.default_duration_sec:g} s)")
+        click.echo(f"{story.description}\n")
         table(["field", "type", "required", "title", "default"], rows)()
 
     session.emit(story, draw)

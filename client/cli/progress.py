@@ -16,8 +16,15 @@ from client.models import Job, Render
 
 def _progress(*, download: bool = False) -> Any:
     from rich.console import Console
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TaskProgressColumn, TextColumn,
-                               TimeElapsedColumn, TransferSpeedColumn)
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TransferSpeedColumn,
+    )
 
     columns: list[Any] = [TextColumn("{task.description}"), BarColumn()]
     columns += [DownloadColumn(), TransferSpeedColumn()] if download else [TaskProgressColumn(),

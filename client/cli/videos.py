@@ -184,11 +184,13 @@ def videos_render(session: Session, video_id: str, fmt: str | None, resolution: 
     session.emit(render, f"render {render.id} {render.status}: {target or render.url or ''}".rstrip())
 
 
-@videos_group.command("stills", epilog=_epilog("reelfarm videos stills VIDEO_ID --time 1.5 --time 3 --download stills/"))
+@videos_group.command("stills", epilog=_epilog(
+    "reelfarm videos stills VIDEO_ID --time 1.5 --time 3 --download stills/"))
 @click.argument("video_id")
 @click.option("--time", "times", type=float, multiple=True, required=True, help="Seconds into the video (1 to 20).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Aspect ratio (default: the video's).")
-@click.option("--download", "folder", type=click.Path(file_okay=False, path_type=Path), help="Save PNGs in this folder.")
+@click.option("--download", "folder", type=click.Path(file_okay=False, path_type=Path),
+              help="Save PNGs in this folder.")
 @click.option("--timeout", type=float, default=300, show_default=True, help="Seconds to wait.")
 @api_command
 def videos_stills(session: Session, video_id: str, times: tuple[float, ...], fmt: str | None, folder: Path | None,

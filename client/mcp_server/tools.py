@@ -155,7 +155,8 @@ class Toolbox:
                            annotations=types.ToolAnnotations(read_only_hint=t.read_only, open_world_hint=False))
                 for t in self.defs.values()]
 
-    async def call(self, name: str, arguments: dict[str, Any], client: AsyncClient, report: Report) -> types.CallToolResult:
+    async def call(self, name: str, arguments: dict[str, Any], client: AsyncClient,
+                   report: Report) -> types.CallToolResult:
         tool = self.defs.get(name)
         if tool is None:
             return error_result({"code": "unknown_tool", "message": f"no tool named {name!r}"})

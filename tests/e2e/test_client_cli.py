@@ -35,7 +35,7 @@ class Shell:
 
     def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "reelfarm", *args], cwd=ROOT, env=self.env, text=True,
-                              capture_output=True, timeout=timeout)
+                              capture_output=True, timeout=timeout, check=False)
 
     def json(self, *args: str) -> Any:
         done = self.run(*args, "--json")
@@ -111,4 +111,5 @@ def test_help_names_both_ways_to_render(shell: Shell) -> None:
     top = shell.run("--help").stdout
     assert "reelfarm render doc.json" in top and "reelfarm videos render VIDEO_ID" in top
     assert "reelfarm render DOC.json" in shell.run("videos", "render", "--help").stdout
+    assert "reelfarm videos render VIDEO_ID" in shell.run("render", "--help").stdout
     assert "Examples:" in shell.run("videos", "create", "--help").stdout

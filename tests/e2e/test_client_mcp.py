@@ -53,10 +53,11 @@ async def over_stdio(served: Served) -> AsyncIterator[ClientSession]:
 
 @asynccontextmanager
 async def over_http(url: str, key: str) -> AsyncIterator[ClientSession]:
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120) as http:
-        async with streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
+    async with (httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(read, write) as session):
+        await session.initialize()
+        yield session
 
 
 async def create_and_render(session: ClientSession, transcript: list[dict[str, Any]]) -> dict[str, Any]:

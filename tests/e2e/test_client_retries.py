@@ -64,7 +64,7 @@ def test_429_is_waited_out_by_the_sdk_and_the_cli(tmp_path: Path) -> None:
             me = rf.me()
         out, err = command.communicate(timeout=120)
         assert me.workspace["name"] == "dev" and me.rate_limit["limit"] == 3
-        assert [r.status_code for r in seen][0] == 429 and seen[-1].status_code == 200
+        assert seen[0].status_code == 429 and seen[-1].status_code == 200
         assert time.monotonic() - started >= retry_after - 1
         assert command.returncode == 0, err
         assert json.loads(out)["workspace"]["name"] == "dev"

@@ -39,7 +39,7 @@ class Served:
         env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
         env.update(self.env, REELFARM_PUBLIC_URL=self.base)
         done = subprocess.run([sys.executable, "-m", "reelfarm", "admin", *args, "--json"], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=60, check=False)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
@@ -87,7 +87,7 @@ def test_a_story_video_is_rendered_downloaded_and_decodes(served: Served, tmp_pa
         assert got[-1] == (path.stat().st_size, path.stat().st_size) == (render.bytes, render.bytes)
         assert frames_of(path) == (720, 1280, 6 * 30)
         assert rf.me().credits == credits - 1
-        assert [v.id for v in rf.videos.list(page_size=1)][0] == video.id
+        assert next(v.id for v in rf.videos.list(page_size=1)) == video.id
 
 
 def test_a_brief_video_is_waited_for(served: Served) -> None:
