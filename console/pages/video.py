@@ -69,7 +69,7 @@ def _page(video_id: str, problems: dict[str, str] | None = None, typed: dict[str
     return render_template(
         "console/video.html", v=video, version=video["current_version"], renders=renders, versions=versions,
         copies=copies, job=video["job"], still=still_job, controls=controls, problems=problems or {},
-        formats=FORMATS, resolutions=RESOLUTIONS, locales=_locales(), locale_plan=g.workspace.plan in LOCALE_PLANS,
+        formats=FORMATS, resolutions=RESOLUTIONS, locales=_locales(video), locale_plan=g.workspace.plan in LOCALE_PLANS,
         cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if busy else None,
         title=video["title"]), status
 
@@ -91,13 +91,16 @@ def _controls(video: dict[str, Any], values: dict[str, Any] | None) -> list[form
     return forms.controls(get_story(video["story_id"]).fields, values)
 
 
-def _locales() -> list[str]:
+def _locales(video: dict[str, Any]) -> list[str]:
+    """The languages this video can be translated into (not its own)."""
     from farm.jobs import published_locales
 
+    own = (video["locale"] or (video["current_version"] or {}).get("doc", {}).get("locale") or "en").split("-")[0]
     try:
-        return published_locales(web.services().jobs.studio.translators)
+        tags = published_locales(web.services().jobs.studio.translators)
     except Exception:  # the page still shows without the translation menu
         return []
+    return [t for t in tags if t.split("-")[0].lower() != own.lower()]
 
 
 @blp.route("/videos/<video_id>/status.json")

@@ -1,0 +1,297 @@
+"""The console in a real browser (Debian's headless Chromium, driven by Playwright) against a real
+`reelfarm serve`: sign-in link, API keys, a story video previewed, rendered with live progress,
+played and downloaded, the pages people and operators see, and the refusals.
+
+Screenshots of every page land in ``tests/artifacts/console/`` (CI keeps them as artifacts).
+Playwright never downloads a browser here: it drives the system's ``chromium``.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import av
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "tests" / "artifacts" / "console"
+LINK_LINE = re.compile(r"Console sign-in link for (\S+) \(works once, for a day\): (\S+)")
+PASSWORD = "correct horse battery staple"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
+
+
+def _wait_for_link(lines: queue.Queue[str | None], seen: list[str]) -> tuple[str, str]:
+    for line in seen:
+        if match := LINK_LINE.search(line):
+            return match.group(1), match.group(2)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = lines.get(timeout=30)
+        if line is None:
+            break
+        if match := LINK_LINE.search(line):
+            return match.group(1), match.group(2)
+    raise AssertionError("no console sign-in link printed")
+
+
+def _admin(data_dir: Path, port: int, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
+    env.update(REELFARM_DATA_DIR=str(data_dir), REELFARM_PUBLIC_URL=f"http://127.0.0.1:{port}")
+    done = subprocess.run([sys.executable, "-m", "reelfarm", "admin", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Browser:
+    assert Path(CHROMIUM).exists(), "install Debian's chromium (scripts/setup-system.sh --test)"
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--autoplay-policy=no-user-gesture-required"])
+        yield launched
+        launched.close()
+
+
+def _set_password(page: Page, link: str) -> None:
+    page.goto(link)
+    expect(page.get_by_role("heading", name="Set your password")).to_be_visible()
+    page.get_by_label("New password", exact=True).fill(PASSWORD)
+    page.get_by_label("New password again").fill(PASSWORD)
+    page.get_by_role("button", name="Set password and sign in").click()
+    expect(page.get_by_role("heading", name="Videos")).to_be_visible()
+
+
+def test_console_in_a_browser(tmp_path, browser):
+    data_dir = tmp_path / "data"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process, lines = start_server(data_dir, port)
+    try:
+        dev_key, seen = wait_for_key(lines)
+        email, link = _wait_for_link(lines, seen)
+        wait_for_health(base)
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        page = context.new_page()
+        _sign_in_by_link_then_password(page, base, email, link)
+        _api_keys(page, base)
+        _credentials_do_not_cross(context, base, dev_key)
+        video_url = _story_video(page, base, tmp_path)
+        _other_pages(page, base)
+        _csrf_refused(context, base, video_url)
+        _member_and_other_workspace(browser, base, data_dir, port, dev_key)
+        _narrow(browser, base, email, video_url)
+        context.close()
+    finally:
+        stop(process)
+
+
+def _sign_in_by_link_then_password(page: Page, base: str, email: str, link: str) -> None:
+    page.goto(link)
+    _shot(page, "01-set-password")
+    _set_password(page, link)
+    _shot(page, "02-videos-empty")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.goto(link)  # a used link no longer works
+    expect(page.get_by_role("heading", name="This link no longer works")).to_be_visible()
+    page.goto(f"{base}/app/sign-in")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text("The email or password is not right.")
+    _shot(page, "03-sign-in-refused")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Videos")).to_be_visible()
+
+
+def _api_keys(page: Page, base: str) -> None:
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_label("Name").fill("browser key")
+    page.get_by_label("Expires").select_option("30")
+    page.get_by_role("button", name="Create key").click()
+    shown = page.locator("#new-key")
+    expect(shown).to_have_value(re.compile(r"^rf_live_[0-9A-Za-z]{38}$"))
+    key = shown.input_value()
+    expect(page.get_by_role("button", name="Copy")).to_be_visible()
+    _shot(page, "04-settings-new-key")
+    me = httpx.get(f"{base}/api/v1/me", headers={"Authorization": f"Bearer {key}"}, timeout=10)
+    assert me.status_code == 200 and me.json()["workspace"]["name"] == "dev"
+    page.goto(f"{base}/app/settings")  # shown once: a reload shows only its prefix
+    assert key not in page.content() and key[:12] in page.content()
+    row = page.get_by_role("row").filter(has_text="browser key")
+    expect(row).to_contain_text("active")
+    row.get_by_role("link", name=re.compile("Revoke")).click()
+    expect(page.get_by_role("heading", name=re.compile("Revoke the key"))).to_be_visible()
+    _shot(page, "05-revoke-confirm")
+    page.get_by_role("button", name="Revoke key").click()
+    expect(page.get_by_role("row").filter(has_text="browser key")).to_contain_text("revoked")
+    refused = httpx.get(f"{base}/api/v1/me", headers={"Authorization": f"Bearer {key}"}, timeout=10)
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
+    _shot(page, "06-settings")
+
+
+def _credentials_do_not_cross(context, base: str, dev_key: str) -> None:
+    cookie = next(c for c in context.cookies() if c["name"] == "reelfarm_session")
+    jar = {"reelfarm_session": cookie["value"]}
+    as_api = httpx.get(f"{base}/api/v1/me", cookies=jar, timeout=10)
+    assert as_api.status_code == 401 and as_api.headers["Content-Type"] == "application/json"
+    with_key = httpx.get(f"{base}/app/videos", headers={"Authorization": f"Bearer {dev_key}"}, timeout=10)
+    assert with_key.status_code == 302 and with_key.headers["Location"].startswith("/app/sign-in")
+    assert httpx.get(f"{base}/api/v1/me", headers={"Authorization": f"Bearer {dev_key}"}, timeout=10).status_code == 200
+
+
+def _story_video(page: Page, base: str, tmp_path: Path) -> str:
+    page.goto(f"{base}/app/videos/new")
+    _shot(page, "07-new-video")
+    page.get_by_role("link", name="Announcement").click()
+    expect(page.get_by_label("Headline")).to_have_value("We're opening our second studio")
+    _shot(page, "08-story-form")
+    page.get_by_label("Headline").fill("Hello from the browser")
+    page.get_by_label("Theme").select_option("dark")
+    page.get_by_label("Format").select_option("9:16")
+    page.get_by_label("Duration in seconds").fill("6")
+    page.get_by_role("button", name="Create video").click()
+    expect(page.get_by_role("heading", name="Hello from the browser")).to_be_visible()
+    video_url = page.url
+
+    page.locator("#still-time").evaluate(
+        "el => { el.value = 2.5; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    still = page.locator("#still-image")
+    expect(still).to_have_attribute("alt", "Still of the video at 2.5 s", timeout=120_000)
+    page.wait_for_function("() => { const i = document.getElementById('still-image'); "
+                           "return i && i.complete && i.naturalWidth === 1080 && i.naturalHeight === 1920; }",
+                           timeout=30_000)
+    _shot(page, "09-video-still")
+
+    page.evaluate("""() => { window.__seen = []; const list = document.getElementById('render-list');
+        new MutationObserver(() => document.querySelectorAll('[data-render-percent]').forEach(
+            s => window.__seen.push(s.textContent))).observe(list, {subtree: true, childList: true, characterData: true}); }""")
+    page.get_by_role("button", name="Render 9:16 at 720p").click()
+    expect(page.locator("[data-render-progress]")).to_be_visible(timeout=30_000)
+    _shot(page, "10-render-progress")
+    player = page.locator("#render-list video")
+    expect(player).to_be_visible(timeout=240_000)
+    seen = page.evaluate("window.__seen")
+    assert "100%" in seen, seen
+    percents = [int(s.rstrip("%")) for s in seen]
+    assert percents == sorted(percents), percents
+
+    page.evaluate("() => { const v = document.querySelector('#render-list video'); v.muted = true; return v.play(); }")
+    page.wait_for_function("() => { const v = document.querySelector('#render-list video'); "
+                           "return v.readyState >= 2 && v.currentTime > 0.3; }", timeout=30_000)
+    _shot(page, "11-video-rendered")
+
+    with page.expect_download() as download:
+        page.get_by_role("link", name=re.compile("Download MP4")).click()
+    target = tmp_path / "downloaded.mp4"
+    download.value.save_as(target)
+    with av.open(str(target)) as container:
+        stream = container.streams.video[0]
+        frames = sum(1 for _ in container.decode(video=0))
+        assert (stream.codec_context.width, stream.codec_context.height) == (720, 1280)
+    assert frames == 6 * 30
+
+    page.get_by_label("Headline").fill("Hello again")
+    page.get_by_label("Note for the history").fill("second take")
+    page.get_by_role("button", name="Save as a new version").click()
+    expect(page.locator(".flash-ok")).to_contain_text("Saved as version 2")
+    expect(page.locator("#versions")).to_contain_text("second take")
+    _shot(page, "12-video-versions")
+    page.goto(f"{base}/app/videos")
+    expect(page.locator(".tile img")).to_have_count(1)
+    _shot(page, "13-videos-grid")
+    return video_url
+
+
+def _other_pages(page: Page, base: str) -> None:
+    page.goto(f"{base}/app/brand-kits")
+    expect(page.get_by_role("heading", name=re.compile("Default"))).to_be_visible()
+    _shot(page, "14-brand-kits")
+    page.goto(f"{base}/app/webhooks")
+    page.get_by_label("Endpoint URL").fill("https://hooks.example.com/reelfarm")
+    page.get_by_label("render.completed").check()
+    page.get_by_role("button", name="Add endpoint").click()
+    expect(page.locator("#new-secret")).to_have_value(re.compile(r"^whsec_"))
+    _shot(page, "15-webhooks")
+    page.get_by_role("link", name="https://hooks.example.com/reelfarm").click()
+    page.get_by_role("button", name="Send test event").click()
+    expect(page.locator(".flash-ok")).to_contain_text("webhook.test")
+    expect(page.locator("tbody")).to_contain_text("webhook.test", timeout=20_000)
+    _shot(page, "16-webhook-deliveries")
+    page.goto(f"{base}/app/farm")
+    expect(page.get_by_role("heading", name="Nodes")).to_be_visible()
+    expect(page.locator("body")).to_contain_text("this server (embedded)")
+    _shot(page, "17-farm")
+
+
+def _csrf_refused(context, base: str, video_url: str) -> None:
+    refused = context.request.post(f"{base}/app/settings/keys", form={"name": "sneaky", "expires": ""})
+    assert refused.status == 403 and "Not allowed" in refused.text()
+    forged = context.request.post(f"{video_url}/renders", form={"format": "1:1", "resolution": "720",
+                                                                 "csrf_token": "not-the-token"})
+    assert forged.status == 403
+
+
+def _member_and_other_workspace(browser: Browser, base: str, data_dir: Path, port: int, dev_key: str) -> None:
+    workspace = httpx.get(f"{base}/api/v1/me", headers={"Authorization": f"Bearer {dev_key}"}, timeout=10)
+    link = _admin(data_dir, port, "create-user", "member@example.com", "--workspace", workspace.json()["workspace"]["id"])
+    other_ws = _admin(data_dir, port, "create-workspace", "Other", "--plan", "pro")
+    other_key = _admin(data_dir, port, "create-key", other_ws, "--name", "other")
+    theirs = httpx.post(f"{base}/api/v1/videos", headers={"Authorization": f"Bearer {other_key}"},
+                        json={"storyId": "quote", "durationSec": 6}, timeout=30)
+    assert theirs.status_code == 201, theirs.text
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    _set_password(page, link)
+    expect(page.get_by_role("link", name="Farm", exact=True)).to_have_count(0)
+    response = page.goto(f"{base}/app/farm")
+    assert response is not None and response.status == 403
+    expect(page.get_by_role("heading", name="Not allowed")).to_be_visible()
+    _shot(page, "18-member-farm-refused")
+    response = page.goto(f"{base}/app/videos/{theirs.json()['id']}")
+    assert response is not None and response.status == 404
+    expect(page.get_by_role("heading", name="Not found")).to_be_visible()
+    _shot(page, "19-other-workspace-not-found")
+    context.close()
+
+
+def _narrow(browser: Browser, base: str, email: str, video_url: str) -> None:
+    context = browser.new_context(viewport={"width": 360, "height": 740}, device_scale_factor=2)
+    page = context.new_page()
+    page.goto(f"{base}/app/sign-in")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Videos")).to_be_visible()
+    _shot(page, "20-narrow-videos")
+    page.goto(video_url)
+    _shot(page, "21-narrow-video")
+    _fits(page)
+    page.goto(f"{base}/app/settings")
+    _shot(page, "22-narrow-settings")
+    _fits(page)
+    context.close()
+
+
+def _fits(page: Page) -> None:
+    """Nothing on the page is wider than the screen (tables scroll inside their own box)."""
+    wide = page.evaluate("""() => Array.from(document.querySelectorAll('body *'))
+        .filter(e => !e.closest('.table-wrap') && e.getBoundingClientRect().right > window.innerWidth + 0.5)
+        .map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))""")
+    assert wide == [], wide
