@@ -55,7 +55,7 @@ def webhook(webhook_id: str) -> Any:
     endpoint = svc.webhooks.get(g.workspace.id, _id(webhook_id))
     deliveries = svc.webhooks.deliveries(g.workspace.id, webhook_id, limit=50)
     return render_template("console/webhook.html", endpoint=endpoint, deliveries=deliveries,
-                           refresh=3 if any(d["state"] == "pending" for d in deliveries) else None)
+                           auto_refresh=3 if any(d["state"] == "pending" for d in deliveries) else None)
 
 
 @blp.route("/webhooks/<webhook_id>/test", methods=["POST"])
