@@ -345,7 +345,7 @@ def _contrast(doc: Doc, raster: Any, fmt: str, scene: Scene, below: tuple[Layer,
     except Exception:  # noqa: BLE001 - an unreadable asset is reported elsewhere; contrast is then unknown
         return None
     rgb = region[..., ::-1] if solo_raster.pixel_format == "bgra" else region
-    ratios = _pixel_contrasts(np.asarray(color, np.uint8), rgb.reshape(-1, 3))
+    ratios = _pixel_contrasts(np.asarray(color, np.uint8), rgb)
     return float(np.percentile(ratios, 10))
 
 
@@ -377,14 +377,14 @@ def _channel_luminance() -> np.ndarray:
 
 
 _LINEAR = _channel_luminance()
-_WEIGHTS = np.array([0.2126, 0.7152, 0.0722])
+_RED, _GREEN, _BLUE = (_LINEAR * weight for weight in (0.2126, 0.7152, 0.0722))
 
 
 def _pixel_contrasts(color: np.ndarray, pixels: np.ndarray) -> np.ndarray:
-    """The WCAG contrast ratio of ``color`` against each of ``pixels`` (8-bit RGB rows)."""
+    """The WCAG contrast ratio of ``color`` against each of ``pixels`` (8-bit RGB, last axis)."""
     def lum(c: np.ndarray) -> np.ndarray:
-        return _LINEAR[c] @ _WEIGHTS
-    lt = lum(color[None, :].astype(np.intp))[0]
-    lp = lum(pixels.astype(np.intp))
+        return _RED[c[..., 0]] + _GREEN[c[..., 1]] + _BLUE[c[..., 2]]
+    lt = lum(color)
+    lp = lum(pixels)
     hi, lo = np.maximum(lt, lp), np.minimum(lt, lp)
     return (hi + 0.05) / (lo + 0.05)
