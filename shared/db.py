@@ -17,8 +17,11 @@ the server is back gets a fresh connection rather than a dead one.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -154,10 +157,40 @@ def transaction(engine: Engine) -> Iterator[Connection]:
     Like ``engine.begin()``, except that on SQLite the write lock is taken at BEGIN, so
     concurrent writers wait (up to the busy timeout) rather than fail.
     """
-    with engine.connect() as conn:
+    if engine.dialect.name != "sqlite":
+        with engine.connect() as conn, conn.begin():
+            yield conn
+        return
+    # SQLite has one write lock for the whole file, and a writer that finds it taken sleeps in
+    # growing steps (up to 100 ms) before it looks again. Threads of one process therefore queue
+    # on a lock of ours first and take SQLite's lock the moment it is free; only other processes
+    # still meet the busy handler.
+    with _writers(engine), engine.connect() as conn:
         conn.execution_options(**{_WRITE: True})
         with conn.begin():
             yield conn
+
+
+_WRITERS: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()
+_WRITERS_GUARD = threading.Lock()
+
+
+def _writers(engine: Engine) -> threading.RLock:
+    with _WRITERS_GUARD:
+        lock = _WRITERS.get(engine)
+        if lock is None:
+            lock = _WRITERS[engine] = threading.RLock()
+        return lock
+
+
+def _forget_writers() -> None:
+    # A forked child has one thread: locks other threads held at the fork would never be released.
+    global _WRITERS_GUARD
+    _WRITERS.clear()
+    _WRITERS_GUARD = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_writers)
 
 
 def migrate(engine: Engine, revision: str = "head") -> None:
