@@ -274,6 +274,31 @@ def measure_ours_e2e(doc_file: Path, assets_dir: Path, resolution: int, out_path
     }
 
 
+def _moviepy_child(spec_path: str) -> None:
+    spec = json.loads(Path(spec_path).read_text())
+    result = peers.moviepy_equivalent(spec["doc"], spec["width"], spec["height"], FPS, spec["out"],
+                                      spec["assets_dir"])
+    Path(spec["result"]).write_text(json.dumps(result))
+
+
+def measure_moviepy(doc_file: Path, width: int, height: int, out_path: Path, assets_dir: Path,
+                    work: Path) -> dict[str, Any]:
+    """MoviePy's write, timed inside (build and write) and as a whole process from spawn to exit,
+    the same two figures as ours."""
+    spec = {"doc": str(doc_file), "width": width, "height": height, "out": str(out_path),
+            "assets_dir": str(assets_dir), "result": str(work / f"moviepy-{height}.json")}
+    spec_path = work / f"moviepy-{height}-spec.json"
+    spec_path.write_text(json.dumps(spec))
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.fps", "--moviepy-child", str(spec_path)],
+                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    total = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"MoviePy child exited {proc.returncode}:\n" + proc.stdout.decode(errors="replace")[-3000:])
+    res = json.loads(Path(spec["result"]).read_text())
+    return {**res, "whole_process_fps": res["frames"] / total, "whole_process_seconds": total}
+
+
 # ----------------------------------------------------------------------------- one resolution
 
 
@@ -357,8 +382,8 @@ def run_resolution(doc: dict[str, Any], doc_file: Path, assets_dir: Path, resolu
 
     if not args.skip_peers:
         print("  peer: MoviePy equivalent ...")
-        _guard(res, "moviepy", peers.moviepy_equivalent, doc, w, h, FPS,
-               work / f"moviepy-{resolution}.mp4", assets_dir)
+        _guard(res, "moviepy", measure_moviepy, doc_file, w, h, work / f"moviepy-{resolution}.mp4", assets_dir,
+               work)
 
     res["ratios"] = _ratios(res)
     return res
@@ -369,12 +394,20 @@ def _fps(res: dict[str, Any], key: str) -> float | None:
     return v.get("fps") if isinstance(v, dict) and "error" not in v else None
 
 
+def _whole(res: dict[str, Any], ours: str, peer: str) -> float | None:
+    a, b = res.get(ours) or {}, res.get(peer) or {}
+    if "whole_process_fps" in a and "whole_process_fps" in b:
+        return a["whole_process_fps"] / b["whole_process_fps"]
+    return None
+
+
 def _ratios(res: dict[str, Any]) -> dict[str, float | None]:
     e2e, lim, mp = _fps(res, "ours_e2e"), _fps(res, "ffmpeg_encode_only"), _fps(res, "moviepy")
     enc = _fps(res, "ours_encode")
     return {
         "ours_e2e_over_encode_only_limit": e2e / lim if e2e and lim else None,
         "ours_e2e_over_moviepy": e2e / mp if e2e and mp else None,
+        "ours_whole_process_over_moviepy_whole_process": _whole(res, "ours_e2e", "moviepy"),
         "ours_encode_over_ffmpeg_encode": enc / lim if enc and lim else None,
     }
 
@@ -414,13 +447,15 @@ def print_table(res: dict[str, Any]) -> None:
                     f"start-up {v['startup_seconds']:.2f} s, raster {v['raster']}); peak RSS {_gib(v['peak_rss_tree_bytes'])}, PSS "
                     f"{_gib(v['peak_pss_tree_bytes'])}, largest process {_gib(largest)}")
         if key == "moviepy":
-            note = f"+{v['build_seconds']:.1f} s to build"
+            note = (f"+{v['build_seconds']:.1f} s to build; whole process {v['whole_process_fps']:.1f} frames/s "
+                    f"({v['whole_process_seconds']:.2f} s)")
         rows.append((label, f"{v['fps']:.1f}", f"{v['seconds']:.2f}", str(v["frames"]), note))
     r = res["ratios"]
     fmt = lambda x: f"{x:.2f}x" if x else "n/a"
     ratio_lines = [
         f"ours end-to-end / encode-only limit: {fmt(r['ours_e2e_over_encode_only_limit'])}",
         f"ours end-to-end / MoviePy:           {fmt(r['ours_e2e_over_moviepy'])}",
+        f"  the same, whole processes:         {fmt(r['ours_whole_process_over_moviepy_whole_process'])}",
     ]
     notes = list(res["notes"])
     if res.get("ours_unavailable"):
@@ -525,6 +560,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="our rasterizer for the end-to-end run (default cpu)")
     p.add_argument("--e2e-child", help=argparse.SUPPRESS)
     p.add_argument("--e2e-started", type=float, help=argparse.SUPPRESS)
+    p.add_argument("--moviepy-child", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -532,6 +568,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.e2e_child:
         _e2e_child(args.e2e_child, args.e2e_started or time.time())
+        return 0
+    if args.moviepy_child:
+        _moviepy_child(args.moviepy_child)
         return 0
     if args.seconds <= 0:
         raise SystemExit("--seconds must be > 0")
