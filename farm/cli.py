@@ -22,13 +22,17 @@ EMBEDDED_NOTE = (
 
 @click.command("worker")
 @click.option("--queues", default="render,jobs", show_default=True,
-              help="Comma-separated queues to work, in priority order.")
+              help="Comma-separated queues to work, in priority order: render (on a GL node: render-gpu, "
+                   "then render), render-gpu (GL nodes only), jobs.")
 @click.option("--burst", is_flag=True, help="Quit once the queues are empty.")
 @click.option("--name", help="Worker name (default: host.pid.random).")
 @click.option("--namespace", default="", help="Prefix of queue names and keys, to share one Redis.")
 @click.option("--metrics-port", type=click.IntRange(min=0, max=65535), default=0, show_default=True,
               help="Serve Prometheus metrics on this port (0: off).")
-def worker_command(queues: str, burst: bool, name: str | None, namespace: str, metrics_port: int) -> None:
+@click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), default=None,
+              help="Rasterizer for chunks (default: REELFARM_RASTER, else auto: GL on an NVIDIA GPU, else CPU).")
+def worker_command(queues: str, burst: bool, name: str | None, namespace: str, metrics_port: int,
+                   raster: str | None) -> None:
     """Run a render node: an RQ worker that heartbeats its capabilities into Redis."""
     from farm.worker import run_worker
 
@@ -36,7 +40,11 @@ def worker_command(queues: str, burst: bool, name: str | None, namespace: str, m
     names = [q.strip() for q in queues.split(",") if q.strip()]
     if not names:
         raise click.BadParameter("give at least one queue", param_hint="--queues")
-    run_worker(settings, names, burst=burst, name=name, namespace=namespace, metrics_port=metrics_port)
+    try:
+        run_worker(settings, names, burst=burst, name=name, namespace=namespace, metrics_port=metrics_port,
+                   raster=raster)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def _farm_settings() -> Any:
@@ -95,10 +103,12 @@ def _print(status: dict) -> None:
     console = Console()
     console.print(f"mode: [bold]{status['mode']}[/bold]")
     if status["mode"] == "farm":
-        nodes = Table("node", "host", "pid", "cores", "GPU", "NVENC", "queues", "state", "job", "seen", title="nodes")
+        nodes = Table("node", "host", "pid", "cores", "raster", "GPU", "GPU memory", "GPU busy", "NVENC", "queues",
+                      "state", "job", "seen", title="nodes")
         for n in status["nodes"]:
-            nodes.add_row(n["name"], n.get("hostname", ""), n.get("pid", ""), n.get("cores", ""), n.get("gpu") or "-",
-                          "yes" if n.get("nvenc") == "1" else "no", n.get("queues", ""),
+            nodes.add_row(n["name"], n.get("hostname", ""), n.get("pid", ""), n.get("cores", ""), _raster(n),
+                          _gpu(n), _gpu_memory(n), f"{n['gpu_utilization']} %" if n.get("gpu_utilization")
+                          else "-", _nvenc(n), n.get("queues", ""),
                           n.get("state", "") if n["alive"] else "[red]gone[/red]", n.get("current_job") or "-",
                           f"{n['seen_sec_ago']} s ago")
         console.print(nodes)
@@ -112,6 +122,29 @@ def _print(status: dict) -> None:
         renders.add_row(r["id"], r["status"], r["format"], f"{r['resolution']}p{r['fps']}",
                         f"{r['frames_done']}/{r['frames_total']}", str(r["frames_per_sec"]), f"{r['elapsed_sec']} s")
     console.print(renders)
+
+
+def _raster(node: dict) -> str:
+    kind = node.get("raster") or "cpu"
+    return f"{kind} ({node['gl_renderer']})" if node.get("gl_renderer") else kind
+
+
+def _gpu(node: dict) -> str:
+    nvml = node.get("nvml") or "ok"
+    return node.get("gpu") or ("none" if nvml == "ok" else f"none ({nvml})")
+
+
+def _gpu_memory(node: dict) -> str:
+    if not node.get("gpu_memory_total"):
+        return "-"
+    gib = 1024 ** 3
+    return f"{int(node.get('gpu_memory_used') or 0) / gib:.1f} / {int(node['gpu_memory_total']) / gib:.1f} GiB"
+
+
+def _nvenc(node: dict) -> str:
+    if node.get("nvenc") != "1":
+        return "no"
+    return f"yes ({node['nvenc_capacity']} % free)" if node.get("nvenc_capacity") else "yes"
 
 
 @farm_group.command("reap")

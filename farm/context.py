@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from farm.collaborators import Collaborators
     from farm.progress import ProgressStore
+    from renderer.backends import RasterChoice
     from shared.clock import Clock
     from shared.config import Settings
     from shared.storage import Storage
@@ -33,7 +34,9 @@ class TaskContext:
     """What a task needs besides its arguments.
 
     ``studio`` (the studio's collaborators: fetchers, moderation, writer, translators) is built
-    on first use by ``studio_of`` with ``build_studio`` when it was not given.
+    on first use by ``studio_of`` with ``build_studio`` when it was not given. ``raster`` is the
+    rasterizer this node chose for chunks (``reelfarm worker`` resolves and probes it once); when
+    None, chunks resolve ``settings.raster`` (CPU without settings).
     """
 
     engine: Engine
@@ -43,6 +46,7 @@ class TaskContext:
     settings: Settings | None = None
     studio: Collaborators | None = None
     build_studio: Callable[[], Collaborators] | None = None
+    raster: RasterChoice | None = None
 
 
 _CONTEXT: TaskContext | None = None

@@ -44,6 +44,7 @@ from sqlalchemy.exc import OperationalError
 from farm.errors import QueueUnavailable
 from farm.nodes import pid_exists
 from farm.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
+from farm.routing import RENDER_QUEUE
 from shared.clock import Clock, SystemClock
 from shared.db import transaction
 from shared.tables import queued_tasks as tasks
@@ -163,6 +164,10 @@ class EmbeddedQueue:
     def slots(self) -> int:
         """At most ``max_running`` tasks run at once across the processes sharing the database."""
         return self.max_running
+
+    def chunk_queue(self) -> str:
+        """``render``: every task runs here, whatever its queue (the name only labels the rows)."""
+        return RENDER_QUEUE
 
     @property
     def running(self) -> bool:

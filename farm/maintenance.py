@@ -6,7 +6,9 @@
    (``recover_orphans``) and enqueue again the work Redis lost (``farm.reconcile``);
 2. ``reap``: fail and refund renders and jobs stalled past their bound (``farm.reaper``);
 3. ``webhooks``: fan new outbox events out to deliveries and enqueue due retries (``farm.webhooks``);
-4. ``retention``: delete rows past their retention (``farm.retention``).
+4. ``retention``: delete rows past their retention (``farm.retention``);
+5. ``reroute`` (a farm on RQ only): move chunks that waited on ``render-gpu`` past
+   ``REELFARM_GPU_QUEUE_WAIT_SEC`` to ``render`` while a CPU-only node is live (``farm.routing``).
 
 One error policy: a chore that fails is logged with its traceback and the others still run; an
 outage (Redis or the database unreachable) ends the round, and ``Maintenance.run_once`` reports
@@ -17,8 +19,8 @@ Who runs it, and with which gate:
 
 - each ``reelfarm worker``'s heartbeat thread, every beat (5 s), with ``FarmLocks``: one Redis lock
   per chore, taken for the chore's period, so one node of the farm does each chore per period
-  (repairs and reaping every ``ROUND_SEC``, webhooks every ``WEBHOOK_SEC``, retention every
-  ``farm.retention.PURGE_EVERY_SEC``), whichever node's beat comes first;
+  (repairs and reaping every ``ROUND_SEC``, webhooks and rerouting every ``WEBHOOK_SEC``, retention
+  every ``farm.retention.PURGE_EVERY_SEC``), whichever node's beat comes first;
 - the embedded executor's timer (``EmbeddedQueue``'s maintenance hook, every ``WEBHOOK_SEC``) with
   ``EveryRound``: reaping and webhooks every round, retention when this process's schedule says;
 - an API process serving a farm on RQ (the ``RQQueue``'s maintenance hook, every ``ROUND_SEC``), with
@@ -40,16 +42,18 @@ from farm.queue import JobQueue, RQQueue
 from farm.reaper import reap
 from farm.reconcile import reconcile
 from farm.resilience import Outage, is_outage
+from farm.routing import ALL_QUEUES
 from farm.webhooks import run_webhooks
 
 log = logging.getLogger("reelfarm.farm")
 
 ROUND_SEC = 30.0  # repairs and reaping, across a farm
 WEBHOOK_SEC = 5.0  # webhook dispatch: the first retry of a failed delivery is due after about 5 s
-QUEUES = ("render", "jobs")
-REPAIR, WEBHOOKS, RETENTION = "repair", "webhooks", "retention"
-CHORES = (REPAIR, WEBHOOKS, RETENTION)
+QUEUES = ALL_QUEUES  # render-gpu, render, jobs
+REPAIR, WEBHOOKS, RETENTION, REROUTE = "repair", "webhooks", "retention", "reroute"
+CHORES = (REPAIR, WEBHOOKS, RETENTION, REROUTE)
 Repair = Callable[[], tuple[list[str], list[str]]]  # -> (jobs recovered, jobs enqueued again)
+Reroute = Callable[[], list[str]]  # -> chunks moved from render-gpu to render
 
 
 @dataclass
@@ -58,11 +62,13 @@ class RoundResult:
     enqueued: list[str] = field(default_factory=list)
     reaped_renders: list[str] = field(default_factory=list)
     reaped_jobs: list[str] = field(default_factory=list)
+    rerouted: list[str] = field(default_factory=list)
 
 
 class Gate(Protocol):
     def due(self, chore: str) -> bool:
-        """Whether ``chore`` (``REPAIR``, covering the reaping too, ``WEBHOOKS``, ``RETENTION``) runs now."""
+        """Whether ``chore`` (``REPAIR``, covering the reaping too, ``WEBHOOKS``, ``RETENTION``,
+        ``REROUTE``) runs now."""
         ...
 
 
@@ -74,7 +80,7 @@ class FarmLocks:
     """One process of the farm per chore and period: a Redis ``SET NX`` that expires with the period
     (``lock`` for the repairs, ``lock:webhooks`` and ``lock:retention`` for the others)."""
 
-    PERIODS = {REPAIR: ROUND_SEC, WEBHOOKS: WEBHOOK_SEC, RETENTION: retention.PURGE_EVERY_SEC}
+    PERIODS = {REPAIR: ROUND_SEC, WEBHOOKS: WEBHOOK_SEC, RETENTION: retention.PURGE_EVERY_SEC, REROUTE: WEBHOOK_SEC}
 
     def __init__(self, redis: Any, lock: str, owner: str, chores: Sequence[str] = CHORES) -> None:
         self.redis, self.lock, self.owner, self.chores = redis, lock, owner, tuple(chores)
@@ -104,7 +110,8 @@ class Always:
         return chore in self.chores
 
 
-def farm_round(queue: JobQueue, gate: Gate, repair: Repair | None = None) -> RoundResult | None:
+def farm_round(queue: JobQueue, gate: Gate, repair: Repair | None = None,
+               reroute: Reroute | None = None) -> RoundResult | None:
     """One round of the chores ``gate`` lets run (module docstring); None when none was due.
 
     Uses the task context (``farm.context.current()``) for the database and storage. Raises only
@@ -127,6 +134,10 @@ def farm_round(queue: JobQueue, gate: Gate, repair: Repair | None = None) -> Rou
         ran = True
         with _step("retention purge"):
             retention.purge()
+    if reroute is not None and gate.due(REROUTE):
+        ran = True
+        with _step("chunk rerouting"):
+            result.rerouted = reroute()
     return result if ran else None
 
 
@@ -182,13 +193,13 @@ class Maintenance:
     one when it is over), anything else is logged and the next round runs as usual."""
 
     def __init__(self, queue: JobQueue, gate: Gate, repair: Repair | None = None,
-                 what: str = "farm maintenance") -> None:
-        self.queue, self.gate, self.repair = queue, gate, repair
+                 what: str = "farm maintenance", reroute: Reroute | None = None) -> None:
+        self.queue, self.gate, self.repair, self.reroute = queue, gate, repair, reroute
         self.outage = Outage(f"Redis or the database ({what})")
 
     def run_once(self) -> RoundResult | None:
         try:
-            result = farm_round(self.queue, self.gate, self.repair)
+            result = farm_round(self.queue, self.gate, self.repair, self.reroute)
         except Exception as exc:
             if not is_outage(exc):
                 log.exception("farm maintenance failed")
@@ -208,4 +219,4 @@ def rq_maintenance(queue: RQQueue, owner: str, chores: Sequence[str] = (REPAIR,)
                    queues: Sequence[str] = QUEUES) -> Maintenance:
     """A farm's round under its locks (the API's share by default: the repairs alone)."""
     return Maintenance(queue, FarmLocks(queue.redis, lock_key(queue.namespace), owner, chores),
-                       rq_repair(queue, queues))
+                       rq_repair(queue, queues), reroute=queue.router.reroute)

@@ -1,7 +1,10 @@
 """Render nodes: what each can do, and whether it is still alive.
 
 Every ``reelfarm worker`` writes a hash ``reelfarm:node:<worker name>`` every few seconds:
-hostname, pid, cores, GPU model, NVENC, queues, state, current job, ``last_seen``. The hash
+hostname, pid, cores, the rasterizer its chunks draw with (``raster``: cpu or gl, and the GL
+renderer's name), GPU model, NVENC, queues, state, current job, ``last_seen``, and from
+nvidia-ml-py (``sample_gpu``, each beat) GPU memory total and used, utilization and NVENC
+capacity, or in ``nvml`` why there are none (not installed, no driver). The hash
 lives a day (so ``reelfarm farm status`` can show a node that went quiet); the node counts as
 alive while ``last_seen`` is recent and, on the same host, while its pid exists. That second
 test is what lets a worker that starts after a crash take over a killed node's jobs at once
@@ -13,49 +16,105 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 log = logging.getLogger("reelfarm.farm")
 
 NODE_TTL_SEC = 24 * 3600
 ALIVE_SEC = 30.0  # a node that has not written for this long is gone (heartbeats every 5 s)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Capabilities:
+    """What a node is, fixed for its life; ``GpuSample`` holds what changes from beat to beat."""
+
     hostname: str
     pid: int
     cores: int
     gpu: str | None
     nvenc: bool
+    raster: str = "cpu"  # the rasterizer chunks draw with here: "cpu" or "gl"
+    gl_renderer: str = ""  # GL_RENDERER of the node's GL context (e.g. "llvmpipe (LLVM 15.0.6, 256 bits)")
 
 
-def detect_capabilities() -> Capabilities:
+@dataclass(frozen=True)
+class GpuSample:
+    """The first NVIDIA GPU as NVML sees it now; ``nvml`` says why the numbers are absent.
+
+    ``nvenc_capacity`` is ``nvmlDeviceGetEncoderCapacity`` for H.264: the share (0-100) of the
+    encoder's capacity still free; None on GPUs without NVENC (H100, H200) or without an answer.
+    """
+
+    nvml: str  # "ok", or why NVML gave nothing ("nvidia-ml-py is not installed", "NVML: Driver Not Loaded")
+    gpu_memory_total: int | None = None
+    gpu_memory_used: int | None = None
+    gpu_utilization: int | None = None  # percent busy over NVML's last sample period
+    nvenc_capacity: int | None = None
+
+
+def detect_capabilities(raster: str = "cpu", gl_renderer: str = "") -> Capabilities:
     """This machine: cores, the first NVIDIA GPU's model (pynvml, if installed) and whether NVENC
     can open a session. Every probe is guarded: a missing driver or library means "none"."""
     gpu = gpu_model()
     return Capabilities(hostname=socket.gethostname(), pid=os.getpid(), cores=os.cpu_count() or 1,
-                        gpu=gpu, nvenc=_nvenc() if gpu else False)
+                        gpu=gpu, nvenc=_nvenc() if gpu else False, raster=raster, gl_renderer=gl_renderer)
 
 
 def gpu_model() -> str | None:
+    return _with_nvml(lambda nvml, handle: _text(nvml.nvmlDeviceGetName(handle)))[0]
+
+
+def sample_gpu() -> GpuSample:
+    """Memory, utilization and NVENC capacity of the first GPU now; never raises."""
+    def read(nvml: Any, handle: Any) -> GpuSample:
+        memory = nvml.nvmlDeviceGetMemoryInfo(handle)
+        return GpuSample("ok", int(memory.total), int(memory.used),
+                         _optional(lambda: int(nvml.nvmlDeviceGetUtilizationRates(handle).gpu)),
+                         _optional(lambda: int(nvml.nvmlDeviceGetEncoderCapacity(
+                             handle, nvml.NVML_ENCODER_QUERY_H264))))
+
+    sample, reason = _with_nvml(read)
+    return sample if sample is not None else GpuSample(reason)
+
+
+def _with_nvml(read: Callable[[Any, Any], T]) -> tuple[T | None, str]:
+    """``read(pynvml, first device handle)`` between nvmlInit and nvmlShutdown, or (None, why not)."""
     try:
-        import pynvml  # type: ignore[import-not-found]  # nvidia-ml-py; optional ("nvenc" extra)
+        import pynvml  # type: ignore[import-not-found]  # nvidia-ml-py; optional (the "gpu" extra)
     except Exception:  # noqa: BLE001 - ImportError, or a broken install
-        return None
+        return None, "nvidia-ml-py is not installed"
     try:
         pynvml.nvmlInit()
+    except Exception as exc:  # noqa: BLE001 - NVMLError: no driver, no library
+        return None, f"NVML: {exc}"
+    try:
+        if pynvml.nvmlDeviceGetCount() < 1:
+            return None, "NVML: no GPU"
+        return read(pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)), "ok"
+    except Exception as exc:  # noqa: BLE001
+        return None, f"NVML: {exc}"
+    finally:
         try:
-            if pynvml.nvmlDeviceGetCount() < 1:
-                return None
-            name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(0))
-            return name.decode() if isinstance(name, bytes) else str(name)
-        finally:
             pynvml.nvmlShutdown()
-    except Exception:  # noqa: BLE001 - NVMLError: no driver, no device
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _optional(read: Callable[[], int]) -> int | None:
+    try:
+        return read()
+    except Exception:  # noqa: BLE001 - NVMLError_NotSupported (no NVENC), or no answer
         return None
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _nvenc() -> bool:
@@ -65,6 +124,27 @@ def _nvenc() -> bool:
         return bool(nvenc_available())
     except Exception:  # noqa: BLE001
         return False
+
+
+def probe_gl(gpu_index: int = 0, hardware_only: bool = False, timeout: float = 120.0) -> tuple[bool, str]:
+    """Whether a GL context for the GL rasterizer can be made here: (True, GL_RENDERER) or
+    (False, why not). Made in a child process: EGL state must not be inherited by the work
+    horses this process forks."""
+    code = ("from renderer.gl import gl_session\n"
+            "try:\n"
+            f"    print('ok', gl_session({int(gpu_index)}, {bool(hardware_only)}).renderer)\n"
+            "except Exception as exc:\n"
+            "    print('error', type(exc).__name__ + ':', ' '.join(str(exc).split())[:300])\n")
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"the GL probe did not finish: {exc}"
+    lines = done.stdout.strip().splitlines()
+    status, _, detail = (lines[-1] if lines else "").partition(" ")
+    if done.returncode != 0 or status not in ("ok", "error"):
+        return False, f"the GL probe exited with {done.returncode}: {done.stderr.strip()[-300:]}"
+    return status == "ok", detail
 
 
 class NodeRegistry:
@@ -83,9 +163,10 @@ class NodeRegistry:
         return f"{self.prefix}nodes"
 
     def beat(self, name: str, caps: Capabilities, *, queues: list[str], state: str,
-             current_job: str | None) -> None:
-        """Record that the node is alive and what it is doing."""
-        fields = {k: ("" if v is None else str(int(v) if isinstance(v, bool) else v)) for k, v in asdict(caps).items()}
+             current_job: str | None, gpu: GpuSample | None = None) -> None:
+        """Record that the node is alive and what it is doing (and its GPU's state, when sampled)."""
+        values = {**asdict(caps), **(asdict(gpu) if gpu is not None else {})}
+        fields = {k: ("" if v is None else str(int(v) if isinstance(v, bool) else v)) for k, v in values.items()}
         fields.update(queues=",".join(queues), state=state, current_job=current_job or "", last_seen=f"{time.time():.3f}")
         with self.redis.pipeline() as pipe:
             pipe.hset(self.key(name), mapping=fields)

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from farm.errors import QueueUnavailable, TaskFailed
 from farm.nodes import NodeRegistry
 from farm.resilience import is_database_outage
+from farm.routing import DEFAULT_GPU_WAIT_SEC, Router
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -78,6 +79,10 @@ class JobQueue(Protocol):
         """How many chunks the farm can run at once now (renders are split into about as many)."""
         ...
 
+    def chunk_queue(self) -> str:
+        """The queue a render's chunks go to now (``farm.routing``)."""
+        ...
+
 
 def resolve(path: str) -> Callable[..., Any]:
     """The function a dotted path names (``package.module.function``)."""
@@ -113,14 +118,17 @@ class RQQueue:
 
     The tasks run on ``reelfarm worker`` nodes, so ``start`` only runs the ``maintenance`` hook
     (when one is set: the API's share of ``farm.maintenance``) every ``maintenance_sec`` in a
-    daemon thread.
+    daemon thread. Chunks go to the queue ``router`` picks from the nodes' heartbeats
+    (``farm.routing``; ``gpu_wait_sec`` is ``REELFARM_GPU_QUEUE_WAIT_SEC``).
     """
 
     def __init__(self, redis: Any, *, namespace: str = "", retry_intervals: Sequence[int] = DEFAULT_RETRY_INTERVALS,
                  timeout: int = DEFAULT_TIMEOUT_SEC, failure_handler: str = DEFAULT_FAILURE_HANDLER,
-                 maintenance: Callable[[], Any] | None = None, maintenance_sec: float = 30.0) -> None:
+                 maintenance: Callable[[], Any] | None = None, maintenance_sec: float = 30.0,
+                 gpu_wait_sec: float = DEFAULT_GPU_WAIT_SEC) -> None:
         self.redis = redis
         self.namespace = namespace
+        self.router = Router(redis, namespace, gpu_wait_sec)
         self.retry_intervals = tuple(retry_intervals) or (0,)
         self.timeout = timeout
         self.failure_handler = failure_handler
@@ -192,6 +200,9 @@ class RQQueue:
         except Exception:  # a registry read must never stop a render request
             return 1
         return max(1, sum(1 for n in nodes if n.get("alive") and "render" in str(n.get("queues", "render"))))
+
+    def chunk_queue(self) -> str:
+        return self.router.chunk_queue()
 
     def _waiting_or_running(self, rq_job_id: str) -> bool:
         from rq.exceptions import NoSuchJobError

@@ -36,6 +36,7 @@ from farm import renders as names
 from farm.assets import remote_assets
 from farm.jobs import EXTRACT_BRAND_TASK, GENERATE_TASK, JOBS_QUEUE, STILLS_TASK, job_queue_id
 from farm.queue import RQQueue
+from farm.routing import GPU_QUEUE, RENDER_QUEUE
 from farm.context import TaskContext, current
 from farm.tasks import fail_job, fail_render
 from shared.repos import jobs as jobs_repo
@@ -98,8 +99,9 @@ def _reconcile_render(ctx: TaskContext, queue: RQQueue, render: renders_repo.Ren
         return
     try:
         first = _assets_first(ctx, queue, render, states[assets_id], done)
+        chunk_queue = queue.chunk_queue() if lost_chunks else names.RENDER_QUEUE
         for index, job_id in lost_chunks:
-            _enqueue(queue, names.RENDER_CHUNK_TASK, (render.id, index), job_id, names.RENDER_QUEUE, first, done)
+            _enqueue(queue, names.RENDER_CHUNK_TASK, (render.id, index), job_id, chunk_queue, first, done)
         if lost_chunks and states[stitch_id] == "deferred":
             _drop_deferred(queue, stitch_id)  # re-register it on the chunks enqueued anew
             lost_stitch = True
@@ -166,11 +168,14 @@ def _status(job: Any) -> str | None:
 
 
 def _forget_failure(queue: RQQueue, job_id: str, queue_name: str) -> None:
-    """Take a failed job out of RQ's failed registry before it is enqueued under the same id."""
+    """Take a failed job out of RQ's failed registry before it is enqueued under the same id (a
+    chunk may have failed on either render queue)."""
     from rq.registry import FailedJobRegistry
 
-    registry = FailedJobRegistry(queue.queue_name(queue_name), connection=queue.redis)
-    queue.redis.zrem(registry.key, queue.rq_job_id(job_id))
+    names_ = (RENDER_QUEUE, GPU_QUEUE) if queue_name in (RENDER_QUEUE, GPU_QUEUE) else (queue_name,)
+    for name in names_:
+        registry = FailedJobRegistry(queue.queue_name(name), connection=queue.redis)
+        queue.redis.zrem(registry.key, queue.rq_job_id(job_id))
 
 
 def _drop_deferred(queue: RQQueue, job_id: str) -> None:

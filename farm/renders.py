@@ -30,6 +30,7 @@ from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
 from farm.progress import ProgressStore, fraction
 from farm.resources import render_resource
 from farm.queue import JobQueue
+from farm.routing import RENDER_QUEUE  # stitches, and chunks when no GPU node takes them
 from renderer.model import frame_count
 from shared.clock import Clock
 from shared.config import Settings
@@ -40,7 +41,6 @@ from shared.repos._locks import lock_workspace
 from shared.storage import Storage
 from studio.videos import VideoStateError
 
-RENDER_QUEUE = "render"
 RENDER_CHUNK_TASK = "farm.tasks.render_chunk"
 STITCH_TASK = "farm.tasks.stitch"
 IMPORT_ASSETS_TASK = "farm.tasks.import_assets"
@@ -231,16 +231,18 @@ class RenderService:
                 return
 
     def _enqueue(self, render: repo.Render, needs_import: bool) -> None:
-        """The render's tasks: its chunks and then its stitch, after the import of its remote assets
-        when its document has any (``farm.assets``)."""
+        """The render's tasks: its chunks (on the queue ``farm.routing`` picks) and then its stitch
+        (on ``render``), after the import of its remote assets when its document has any
+        (``farm.assets``)."""
         self.progress.set_total(render.id, render.frames or 0)
         first: list[str] = []
         if needs_import:
             first = [assets_job_id(render.id)]
             self.queue.enqueue(IMPORT_ASSETS_TASK, render.id, job_id=first[0], queue=IMPORT_QUEUE, retries=self.retries)
         chunk_ids = [chunk_job_id(render.id, i) for i in range(render.chunks or 0)]
+        chunk_queue = self.queue.chunk_queue()  # render-gpu while a GPU node is live (farm.routing)
         for index, job_id in enumerate(chunk_ids):
-            self.queue.enqueue(RENDER_CHUNK_TASK, render.id, index, job_id=job_id, queue=RENDER_QUEUE,
+            self.queue.enqueue(RENDER_CHUNK_TASK, render.id, index, job_id=job_id, queue=chunk_queue,
                                depends_on=first or None, retries=self.retries)
         self.queue.enqueue(STITCH_TASK, render.id, job_id=stitch_job_id(render.id), queue=RENDER_QUEUE,
                            depends_on=chunk_ids, retries=self.retries)

@@ -1,4 +1,5 @@
-"""What the farm is doing: nodes, queue depths, renders in flight (``reelfarm farm status``)."""
+"""What the farm is doing: nodes with their capabilities (``farm.nodes``: rasterizer, GPU, memory,
+utilization, NVENC), queue depths, renders in flight (``reelfarm farm status``)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from sqlalchemy import Engine
 from farm.embedded import EmbeddedQueue
 from farm.nodes import NodeRegistry
 from farm.progress import ProgressStore
+from farm.routing import ALL_QUEUES
 from shared.clock import Clock
 from shared.repos import renders as renders_repo
 
-QUEUES = ("render", "jobs")
+QUEUES = ALL_QUEUES
 
 
 def collect_status(engine: Engine, progress: ProgressStore, clock: Clock, redis: Any = None,

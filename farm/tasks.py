@@ -112,10 +112,7 @@ def render_chunk(render_id: str, index: int) -> None:
     with scratch_dir("chunk") as tmp:
         path = os.path.join(tmp, f"seg{index}.mp4")
         try:
-            renderer.render_segment(doc, path, _spec(render), range(start, end),
-                                    assets=_render_assets(ctx, render),
-                                    progress=report,
-                                    encoder=renderer.X264Encoder(threads=CHUNK_ENCODER_THREADS))
+            _draw_segment(ctx, render, doc, path, range(start, end), report)
         except _Stopped:
             return
         except _PERMANENT as exc:
@@ -125,6 +122,21 @@ def render_chunk(render_id: str, index: int) -> None:
         ctx.storage.put_file(names.segment_key(render_id, index), path, "video/mp4")
     with transaction(ctx.engine) as conn:
         renders_repo.touch_render(conn, ctx.clock, render_id)
+
+
+def _draw_segment(ctx: TaskContext, render: renders_repo.Render, doc: dict[str, Any], path: str, frames: range,
+                  report: _Reporter) -> None:
+    """Draw ``frames`` with the node's rasterizer (GL falls back to the CPU with a logged reason)
+    and encode them with x264."""
+    spec, assets = _spec(render), _render_assets(ctx, render)
+    choice = ctx.raster or renderer.choose_raster(ctx.settings.raster if ctx.settings else "cpu")
+    parsed = renderer.parse_doc(doc)
+    raster = choice.make(parsed, spec, assets, yuv=True)
+    try:
+        renderer.render_segment(parsed, path, spec, frames, assets=assets, progress=report, raster=raster,
+                                encoder=renderer.X264Encoder(threads=CHUNK_ENCODER_THREADS))
+    finally:
+        raster.close()
 
 
 def stitch(render_id: str) -> None:

@@ -52,7 +52,8 @@ def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None) -
     """``RQQueue`` when ``settings.redis_url`` is set, else an (unstarted) ``EmbeddedQueue``; each
     with this process's share of the maintenance round as its hook (``farm.maintenance``)."""
     if settings.redis_url:
-        queue = RQQueue(make_redis(settings.redis_url), maintenance_sec=ROUND_SEC)
+        queue = RQQueue(make_redis(settings.redis_url), maintenance_sec=ROUND_SEC,
+                        gpu_wait_sec=settings.gpu_queue_wait_sec)
         queue.maintenance = rq_maintenance(queue, owner=f"api:{socket.gethostname()}.{os.getpid()}").run_once
         return queue
     embedded = EmbeddedQueue(engine, clock=clock, maintenance_sec=WEBHOOK_SEC)

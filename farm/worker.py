@@ -10,7 +10,16 @@ node runs one heartbeat thread that
 - every beat: runs the farm's maintenance round (``farm.maintenance.farm_round``) under the farm's
   Redis locks, so that each chore runs on one process of the farm per period: the repairs (hand
   back the jobs of dead nodes, enqueue again what Redis lost, fail renders past their bound)
-  every 30 s, webhook dispatch every 5 s, and the retention purge every 5 minutes.
+  every 30 s, webhook dispatch and chunk rerouting (``farm.routing``) every 5 s, and the
+  retention purge every 5 minutes.
+
+Rasterizer and queues: the node resolves ``--raster`` (``REELFARM_RASTER``: auto, cpu, gl; auto is GL
+on a node with an NVIDIA GPU, never software GL) once, and when that is GL it makes a GL context
+in a child process first (``farm.nodes.probe_gl``; EGL state must not reach the forked work
+horses). If none can be made it logs why and draws on the CPU. Its chunks draw with that choice
+(``TaskContext.raster``), and its queues follow from it (``farm.routing.node_queues``): a GL node
+works ``render-gpu`` before ``render``; a CPU node never works ``render-gpu``. Each heartbeat
+carries the choice and, through nvidia-ml-py, the GPU's memory, utilization and NVENC capacity.
 
 ``recover_orphans`` (``farm.maintenance``) also runs when the worker starts, before it takes a job: a node replacing one
 that was killed picks the killed node's chunks up at once. It marks their started-registry
@@ -34,10 +43,11 @@ from typing import Any
 
 from farm.context import configure
 from farm.maintenance import FarmLocks, Maintenance, lock_key, recover_orphans, rq_repair
-from farm.nodes import Capabilities, NodeRegistry, detect_capabilities
+from farm.nodes import Capabilities, NodeRegistry, detect_capabilities, probe_gl, sample_gpu
 from farm.progress import RedisProgress
 from farm.queue import RQQueue
 from farm.resilience import Outage, is_outage, wait_until
+from farm.routing import DEFAULT_GPU_WAIT_SEC, node_queues
 from farm.scratch import remove_stale
 from farm.wiring import make_redis, make_task_context
 from shared.config import Settings
@@ -54,7 +64,8 @@ class NodeHeartbeat(threading.Thread):
     """The node's heartbeat and maintenance thread (see the module docstring)."""
 
     def __init__(self, worker: Any, registry: NodeRegistry, caps: Capabilities, queues: Sequence[str],
-                 queue_names: Sequence[str], maintenance_lock: str) -> None:
+                 queue_names: Sequence[str], maintenance_lock: str,
+                 gpu_wait_sec: float = DEFAULT_GPU_WAIT_SEC) -> None:
         super().__init__(name="reelfarm-node-heartbeat", daemon=True)
         self.worker = worker
         self.registry = registry
@@ -62,9 +73,10 @@ class NodeHeartbeat(threading.Thread):
         self.queues = list(queues)
         self.queue_names = list(queue_names)
         self.outage = Outage("Redis (node heartbeat)")
-        queue = RQQueue(registry.redis, namespace=registry.namespace)
+        queue = RQQueue(registry.redis, namespace=registry.namespace, gpu_wait_sec=gpu_wait_sec)
         self.maintenance = Maintenance(queue, FarmLocks(registry.redis, maintenance_lock, worker.name),
-                                       rq_repair(queue, self.queues), what="node maintenance")
+                                       rq_repair(queue, self.queues), what="node maintenance",
+                                       reroute=queue.router.reroute)
         self._stop_event = threading.Event()
         self._since_tidy = 0.0
 
@@ -75,7 +87,7 @@ class NodeHeartbeat(threading.Thread):
             state = getattr(state, "value", state)
             job = self.worker.get_current_job_id()
             self.registry.beat(self.worker.name, self.caps, queues=self.queues, state=str(state),
-                               current_job=job.decode() if isinstance(job, bytes) else job)
+                               current_job=job.decode() if isinstance(job, bytes) else job, gpu=sample_gpu())
         except Exception as exc:
             if not is_outage(exc):
                 log.exception("node heartbeat failed")
@@ -111,12 +123,33 @@ def worker_name() -> str:
     return f"{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex[:6]}"
 
 
+def choose_node_raster(kind: str) -> tuple[Any, str]:
+    """The node's rasterizer choice for ``kind`` and its GL renderer's name ("" on the CPU); a GL
+    choice whose context cannot be made becomes the CPU, with the reason logged."""
+    from renderer import RasterChoice, choose_raster
+
+    choice = choose_raster(kind)
+    if choice.kind != "gl":
+        return choice, ""
+    ok, detail = probe_gl(choice.gpu_index, choice.hardware_only)
+    if ok:
+        return choice, detail
+    log.warning("no GL context on this node (%s); its chunks draw on the CPU and it does not work render-gpu",
+                detail)
+    return RasterChoice("cpu", choice.gpu_index), ""
+
+
 def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, burst: bool = False,
-               name: str | None = None, namespace: str = "", metrics_port: int = 0) -> bool:
+               name: str | None = None, namespace: str = "", metrics_port: int = 0,
+               raster: str | None = None) -> bool:
     """Work the given queues until stopped (or, with ``burst``, until they are empty).
 
     Returns whether any job was processed. Requires ``settings.redis_url``. With ``metrics_port``
-    the node serves Prometheus metrics there (``farm.metrics``).
+    the node serves Prometheus metrics there (``farm.metrics``). ``raster`` (default
+    ``settings.raster``) picks the rasterizer and, with it, the render queues (module docstring).
+
+    Raises:
+        ValueError: no Redis URL, or no queue left to work (``render-gpu`` alone on a CPU node).
     """
     from rq import Queue
 
@@ -124,24 +157,33 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
 
     if not settings.redis_url:
         raise ValueError("run_worker needs REELFARM_REDIS_URL")
+    choice, gl_renderer = choose_node_raster(raster or settings.raster)
+    queues, dropped = node_queues(queues, choice.kind)
+    if dropped:
+        log.warning("this node draws on the CPU, so it does not work %s", ", ".join(dropped))
+    if not queues:
+        raise ValueError("no queue left to work: render-gpu needs a node that draws with GL")
     redis = make_redis(settings.redis_url)
     engine = make_engine(settings.database_url)
     wait_until(redis.ping, Outage("Redis"), doing="starting the node")
     wait_until(lambda: migrate(engine), Outage("the database"), doing="starting the node")
     remove_stale()
-    configure(make_task_context(settings, engine=engine,
-                                progress=RedisProgress(redis, prefix=f"reelfarm:{namespace}progress:")))
+    context = make_task_context(settings, engine=engine,
+                                progress=RedisProgress(redis, prefix=f"reelfarm:{namespace}progress:"))
+    context.raster = choice
+    configure(context)
     queue_names = [f"{namespace}{q}" for q in queues]
     worker = MeteredWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
                            name=name or worker_name(), database=engine)
     if metrics_port:
         serve_metrics(metrics_port)
     registry = NodeRegistry(redis, namespace)
-    caps = detect_capabilities()
-    heartbeat = NodeHeartbeat(worker, registry, caps, queues, queue_names,
-                              maintenance_lock=lock_key(namespace))
-    log.info("node %s: %d cores, GPU %s, NVENC %s; queues %s", worker.name, caps.cores, caps.gpu or "none",
-             "yes" if caps.nvenc else "no", ", ".join(queue_names))
+    caps = detect_capabilities(choice.kind, gl_renderer)
+    heartbeat = NodeHeartbeat(worker, registry, caps, queues, queue_names, maintenance_lock=lock_key(namespace),
+                              gpu_wait_sec=settings.gpu_queue_wait_sec)
+    log.info("node %s: %d cores, raster %s%s, GPU %s, NVENC %s; queues %s", worker.name, caps.cores, caps.raster,
+             f" ({gl_renderer})" if gl_renderer else "", caps.gpu or "none", "yes" if caps.nvenc else "no",
+             ", ".join(queue_names))
     heartbeat.beat()
     recover_orphans(redis, queue_names, registry)
     heartbeat.start()

@@ -21,6 +21,7 @@ Nothing reads settings at import time: ``Settings.from_env()`` is called once by
 | REELFARM_DEEPL_API_KEY / REELFARM_DEEPL_URL | unset: no DeepL; the URL defaults by key (``:fx`` = free) |
 | REELFARM_LOG_LEVEL | ``INFO`` |
 | REELFARM_RETENTION_DAYS | ``30``: days dispatched events and webhook delivery attempts are kept |
+| REELFARM_GPU_QUEUE_WAIT_SEC | ``30``: seconds a chunk waits for a GPU node before CPU nodes may take it |
 
 An empty variable counts as unset.
 """
@@ -46,6 +47,7 @@ DEFAULT_RATE_LIMITS: Mapping[str, int] = MappingProxyType({"pro": 600, "crypto_p
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
 MIN_SECRET_LENGTH = 32
 DEFAULT_RETENTION_DAYS = 30
+DEFAULT_GPU_QUEUE_WAIT_SEC = 30.0
 MAX_RETENTION_DAYS = 36_500  # 100 years; far beyond it, "now minus the period" falls off the calendar
 SECRET_FILE = "secret_key"
 
@@ -93,6 +95,7 @@ class Settings:
     log_level: str = "INFO"
     retention_days: int = DEFAULT_RETENTION_DAYS
     raster: str = "auto"  # REELFARM_RASTER: auto (GL on an NVIDIA GPU, else CPU), cpu or gl
+    gpu_queue_wait_sec: float = DEFAULT_GPU_QUEUE_WAIT_SEC  # REELFARM_GPU_QUEUE_WAIT_SEC (farm.routing)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -131,6 +134,7 @@ class Settings:
             log_level=env.parse("REELFARM_LOG_LEVEL", _log_level) or "INFO",
             retention_days=env.parse("REELFARM_RETENTION_DAYS", _retention_days) or DEFAULT_RETENTION_DAYS,
             raster=env.parse("REELFARM_RASTER", _raster) or "auto",
+            gpu_queue_wait_sec=env.parse("REELFARM_GPU_QUEUE_WAIT_SEC", _seconds) or DEFAULT_GPU_QUEUE_WAIT_SEC,
             # Evaluated last (arguments go left to right): a malformed variable above leaves
             # no secret file behind.
             secret_key=env.parse("REELFARM_SECRET_KEY", _secret) or load_or_create_secret(data_dir),
@@ -230,6 +234,16 @@ def _positive_int(raw: str) -> int:
         raise ValueError("expected a whole number") from None
     if value <= 0:
         raise ValueError("must be at least 1")
+    return value
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError("expected a number of seconds") from None
+    if not 0 < value <= 86_400:
+        raise ValueError("must be more than 0 and at most 86400 seconds")
     return value
 
 
