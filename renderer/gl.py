@@ -290,4 +290,4 @@ class GLRasterizer(SkiaRasterizer):
     def close(self) -> None:
         super().close()
         self.session.gr.flushAndSubmit()
-        self.session.gr.purgeUnlockedResources(False)
+        self.session.gr.purgeUnlockedResources(skia.GrPurgeResourceOptions.kAllResources)

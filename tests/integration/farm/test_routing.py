@@ -1,0 +1,180 @@
+"""Routing by capability with real ``reelfarm worker`` processes over real Redis and PostgreSQL.
+
+A GL node is a worker started with ``--raster gl`` on Mesa's llvmpipe (EGL's surfaceless platform:
+the GL rasterizer really draws, in software); a CPU node is one started with ``--raster cpu``.
+Which node ran a chunk is read from RQ's own record of the job (``worker_name``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from rq.job import Job
+
+from farm.cli import farm_group, worker_command
+from farm.nodes import NodeRegistry, detect_capabilities
+from farm.renders import RenderService, chunk_job_id, stitch_job_id
+from farm.routing import GPU_QUEUE, RENDER_QUEUE, node_queues
+from tests.integration.farm.conftest import PUBLIC_URL, SECRET, Farm, make_doc
+from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
+from tests.integration.farm.test_worker_faults import Workers
+
+POSTGRESQL = pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+
+
+@pytest.fixture
+def nodes(rq_farm: Farm, redis_url: str, namespace: str, tmp_path: Path) -> Iterator[Workers]:
+    env = {**os.environ, "REELFARM_DATABASE_URL": rq_farm.engine.url.render_as_string(hide_password=False),
+           "REELFARM_REDIS_URL": redis_url, "REELFARM_DATA_DIR": str(tmp_path / "worker-data"),
+           "REELFARM_STORAGE_URL": f"file://{rq_farm.storage.root}", "REELFARM_SECRET_KEY": SECRET,
+           "REELFARM_PUBLIC_URL": PUBLIC_URL, "REELFARM_LOG_LEVEL": "INFO", "EGL_PLATFORM": "surfaceless"}
+    started = Workers(env, namespace, tmp_path)
+    yield started
+    started.close()
+
+
+def two_chunk_renders(farm: Farm) -> RenderService:
+    """The farm's render service, cutting every render into two chunks."""
+    return RenderService(farm.engine, farm.queue, farm.storage, farm.clock, farm.progress, slots=lambda: 2)
+
+
+def wait_live(redis: Any, namespace: str, *names: str) -> dict[str, dict[str, Any]]:
+    """The registry entries of the named nodes once each has heartbeated."""
+    def live() -> dict[str, dict[str, Any]] | None:
+        found = {n["name"].removeprefix(namespace): n for n in NodeRegistry(redis, namespace).nodes() if n["alive"]}
+        return found if all(name in found for name in names) else None
+    return wait_for(live, timeout=60, interval=0.2)  # type: ignore[no-any-return]
+
+
+def chunk_jobs(redis: Any, namespace: str, render_id: str, chunks: int) -> list[Job]:
+    return [Job.fetch(f"{namespace}{chunk_job_id(render_id, i)}", connection=redis) for i in range(chunks)]
+
+
+def wait_done(farm: Farm, workspace: str, render_id: str, nodes: Workers, *logs: str) -> dict[str, Any]:
+    done = wait_for(lambda: (r := farm.renders.get(workspace, render_id))["status"] not in ("queued", "running")
+                    and r, timeout=180, interval=0.2)
+    assert done["status"] == "succeeded", (done["error"], *(nodes.log(name) for name in logs))
+    return done  # type: ignore[no-any-return]
+
+
+def test_node_queues_follow_the_rasterizer() -> None:
+    assert node_queues(["render", "jobs"], "gl") == (["render-gpu", "render", "jobs"], [])
+    assert node_queues(["render", "jobs"], "cpu") == (["render", "jobs"], [])
+    assert node_queues(["render-cpu"], "gl") == (["render-gpu", "render"], [])
+    assert node_queues(["render-gpu", "render"], "cpu") == (["render"], ["render-gpu"])
+
+
+def test_a_cpu_node_refuses_to_work_only_the_gpu_queue(redis_url: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(worker_command, ["--queues", "render-gpu", "--raster", "cpu"],
+                                env={"REELFARM_REDIS_URL": redis_url, "REELFARM_DATA_DIR": str(tmp_path),
+                                     "REELFARM_SECRET_KEY": SECRET})
+    assert result.exit_code == 1
+    assert "no queue left to work: render-gpu needs a node that draws with GL" in result.output
+
+
+@POSTGRESQL
+def test_with_a_gl_node_live_the_chunks_go_to_it_and_status_shows_both_nodes(
+        rq_farm: Farm, nodes: Workers, redis: Any, redis_url: str, namespace: str, tmp_path: Path) -> None:
+    nodes.start("gl", "--queues", "render,jobs", "--raster", "gl")
+    nodes.start("cpu", "--queues", "render,jobs", "--raster", "cpu")
+    live = wait_live(redis, namespace, "gl", "cpu")
+    assert (live["gl"]["raster"], live["gl"]["queues"]) == ("gl", "render-gpu,render,jobs")
+    assert "llvmpipe" in live["gl"]["gl_renderer"]
+    assert (live["cpu"]["raster"], live["cpu"]["gl_renderer"], live["cpu"]["queues"]) == ("cpu", "", "render,jobs")
+
+    workspace = rq_farm.workspace()
+    render = two_chunk_renders(rq_farm).request(workspace, rq_farm.video(workspace, make_doc(6)), "16:9", 360, 12)
+    assert [j.origin for j in chunk_jobs(redis, namespace, render["id"], 2)] == [f"{namespace}{GPU_QUEUE}"] * 2
+    stitch = Job.fetch(f"{namespace}{stitch_job_id(render['id'])}", connection=redis)
+    assert stitch.origin == f"{namespace}{RENDER_QUEUE}"
+
+    done = wait_done(rq_farm, workspace, render["id"], nodes, "gl", "cpu")
+    assert [j.worker_name for j in chunk_jobs(redis, namespace, render["id"], 2)] == [f"{namespace}gl"] * 2
+    assert_video(local_file(rq_farm.storage, done["url"]), 640, 360, 12, 6 * 12, audio=False)
+    assert "GL rasterizer on llvmpipe" in nodes.log("gl")  # the chunks drew on GL, not on the CPU fallback
+    assert "drawing on the CPU" not in nodes.log("gl")
+
+    result = CliRunner().invoke(farm_group, ["status", "--json", "--namespace", namespace], env={
+        "REELFARM_DATABASE_URL": rq_farm.engine.url.render_as_string(hide_password=False),
+        "REELFARM_REDIS_URL": redis_url, "REELFARM_DATA_DIR": str(tmp_path / "status"),
+        "REELFARM_SECRET_KEY": SECRET})
+    assert result.exit_code == 0, result.output
+    shown = {n["name"].removeprefix(namespace): n for n in json.loads(result.output)["nodes"]}
+    assert set(shown) == {"gl", "cpu"}
+    for name, node in shown.items():
+        assert node["alive"] and node["cores"] == str(os.cpu_count())
+        assert (node["gpu"], node["nvenc"], node["gpu_memory_total"], node["gpu_utilization"]) == ("", "0", "", "")
+        assert node["nvml"].startswith("NVML: ")  # nvidia-ml-py is installed; no driver on this machine
+    assert (shown["gl"]["raster"], shown["cpu"]["raster"]) == ("gl", "cpu")
+    table = CliRunner().invoke(farm_group, ["status", "--namespace", namespace], env={
+        "REELFARM_DATABASE_URL": rq_farm.engine.url.render_as_string(hide_password=False),
+        "REELFARM_REDIS_URL": redis_url, "REELFARM_DATA_DIR": str(tmp_path / "status"),
+        "REELFARM_SECRET_KEY": SECRET, "COLUMNS": "400"})
+    assert table.exit_code == 0 and "gl (llvmpipe" in table.output and "render-gpu,render,jobs" in table.output
+
+
+@POSTGRESQL
+def test_with_only_a_cpu_node_live_the_chunks_go_to_the_cpu_queue(rq_farm: Farm, nodes: Workers, redis: Any,
+                                                                  namespace: str) -> None:
+    nodes.start("cpu", "--queues", "render,jobs", "--raster", "cpu")
+    wait_live(redis, namespace, "cpu")
+
+    workspace = rq_farm.workspace()
+    render = two_chunk_renders(rq_farm).request(workspace, rq_farm.video(workspace, make_doc(6)), "1:1", 240, 12)
+    assert [j.origin for j in chunk_jobs(redis, namespace, render["id"], 2)] == [f"{namespace}{RENDER_QUEUE}"] * 2
+
+    done = wait_done(rq_farm, workspace, render["id"], nodes, "cpu")
+    assert [j.worker_name for j in chunk_jobs(redis, namespace, render["id"], 2)] == [f"{namespace}cpu"] * 2
+    assert_video(local_file(rq_farm.storage, done["url"]), 240, 240, 12, 6 * 12, audio=False)
+
+
+@POSTGRESQL
+def test_chunks_waiting_for_a_gpu_node_past_the_wait_move_to_a_cpu_node(rq_farm: Farm, nodes: Workers,
+                                                                        redis: Any, namespace: str) -> None:
+    # A GPU node that heartbeats but takes nothing (busy elsewhere, or stuck): chunks are routed to
+    # it and wait.
+    registry = NodeRegistry(redis, namespace)
+
+    def gpu_node_beats() -> None:
+        registry.beat(f"{namespace}busy-gpu", detect_capabilities("gl", "some GPU"), queues=[GPU_QUEUE, RENDER_QUEUE],
+                      state="busy", current_job="elsewhere")
+
+    gpu_node_beats()
+    workspace = rq_farm.workspace()
+    render = two_chunk_renders(rq_farm).request(workspace, rq_farm.video(workspace, make_doc(6)), "16:9", 240, 12)
+    assert [j.origin for j in chunk_jobs(redis, namespace, render["id"], 2)] == [f"{namespace}{GPU_QUEUE}"] * 2
+    time.sleep(1.0)
+    assert redis.llen(f"rq:queue:{namespace}{GPU_QUEUE}") == 2
+
+    nodes.env["REELFARM_GPU_QUEUE_WAIT_SEC"] = "3"
+    nodes.start("cpu", "--queues", "render,jobs", "--raster", "cpu")
+    done = wait_for(lambda: gpu_node_beats() or (r := rq_farm.renders.get(workspace, render["id"]))["status"]
+                    not in ("queued", "running") and r, timeout=180, interval=0.5)
+    assert done["status"] == "succeeded", (done["error"], nodes.log("cpu"))
+
+    jobs = chunk_jobs(redis, namespace, render["id"], 2)
+    assert [j.origin for j in jobs] == [f"{namespace}{RENDER_QUEUE}"] * 2
+    assert [j.worker_name for j in jobs] == [f"{namespace}cpu"] * 2
+    assert redis.llen(f"rq:queue:{namespace}{GPU_QUEUE}") == 0
+    assert "moved 2 chunk(s) that waited over 3 s for a GPU node to render" in nodes.log("cpu")
+    assert_video(local_file(rq_farm.storage, done["url"]), 426, 240, 12, 6 * 12, audio=False)
+
+
+@POSTGRESQL
+def test_a_node_whose_gl_context_fails_draws_on_the_cpu_and_leaves_the_gpu_queue(
+        rq_farm: Farm, nodes: Workers, redis: Any, namespace: str) -> None:
+    nodes.env["__EGL_VENDOR_LIBRARY_FILENAMES"] = "/nonexistent/egl-vendor.json"  # no EGL driver at all
+    nodes.start("broken-gl", "--queues", "render,jobs", "--raster", "gl")
+    live = wait_live(redis, namespace, "broken-gl")
+
+    assert (live["broken-gl"]["raster"], live["broken-gl"]["queues"]) == ("cpu", "render,jobs")
+    log = nodes.log("broken-gl")
+    assert "no GL context on this node (RasterError: no surfaceless EGL display" in log
+    assert "its chunks draw on the CPU and it does not work render-gpu" in log
