@@ -97,6 +97,9 @@ def test_the_farm_is_probed_scaled_and_drained_as_documented() -> None:
         triggers = by_name[("ScaledObject", name)]["spec"]["triggers"]
         assert all(t["type"] == "redis" and t["metadata"]["listName"].startswith("rq:queue:") for t in triggers)
     assert by_name[("ScaledObject", "reelfarm-worker-gpu")]["spec"]["minReplicaCount"] == 0
+    gpu_lists = [t["metadata"]["listName"] for t in by_name[("ScaledObject", "reelfarm-worker-gpu")]["spec"]["triggers"]]
+    assert gpu_lists == ["rq:queue:render-gpu", "rq:queue:render"]  # its own queue, and CPU backlog to start from zero
+    assert gpu["containers"][0]["command"][:4] == ["reelfarm", "worker", "--queues", "render-gpu,render"]
 
 
 @pytest.mark.parametrize("dockerfile", sorted((DEPLOY / "docker").glob("Dockerfile*")), ids=lambda p: p.name)
