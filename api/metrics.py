@@ -30,6 +30,7 @@ from sqlalchemy import func, select, text
 
 from api.errors import Unavailable
 from farm.errors import QueueUnavailable
+from farm.routing import ALL_QUEUES
 from shared import logs
 from shared.tables import (
     RENDER_CHARGE,
@@ -43,7 +44,7 @@ from shared.tables import (
 )
 
 FARM_CACHE_SEC = 10.0
-QUEUES = ("render", "jobs")
+QUEUES = ALL_QUEUES  # render-gpu, render, jobs
 ENDPOINTS = {"ops.live", "ops.ready", "ops.metrics"}
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
