@@ -13,6 +13,7 @@ test is what lets a worker that starts after a crash take over a killed node's j
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -100,10 +101,8 @@ def _with_nvml(read: Callable[[Any, Any], T]) -> tuple[T | None, str]:
     except Exception as exc:  # noqa: BLE001
         return None, f"NVML: {exc}"
     finally:
-        try:
+        with contextlib.suppress(Exception):
             pynvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001
-            pass
 
 
 def _optional(read: Callable[[], int]) -> int | None:

@@ -11,17 +11,22 @@ import json
 import os
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from rq.job import Job
+from rq.utils import utcformat
 
 from farm.cli import farm_group, worker_command
 from farm.nodes import NodeRegistry, detect_capabilities
+from farm.queue import RQQueue
 from farm.renders import RenderService, chunk_job_id, stitch_job_id
-from farm.routing import GPU_QUEUE, RENDER_QUEUE, node_queues
+from farm.routing import GPU_QUEUE, RENDER_QUEUE, Router, node_queues
+from shared.config import Settings
+from shared.errors import ConfigError
 from tests.integration.farm.conftest import PUBLIC_URL, SECRET, Farm, make_doc
 from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
 from tests.integration.farm.test_worker_faults import Workers
@@ -71,6 +76,31 @@ def test_node_queues_follow_the_rasterizer() -> None:
     assert node_queues(["render-gpu", "render"], "cpu") == (["render"], ["render-gpu"])
 
 
+def test_the_gpu_queue_wait_is_configured(tmp_path: Path) -> None:
+    base = {"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_SECRET_KEY": SECRET}
+    assert Settings.from_env(base).gpu_queue_wait_sec == 30.0
+    assert Settings.from_env({**base, "REELFARM_GPU_QUEUE_WAIT_SEC": "12.5"}).gpu_queue_wait_sec == 12.5
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_env({**base, "REELFARM_GPU_QUEUE_WAIT_SEC": "0"})
+    assert refused.value.variable == "REELFARM_GPU_QUEUE_WAIT_SEC"
+
+
+def test_routing_follows_live_nodes_and_the_gpu_backlog(redis: Any, namespace: str) -> None:
+    registry, router = NodeRegistry(redis, namespace), Router(redis, namespace, gpu_wait_sec=30)
+    assert router.chunk_queue() == RENDER_QUEUE  # no node at all
+    registry.beat("gpu", detect_capabilities("gl"), queues=[GPU_QUEUE, RENDER_QUEUE], state="idle", current_job=None)
+    assert router.chunk_queue() == GPU_QUEUE
+    registry.beat("cpu", detect_capabilities(), queues=[RENDER_QUEUE], state="idle", current_job=None)
+    assert router.chunk_queue() == GPU_QUEUE  # nothing waits on render-gpu yet
+
+    RQQueue(redis, namespace=namespace).enqueue("farm.tasks.render_chunk", "r", 0, job_id="waiting", queue=GPU_QUEUE)
+    redis.hset(f"rq:job:{namespace}waiting", "enqueued_at", utcformat(datetime.now(UTC) - timedelta(seconds=31)))
+    assert router.chunk_queue() == RENDER_QUEUE  # the GPU queue is backed up past the wait
+    registry.mark_stopped("cpu")
+    assert router.chunk_queue() == GPU_QUEUE  # no CPU-only node to take the overflow
+    assert router.reroute() == []
+
+
 def test_a_cpu_node_refuses_to_work_only_the_gpu_queue(redis_url: str, tmp_path: Path) -> None:
     result = CliRunner().invoke(worker_command, ["--queues", "render-gpu", "--raster", "cpu"],
                                 env={"REELFARM_REDIS_URL": redis_url, "REELFARM_DATA_DIR": str(tmp_path),
@@ -108,7 +138,7 @@ def test_with_a_gl_node_live_the_chunks_go_to_it_and_status_shows_both_nodes(
     assert result.exit_code == 0, result.output
     shown = {n["name"].removeprefix(namespace): n for n in json.loads(result.output)["nodes"]}
     assert set(shown) == {"gl", "cpu"}
-    for name, node in shown.items():
+    for node in shown.values():
         assert node["alive"] and node["cores"] == str(os.cpu_count())
         assert (node["gpu"], node["nvenc"], node["gpu_memory_total"], node["gpu_utilization"]) == ("", "0", "", "")
         assert node["nvml"].startswith("NVML: ")  # nvidia-ml-py is installed; no driver on this machine
