@@ -11,8 +11,9 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 
 from api import errors as err
-from api import metrics
+from api import document, examples, metrics
 from api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
+from api.document import ServedDocument
 from api.jsonbody import check_body
 from api.ratelimit import Quota, RateLimiterUnavailable
 from api.resources import (
@@ -26,7 +27,7 @@ from api.resources import (
     videos,
     webhooks,
 )
-from api.schemas import VideoDocField
+from api.schemas import ErrorEnvelopeSchema, VideoDocField
 from api.services import Services
 from console import blp as console_blp
 from farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
@@ -49,8 +50,12 @@ BLUEPRINTS = (system.blp, me.blp, brand_kits.extract_blp, brand_kits.blp, storie
               comments.blp, renders.blp, renders.jobs_blp, webhooks.blp)
 
 
-class ReelfarmApi(Api):
-    """flask-smorest's Api with our error envelope instead of its own."""
+class ReelfarmApi(ServedDocument, Api):
+    """flask-smorest's Api with our error envelope instead of its own, serving the document with
+    ``servers`` per request and Swagger UI from local assets (``api.document``). The `default`
+    response it documents on every operation is that envelope too."""
+
+    ERROR_SCHEMA = ErrorEnvelopeSchema
 
     def handle_http_exception(self, error: HTTPException) -> Response:  # type: ignore[override]
         return err.handle_http_exception(error)
@@ -69,7 +74,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     app.config.update(
         API_TITLE="reelfarm", API_VERSION="v1", OPENAPI_VERSION="3.1.0",
         OPENAPI_URL_PREFIX="/api/v1", OPENAPI_JSON_PATH="openapi.json",
-        MAX_CONTENT_LENGTH=settings.max_body_bytes, JSON_SORT_KEYS=False,
+        MAX_CONTENT_LENGTH=settings.max_body_bytes, JSON_SORT_KEYS=False, REELFARM_PUBLIC_URL=settings.public_url,
+        **document.config("/api/v1"),
         API_SPEC_OPTIONS={
             "info": {"description": (
                 "Brand kits, stories, videos with immutable versions, renders and jobs. Request bodies are "
@@ -77,7 +83,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
                 "unknown fields; text is Unicode without NUL characters or unpaired surrogates. A PATCH of a "
                 "video's `doc` is also linted (unknown references, timing) and a `fields` patch is checked "
                 "against the video's own story; both give 400 with every problem listed.")},
-            "servers": [{"url": settings.public_url}],
+            "servers": [{"url": settings.public_url}],  # served: the URL the request reached (api.document)
             "security": [{"bearerAuth": []}],
         },
     )
@@ -87,7 +93,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     app.register_blueprint(console_blp)  # the web console at /app: session sign-in, CSRF, HTML error pages
-    _refine(api, services)
+    _refine(api)
     metrics.install(app)  # before the other hooks, so it times them too
     _install_hooks(app, services)
     logging.getLogger("reelfarm").setLevel(settings.log_level)
@@ -110,12 +116,13 @@ def _document(api: Api) -> None:
     plugin.converter.add_attribute_function(videodoc)
 
 
-def _refine(api: Api, services: Services) -> None:
+def _refine(api: Api) -> None:
     from api.contract import refine
-    from farm.jobs import published_locales
     from studio.stories import list_stories
 
-    refine(api.spec.components.schemas, list_stories(), published_locales(services.jobs.studio.translators))
+    refine(api.spec.components.schemas, list_stories())
+    default = api.spec.components.responses[api.DEFAULT_ERROR_RESPONSE_NAME]
+    default["content"]["application/json"]["example"] = examples.error(500)
 
 
 def _videodoc_components(schema: dict[str, Any]) -> dict[str, Any]:
@@ -141,7 +148,7 @@ def _install_hooks(app: Flask, services: Services) -> None:
         g.request_id = sent if _REQUEST_ID.match(sent) else f"req_{secrets.token_hex(12)}"
         logs.clear_context()
         logs.bind_context(request_id=g.request_id)
-        if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None or request.blueprint == "console":
+        if request.endpoint in PUBLIC_ENDPOINTS | document.PUBLIC or request.endpoint is None or request.blueprint == "console":
             return None
         caller = authenticate(services)
         logs.bind_context(workspace_id=caller.workspace.id)

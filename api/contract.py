@@ -7,10 +7,16 @@ Two kinds live here:
   (``Pattern`` validates with ``re.fullmatch``, as JSON Schema's anchored ``^...$`` means) and
   the document (the field's ``pattern``).
 * Whole-body rules added to components after the document is built (``refine``): which
-  combinations of ``storyId``, ``fields``, ``brief`` and ``url`` create a video, the field schema
-  of each story, that a PATCH changes something, and the locales the configured engines have.
-  The request schemas check the same combinations (``@validates_schema``), each problem a
-  ``Problem`` with its own code.
+  combinations of ``storyId``, ``fields``, ``brief`` and ``url`` create a video, as named
+  variants a client generator can use (``VideoCreate`` is a ``oneOf`` of ``VideoCreate.story``,
+  itself one variant per story discriminated by ``storyId``, ``VideoCreate.brief`` and
+  ``VideoCreate.url``), the field schema of each story (``StoryFields.<id>``), and that a PATCH
+  changes something. The request schemas check the same combinations (``@validates_schema``),
+  each problem a ``Problem`` with its own code.
+
+The document has one shape whatever the deployment: what depends on configuration (the locales
+the installed translation engines have) is served by ``GET /api/v1/locales``, not written into
+the document; the server still refuses other tags with 400.
 
 What depends on an object's state (a still time past this video's end, a locale no engine
 translates from this video's language) cannot be in the document; it is answered with 409
@@ -81,33 +87,73 @@ def _as_checked(node: Any) -> Any:
     return node
 
 
-def refine(schemas: dict[str, dict[str, Any]], stories: Iterable[Any], locales: list[str]) -> None:
+def refine(schemas: dict[str, dict[str, Any]], stories: Iterable[Any]) -> None:
     """Add the whole-body rules to the built component schemas (in place)."""
     stories = list(stories)
-    create = schemas["VideoCreate"]
-    create["properties"]["storyId"]["enum"] = [s.id for s in stories]
-    no_generation = {"anyOf": [{"required": ["brief"]}, {"required": ["url"]}]}
-    no_story = {"anyOf": [{"required": ["storyId"]}, {"required": ["fields"]}]}
-    create["anyOf"] = [
-        {"required": ["storyId"], "properties": {"storyId": {"const": s.id}, "fields": _as_checked(s.fields)},
-         "not": no_generation} for s in stories
-    ] + [{"required": ["brief"], "not": no_story}, {"required": ["url"], "not": no_story}]
-    create["description"] = ("Either `storyId` (with `fields` valid for that story, defaults filling the rest), "
-                             "or a `brief` and/or a site `url` to generate from; not both.")
+    for story in stories:
+        schemas[f"StoryFields.{story.id}"] = _as_checked(story.fields)
+    schemas.update(create_variants(schemas["VideoCreate"], stories))
+    schemas["VideoCreate"] = {
+        "description": "Either `storyId` (with `fields` valid for that story, defaults filling the rest), or a "
+                       "`brief` and/or a site `url` to generate from; not both.",
+        "oneOf": [_ref("VideoCreate.story"), _ref("VideoCreate.brief"), _ref("VideoCreate.url")]}
     patch = schemas["VideoPatch"]
     patch["anyOf"] = [{"required": ["doc"]}, {"required": ["fields"]}, {"required": ["title"]}]
     patch["not"] = {"required": ["doc", "fields"]}
-    # the values to change, of the video's own story: some story's fields, none required
     patch["properties"]["fields"] = {
         "description": "values to change, valid for the video's story (see GET /api/v1/stories)",
-        "anyOf": [{k: v for k, v in _as_checked(s.fields).items() if k != "required"} for s in stories]}
+        "anyOf": [_patch_fields(schemas, s) for s in stories]}
     patch["description"] = "A complete `doc` or a `fields` patch (not both), and/or a new `title`."
     schemas["BrandKitPatch"]["minProperties"] = 1
     schemas["WebhookPatch"]["minProperties"] = 1
-    items = schemas["VariantsCreate"]["properties"]["locales"]
-    items["uniqueItems"] = True
-    if locales:
-        items["items"] = {"type": "string", "enum": sorted(locales)}
-    else:
-        items["maxItems"] = 0
-        items["description"] = "no translation engine is configured"
+    locales = schemas["VariantsCreate"]["properties"]["locales"]
+    locales["uniqueItems"] = True
+    locales["description"] = ("translated copies to make; each a tag of `GET /api/v1/locales` for the video's "
+                              "language (what this deployment's engines translate), others give 400")
+
+
+def create_variants(built: dict[str, Any], stories: list[Any]) -> dict[str, dict[str, Any]]:
+    """The named bodies that create a video: one per story (``VideoCreate.story.<id>``, joined by a
+    ``oneOf`` with a discriminator on ``storyId``), one from a brief and one from a URL alone.
+
+    Each lists its own properties with ``additionalProperties: false``, so exactly one matches
+    any body the server accepts (a brief with a URL is the brief variant)."""
+    props = built["properties"]
+    common = {k: v for k, v in props.items() if k not in ("storyId", "fields", "brief", "url")}
+    variants: dict[str, dict[str, Any]] = {}
+    for story in stories:
+        variants[f"VideoCreate.story.{story.id}"] = _object(
+            f"A video built from the `{story.id}` story: {story.description}", ["storyId"],
+            storyId={"type": "string", "const": story.id}, fields=_ref(f"StoryFields.{story.id}"), **common)
+    variants["VideoCreate.story"] = {
+        "description": "A video built at once from a story (`GET /api/v1/stories`).",
+        "oneOf": [_ref(f"VideoCreate.story.{s.id}") for s in stories],
+        "discriminator": {"propertyName": "storyId",
+                          "mapping": {s.id: f"{COMPONENTS}VideoCreate.story.{s.id}" for s in stories}}}
+    variants["VideoCreate.brief"] = _object("A video generated from a brief, branded from `url` when given.",
+                                            ["brief"], brief=props["brief"], url=props["url"], **common)
+    variants["VideoCreate.url"] = _object("A video generated from a website alone.", ["url"], url=props["url"],
+                                          **common)
+    return variants
+
+
+COMPONENTS = "#/components/schemas/"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": COMPONENTS + name}
+
+
+def _object(description: str, required: list[str], **properties: Any) -> dict[str, Any]:
+    return {"type": "object", "description": description, "properties": properties, "required": required,
+            "additionalProperties": False}
+
+
+def _patch_fields(schemas: dict[str, dict[str, Any]], story: Any) -> dict[str, Any]:
+    """A story's fields as a patch (none required): its ``StoryFields`` component when that
+    requires nothing already, else a ``StoryFieldsPatch`` one."""
+    fields = schemas[f"StoryFields.{story.id}"]
+    if not fields.get("required"):
+        return _ref(f"StoryFields.{story.id}")
+    schemas[f"StoryFieldsPatch.{story.id}"] = {k: v for k, v in fields.items() if k != "required"}
+    return _ref(f"StoryFieldsPatch.{story.id}")

@@ -10,6 +10,7 @@ from typing import Any
 
 from flask_smorest import Blueprint
 
+from api import examples
 from api.schemas import ErrorEnvelopeSchema
 
 DESCRIPTIONS = {
@@ -65,7 +66,7 @@ def errors(blp: Blueprint, *statuses: int) -> Callable[[Any], Any]:
             headers = {429: {**RATE_LIMIT_HEADERS, **RETRY_AFTER}, 409: RETRY_AFTER if post else None,
                        503: RETRY_AFTER}.get(status)
             view = blp.alt_response(status, schema=ErrorEnvelopeSchema, description=description,
-                                    headers=headers)(view)
+                                    headers=headers, example=examples.error(status))(view)
         if post:
             view = blp.doc(parameters=[IDEMPOTENCY_KEY_PARAMETER])(view)
         return view

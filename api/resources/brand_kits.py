@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import examples as ex
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
 from api.schemas import (
@@ -21,8 +22,9 @@ extract_blp = Blueprint("brand", __name__, url_prefix="/api/v1/brand", descripti
 
 @extract_blp.route("/extract")
 class BrandExtract(MethodView):
-    @extract_blp.arguments(BrandExtractSchema, error_status_code=400)
-    @extract_blp.response(202, JobSchema)
+    @extract_blp.arguments(BrandExtractSchema, error_status_code=400, example=ex.REQUESTS["BrandExtract"])
+    @extract_blp.response(202, JobSchema, example=ex.RESPONSES["JobDone"])
+    @extract_blp.doc(operationId="extractBrand")
     @errors(extract_blp, 503, *WITH_BODY)
     def post(self, body):
         """Extract a brand from a website
@@ -38,7 +40,8 @@ class BrandExtract(MethodView):
 
 @blp.route("")
 class BrandKits(MethodView):
-    @blp.response(200, BrandKitListSchema)
+    @blp.response(200, BrandKitListSchema, example=ex.RESPONSES["BrandKitList"])
+    @blp.doc(operationId="listBrandKits")
     @errors(blp)
     def get(self):
         """List brand kits
@@ -50,14 +53,16 @@ class BrandKits(MethodView):
 
 @blp.route("/<string:kit_id>")
 class BrandKit(MethodView):
-    @blp.response(200, BrandKitSchema)
+    @blp.response(200, BrandKitSchema, example=ex.RESPONSES["BrandKit"])
+    @blp.doc(operationId="getBrandKit")
     @errors(blp, 404)
     def get(self, kit_id):
         """Get a brand kit"""
         return services().brand_kits.get(current_workspace_id(), kit_id)
 
-    @blp.arguments(BrandKitPatchSchema, error_status_code=400)
-    @blp.response(200, BrandKitSchema)
+    @blp.arguments(BrandKitPatchSchema, error_status_code=400, example=ex.REQUESTS["BrandKitPatch"])
+    @blp.response(200, BrandKitSchema, example=ex.RESPONSES["BrandKit"])
+    @blp.doc(operationId="updateBrandKit")
     @errors(blp, 404, *(400, 413, 415))
     def patch(self, body, kit_id):
         """Update a brand kit

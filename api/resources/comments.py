@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import examples as ex
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
 from api.schemas import CommentCreateSchema, CommentListSchema, CommentSchema
@@ -14,8 +15,9 @@ blp = Blueprint("comments", __name__, url_prefix="/api/v1", description="Comment
 
 @blp.route("/videos/<string:video_id>/comments")
 class VideoComments(MethodView):
-    @blp.arguments(CommentCreateSchema, error_status_code=400)
-    @blp.response(201, CommentSchema)
+    @blp.arguments(CommentCreateSchema, error_status_code=400, example=ex.REQUESTS["CommentCreate"])
+    @blp.response(201, CommentSchema, example=ex.RESPONSES["Comment"])
+    @blp.doc(operationId="createComment")
     @errors(blp, 404, 409, *WITH_BODY)
     def post(self, body, video_id):
         """Comment on a video
@@ -26,7 +28,8 @@ class VideoComments(MethodView):
         return services().comments.create(current_workspace_id(), video_id, body=body["body"],
                                   time_sec=body.get("time_sec"), author=body.get("author"))
 
-    @blp.response(200, CommentListSchema)
+    @blp.response(200, CommentListSchema, example=ex.RESPONSES["CommentList"])
+    @blp.doc(operationId="listComments")
     @errors(blp, 404)
     def get(self, video_id):
         """List a video's comments
@@ -39,6 +42,7 @@ class VideoComments(MethodView):
 @blp.route("/comments/<string:comment_id>")
 class Comment(MethodView):
     @blp.response(204)
+    @blp.doc(operationId="deleteComment")
     @errors(blp, 404)
     def delete(self, comment_id):
         """Delete a comment

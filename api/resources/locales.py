@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import examples as ex
 from api.docs import errors
 from api.schemas import LocaleListSchema, LocaleQuerySchema
 from api.services import services
@@ -14,7 +15,8 @@ blp = Blueprint("locales", __name__, url_prefix="/api/v1/locales", description="
 @blp.route("")
 class Locales(MethodView):
     @blp.arguments(LocaleQuerySchema, location="query", error_status_code=400)
-    @blp.response(200, LocaleListSchema)
+    @blp.response(200, LocaleListSchema, example=ex.RESPONSES["LocaleList"])
+    @blp.doc(operationId="listLocales")
     @errors(blp, 400)
     def get(self, query):
         """List locales

@@ -5,6 +5,7 @@ from flask import g
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import examples as ex
 from api.docs import errors
 from api.schemas import MeSchema
 from api.services import services
@@ -14,7 +15,8 @@ blp = Blueprint("me", __name__, url_prefix="/api/v1/me", description="The callin
 
 @blp.route("")
 class Me(MethodView):
-    @blp.response(200, MeSchema)
+    @blp.response(200, MeSchema, example=ex.RESPONSES["Me"])
+    @blp.doc(operationId="getMe")
     @errors(blp)
     def get(self):
         """The key's workspace

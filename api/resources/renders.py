@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import examples as ex
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
 from api.schemas import (
@@ -21,8 +22,9 @@ blp = Blueprint("renders", __name__, url_prefix="/api/v1", description="Renders,
 
 @blp.route("/videos/<string:video_id>/renders")
 class VideoRenders(MethodView):
-    @blp.arguments(RenderCreateSchema, error_status_code=400)
-    @blp.response(202, RenderSchema)
+    @blp.arguments(RenderCreateSchema, error_status_code=400, example=ex.REQUESTS["RenderCreate"])
+    @blp.response(202, RenderSchema, example=ex.RESPONSES["RenderQueued"])
+    @blp.doc(operationId="renderVideo")
     @errors(blp, 402, 404, 409, 503, *WITH_BODY)
     def post(self, body, video_id):
         """Render an MP4
@@ -35,7 +37,8 @@ class VideoRenders(MethodView):
         return services().renders.request(current_workspace_id(), video_id, body["format"],
                                            body["resolution"], body.get("fps"))
 
-    @blp.response(200, RenderListSchema)
+    @blp.response(200, RenderListSchema, example=ex.RESPONSES["RenderList"])
+    @blp.doc(operationId="listRenders")
     @errors(blp, 404)
     def get(self, video_id):
         """List a video's renders
@@ -47,7 +50,8 @@ class VideoRenders(MethodView):
 
 @blp.route("/renders/<string:render_id>")
 class Render(MethodView):
-    @blp.response(200, RenderSchema)
+    @blp.response(200, RenderSchema, example=ex.RESPONSES["Render"])
+    @blp.doc(operationId="getRender")
     @errors(blp, 404)
     def get(self, render_id):
         """Get a render
@@ -60,7 +64,8 @@ class Render(MethodView):
 
 @blp.route("/renders/<string:render_id>/cancel")
 class RenderCancel(MethodView):
-    @blp.response(200, RenderSchema)
+    @blp.response(200, RenderSchema, example={**ex.RESPONSES["RenderQueued"], "status": "canceled"})
+    @blp.doc(operationId="cancelRender")
     @errors(blp, 404, 409)
     def post(self, render_id):
         """Cancel a render
@@ -73,8 +78,9 @@ class RenderCancel(MethodView):
 
 @blp.route("/videos/<string:video_id>/stills")
 class Stills(MethodView):
-    @blp.arguments(StillsCreateSchema, error_status_code=400)
-    @blp.response(202, JobSchema)
+    @blp.arguments(StillsCreateSchema, error_status_code=400, example=ex.REQUESTS["StillsCreate"])
+    @blp.response(202, JobSchema, example=ex.RESPONSES["StillsJob"])
+    @blp.doc(operationId="renderStills")
     @errors(blp, 404, 409, 503, *WITH_BODY)
     def post(self, body, video_id):
         """Render still frames
@@ -87,8 +93,9 @@ class Stills(MethodView):
 
 @blp.route("/videos/<string:video_id>/variants")
 class Variants(MethodView):
-    @blp.arguments(VariantsCreateSchema, error_status_code=400)
-    @blp.response(202, VariantsSchema)
+    @blp.arguments(VariantsCreateSchema, error_status_code=400, example=ex.REQUESTS["VariantsCreate"])
+    @blp.response(202, VariantsSchema, example=ex.RESPONSES["Variants"])
+    @blp.doc(operationId="renderVariants")
     @errors(blp, 402, 404, 409, 503, *WITH_BODY)
     def post(self, body, video_id):
         """Render variants
@@ -110,7 +117,8 @@ jobs_blp = Blueprint("jobs", __name__, url_prefix="/api/v1/jobs", description="A
 
 @jobs_blp.route("/<string:job_id>")
 class Job(MethodView):
-    @jobs_blp.response(200, JobSchema)
+    @jobs_blp.response(200, JobSchema, example=ex.RESPONSES["Job"])
+    @jobs_blp.doc(operationId="getJob")
     @errors(jobs_blp, 404)
     def get(self, job_id):
         """Get a job
@@ -122,7 +130,8 @@ class Job(MethodView):
 
 @jobs_blp.route("/<string:job_id>/cancel")
 class JobCancel(MethodView):
-    @jobs_blp.response(200, JobSchema)
+    @jobs_blp.response(200, JobSchema, example={**ex.RESPONSES["Job"], "status": "canceled", "finished_at": ex.FINISHED})
+    @jobs_blp.doc(operationId="cancelJob")
     @errors(jobs_blp, 404, 409)
     def post(self, job_id):
         """Cancel a job

@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import examples as ex
 from api.docs import errors
 from api.schemas import StoryListSchema
 from studio.stories import list_stories
@@ -13,7 +14,8 @@ blp = Blueprint("stories", __name__, url_prefix="/api/v1/stories", description="
 
 @blp.route("")
 class Stories(MethodView):
-    @blp.response(200, StoryListSchema)
+    @blp.response(200, StoryListSchema, example=ex.RESPONSES["StoryList"])
+    @blp.doc(operationId="listStories")
     @errors(blp)
     def get(self):
         """List stories

@@ -5,6 +5,7 @@ from flask import request, send_file
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import examples as ex
 from api.schemas import ErrorEnvelopeSchema, HealthSchema
 from api.services import services
 
@@ -13,9 +14,9 @@ blp = Blueprint("system", __name__, description="Health and downloads")
 
 @blp.route("/healthz")
 class Health(MethodView):
-    @blp.response(200, HealthSchema)
-    @blp.alt_response(503, schema=ErrorEnvelopeSchema, description="A dependency is down.")
-    @blp.doc(security=[])
+    @blp.response(200, HealthSchema, example=ex.RESPONSES["Health"])
+    @blp.alt_response(503, schema=ErrorEnvelopeSchema, description="A dependency is down.", example=ex.error(503))
+    @blp.doc(security=[], operationId="getHealth")
     def get(self):
         """Health
 
@@ -26,7 +27,7 @@ class Health(MethodView):
 
 @blp.route("/files/<path:key>")
 class File(MethodView):
-    @blp.doc(security=[], responses={"200": {"description": "The file's bytes"},
+    @blp.doc(security=[], operationId="downloadFile", responses={"200": {"description": "The file's bytes"},
                                      "403": {"description": "Tampered or expired URL"}})
     def get(self, key):
         """Download a file

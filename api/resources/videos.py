@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import examples as ex
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
 from api.schemas import (
@@ -23,8 +24,10 @@ blp = Blueprint("videos", __name__, url_prefix="/api/v1/videos", description="Vi
 
 @blp.route("")
 class Videos(MethodView):
-    @blp.arguments(VideoCreateSchema, error_status_code=400)
-    @blp.response(201, VideoSchema)
+    @blp.arguments(VideoCreateSchema, error_status_code=400, examples=ex.VIDEO_CREATE)
+    @blp.response(201, VideoSchema, examples={"story": {"summary": "Built from a story", "value": ex.RESPONSES["Video"]},
+                                              "brief": {"summary": "Generating", "value": ex.RESPONSES["Generating"]}})
+    @blp.doc(operationId="createVideo")
     @errors(blp, 404, 503, *WITH_BODY)
     def post(self, body):
         """Create a video
@@ -45,7 +48,8 @@ class Videos(MethodView):
             duration_sec=body.get("durationSec"), locale=body.get("locale"))
 
     @blp.arguments(VideoListQuerySchema, location="query", error_status_code=400)
-    @blp.response(200, VideoListSchema)
+    @blp.response(200, VideoListSchema, example=ex.RESPONSES["VideoList"])
+    @blp.doc(operationId="listVideos")
     @errors(blp, 400)
     def get(self, query):
         """List videos
@@ -58,7 +62,8 @@ class Videos(MethodView):
 
 @blp.route("/<string:video_id>")
 class Video(MethodView):
-    @blp.response(200, VideoSchema)
+    @blp.response(200, VideoSchema, example=ex.RESPONSES["Video"])
+    @blp.doc(operationId="getVideo")
     @errors(blp, 404)
     def get(self, video_id):
         """Get a video
@@ -67,8 +72,9 @@ class Video(MethodView):
         """
         return services().videos.get(current_workspace_id(), video_id)
 
-    @blp.arguments(VideoPatchSchema, error_status_code=400)
-    @blp.response(200, VideoSchema)
+    @blp.arguments(VideoPatchSchema, error_status_code=400, example=ex.REQUESTS["VideoPatch"])
+    @blp.response(200, VideoSchema, example=ex.RESPONSES["Video"])
+    @blp.doc(operationId="updateVideo")
     @errors(blp, 404, 409, *WITH_BODY)
     def patch(self, body, video_id):
         """Update a video
@@ -81,7 +87,8 @@ class Video(MethodView):
         return services().videos.update(current_workspace_id(), video_id, doc=body.get("doc"),
                                         fields=body.get("fields_"), title=body.get("title"), note=body.get("note"))
 
-    @blp.response(200, VideoSchema)
+    @blp.response(200, VideoSchema, example={**ex.RESPONSES["Video"], "status": "archived"})
+    @blp.doc(operationId="archiveVideo")
     @errors(blp, 404, 409)
     def delete(self, video_id):
         """Archive a video
@@ -93,7 +100,8 @@ class Video(MethodView):
 
 @blp.route("/<string:video_id>/versions")
 class Versions(MethodView):
-    @blp.response(200, VersionListSchema)
+    @blp.response(200, VersionListSchema, example=ex.RESPONSES["VersionList"])
+    @blp.doc(operationId="listVersions")
     @errors(blp, 404)
     def get(self, video_id):
         """List versions
@@ -105,7 +113,8 @@ class Versions(MethodView):
 
 @blp.route("/<string:video_id>/versions/<int:number>")
 class Version(MethodView):
-    @blp.response(200, VersionSchema)
+    @blp.response(200, VersionSchema, example=ex.RESPONSES["Version"])
+    @blp.doc(operationId="getVersion")
     @errors(blp, 404)
     def get(self, video_id, number):
         """Get a version"""
@@ -114,8 +123,9 @@ class Version(MethodView):
 
 @blp.route("/<string:video_id>/versions/<int:number>/restore")
 class Restore(MethodView):
-    @blp.arguments(RestoreSchema, error_status_code=400, required=False)
-    @blp.response(200, VideoSchema)
+    @blp.arguments(RestoreSchema, error_status_code=400, required=False, example=ex.REQUESTS["Restore"])
+    @blp.response(200, VideoSchema, example=ex.RESPONSES["Video"])
+    @blp.doc(operationId="restoreVersion")
     @errors(blp, 404, 409, *WITH_BODY)
     def post(self, _body, video_id, number):
         """Restore a version

@@ -6,6 +6,7 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import examples as ex
 from api.auth import current_workspace_id
 from api.docs import WITH_BODY, errors
 from api.schemas import (
@@ -24,8 +25,9 @@ blp = Blueprint("webhooks", __name__, url_prefix="/api/v1", description="Webhook
 
 @blp.route("/webhooks")
 class Webhooks(MethodView):
-    @blp.arguments(WebhookCreateSchema, error_status_code=400)
-    @blp.response(201, WebhookCreatedSchema)
+    @blp.arguments(WebhookCreateSchema, error_status_code=400, example=ex.REQUESTS["WebhookCreate"])
+    @blp.response(201, WebhookCreatedSchema, example=ex.RESPONSES["WebhookCreated"])
+    @blp.doc(operationId="createWebhook")
     @errors(blp, *WITH_BODY)
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         """Register a webhook endpoint
@@ -36,7 +38,8 @@ class Webhooks(MethodView):
         return services().webhooks.create(current_workspace_id(), url=body["url"], events=body.get("events"),
                                   description=body.get("description"))
 
-    @blp.response(200, WebhookListSchema)
+    @blp.response(200, WebhookListSchema, example=ex.RESPONSES["WebhookList"])
+    @blp.doc(operationId="listWebhooks")
     @errors(blp)
     def get(self) -> dict[str, Any]:
         """List webhook endpoints
@@ -48,14 +51,16 @@ class Webhooks(MethodView):
 
 @blp.route("/webhooks/<string:webhook_id>")
 class Webhook(MethodView):
-    @blp.response(200, WebhookSchema)
+    @blp.response(200, WebhookSchema, example=ex.RESPONSES["Webhook"])
+    @blp.doc(operationId="getWebhook")
     @errors(blp, 404)
     def get(self, webhook_id: str) -> dict[str, Any]:
         """Get a webhook endpoint"""
         return services().webhooks.get(current_workspace_id(), webhook_id)
 
-    @blp.arguments(WebhookPatchSchema, error_status_code=400)
-    @blp.response(200, WebhookSchema)
+    @blp.arguments(WebhookPatchSchema, error_status_code=400, example=ex.REQUESTS["WebhookPatch"])
+    @blp.response(200, WebhookSchema, example=ex.RESPONSES["Webhook"])
+    @blp.doc(operationId="updateWebhook")
     @errors(blp, 404, *WITH_BODY)
     def patch(self, body: dict[str, Any], webhook_id: str) -> dict[str, Any]:
         """Change a webhook endpoint
@@ -65,6 +70,7 @@ class Webhook(MethodView):
         return services().webhooks.update(current_workspace_id(), webhook_id, body)
 
     @blp.response(204)
+    @blp.doc(operationId="deleteWebhook")
     @errors(blp, 404)
     def delete(self, webhook_id: str) -> None:
         """Delete a webhook endpoint
@@ -76,7 +82,8 @@ class Webhook(MethodView):
 
 @blp.route("/webhooks/<string:webhook_id>/deliveries")
 class WebhookDeliveries(MethodView):
-    @blp.response(200, WebhookDeliveryListSchema)
+    @blp.response(200, WebhookDeliveryListSchema, example=ex.RESPONSES["DeliveryList"])
+    @blp.doc(operationId="listWebhookDeliveries")
     @errors(blp, 404)
     def get(self, webhook_id: str) -> dict[str, Any]:
         """List an endpoint's delivery attempts
@@ -89,7 +96,8 @@ class WebhookDeliveries(MethodView):
 
 @blp.route("/webhooks/<string:webhook_id>/deliveries/<string:delivery_id>/redeliver")
 class WebhookRedeliver(MethodView):
-    @blp.response(202, WebhookDeliverySchema)
+    @blp.response(202, WebhookDeliverySchema, example=ex.RESPONSES["Redelivery"])
+    @blp.doc(operationId="redeliverWebhookDelivery")
     @errors(blp, 404, 409)
     def post(self, webhook_id: str, delivery_id: str) -> dict[str, Any]:
         """Send a delivery's event again
@@ -101,7 +109,9 @@ class WebhookRedeliver(MethodView):
 
 @blp.route("/webhooks/<string:webhook_id>/test")
 class WebhookTest(MethodView):
-    @blp.response(202, WebhookDeliverySchema)
+    @blp.response(202, WebhookDeliverySchema, example={**ex.RESPONSES["Redelivery"], "event_type": "webhook.test",
+                                                        "attempt": 1})
+    @blp.doc(operationId="sendWebhookTest")
     @errors(blp, 404, 409)
     def post(self, webhook_id: str) -> dict[str, Any]:
         """Send a test event

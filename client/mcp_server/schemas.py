@@ -3,8 +3,12 @@
 For an operation (method, path) the request body's schema becomes the tool's input schema: the
 components it references are carried along under ``$defs`` (``#/components/schemas/X`` becomes
 ``#/$defs/X``), so the schema stands alone and stays the API's own. Path parameters (``video_id``)
-and the tool's own options (``wait``) are added beside the body's properties; when the body is
-not a plain object with properties (a bare ``oneOf``), it is nested under ``body`` instead.
+and the tool's own options (``wait``) are added beside the body's properties. A body that is a
+``oneOf`` of object variants (create a video: one per story, from a brief, from a URL) is offered
+as one object with every variant's properties, a property whose variants differ being their
+``anyOf`` (``storyId`` the ``enum`` of their constants), so an agent passes the same flat
+arguments whichever variant it means; the API judges the combination. Any other body that is not
+a plain object with properties is nested under ``body``.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from typing import Any
 import httpx
 
 COMPONENTS = "#/components/schemas/"
+DEFS = "#/$defs/"
 OPENAPI_PATH = "/api/v1/openapi.json"
 
 
@@ -51,16 +56,16 @@ class InputSchema:
         return path, body, options
 
 
-def _refs(node: Any, found: set[str]) -> None:
+def _refs(node: Any, found: set[str], prefix: str = COMPONENTS) -> None:
     if isinstance(node, dict):
         ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith(COMPONENTS):
-            found.add(ref[len(COMPONENTS):])
+        if isinstance(ref, str) and ref.startswith(prefix):
+            found.add(ref[len(prefix):])
         for value in node.values():
-            _refs(value, found)
+            _refs(value, found, prefix)
     elif isinstance(node, list):
         for value in node:
-            _refs(value, found)
+            _refs(value, found, prefix)
 
 
 def _rewrite(node: Any) -> Any:
@@ -95,6 +100,59 @@ def _standalone(doc: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _variants(schema: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The object variants of a ``oneOf`` (through ``$defs`` references and nested ``oneOf``s), or
+    None when ``schema`` is not a union of objects."""
+    ref = schema.get("$ref", "")
+    if ref.startswith(DEFS):
+        return _variants(defs[ref[len(DEFS):]], defs)
+    if "oneOf" in schema:
+        found = [_variants(branch, defs) for branch in schema["oneOf"]]
+        return None if any(v is None for v in found) else [v for group in found for v in (group or [])]
+    return [schema] if isinstance(schema.get("properties"), dict) else None
+
+
+def _merged(variants: list[dict[str, Any]]) -> dict[str, Any]:
+    """One object schema offering every variant's properties (required: what all of them require)."""
+    seen: dict[str, list[Any]] = {}
+    for variant in variants:
+        for name, prop in variant["properties"].items():
+            if prop not in seen.setdefault(name, []):
+                seen[name].append(prop)
+    props = {}
+    for name, options in seen.items():
+        if len(options) == 1:
+            props[name] = options[0]
+        elif all("const" in o for o in options):
+            props[name] = {"type": "string", "enum": [o["const"] for o in options]}
+        else:
+            props[name] = {"anyOf": options}
+    required = set.intersection(*(set(v.get("required", [])) for v in variants))
+    return {"type": "object", "properties": props, "required": [n for n in props if n in required],
+            "additionalProperties": False}
+
+
+def _flattened(standalone: dict[str, Any]) -> dict[str, Any]:
+    """``standalone`` with a union of objects merged into one object (see the module docstring)."""
+    defs = standalone.get("$defs", {})
+    variants = _variants(standalone, defs)
+    if not variants or "properties" in standalone:
+        return standalone
+    merged = _merged(variants)
+    if standalone.get("description"):
+        merged["description"] = standalone["description"]
+    needed: set[str] = set()
+    pending = [merged]
+    while pending:
+        found: set[str] = set()
+        _refs(pending.pop(), found, DEFS)
+        pending += [defs[name] for name in found - needed]
+        needed |= found
+    if needed:
+        merged["$defs"] = {name: defs[name] for name in sorted(needed)}
+    return merged
+
+
 def operation(doc: dict[str, Any], method: str, path: str) -> dict[str, Any]:
     """The operation object, with the path item's shared parameters folded in."""
     try:
@@ -119,7 +177,7 @@ def input_schema(doc: dict[str, Any], method: str, path: str, options: dict[str,
         schema: dict[str, Any] = {"type": "object", "properties": extra, "additionalProperties": False}
         nested = False
     else:
-        standalone = _standalone(doc, body)
+        standalone = _flattened(_standalone(doc, body))
         nested = "properties" not in standalone
         if nested:
             defs = standalone.pop("$defs", None)

@@ -1,0 +1,75 @@
+"""The served OpenAPI document and its interactive docs.
+
+The document has one shape whatever the deployment; only ``servers`` follows the request, so a
+client generated from it, or Swagger UI, calls the host and port that actually answered: the
+configured public URL when the request came to that host (it keeps an ``https`` scheme or a path
+a proxy in front adds), else the request's own scheme, host and port. The document is built once
+and its serialized form kept per server URL.
+
+Swagger UI is flask-smorest's own page (``OPENAPI_SWAGGER_UI_PATH``) at ``/api/v1/docs``; its
+scripts and styles come from the ``swagger-ui-bundle-v2`` package (Swagger UI 5, which reads
+OpenAPI 3.1) and are served by the app itself at ``/api/v1/docs/assets/``, so the page needs no
+CDN and works offline.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import flask
+import swagger_ui_bundle
+
+DOCS_PATH = "docs"
+ASSETS_ENDPOINT = "swagger_ui_assets"
+PUBLIC = {"api-docs.openapi_json", "api-docs.openapi_swagger_ui", f"api-docs.{ASSETS_ENDPOINT}"}
+"""The doc blueprint's endpoints: served without an API key."""
+_CACHED_HOSTS = 32
+
+
+def config(url_prefix: str) -> dict[str, Any]:
+    """flask-smorest settings for the docs page under ``url_prefix`` (``/api/v1``)."""
+    return {"OPENAPI_SWAGGER_UI_PATH": DOCS_PATH, "OPENAPI_SWAGGER_UI_URL": f"{url_prefix}/{DOCS_PATH}/assets/",
+            "OPENAPI_SWAGGER_UI_CONFIG": {"deepLinking": True, "displayOperationId": True,
+                                          "defaultModelsExpandDepth": 0}}
+
+
+def server_url(public_url: str) -> str:
+    """The base URL of the API as this request reached it."""
+    public = urlsplit(public_url)
+    if public.netloc.lower() == flask.request.host.lower():
+        return public_url.rstrip("/")
+    return flask.request.host_url.rstrip("/")
+
+
+class ServedDocument:
+    """flask-smorest's doc blueprint with ``servers`` per request and Swagger UI's assets served locally.
+
+    Mixed into ``flask_smorest.Api`` (it overrides two of its ``DocBlueprintMixin`` methods).
+    """
+
+    spec: Any
+    _app: flask.Flask
+    _document: dict[str, Any] | None = None
+    _served: dict[str, str]
+
+    def _openapi_json(self) -> flask.Response:
+        if self._document is None:
+            self._document = self.spec.to_dict()
+            self._served = {}
+        url = server_url(self._app.config["REELFARM_PUBLIC_URL"])
+        if url not in self._served:
+            if len(self._served) >= _CACHED_HOSTS:
+                self._served.clear()
+            document = {k: ([{"url": url}] if k == "servers" else v) for k, v in self._document.items()}
+            self._served[url] = json.dumps(document, indent=2, ensure_ascii=False)
+        return flask.current_app.response_class(self._served[url], mimetype="application/json")
+
+    def _register_swagger_ui_rule(self, blueprint: flask.Blueprint) -> None:
+        super()._register_swagger_ui_rule(blueprint)  # type: ignore[misc]
+        blueprint.add_url_rule(f"/{DOCS_PATH}/assets/<path:filename>", endpoint=ASSETS_ENDPOINT,
+                               view_func=_asset)
+
+
+def _asset(filename: str) -> flask.Response:
+    return flask.send_from_directory(str(swagger_ui_bundle.swagger_ui_path), filename, max_age=86400)
