@@ -98,8 +98,10 @@ def refine(schemas: dict[str, dict[str, Any]], stories: Iterable[Any]) -> None:
                        "`brief` and/or a site `url` to generate from; not both.",
         "oneOf": [_ref("VideoCreate.story"), _ref("VideoCreate.brief"), _ref("VideoCreate.url")]}
     patch = schemas["VideoPatch"]
-    patch["anyOf"] = [{"required": ["doc"]}, {"required": ["fields"]}, {"required": ["title"]}]
-    patch["not"] = {"required": ["doc", "fields"]}
+    # "something to change, not both doc and fields" as one `not`: a generator then still sees
+    # a plain object with properties (a top-level anyOf would make the body a union of nothing)
+    something = {"anyOf": [{"required": ["doc"]}, {"required": ["fields"]}, {"required": ["title"]}]}
+    patch["not"] = {"anyOf": [{"required": ["doc", "fields"]}, {"not": something}]}
     patch["properties"]["fields"] = {
         "description": "values to change, valid for the video's story (see GET /api/v1/stories)",
         "anyOf": [_patch_fields(schemas, s) for s in stories]}
@@ -120,7 +122,10 @@ def create_variants(built: dict[str, Any], stories: list[Any]) -> dict[str, dict
     any body the server accepts (a brief with a URL is the brief variant)."""
     props = built["properties"]
     common = {k: v for k, v in props.items() if k not in ("storyId", "fields", "brief", "url")}
-    variants: dict[str, dict[str, Any]] = {}
+    fmt = common["format"]
+    variants: dict[str, dict[str, Any]] = {
+        "VideoFormat": {"type": "string", "enum": fmt["enum"], "description": "aspect ratio of the video"}}
+    common["format"] = {"$ref": COMPONENTS + "VideoFormat", "default": fmt["default"]}
     for story in stories:
         variants[f"VideoCreate.story.{story.id}"] = _object(
             f"A video built from the `{story.id}` story: {story.description}", ["storyId"],
@@ -150,10 +155,12 @@ def _object(description: str, required: list[str], **properties: Any) -> dict[st
 
 
 def _patch_fields(schemas: dict[str, dict[str, Any]], story: Any) -> dict[str, Any]:
-    """A story's fields as a patch (none required): its ``StoryFields`` component when that
-    requires nothing already, else a ``StoryFieldsPatch`` one."""
+    """A story's fields as a patch (``StoryFieldsPatch.<id>``): the values to change, so nothing
+    is required and nothing has a default (a generated client would otherwise send the defaults,
+    overwriting the video's values)."""
     fields = schemas[f"StoryFields.{story.id}"]
-    if not fields.get("required"):
-        return _ref(f"StoryFields.{story.id}")
-    schemas[f"StoryFieldsPatch.{story.id}"] = {k: v for k, v in fields.items() if k != "required"}
+    properties = {name: {k: v for k, v in prop.items() if k != "default"}
+                  for name, prop in fields["properties"].items()}
+    schemas[f"StoryFieldsPatch.{story.id}"] = {
+        **{k: v for k, v in fields.items() if k != "required"}, "properties": properties}
     return _ref(f"StoryFieldsPatch.{story.id}")

@@ -14,6 +14,7 @@ import pytest
 from flask import Flask
 from jsonschema import Draft202012Validator
 
+from api import examples
 from api.app import create_app
 from api.services import Services
 from farm.jobs import published_locales
@@ -130,6 +131,17 @@ def test_create_video_variants_are_named_and_discriminated_by_story_id(doc):
     assert matches({"url": "example.com"}) == 1
     assert matches({"storyId": "quote", "brief": "Spring sale"}) == 0
     assert matches({"fields": {}}) == 0
+
+
+def test_video_patch_is_one_object_that_changes_something(doc):
+    patch = doc["components"]["schemas"]["VideoPatch"]
+    assert "anyOf" not in patch and "oneOf" not in patch and patch["properties"]
+    validator = _validator(doc, patch)
+    assert validator.is_valid({"title": "New"}) and validator.is_valid({"fields": {"author": "Ray"}, "note": "n"})
+    assert not validator.is_valid({"note": "only a note"}) and not validator.is_valid({})
+    assert not validator.is_valid({"doc": examples.VIDEO_DOC, "fields": {}})
+    quote = doc["components"]["schemas"]["StoryFieldsPatch.quote"]
+    assert "required" not in quote and all("default" not in p for p in quote["properties"].values())
 
 
 def test_servers_follow_the_host_that_was_asked(with_apertium):
