@@ -1,7 +1,8 @@
 """Documenting the error statuses each operation can answer, in one vocabulary.
 
 Every authenticated operation can answer 429 (rate limit); every POST takes `Idempotency-Key`
-and can answer 400, 409 and 422 for it.
+and can answer 400, 409 and 422 for it. Each documented error carries an example envelope with
+that status's code (``api.examples.error``).
 """
 from __future__ import annotations
 

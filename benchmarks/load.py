@@ -6,6 +6,10 @@ Starts a throwaway PostgreSQL database, a Redis DB of its own (13 by default; re
 not empty), a webhook receiver on 127.0.0.1, `reelfarm serve` (gunicorn, 2 workers) and 2
 `reelfarm worker` nodes; every client thread (httpx) creates a story video (6 s), asks for a 720p
 render and polls GET /renders/{id} until it has finished. See benchmarks/README.md.
+
+`--client sdk` makes the same rounds through the Python SDK (`client.Client`, with its retries and
+typed results) instead of bare httpx; an httpx event hook still records every HTTP attempt, so
+latencies and 5xx counts stay those of the wire.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import collections
 import contextlib
 import datetime as dt
 import json
+import re
 import secrets
 import shutil
 import subprocess
@@ -133,14 +138,17 @@ class Stats:
             with self.lock:
                 self.endpoints[name].transport_errors.append(f"{type(e).__name__}: {e}"[:300])
             return None
-        took = time.perf_counter() - t0
+        self.record(name, time.perf_counter() - t0, r)
+        return r
+
+    def record(self, name: str, took: float, r: Any) -> None:
+        """One answer `r` (an httpx.Response) to a request named `name`, `took` seconds."""
         with self.lock:
             ep = self.endpoints[name]
             ep.latencies.append(took)
             ep.statuses[str(r.status_code)] += 1
             if r.status_code >= 500 and len(ep.bodies_5xx) < KEEP_BODIES:
                 ep.bodies_5xx.append(r.text[:500])
-        return r
 
     def total(self) -> int:
         return sum(len(e.latencies) + len(e.transport_errors) for e in self.endpoints.values())
@@ -227,6 +235,62 @@ def client(i: int, args: argparse.Namespace, base: str, key: str, stats: Stats, 
                     renders.append(rec)
 
 
+_ID = re.compile(r"/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _recording_http(base: str, key: str, stats: Stats) -> Any:
+    """An httpx.Client that records every attempt in `stats`, named like `client`'s requests."""
+    import httpx
+
+    def started(request: httpx.Request) -> None:
+        request.extensions["t0"] = time.perf_counter()
+
+    def answered(response: httpx.Response) -> None:
+        response.read()
+        path = _ID.sub("/{id}", response.request.url.path.removeprefix(API))
+        stats.record(f"{response.request.method} {path}", time.perf_counter() - response.request.extensions["t0"],
+                     response)
+
+    return httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {key}"},
+                        event_hooks={"request": [started], "response": [answered]})
+
+
+def sdk_client(i: int, args: argparse.Namespace, base: str, key: str, stats: Stats, deadline: float,
+               renders: list[dict[str, Any]], lock: threading.Lock) -> None:
+    """`client`'s rounds through the SDK: create, render, poll `renders.get` until finished."""
+    from client import Client, ReelfarmError
+
+    with _recording_http(base, key, stats) as http:
+        rf = Client(api_key=key, base_url=base, http=http)
+        for j in range(args.videos_per_client):
+            n = i * args.videos_per_client + j
+            rec: dict[str, Any] = {"client": i, "n": n, "render_id": None, "status": None}
+            try:
+                if time.monotonic() > deadline:
+                    rec["status"] = "not started: overall deadline passed"
+                    continue
+                video = rf.videos.create(story_id=farmkit.STORY, fields=farmkit.story_fields(n),
+                                         format=farmkit.FORMAT, duration_sec=SECONDS)
+                t0 = time.monotonic()
+                render = rf.videos.render(video.id, format=farmkit.FORMAT, resolution=RESOLUTION)
+                rec["render_id"], polls = render.id, 0
+                stop_at = min(deadline, t0 + args.render_timeout)
+                while render.status not in TERMINAL and time.monotonic() < stop_at:
+                    time.sleep(args.poll_interval)
+                    polls += 1
+                    render = rf.renders.get(render.id)
+                rec.update(polls=polls, seconds=round(time.monotonic() - t0, 3), done_at=time.monotonic())
+                rec["status"], rec["error"] = (render.status, render.error) if render.status in TERMINAL else (
+                    "timed out", None)
+            except ReelfarmError as e:
+                rec["status"], rec["error"] = "request failed", str(e)[:300]
+            except Exception as e:  # noqa: BLE001 - one client's surprise must not hang the run
+                rec["status"], rec["error"] = "client error", f"{type(e).__name__}: {e}"
+            finally:
+                with lock:
+                    renders.append(rec)
+
+
 # ----------------------------------------------------------------------------- webhooks
 
 
@@ -303,7 +367,7 @@ def run(args: argparse.Namespace, work: Path, notes: list[str]) -> dict[str, Any
     if found and not args.flush_nonempty:
         raise SystemExit(f"{redis_url} holds {found} keys: someone else's? choose another --redis-db "
                          "(or --flush-nonempty if they are a dead run's)")
-    result: dict[str, Any] = {"clients": args.clients, "videos_per_client": args.videos_per_client,
+    result: dict[str, Any] = {"client": args.client, "clients": args.clients, "videos_per_client": args.videos_per_client,
                               "story": farmkit.STORY, "duration_sec": SECONDS, "format": farmkit.FORMAT,
                               "resolution": RESOLUTION, "poll_interval_s": args.poll_interval,
                               "server": "reelfarm serve (gunicorn, 2 workers x 4 threads)",
@@ -347,7 +411,8 @@ def run(args: argparse.Namespace, work: Path, notes: list[str]) -> dict[str, Any
         stats, lock = Stats(), threading.Lock()
         renders: list[dict[str, Any]] = []
         deadline = time.monotonic() + args.deadline
-        threads = [threading.Thread(target=client, args=(i, args, base, key, stats, deadline, renders, lock),
+        rounds = sdk_client if args.client == "sdk" else client
+        threads = [threading.Thread(target=rounds, args=(i, args, base, key, stats, deadline, renders, lock),
                                     daemon=True, name=f"client-{i}") for i in range(args.clients)]
         with farmkit.FarmWitness(lambda: [server.pid] + nodes.roots()) as cpu:
             t0 = time.monotonic()
@@ -403,6 +468,8 @@ def print_result(res: dict[str, Any], notes: list[str]) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__.split("\n")[0])
     p.add_argument("--clients", type=int, default=4)
+    p.add_argument("--client", choices=("http", "sdk"), default="http",
+                   help="bare httpx requests, or the Python SDK (client.Client)")
     p.add_argument("--videos-per-client", type=int, default=2)
     p.add_argument("--nodes", type=int, default=2, help="`reelfarm worker` processes (default 2)")
     p.add_argument("--poll-interval", type=float, default=0.25, help="seconds between GET /renders/{id}")
