@@ -47,8 +47,11 @@ def archived_video_contract(ctx, response, case):
     video_id = (case.path_parameters or {}).get("video_id")
     if not isinstance(video_id, str):
         return
-    method, template = case.operation.method.upper(), _template(case)
+    # the method really sent: the coverage phase also sends other methods (OPTIONS) to a path
+    method, template = response.request.method.upper(), _template(case)
     ok = 200 <= response.status_code < 300
+    if response.status_code in (401, 429):  # left unauthenticated (or throttled): says nothing of the video
+        return
     if (method, template) == ("DELETE", _VIDEO) and ok:
         status = response.json().get("status")
         if status != "archived":
