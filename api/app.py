@@ -10,8 +10,8 @@ from flask import Flask, Response, g, request
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 
-from api import errors as err
 from api import document, examples, metrics
+from api import errors as err
 from api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
 from api.document import ServedDocument
 from api.jsonbody import check_body

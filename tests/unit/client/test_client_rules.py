@@ -67,13 +67,17 @@ DOC = {
             "post": {"requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/R"}}}}},
         },
         "/api/v1/videos": {"post": {"requestBody": {"content": {"application/json": {
-            "schema": {"oneOf": [{"$ref": "#/components/schemas/A"}, {"$ref": "#/components/schemas/B"}]}}}}}},
+            "schema": {"oneOf": [{"$ref": "#/components/schemas/A"}, {"$ref": "#/components/schemas/M"},
+                                 {"$ref": "#/components/schemas/B"}]}}}}}},
+        "/api/v1/notes": {"post": {"requestBody": {"content": {"application/json": {
+            "schema": {"oneOf": [{"type": "string"}, {"$ref": "#/components/schemas/B"}]}}}}}},
     },
     "components": {"schemas": {
         "R": {"type": "object", "properties": {"format": {"$ref": "#/components/schemas/F"}}, "required": ["format"],
               "additionalProperties": False},
         "F": {"type": "string", "enum": ["16:9", "1:1"]},
         "A": {"type": "object", "properties": {"storyId": {"const": "quote"}}},
+        "M": {"type": "object", "properties": {"storyId": {"const": "memo"}}},
         "B": {"type": "object", "properties": {"brief": {"type": "string"}}},
         "Unused": {"type": "object"},
     }},
@@ -91,11 +95,20 @@ def test_tool_schemas_are_the_api_body_schemas_with_path_and_options_beside():
                                                                              {"wait": True})
 
 
-def test_a_body_without_properties_travels_under_body():
+def test_a_union_of_objects_is_offered_as_one_object_of_their_properties():
     made = input_schema(DOC, "POST", "/api/v1/videos", {"wait": {"type": "boolean"}})
+    assert not made.nested
+    assert made.schema == {"type": "object", "additionalProperties": False, "required": [],
+                           "properties": {"wait": {"type": "boolean"}, "storyId": {"type": "string", "enum": ["quote", "memo"]},
+                                          "brief": {"type": "string"}}}
+    assert made.split({"brief": "x", "wait": False}) == ({}, {"brief": "x"}, {"wait": False})
+
+
+def test_a_body_without_properties_travels_under_body():
+    made = input_schema(DOC, "POST", "/api/v1/notes", {"wait": {"type": "boolean"}})
     assert made.nested and made.schema["required"] == ["body"]
-    assert made.schema["properties"]["body"] == {"oneOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]}
-    assert sorted(made.schema["$defs"]) == ["A", "B"]
+    assert made.schema["properties"]["body"] == {"oneOf": [{"type": "string"}, {"$ref": "#/$defs/B"}]}
+    assert sorted(made.schema["$defs"]) == ["B"]
     assert made.split({"body": {"brief": "x"}, "wait": False}) == ({}, {"brief": "x"}, {"wait": False})
 
 
