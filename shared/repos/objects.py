@@ -20,18 +20,27 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, select
 
+from shared.errors import InvalidStorageKey
+from shared.ids import is_uuid
+from shared.storage import check_key
 from shared.tables import brand_kits, jobs, renders
 
 _KINDS: dict[str, Table] = {"brand-kits": brand_kits, "renders": renders, "jobs": jobs}
-MAX_ID_LENGTH = 36
 
 
 def owner_of(conn: Connection, key: str) -> str | None:
-    """The id of the workspace owning the object stored under ``key``, or None."""
+    """The id of the workspace owning the object stored under ``key``, or None.
+
+    A key that is not a valid storage key (``shared.storage.check_key``: plain segments of safe
+    characters) or whose id is not a UUID names nothing, and is never sent to the database."""
+    try:
+        check_key(str(key))
+    except InvalidStorageKey:
+        return None
     kind, _, rest = str(key).partition("/")
     object_id, _, tail = rest.partition("/")
     table = _KINDS.get(kind)
-    if table is None or not object_id or not tail or len(object_id) > MAX_ID_LENGTH:
+    if table is None or not tail or not is_uuid(object_id):
         return None
     return conn.execute(select(table.c.workspace_id).where(table.c.id == object_id)).scalar_one_or_none()
 

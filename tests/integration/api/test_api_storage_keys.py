@@ -78,7 +78,8 @@ def test_patching_another_workspaces_key_is_a_400_naming_the_asset(client, logo_
 
 
 @pytest.mark.parametrize("key", ["../brand-kits/x/logo.png", "/etc/passwd", "files/anything.png",
-                                 "renders/00000000-0000-0000-0000-000000000000/poster.jpg"])
+                                 "renders/00000000-0000-0000-0000-000000000000/poster.jpg",
+                                 "renders/a\x00b/poster.jpg", "jobs/\ud800/still-0.png", "brand-kits/x/\x00"])
 def test_keys_that_name_nothing_of_the_workspace_are_refused_alike(client, tenant, key):
     video = _video(client, tenant)
     r = client.patch(f"/api/v1/videos/{video['id']}", json={"doc": with_image(video["current_version"]["doc"],

@@ -184,3 +184,10 @@ def test_contrast_inside_a_nested_group_with_format_overrides(doc):
     assert lint(doc).warnings == []
     inner["children"].insert(0, {"id": "panel", "type": "shape", "shape": "rect", "w": 1, "h": 1, "fill": "#FAFAFA"})
     assert {p.pointer for p in lint(doc).warnings} == {"/scenes/1/layers/1/children/0/children/1/color"}
+
+
+@pytest.mark.parametrize("kind", ["linear", "radial"])
+def test_a_gradient_background_without_colours_is_a_schema_error(doc, kind):
+    doc["scenes"][0]["background"] = {"type": kind, "angle": 45}
+    report = lint(doc)
+    assert [(p.pointer, "colors" in p.message) for p in report.errors] == [("/scenes/0/background", True)]
