@@ -236,6 +236,9 @@ class QueueThatDiesMidway:
     def ping(self) -> None:
         self.inner.ping()
 
+    def chunk_queue(self) -> str:
+        return str(self.inner.chunk_queue())
+
 
 def test_a_queue_failing_after_the_commit_is_compensated(embedded: Farm) -> None:
     workspace = embedded.workspace(credits=5)
