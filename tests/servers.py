@@ -99,6 +99,7 @@ class PostgresProcess:
         return subprocess.run(command, capture_output=True, text=True, timeout=START_TIMEOUT_S, check=False)
 
     def start(self) -> Self:
+        """Create the cluster and start it."""
         if self.user is not None:
             entry = pwd.getpwnam(self.user)
             os.chown(self.root, entry.pw_uid, entry.pw_gid)
@@ -106,6 +107,10 @@ class PostgresProcess:
                            "--locale=C", "--no-sync", "--no-instructions")
         if initdb.returncode != 0:
             raise ServerError(f"initdb failed: {initdb.stderr or initdb.stdout}")
+        return self.launch()
+
+    def launch(self) -> Self:
+        """Start the server on the existing cluster (again, after ``shut_down``)."""
         # Durability is worthless for a throwaway cluster; turning it off makes tests faster.
         options = (f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off -c synchronous_commit=off "
                    "-c full_page_writes=off -c max_connections=300 -c shared_buffers=32MB")
@@ -116,6 +121,11 @@ class PostgresProcess:
             self.stop()
             raise ServerError(f"PostgreSQL did not start on port {self.port}: {started.stderr}\n{log}")
         return self
+
+    def shut_down(self) -> None:
+        """A fast shutdown that keeps the cluster: clients are disconnected until ``launch``."""
+        if (self.data / "postmaster.pid").exists():
+            self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "fast", "-w")
 
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():
@@ -154,6 +164,12 @@ class RedisProcess:
             time.sleep(0.05)
         self.stop()
         raise ServerError(f"redis-server did not answer on port {self.port}")
+
+    def kill(self) -> None:
+        """SIGKILL: the server is gone at once, and everything it held with it."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
 
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:

@@ -24,7 +24,7 @@ def test_a_stopped_database_answers_503_unavailable_and_recovers(farm: Farm) -> 
     video = make_video(farm)
     assert farm.http.get("/me").status_code == 200
 
-    farm.postgres.stop()
+    farm.postgres.shut_down()
     requests = [("GET", "/me", None), ("GET", "/videos", None), ("GET", f"/videos/{video}", None),
                 ("POST", f"/videos/{video}/renders", {"format": "1:1", "resolution": 720}),
                 ("POST", "/videos", {"storyId": "flash_sale", "format": "9:16", "durationSec": 12})]
@@ -46,7 +46,7 @@ def test_a_stopped_database_answers_503_unavailable_and_recovers(farm: Farm) -> 
     health = httpx.get(f"{farm.base}/healthz", timeout=10)
     assert health.status_code == 503 and health.json()["error"]["code"] == "unavailable"
 
-    farm.postgres.start()
+    farm.postgres.launch()
     deadline = time.monotonic() + 20
     while farm.http.get("/me").status_code != 200:
         assert time.monotonic() < deadline, "the API did not recover after the database came back"

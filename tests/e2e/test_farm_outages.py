@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
-from tests.outage_servers import OutagePostgres, OutageRedis
+from tests.servers import PostgresProcess, RedisProcess
 
 FORMATS = ("16:9", "9:16", "1:1", "4:5")
 
@@ -29,8 +29,9 @@ class Farm:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.postgres = OutagePostgres().init()
-        self.redis = OutageRedis().start()
+        # servers of the test's own, which it stops, kills and starts again
+        self.postgres = PostgresProcess().start()
+        self.redis = RedisProcess().start()
         self.env = {"REELFARM_DATABASE_URL": self.postgres.url, "REELFARM_REDIS_URL": self.redis.url,
                     "REELFARM_STORAGE_URL": f"file://{root / 'files'}", "REELFARM_SECRET_KEY": "k" * 48}
         self.port = free_port()
@@ -69,8 +70,8 @@ class Farm:
             os.killpg(self.worker.pid, 9)
             self.worker.wait()
         stop(self.server)
-        self.redis.close()
-        self.postgres.close()
+        self.redis.stop()
+        self.postgres.stop()
 
 
 @pytest.fixture
@@ -122,7 +123,7 @@ def test_renders_finish_after_redis_is_killed_and_comes_back_empty(farm: Farm) -
     farm.redis.kill()
     time.sleep(6)
     assert farm.worker is not None and farm.worker.poll() is None, farm.worker_log()
-    farm.redis.restart_empty()
+    farm.redis.start()  # empty: it kept nothing
 
     wait_for(lambda: set(statuses(farm, ids)) == {"succeeded"}, 150,
              f"every render to succeed: {statuses(farm, ids)}\n{farm.worker_log()}", interval=1)
