@@ -21,6 +21,7 @@ import argparse
 import collections
 import datetime as dt
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -65,7 +66,7 @@ class Timings:
 
 def percentile(ordered: list[float], q: float) -> float:
     """The nearest-rank percentile of an ascending list."""
-    rank = max(1, min(len(ordered), int(round(q / 100 * len(ordered) + 0.5))))
+    rank = max(1, min(len(ordered), math.ceil(q / 100 * len(ordered))))
     return ordered[rank - 1]
 
 
@@ -111,16 +112,13 @@ def background_renders(base: str, key: str, count: int) -> None:
 def run(clients: int, background: int, checkout: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="reelfarm-burst-") as tmp:
         port = farmkit.free_port()
-        env = farmkit.clean_env(REELFARM_DATA_DIR=str(Path(tmp) / "data"), REELFARM_PUBLIC_URL=f"http://127.0.0.1:{port}",
-                                REELFARM_RATE_LIMIT_PRO="1000000")
-        proc = farmkit.Proc("reelfarm serve", [sys.executable, "-m", "reelfarm", "serve", "--host", "127.0.0.1",
-                                               "--port", str(port)], env, cwd=checkout)
+        data = Path(tmp) / "data"
+        proc, key = farmkit.start_server(data, port, cwd=checkout)
+        base = f"http://127.0.0.1:{port}"
+        env = farmkit.clean_env(REELFARM_DATA_DIR=str(data), REELFARM_PUBLIC_URL=base)
         try:
-            key = proc.wait_for(farmkit.KEY_LINE).group(1)
-            base = f"http://127.0.0.1:{port}"
-            wait_healthy(base)
             # the dev workspace's 100 credits are not enough for a big burst
-            subprocess_admin(checkout, env, key, clients + background)
+            add_credits(checkout, env, key, clients + background)
             background_renders(base, key, background)
             timings, finished = Timings(), {}
             barrier = threading.Barrier(clients)
@@ -138,19 +136,8 @@ def run(clients: int, background: int, checkout: Path) -> dict[str, Any]:
             proc.stop()
 
 
-def wait_healthy(base: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("the server never became healthy")
-
-
-def subprocess_admin(checkout: Path, env: dict[str, str], key: str, renders: int) -> None:
+def add_credits(checkout: Path, env: dict[str, str], key: str, renders: int) -> None:
+    """Give the dev workspace two credits per render the run will ask for."""
     with httpx.Client(headers={"Authorization": f"Bearer {key}"}) as client:
         me = client.get(f"{env['REELFARM_PUBLIC_URL']}{API}/me").json()
     subprocess.run([sys.executable, "-m", "reelfarm", "admin", "add-credits", me["workspace"]["id"], str(renders * 2)],

@@ -114,7 +114,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(data_dir: Path, port: int, extra_env: dict[str, str] | None = None) -> tuple[Proc, str]:
+def start_server(data_dir: Path, port: int, extra_env: dict[str, str] | None = None,
+                 cwd: Path = ROOT) -> tuple[Proc, str]:
     """`reelfarm serve` (its defaults: gunicorn, 2 workers, embedded farm) on a fresh data dir.
     Returns the process and the dev workspace's API key it printed. The dev workspace's plan (pro)
     gets a rate limit that polling every 50 ms cannot reach."""
@@ -123,7 +124,7 @@ def start_server(data_dir: Path, port: int, extra_env: dict[str, str] | None = N
     env = clean_env(REELFARM_DATA_DIR=str(data_dir), REELFARM_PUBLIC_URL=f"http://127.0.0.1:{port}",
                     REELFARM_RATE_LIMIT_PRO="1000000", **(extra_env or {}))
     proc = Proc("reelfarm serve", [sys.executable, "-m", "reelfarm", "serve", "--host", "127.0.0.1",
-                                   "--port", str(port)], env)
+                                   "--port", str(port)], env, cwd=cwd)
     try:
         key = proc.wait_for(KEY_LINE).group(1)
         deadline = time.monotonic() + 60
