@@ -274,31 +274,6 @@ def measure_ours_e2e(doc_file: Path, assets_dir: Path, resolution: int, out_path
     }
 
 
-def _moviepy_child(spec_path: str) -> None:
-    spec = json.loads(Path(spec_path).read_text())
-    result = peers.moviepy_equivalent(spec["doc"], spec["width"], spec["height"], FPS, spec["out"],
-                                      spec["assets_dir"])
-    Path(spec["result"]).write_text(json.dumps(result))
-
-
-def measure_moviepy(doc_file: Path, width: int, height: int, out_path: Path, assets_dir: Path,
-                    work: Path) -> dict[str, Any]:
-    """MoviePy's write, timed inside (build and write) and as a whole process from spawn to exit,
-    the same two figures as ours."""
-    spec = {"doc": str(doc_file), "width": width, "height": height, "out": str(out_path),
-            "assets_dir": str(assets_dir), "result": str(work / f"moviepy-{height}.json")}
-    spec_path = work / f"moviepy-{height}-spec.json"
-    spec_path.write_text(json.dumps(spec))
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.fps", "--moviepy-child", str(spec_path)],
-                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    total = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"MoviePy child exited {proc.returncode}:\n" + proc.stdout.decode(errors="replace")[-3000:])
-    res = json.loads(Path(spec["result"]).read_text())
-    return {**res, "whole_process_fps": res["frames"] / total, "whole_process_seconds": total}
-
-
 # ----------------------------------------------------------------------------- one resolution
 
 
@@ -382,8 +357,8 @@ def run_resolution(doc: dict[str, Any], doc_file: Path, assets_dir: Path, resolu
 
     if not args.skip_peers:
         print("  peer: MoviePy equivalent ...")
-        _guard(res, "moviepy", measure_moviepy, doc_file, w, h, work / f"moviepy-{resolution}.mp4", assets_dir,
-               work)
+        _guard(res, "moviepy", peers.moviepy_process, doc_file, w, h, FPS, work / f"moviepy-{resolution}.mp4",
+               assets_dir, work)
 
     res["ratios"] = _ratios(res)
     return res
@@ -560,7 +535,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="our rasterizer for the end-to-end run (default cpu)")
     p.add_argument("--e2e-child", help=argparse.SUPPRESS)
     p.add_argument("--e2e-started", type=float, help=argparse.SUPPRESS)
-    p.add_argument("--moviepy-child", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -568,9 +542,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.e2e_child:
         _e2e_child(args.e2e_child, args.e2e_started or time.time())
-        return 0
-    if args.moviepy_child:
-        _moviepy_child(args.moviepy_child)
         return 0
     if args.seconds <= 0:
         raise SystemExit("--seconds must be > 0")

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -465,3 +466,27 @@ def moviepy_frames(doc_path_or_dict: str | os.PathLike[str] | dict[str, Any], wi
     for i in range(total if count is None else min(count, total)):
         rgb = clip.get_frame(i / fps)
         yield np.concatenate([rgb.astype(np.uint8, copy=False), alpha], axis=2)
+
+
+def moviepy_process(doc_file: str | os.PathLike[str], width: int, height: int, fps: float,
+                    out_path: str | os.PathLike[str], assets_dir: str | os.PathLike[str],
+                    work: str | os.PathLike[str]) -> dict[str, Any]:
+    """``moviepy_equivalent`` in a child process: its own figures, plus the whole process's wall
+    time from spawn to exit (interpreter and imports included), as ours is measured."""
+    result = Path(work) / f"moviepy-{height}.json"
+    spec = {"doc": str(doc_file), "width": width, "height": height, "fps": fps, "out": str(out_path),
+            "assets_dir": str(assets_dir), "result": str(result)}
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.peers", json.dumps(spec)],
+                          cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    total = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"MoviePy child exited {proc.returncode}:\n" + proc.stdout.decode(errors="replace")[-3000:])
+    res = json.loads(result.read_text())
+    return {**res, "whole_process_fps": res["frames"] / total, "whole_process_seconds": total}
+
+
+if __name__ == "__main__":  # the child of moviepy_process
+    _spec = json.loads(sys.argv[1])
+    Path(_spec["result"]).write_text(json.dumps(moviepy_equivalent(
+        _spec["doc"], _spec["width"], _spec["height"], _spec["fps"], _spec["out"], _spec["assets_dir"])))
