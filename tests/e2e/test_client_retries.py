@@ -100,11 +100,11 @@ def test_503_from_a_stopped_database_is_retried_and_the_post_lands_once(tmp_path
     try:
         seen: list[httpx.Response] = []
         with recording_client(farm.base, farm.key, seen) as rf:
-            farm.postgres.stop()
+            farm.postgres.shut_down()
             thread, out = in_thread(lambda: rf.videos.create(story_id="quote", title="through an outage",
                                                              duration_sec=6))
             time.sleep(2)
-            farm.postgres.start()
+            farm.postgres.launch()
             thread.join(60)
             assert "error" not in out, out.get("error")
             outage = [r for r in seen if r.status_code == 503]
