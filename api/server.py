@@ -77,7 +77,38 @@ def envelope_response(status: int, reason: str, code: str, details: list[dict[st
 
 
 class EnvelopeWorker(ThreadWorker):
-    """gunicorn's threaded worker, answering requests it refuses in the API's error envelope."""
+    """gunicorn's threaded worker, answering requests it refuses in the API's error envelope, and
+    accepting new connections only while it has a thread free.
+
+    gunicorn's workers share one listening socket, and a threaded worker accepts every connection
+    it sees, queueing their requests behind its own threads. Under a burst one worker could take
+    most of the connections (measured: 1.75 s of CPU in one worker against 0.23 s in the other)
+    while its peer idled. A worker with every thread busy stops accepting, so the next connection
+    waits in the kernel's queue for the first worker with a thread free. Keep-alive connections
+    it already holds are served as before. (``_in_flight`` is touched only by the worker's main
+    thread: gunicorn queues, and hears back from, its request threads there.)
+    """
+
+    _in_flight = 0
+
+    def enqueue_req(self, conn: Any) -> None:
+        self._in_flight += 1
+        super().enqueue_req(conn)
+
+    def finish_request(self, conn: Any, fs: Any) -> None:
+        self._in_flight -= 1
+        super().finish_request(conn, fs)
+
+    def accept(self, listener: Any) -> None:
+        super().accept(listener)
+        if self._saturated():
+            self.set_accept_enabled(False)
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        super().set_accept_enabled(enabled and not self._saturated())
+
+    def _saturated(self) -> bool:
+        return self._in_flight >= self.cfg.threads
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
         status, reason, code, details = refusal(exc)

@@ -17,6 +17,7 @@ the server is back gets a fresh connection rather than a dead one.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 import threading
@@ -162,30 +163,90 @@ def transaction(engine: Engine) -> Iterator[Connection]:
             yield conn
         return
     # SQLite has one write lock for the whole file, and a writer that finds it taken sleeps in
-    # growing steps (up to 100 ms) before it looks again. Threads of one process therefore queue
-    # on a lock of ours first and take SQLite's lock the moment it is free; only other processes
-    # still meet the busy handler.
-    with _writers(engine), engine.connect() as conn:
+    # growing steps (up to 100 ms) before it looks again. Writers therefore queue on a lock of
+    # ours first and take SQLite's lock the moment it is free (see _WriterLock).
+    with _writers(engine).hold(), engine.connect() as conn:
         conn.execution_options(**{_WRITE: True})
         with conn.begin():
             yield conn
 
 
-_WRITERS: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()
+WRITER_POLL_SEC = (0.0005, 0.002)  # first and longest wait between looks at another process's lock
+
+
+class _WriterLock:
+    """One writer at a time on one SQLite file, handed over without SQLite's sleeps.
+
+    The threads of a process queue on an RLock, which wakes the next one at once. Processes
+    (gunicorn's workers, the embedded farm's task processes, ``reelfarm`` commands) queue on
+    an ``flock`` of a file beside the database, looked at every 0.5-2 ms; the kernel drops the
+    lock of a process that dies. After the busy timeout a writer goes on without it and meets
+    SQLite's own busy handler, which gives up with "database is locked" as before. A database
+    with no file of its own (in memory) has only the RLock.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.threads = threading.RLock()
+        self.path = path
+        self._fd: int | None = None
+        self._depth = 0
+        self._held = False
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        with self.threads:
+            self._depth += 1
+            try:
+                if self._depth == 1:
+                    self._lock_file()
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._held:
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)  # type: ignore[arg-type]
+                    self._held = False
+
+    def _lock_file(self) -> None:
+        if self.path is None:
+            return
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+        wait, longest = WRITER_POLL_SEC
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() + wait > deadline:
+                    return
+                time.sleep(wait)
+                wait = min(wait * 2, longest)
+                continue
+            self._held = True
+            return
+
+
+_WRITERS: weakref.WeakKeyDictionary[Engine, _WriterLock] = weakref.WeakKeyDictionary()
 _WRITERS_GUARD = threading.Lock()
 
 
-def _writers(engine: Engine) -> threading.RLock:
+def _writers(engine: Engine) -> _WriterLock:
     with _WRITERS_GUARD:
         lock = _WRITERS.get(engine)
         if lock is None:
-            lock = _WRITERS[engine] = threading.RLock()
+            database = engine.url.database or ""
+            path = None if database in ("", ":memory:") or database.startswith("file:") else Path(f"{database}-writer")
+            lock = _WRITERS[engine] = _WriterLock(path)
         return lock
 
 
 def _forget_writers() -> None:
-    # A forked child has one thread: locks other threads held at the fork would never be released.
+    # A forked child has one thread: locks other threads held at the fork would never be
+    # released, and a file descriptor shared with the parent would share its flock too.
     global _WRITERS_GUARD
+    for lock in list(_WRITERS.values()):
+        if lock._fd is not None:  # the child's own copy: closing it leaves the parent's lock alone
+            os.close(lock._fd)
     _WRITERS.clear()
     _WRITERS_GUARD = threading.Lock()
 
