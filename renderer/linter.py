@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
-from collections.abc import Iterator, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -338,15 +341,81 @@ def _contrast(doc: Doc, raster: Any, fmt: str, scene: Scene, below: tuple[Layer,
     backdrop = dataclasses.replace(scene, layers=below, transition=dataclasses.replace(scene.transition, type="cut"))
     solo = dataclasses.replace(doc, scenes=(backdrop,), duration=scene.duration)
     try:
-        # Only the text's region is drawn: the frame's pixels there, at a fraction of the cost.
-        solo_raster = _region_rasterizer()(solo, fmt, raster.width, raster.height, raster.images.assets,
-                                           region=(x0, y0, x1 - x0, y1 - y0))
-        region = solo_raster.render(t)[..., :3]
+        lum = _backdrop_luminance(solo, raster, fmt, t, (x0, y0, x1 - x0, y1 - y0))
     except Exception:  # noqa: BLE001 - an unreadable asset is reported elsewhere; contrast is then unknown
         return None
-    rgb = region[..., ::-1] if solo_raster.pixel_format == "bgra" else region
-    ratios = _pixel_contrasts(np.asarray(color, np.uint8), rgb)
+    ratios = _contrasts(_luminance(np.asarray(color, np.uint8)), lum)
     return float(np.percentile(ratios, 10))
+
+
+BACKDROP_CACHE_SIZE = 64  # whole frames' luminance at LINT_RESOLUTION, float32: under 1 MB each
+_backdrops: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+_backdrops_lock = threading.Lock()
+
+
+def _backdrop_luminance(solo: Doc, raster: Any, fmt: str, t: float, region: tuple[int, int, int, int]) -> np.ndarray:
+    """The WCAG luminance of the pixels drawn behind a text, inside `region` of the frame.
+
+    Videos made from one story share their backdrops (a scene's background and the shapes under
+    its texts); only the texts differ. So a backdrop of that kind is drawn whole, once, and its
+    pixels kept, keyed by everything that decides them; later texts over it, of any length, only
+    slice its luminance. A backdrop with an image (the asset behind a key or URL is not part of the
+    document) or with another text is drawn just in the text's region each time.
+    """
+    x, y, w, h = region
+    key = _backdrop_key(solo, fmt, raster.width, raster.height, t)
+    if key is None:
+        drawn = _region_rasterizer()(solo, fmt, raster.width, raster.height, raster.images.assets, region=region)
+        return _luminance(_rgb(drawn, drawn.render(t)))
+    with _backdrops_lock:
+        lum = _backdrops.get(key)
+        if lum is not None:
+            _backdrops.move_to_end(key)
+    if lum is None:
+        from renderer.raster import SkiaRasterizer
+
+        drawn = SkiaRasterizer(solo, fmt, raster.width, raster.height, raster.images.assets, book=raster.book)
+        lum = _luminance(_rgb(drawn, drawn.render(t)))
+        with _backdrops_lock:
+            _backdrops[key] = lum
+            while len(_backdrops) > BACKDROP_CACHE_SIZE:
+                _backdrops.popitem(last=False)
+    return lum[y:y + h, x:x + w]
+
+
+def _backdrop_key(solo: Doc, fmt: str, width: int, height: int, t: float) -> Hashable | None:
+    """What decides a backdrop's pixels, or None when it is not worth keeping: it draws an
+    asset, or a text (texts are what differ between videos of one story, so a backdrop with
+    one is rarely seen twice, and drawing just the region costs less than a whole frame).
+
+    The scene itself is part of the key (frozen dataclasses: hashed and compared by value), with
+    the group children's format variants, which layers leave out of `==`, beside it.
+    """
+    (scene,) = solo.scenes
+    if scene.background.asset is not None or any(_draws_asset_or_text(l) for l in scene.layers):
+        return None
+    return (fmt, width, height, round(t, 6), solo.locale, solo.fonts, scene, _variants(scene.layers),
+            _brand_key(solo.brand))
+
+
+def _draws_asset_or_text(layer: Layer) -> bool:
+    variants = (v for _, v in layer.variants)
+    return (layer.asset is not None or layer.type == "text"
+            or any(_draws_asset_or_text(c) for c in (*layer.children, *variants)))
+
+
+def _variants(layers: tuple[Layer, ...]) -> Hashable:
+    """Every group child's format variants, nested as the groups are."""
+    return tuple((c.variants, _variants(c.children)) for l in layers for c in l.children)
+
+
+def _brand_key(brand: Mapping[str, Any]) -> str:
+    """The brand tokens as text: a document's brand is a plain JSON mapping."""
+    return json.dumps(brand, sort_keys=True, default=str)
+
+
+def _rgb(raster: Any, pixels: np.ndarray) -> np.ndarray:
+    return pixels[..., 2::-1] if raster.pixel_format == "bgra" else pixels[..., :3]
 
 
 @functools.lru_cache(maxsize=1)
@@ -373,18 +442,20 @@ def _region_rasterizer() -> type:
 def _channel_luminance() -> np.ndarray:
     """WCAG's linearised value of each 8-bit channel level, once for all 256."""
     c = np.arange(256, dtype=np.float64) / 255.0
-    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4).astype(np.float32)
 
 
 _LINEAR = _channel_luminance()
 _RED, _GREEN, _BLUE = (_LINEAR * weight for weight in (0.2126, 0.7152, 0.0722))
 
 
-def _pixel_contrasts(color: np.ndarray, pixels: np.ndarray) -> np.ndarray:
-    """The WCAG contrast ratio of ``color`` against each of ``pixels`` (8-bit RGB, last axis)."""
-    def lum(c: np.ndarray) -> np.ndarray:
-        return _RED[c[..., 0]] + _GREEN[c[..., 1]] + _BLUE[c[..., 2]]
-    lt = lum(color)
-    lp = lum(pixels)
+def _luminance(rgb: np.ndarray) -> np.ndarray:
+    """WCAG relative luminance of 8-bit RGB values (last axis)."""
+    return _RED[rgb[..., 0]] + _GREEN[rgb[..., 1]] + _BLUE[rgb[..., 2]]
+
+
+def _contrasts(lt: float | np.ndarray, lp: np.ndarray) -> np.ndarray:
+    """The WCAG contrast ratio between luminance ``lt`` and each of ``lp``."""
     hi, lo = np.maximum(lt, lp), np.minimum(lt, lp)
     return (hi + 0.05) / (lo + 0.05)
+

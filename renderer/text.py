@@ -7,6 +7,7 @@ jump; each reveal step is shaped once and cached.
 """
 from __future__ import annotations
 
+import functools
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -90,17 +91,12 @@ class TextBlock:
         value describes the broken pieces. Words of scripts written without spaces (CJK)
         break anywhere and are left out.
         """
-        words = [w for w in self.spec.text.split() if not _breaks_anywhere(w)]
+        words = "\n".join(w for w in self.spec.text.split() if not _breaks_anywhere(w))
         if not words:
             return 0.0
         spec = self.spec
-        style = tl.ParagraphStyle()
-        builder = tl.ParagraphBuilder.make(style, self.book.collection, skia.Unicode.ICU_Make())
-        builder.pushStyle(self._style(self.book.families_for(spec.font.family, spec.font.weight), size, 0xFF000000))
-        builder.addText("\n".join(words))
-        paragraph = builder.Build()
-        paragraph.layout(1e6)
-        return paragraph.LongestLine
+        return _widest_line(self.book, words, spec.font.family, spec.font.weight, size, spec.line_height,
+                            spec.letter_spacing)
 
     def line_left(self, box_left: float) -> float:
         """X of the block's visible left edge inside a box starting at `box_left`."""
@@ -159,16 +155,34 @@ class TextBlock:
         return paragraph
 
     def _style(self, families: list[str], size: float, color: int) -> tl.TextStyle:
-        style = tl.TextStyle()
-        style.setFontFamilies(families)
-        style.setFontSize(size)
-        style.setColor(color)
-        style.setHeight(self.spec.line_height)
-        style.setHeightOverride(True)
-        style.setHalfLeading(True)
-        if self.spec.letter_spacing:
-            style.setLetterSpacing(self.spec.letter_spacing * size)
-        return style
+        return _text_style(families, size, color, self.spec.line_height, self.spec.letter_spacing)
+
+
+def _text_style(families: list[str], size: float, color: int, line_height: float,
+                letter_spacing: float) -> tl.TextStyle:
+    style = tl.TextStyle()
+    style.setFontFamilies(families)
+    style.setFontSize(size)
+    style.setColor(color)
+    style.setHeight(line_height)
+    style.setHeightOverride(True)
+    style.setHalfLeading(True)
+    if letter_spacing:
+        style.setLetterSpacing(letter_spacing * size)
+    return style
+
+
+@functools.lru_cache(maxsize=2048)
+def _widest_line(book: FontBook, lines: str, family: str, weight: int, size: float, line_height: float,
+                 letter_spacing: float) -> float:
+    """The width of the widest of `lines` set on one line each (an unbounded width); the same
+    words are measured again and again: in every format, and at every auto-shrink step."""
+    builder = tl.ParagraphBuilder.make(tl.ParagraphStyle(), book.collection, skia.Unicode.ICU_Make())
+    builder.pushStyle(_text_style(book.families_for(family, weight), size, 0xFF000000, line_height, letter_spacing))
+    builder.addText(lines)
+    paragraph = builder.Build()
+    paragraph.layout(1e6)
+    return paragraph.LongestLine
 
 
 def _breaks_anywhere(word: str) -> bool:

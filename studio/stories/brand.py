@@ -132,6 +132,7 @@ def _logo(value: object) -> dict | None:
     return logo
 
 
+@functools.lru_cache(maxsize=1024)
 def luminance(hex_color: str) -> float:
     """WCAG relative luminance of an opaque ``#RRGGBB`` colour (alpha is ignored)."""
     channels = []

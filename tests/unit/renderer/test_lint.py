@@ -191,3 +191,45 @@ def test_a_gradient_background_without_colours_is_a_schema_error(doc, kind):
     doc["scenes"][0]["background"] = {"type": kind, "angle": 45}
     report = lint(doc)
     assert [(p.pointer, "colors" in p.message) for p in report.errors] == [("/scenes/0/background", True)]
+
+
+# -- backdrops kept between lints (renderer.linter._backdrops) ------------------------------------
+
+@pytest.fixture
+def no_kept_backdrops():
+    from renderer import linter
+
+    linter._backdrops.clear()
+    yield linter._backdrops
+    linter._backdrops.clear()
+
+
+def test_a_kept_backdrop_gives_the_warnings_a_fresh_one_does(doc, no_kept_backdrops):
+    doc["scenes"][0]["layers"][0]["color"] = "#1E3A8A"  # low contrast over the dark gradient
+    fresh = lint(doc).warnings
+    assert len(no_kept_backdrops) > 0
+    assert lint(doc).warnings == fresh
+    doc["scenes"][0]["layers"][0]["text"] = "Another headline of another length"
+    assert ("/scenes/0/layers/0/color", "low_contrast") in codes(lint(doc).warnings)
+
+
+def test_a_kept_backdrop_is_not_used_for_another_brand(doc, no_kept_backdrops):
+    doc["scenes"][1]["layers"][0]["color"] = "#FFFFFF"
+    doc["brand"]["colors"]["primary"] = "#F8FAFC"  # scene 1's background: white text on near white
+    assert ("/scenes/1/layers/0/color", "low_contrast") in codes(lint(doc).warnings)
+    doc["brand"]["colors"]["primary"] = "#111827"
+    assert ("/scenes/1/layers/0/color", "low_contrast") not in codes(lint(doc).warnings)
+
+
+def test_a_kept_backdrop_is_not_used_when_only_a_group_childs_format_variant_differs(doc, no_kept_backdrops):
+    # A panel inside a group, under the text drawn after the group: dark everywhere, except in 9:16
+    # where the second document's panel is near white. Layers leave their variants out of `==`.
+    doc["scenes"][1]["background"] = {"type": "solid", "color": "#000000"}
+    panel = {"id": "panel", "type": "shape", "shape": "rect", "w": 1, "h": 1, "fill": "#0A0A0A"}
+    doc["scenes"][1]["layers"].insert(0, card([panel], w=1, h=1))
+    doc["scenes"][1]["layers"][1]["color"] = "#FFFFFF"
+    assert ("/scenes/1/layers/1/color", "low_contrast") not in codes(lint(doc).warnings)
+    panel["formats"] = {"9:16": {"fill": "#FAFAFA"}}
+    warned = {p.message.split(" in ")[-1].split(" (")[0] for p in lint(doc).warnings
+              if (p.pointer, p.code) == ("/scenes/1/layers/1/color", "low_contrast")}
+    assert warned == {"9:16"}
