@@ -12,7 +12,14 @@ For each resolution, on frames drawn once by our rasterizer and held in memory:
 - x264 alone: `X264Encoder` fed ready yuv420p (the x264-alone-on-YUV limit);
 - encode only: `X264Encoder` fed BGRA (conversion + x264: the encode-only limit);
 - whole process: `reelfarm render` as a user runs it (a fresh interpreter, start-up included),
-  next to the figure it prints itself (in-process).
+  next to the figure it prints itself (in-process);
+- CPU: the cores each of the three kept busy (CPU seconds over wall seconds, children included)
+  and its CPU milliseconds per frame, which bound what the whole process can reach on N cores;
+- start-up to the first frame: `reelfarm still --resolution 360` from launch to exit (a fresh
+  interpreter, the document checked, the rasterizer made, one small frame drawn and written),
+  the median of five.
+
+By default the in-memory runs hold every frame of the video, so all three encode the same frames.
 
 `--scaling` renders the same video with 1, 2, .. N chunk processes (N up to the cores present)
 as whole processes, so the speed-up per N on a 2-core and a 16-core machine comes from the same
@@ -25,6 +32,7 @@ import datetime as dt
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -73,17 +81,35 @@ def measure_conversions(frames: list[np.ndarray]) -> dict[str, float]:
     return out
 
 
-def _encode(frames: list[np.ndarray], pixel_format: str, path: Path) -> float:
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _encode(frames: list[np.ndarray], pixel_format: str, path: Path) -> dict[str, float]:
     h, w = (frames[0].shape[0] * 2 // 3, frames[0].shape[1]) if pixel_format == "yuv420p" else frames[0].shape[:2]
     enc = renderer.X264Encoder()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_seconds()
     try:
         enc.start(str(path), w, h, FPS, pixel_format=pixel_format)
         for f in frames:
             enc.write(f)
     finally:
         enc.finish()
-    return len(frames) / (time.perf_counter() - t0)
+    wall, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
+    return {"fps": len(frames) / wall, "cores": cpu / wall, "cpu_ms_per_frame": 1000 * cpu / len(frames)}
+
+
+def startup_to_first_frame(doc_file: Path, assets: Path, out: Path, runs: int = 5) -> float:
+    """Median seconds of `reelfarm still --resolution 360`, launch to exit."""
+    cmd = [sys.executable, "-m", "reelfarm.cli", "still", str(doc_file), "-o", str(out), "--assets", str(assets),
+           "--resolution", "360"]
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True)
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[runs // 2]
 
 
 def whole_process(doc_file: Path, assets: Path, resolution: int, out: Path, workers: int | None,
@@ -92,27 +118,29 @@ def whole_process(doc_file: Path, assets: Path, resolution: int, out: Path, work
            "--resolution", str(resolution), "--raster", raster]
     if workers:
         cmd += ["--workers", str(workers)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_seconds()
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
     line = done.stdout.strip().splitlines()[-1]
     frames = int(re.search(r"(\d+) frames,", line).group(1))
     inside = float(re.search(r"= ([\d.]+) frames/s", line).group(1))
-    return {"fps": frames / wall, "seconds": wall, "in_process_fps": inside, "frames": frames, "line": line}
+    return {"fps": frames / wall, "seconds": wall, "in_process_fps": inside, "frames": frames, "line": line,
+            "cores": cpu / wall, "cpu_ms_per_frame": 1000 * cpu / frames}
 
 
 def run_resolution(doc: dict[str, Any], doc_file: Path, assets: Path, resolution: int, work: Path,
                    args: argparse.Namespace) -> dict[str, Any]:
     spec = renderer.RenderSpec(FORMAT, resolution, FPS)
     raster = renderer.SkiaRasterizer(renderer.parse_doc(doc), FORMAT, *spec.size, renderer.LocalAssets(str(assets)))
-    n = min(renderer.parse_doc(doc).frame_count, args.frames)
+    n = min(renderer.parse_doc(doc).frame_count, args.frames or 10**9)
     frames = [raster.render(spec.time(i)).copy() for i in range(n)]
     print(f"== {spec.width}x{spec.height}: {n} frames held ==")
     res: dict[str, Any] = {"resolution": resolution, "frames": n, "conversion_ms": measure_conversions(frames)}
     sws = VideoReformatter()
     yuv = [rgba_to_bt709(sws, f, "yuv420p", src_format="bgra").to_ndarray() for f in frames]
-    res["x264_alone_fps"] = _encode(yuv, "yuv420p", work / "alone.mp4")
-    res["encode_only_fps"] = _encode(frames, "bgra", work / "encode.mp4")
+    res["x264_alone"] = _encode(yuv, "yuv420p", work / "alone.mp4")
+    res["encode_only"] = _encode(frames, "bgra", work / "encode.mp4")
+    res["x264_alone_fps"], res["encode_only_fps"] = res["x264_alone"]["fps"], res["encode_only"]["fps"]
     del frames, yuv
     res["whole_process"] = whole_process(doc_file, assets, resolution, work / "whole.mp4", None, args.raster)
     w = res["whole_process"]["fps"]
@@ -129,11 +157,13 @@ def run_resolution(doc: dict[str, Any], doc_file: Path, assets: Path, resolution
 def print_result(res: dict[str, Any]) -> None:
     for name, ms in res["conversion_ms"].items():
         print(f"  conversion {name:42s} {ms:7.2f}" + ("" if "Y" in name else " ms/frame"))
-    print(f"  x264 alone on yuv420p        {res['x264_alone_fps']:7.1f} frames/s")
-    print(f"  encode only (convert + x264) {res['encode_only_fps']:7.1f} frames/s")
+    rows = (("x264 alone on yuv420p", res["x264_alone"]), ("encode only (convert + x264)", res["encode_only"]),
+            ("whole process", res["whole_process"]))
+    for name, row in rows:
+        print(f"  {name:28s} {row['fps']:7.1f} frames/s, {row['cores']:.2f} cores, "
+              f"{row['cpu_ms_per_frame']:.1f} CPU ms/frame")
     wp = res["whole_process"]
-    print(f"  whole process                {wp['fps']:7.1f} frames/s ({wp['seconds']:.2f} s; "
-          f"in-process {wp['in_process_fps']:.1f})")
+    print(f"  whole process: {wp['seconds']:.2f} s, in-process {wp['in_process_fps']:.1f} frames/s")
     r = res["ratios"]
     print(f"  whole / encode-only {r['whole_process_over_encode_only']:.2f}x, "
           f"whole / x264 alone {r['whole_process_over_x264_alone']:.2f}x")
@@ -145,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.pipeline", description=__doc__.split("\n")[0])
     p.add_argument("--resolution", default="1080", help="short sides, comma separated (default 1080)")
     p.add_argument("--seconds", type=float, default=6.0, help="video length, at least 6 (default 6)")
-    p.add_argument("--frames", type=int, default=60, help="frames held for the in-memory runs (default 60)")
+    p.add_argument("--frames", type=int, default=0, help="frames held for the in-memory runs (default: all)")
     p.add_argument("--raster", choices=("auto", "cpu", "gl"), default="cpu")
     p.add_argument("--scaling", action="store_true", help="also 1..cores chunk processes")
     p.add_argument("--out", type=Path, default=Path("benchmarks/results"))
@@ -156,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = scale_doc_time(load_doc(), args.seconds)
     doc_file = work / "doc.json"
     doc_file.write_text(json.dumps(doc))
+    startup = startup_to_first_frame(doc_file, assets, work / "first.png")
+    print(f"start-up to the first frame (reelfarm still, 360p, median of 5): {startup:.3f} s")
     results = []
     for resolution in (int(r) for r in args.resolution.split(",")):
         res = run_resolution(doc, doc_file, assets, resolution, work, args)
@@ -164,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / f"pipeline-{dt.datetime.now():%Y%m%dT%H%M%S}.json"
     out.write_text(json.dumps({"benchmark": "pipeline", "doc": str(DOC_PATH.relative_to(ROOT)),
-                               "cores": os.cpu_count(), "raster": args.raster, "results": results}, indent=2))
+                               "cores": os.cpu_count(), "raster": args.raster, "seconds": args.seconds,
+                               "startup_to_first_frame_s": startup, "results": results}, indent=2))
     print(f"-> {out}")
     return 0
 

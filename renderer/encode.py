@@ -203,8 +203,8 @@ class X264Encoder:
     1080p gradient + moving shapes scene at CRF 20, it cost 18-34 ms of CPU per frame against
     29-57 ms for "faster" and "medium" (about 1.6x faster), with files no larger and luma
     PSNR 1-2 dB lower but still above 47 dB. ``threads`` 0 lets x264 choose; threading is
-    by frame (about 30% faster than PyAV's default slice threading). Use ``threads=1`` when
-    several processes each encode a segment, so they do not fight over cores.
+    by frame (about 30% faster than PyAV's default slice threading). When several processes each
+    encode a segment, give each a few threads (``renderer.render`` gives 2), not one per core.
     """
 
     def __init__(

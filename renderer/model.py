@@ -11,12 +11,13 @@ import functools
 import json
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Mapping, Sequence
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from renderer.errors import DocInvalid, Problem
 from renderer.spec import FORMATS
+
+if TYPE_CHECKING:  # imported when a document is invalid: its messages; valid ones never need it
+    import jsonschema
 
 ANIMATABLE = ("x", "y", "opacity", "scale", "rotation")
 DEFAULT_SAFE_AREA = (0.05, 0.05)
@@ -247,6 +248,8 @@ def doc_schema() -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema
+
     return jsonschema.Draft202012Validator(doc_schema())
 
 
@@ -289,7 +292,9 @@ def schema_problems(data: Any) -> list[Problem]:
 def _leaf_errors(error: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
     # For oneOf/anyOf, the most specific sub-error explains more than "is not valid under any".
     if error.context:
-        best = jsonschema.exceptions.best_match(error.context)
+        from jsonschema.exceptions import best_match
+
+        best = best_match(error.context)
         return [best] if best is not None else [error]
     return [error]
 

