@@ -27,6 +27,7 @@ from farm.context import TaskContext, current, studio_of
 from farm.errors import TaskFailed
 from farm.jobs import generation_ended
 from farm.progress import MAX_UNFINISHED, ProgressBatcher, fraction
+from farm.resilience import Outage, is_database_outage, wait_until
 from farm.resources import render_resource
 from farm.scratch import scratch_dir
 from shared.db import transaction
@@ -120,8 +121,17 @@ def render_chunk(render_id: str, index: int) -> None:
             return
         report.flush()
         ctx.storage.put_file(names.segment_key(render_id, index), path, "video/mp4")
-    with transaction(ctx.engine) as conn:
-        renders_repo.touch_render(conn, ctx.clock, render_id)
+    _record_chunk(ctx, render_id)
+
+
+def _record_chunk(ctx: TaskContext, render_id: str) -> None:
+    """Mark the render alive after a chunk is stored, waiting out a database outage: the segment
+    is already in storage, and failing here would only have it drawn again."""
+    def touch() -> None:
+        with transaction(ctx.engine) as conn:
+            renders_repo.touch_render(conn, ctx.clock, render_id)
+    wait_until(touch, Outage("the database"), doing="recording a finished chunk", is_down=is_database_outage,
+               resumed="chunk recorded")
 
 
 def _draw_segment(ctx: TaskContext, render: renders_repo.Render, doc: dict[str, Any], path: str, frames: range,
@@ -219,13 +229,22 @@ class _Reporter:
         self.render_id = render_id
         self.batch = ProgressBatcher(ctx.progress, render_id)
         self._checked = time.monotonic()
+        self.database = Outage("the database")
 
     def __call__(self, n: int) -> None:
         self.batch(n)
         if time.monotonic() - self._checked >= STATUS_CHECK_SEC:
             self._checked = time.monotonic()
-            with self.ctx.engine.connect() as conn:
-                render = renders_repo.find_render(conn, self.render_id)
+            try:
+                with self.ctx.engine.connect() as conn:
+                    render = renders_repo.find_render(conn, self.render_id)
+            except Exception as exc:
+                if not is_database_outage(exc):
+                    raise
+                # the check only stops canceled renders early: draw on, and look again later
+                self.database.lost(exc, f"checking that render {self.render_id} is live; drawing on")
+                return
+            self.database.ok()
             if render is None or render.status not in renders_repo.LIVE:
                 raise _Stopped()
 
