@@ -208,3 +208,27 @@ def test_a_node_whose_gl_context_fails_draws_on_the_cpu_and_leaves_the_gpu_queue
     log = nodes.log("broken-gl")
     assert "no GL context on this node (RasterError: no surfaceless EGL display" in log
     assert "its chunks draw on the CPU and it does not work render-gpu" in log
+
+
+def test_retries_due_on_the_gpu_queue_past_the_wait_move_to_the_cpu_queue(redis: Any, namespace: str) -> None:
+    """A chunk that failed on a GPU node is retried on render-gpu (RQ's scheduled registry); when no
+    GPU node's scheduler picked it up within the wait and a CPU-only node is live, it moves."""
+    from rq import Queue
+    from rq.registry import ScheduledJobRegistry
+
+    registry, router = NodeRegistry(redis, namespace), Router(redis, namespace, gpu_wait_sec=30)
+    gpu_queue = Queue(f"{namespace}{GPU_QUEUE}", connection=redis)
+    now = datetime.now(UTC)
+    overdue = gpu_queue.enqueue_at(now - timedelta(seconds=40), "farm.tasks.render_chunk", "r", 0,
+                                   job_id=f"{namespace}overdue")
+    due_soon = gpu_queue.enqueue_at(now - timedelta(seconds=5), "farm.tasks.render_chunk", "r", 1,
+                                    job_id=f"{namespace}due-soon")
+    scheduled = ScheduledJobRegistry(queue=gpu_queue)
+    assert set(scheduled.get_job_ids()) == {overdue.id, due_soon.id}
+
+    assert router.reroute() == []  # no CPU-only node: nothing moves
+    registry.beat("cpu", detect_capabilities(), queues=[RENDER_QUEUE], state="idle", current_job=None)
+    assert router.reroute() == [overdue.id]
+    assert scheduled.get_job_ids() == [due_soon.id]  # waited less than the wait: stays for a GPU node
+    assert Queue(f"{namespace}{RENDER_QUEUE}", connection=redis).get_job_ids() == [overdue.id]
+    assert router.reroute() == []  # moved once
