@@ -96,6 +96,7 @@ class Settings:
     retention_days: int = DEFAULT_RETENTION_DAYS
     raster: str = "auto"  # REELFARM_RASTER: auto (GL on an NVIDIA GPU, else CPU), cpu or gl
     gpu_queue_wait_sec: float = DEFAULT_GPU_QUEUE_WAIT_SEC  # REELFARM_GPU_QUEUE_WAIT_SEC (farm.routing)
+    trusted_proxies: int = 0  # REELFARM_TRUSTED_PROXIES: proxies in front whose X-Forwarded-* are believed
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -135,6 +136,7 @@ class Settings:
             retention_days=env.parse("REELFARM_RETENTION_DAYS", _retention_days) or DEFAULT_RETENTION_DAYS,
             raster=env.parse("REELFARM_RASTER", _raster) or "auto",
             gpu_queue_wait_sec=env.parse("REELFARM_GPU_QUEUE_WAIT_SEC", _seconds) or DEFAULT_GPU_QUEUE_WAIT_SEC,
+            trusted_proxies=env.parse("REELFARM_TRUSTED_PROXIES", _proxy_count) or 0,
             # Evaluated last (arguments go left to right): a malformed variable above leaves
             # no secret file behind.
             secret_key=env.parse("REELFARM_SECRET_KEY", _secret) or load_or_create_secret(data_dir),
@@ -234,6 +236,16 @@ def _positive_int(raw: str) -> int:
         raise ValueError("expected a whole number") from None
     if value <= 0:
         raise ValueError("must be at least 1")
+    return value
+
+
+def _proxy_count(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError("expected a whole number of proxies") from None
+    if not 0 <= value <= 5:
+        raise ValueError("must be from 0 to 5")
     return value
 
 

@@ -3,6 +3,7 @@ hold to their schemas, ``servers`` from the request, named create-video variants
 whatever the deployment, and Swagger UI served with its assets from the app itself."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -210,3 +211,16 @@ def test_swagger_ui_is_served_with_its_assets_from_the_app(with_apertium):
         asset = client.get(absolute)
         assert asset.status_code == 200 and len(asset.data) > 10_000, url
     assert '"/api/v1/openapi.json"' in page.get_data(as_text=True)
+
+
+def test_forwarded_headers_are_believed_only_from_the_trusted_proxies(with_apertium):
+    from api.app import create_app
+
+    app, services = with_apertium
+    forwarded = {"Host": "10.0.0.7:8000", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "api.example.org"}
+    served = app.test_client().get("/api/v1/openapi.json", headers=forwarded).get_json()
+    assert served["servers"] == [{"url": "http://10.0.0.7:8000"}]  # no proxy trusted: headers ignored
+
+    behind = create_app(dataclasses.replace(services.settings, trusted_proxies=1), services=services)
+    served = behind.test_client().get("/api/v1/openapi.json", headers=forwarded).get_json()
+    assert served["servers"] == [{"url": "https://api.example.org"}]
