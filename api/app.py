@@ -57,7 +57,7 @@ class ReelfarmApi(ServedDocument, Api):
 
     ERROR_SCHEMA = ErrorEnvelopeSchema
 
-    def handle_http_exception(self, error: HTTPException) -> Response:  # type: ignore[override]
+    def handle_http_exception(self, error: HTTPException) -> Response:
         return err.handle_http_exception(error)
 
 

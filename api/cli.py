@@ -55,7 +55,7 @@ def serve_command(host: str, port: int, workers: int, migrate: bool) -> None:
     configure_logging(services.settings.log_level)
     _first_start(services, host, port)
 
-    class Server(BaseApplication):  # type: ignore[misc]
+    class Server(BaseApplication):
         def load_config(self) -> None:
             self.cfg.set("bind", f"{host}:{port}")
             self.cfg.set("workers", workers)
@@ -101,7 +101,12 @@ def _metrics_dir() -> None:
     path = tempfile.mkdtemp(prefix="reelfarm-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
     master = os.getpid()
-    atexit.register(lambda: os.getpid() == master and shutil.rmtree(path, ignore_errors=True))
+
+    def remove() -> None:
+        if os.getpid() == master:  # not in the forked workers, which inherit this hook
+            shutil.rmtree(path, ignore_errors=True)
+
+    atexit.register(remove)
 
 
 def _forget_worker_metrics(_server: Any, worker: Any) -> None:

@@ -49,6 +49,8 @@ class Pattern(validate.Validator):
     """The whole value matches ``pattern`` (JSON Schema's ``^(?:pattern)$``, without Python's
     ``$`` accepting a trailing newline)."""
 
+    error: str  # always given here (the base class allows None)
+
     def __init__(self, pattern: str, error: str) -> None:
         self.regex = re.compile(pattern)
         self.error = error

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import mimetypes
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from flask import current_app
@@ -38,7 +39,7 @@ from farm.wiring import Farm, make_farm
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.db import make_engine, migrate
-from shared.storage import Storage, make_storage
+from shared.storage import LocalStorage, Storage, make_storage
 from studio.brand_kits import BrandKitService
 from studio.comments import CommentService
 from studio.fetch import make_fetcher
@@ -48,7 +49,7 @@ from studio.webhooks import WebhookService
 
 def services() -> Services:
     """The running app's services (``create_app`` puts them in ``app.extensions``)."""
-    return current_app.extensions["reelfarm"]  # type: ignore[no-any-return]
+    return current_app.extensions["reelfarm"]
 
 
 @dataclass
@@ -98,6 +99,9 @@ class Services:
         """The key's workspace, plan, credits and rate-limit policy (``GET /me``)."""
         ws = caller.workspace
         limit = self.settings.rate_limit_for(ws.plan)
+        if limit is None:  # api.auth turns such keys away before they get here
+            raise Forbidden("The workspace's plan does not include API access; upgrade to Pro, Crypto Pro or Agency.",
+                            code="plan_without_api")
         return {"workspace": {"id": ws.id, "name": ws.name, "plan": ws.plan, "credits": ws.credits},
                 "rate_limit": {"limit": limit.limit, "window_sec": limit.window_sec, "policy": limit.policy},
                 "api_key": {"id": caller.key_id, "prefix": caller.key_prefix}}
@@ -115,16 +119,15 @@ class Services:
             raise Unavailable(f"queue unavailable: {exc}") from exc
         return {"status": "ok", "checks": {"database": "ok", "queue": "ok"}}
 
-    def signed_file(self, key: str, expires: str, sig: str) -> tuple[str, str]:
+    def signed_file(self, key: str, expires: str, sig: str) -> tuple[Path, str]:
         """The local path and type of a file behind a signed download URL.
 
-        404 when this storage serves no downloads or has no such file; 403 when the URL was
-        tampered with or has expired.
+        404 when this storage serves no downloads (only ``LocalStorage`` does) or has no such
+        file; 403 when the URL was tampered with or has expired.
         """
-        verify = getattr(self.storage, "verify", None)
-        if verify is None:
+        if not isinstance(self.storage, LocalStorage):
             raise HttpNotFound()
-        if not verify(key, expires, sig):
+        if not self.storage.verify(key, expires, sig):
             raise Forbidden("This download link is invalid or has expired; fetch the resource again for a fresh one.",
                             code="forbidden")
         if not self.storage.exists(key):

@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -117,7 +118,7 @@ class Videos(_Resource):
     async def archive(self, video_id: str) -> Video:
         return await self._t.run(calls.archive_video(video_id))
 
-    async def versions(self, video_id: str) -> list[Version]:
+    async def versions(self, video_id: str) -> builtins.list[Version]:
         return await self._t.run(calls.list_versions(video_id))
 
     async def restore(self, video_id: str, number: int) -> Video:

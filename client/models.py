@@ -7,11 +7,15 @@ server adds later is never lost on the way through. Timestamps stay ISO 8601 str
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 TERMINAL = frozenset({"succeeded", "failed", "canceled"})
 
 
@@ -22,10 +26,11 @@ def parse_time(value: str | None) -> datetime | None:
 
 def build(cls: type[T], data: dict[str, Any], **nested: Any) -> T:
     """``cls`` from the API's JSON: known fields taken, nested models given, the rest kept in ``raw``."""
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    names = {f.name for f in dataclasses.fields(cls)}
     values = {k: v for k, v in data.items() if k in names}
     values.update(nested)
-    return cls(**values, raw=data)
+    make: Callable[..., T] = cls  # every model takes its fields, and ``raw``, as keywords
+    return make(**values, raw=data)
 
 
 @dataclass(frozen=True)

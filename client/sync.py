@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -126,7 +127,7 @@ class Videos(_Resource):
     def archive(self, video_id: str) -> Video:
         return self._t.run(calls.archive_video(video_id))
 
-    def versions(self, video_id: str) -> list[Version]:
+    def versions(self, video_id: str) -> builtins.list[Version]:
         return self._t.run(calls.list_versions(video_id))
 
     def version(self, video_id: str, number: int) -> Version:
@@ -135,7 +136,7 @@ class Videos(_Resource):
     def restore(self, video_id: str, number: int) -> Video:
         return self._t.run(calls.restore_version(video_id, number))
 
-    def renders(self, video_id: str) -> list[Render]:
+    def renders(self, video_id: str) -> builtins.list[Render]:
         return self._t.run(calls.list_renders(video_id))
 
     def render(self, video_id: str, *, format: str, resolution: int | None = None, fps: int | None = None) -> Render:
@@ -172,7 +173,7 @@ class Webhooks(_Resource):
     def delete(self, webhook_id: str) -> None:
         self._t.run(calls.delete_webhook(webhook_id))
 
-    def deliveries(self, webhook_id: str) -> list[dict[str, Any]]:
+    def deliveries(self, webhook_id: str) -> builtins.list[dict[str, Any]]:
         return self._t.run(calls.list_deliveries(webhook_id))
 
     def redeliver(self, webhook_id: str, delivery_id: str) -> Any:

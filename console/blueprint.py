@@ -7,7 +7,8 @@ the console's security headers. Errors become HTML pages (``console/errors.py``)
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, g
+from flask import Blueprint, Flask, Response, g
+from flask.blueprints import BlueprintSetupState
 
 from console import web
 from console.errors import install as _install_errors
@@ -17,8 +18,11 @@ blp = Blueprint("console", __name__, url_prefix="/app", template_folder="templat
 
 
 @blp.record_once
-def _configure(state) -> None:  # type: ignore[no-untyped-def]
-    web.configure(state.app)
+def _configure(state: BlueprintSetupState) -> None:
+    app = state.app
+    if not isinstance(app, Flask):  # Flask types the app here as its sans-I/O base class
+        raise TypeError(f"the console must be registered on a Flask app, not {type(app).__name__}")
+    web.configure(app)
 
 
 @blp.before_request

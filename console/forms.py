@@ -25,9 +25,9 @@ Kinds of control:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 PREFIX = "f."
 TEXTAREA_OVER = 80
@@ -54,6 +54,17 @@ class Control:
         return "fld-" + self.name[len(PREFIX):].replace(".", "-") if self.name.startswith(PREFIX) else self.name
 
 
+class _Common(TypedDict):
+    """The ``Control`` fields that every kind of control sets the same way."""
+
+    name: str
+    label: str
+    kind: str
+    help: str | None
+    required: bool
+    nullable: bool
+
+
 class FormProblem(ValueError):
     """Submitted values that cannot be read as their field's type; ``problems`` maps form name -> message."""
 
@@ -72,7 +83,7 @@ def controls(schema: Mapping[str, Any], values: Mapping[str, Any] | None = None)
 
 def _control(name: str, prop: Mapping[str, Any], value: Any, required: bool, label: str | None = None) -> Control:
     kind, nullable = kind_of(prop)
-    common = {"name": name, "label": label or prop.get("title") or name.rsplit(".", 1)[-1], "kind": kind,
+    common: _Common = {"name": name, "label": label or prop.get("title") or name.rsplit(".", 1)[-1], "kind": kind,
               "help": prop.get("description"), "required": required and not nullable, "nullable": nullable}
     if kind == "select":
         options = tuple((str(v), str(v)) for v in prop["enum"] if v is not None)
@@ -251,7 +262,7 @@ def _read_list(name: str, prop: Mapping[str, Any], form: Mapping[str, Any]) -> l
     return found
 
 
-def problem_names(details: list[Mapping[str, str]]) -> dict[str, str]:
+def problem_names(details: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """The story's validation details (JSON pointers ``/fields/stats/0/value``) by form name."""
     out: dict[str, str] = {}
     for d in details:

@@ -80,7 +80,7 @@ class EmbeddedQueue:
     def __init__(self, engine: Engine, *, clock: Clock | None = None, workers: int | None = None,
                  max_running: int | None = None, lease_sec: float = 60.0, poll_sec: float = 0.5,
                  retry_intervals: Sequence[float] = (2, 10, 30), failure_handler: str = DEFAULT_FAILURE_HANDLER,
-                 maintenance: Callable[[], None] | None = None, maintenance_sec: float = 60.0) -> None:
+                 maintenance: Callable[[], Any] | None = None, maintenance_sec: float = 60.0) -> None:
         self.engine = engine
         self.clock = clock or SystemClock()
         self.workers = max(1, workers or os.cpu_count() or 1)

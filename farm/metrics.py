@@ -133,7 +133,7 @@ class GpuCollector(Collector):
 
     def collect(self) -> Iterator[Any]:
         try:
-            import pynvml  # type: ignore[import-not-found]  # nvidia-ml-py; the "gpu" extra
+            import pynvml  # nvidia-ml-py; the "gpu" extra
         except Exception:  # noqa: BLE001 - not installed: no GPU metrics
             return
         try:

@@ -87,7 +87,7 @@ def sample_gpu() -> GpuSample:
 def _with_nvml(read: Callable[[Any, Any], T]) -> tuple[T | None, str]:
     """``read(pynvml, first device handle)`` between nvmlInit and nvmlShutdown, or (None, why not)."""
     try:
-        import pynvml  # type: ignore[import-not-found]  # nvidia-ml-py; optional (the "gpu" extra)
+        import pynvml  # nvidia-ml-py; optional (the "gpu" extra)
     except Exception:  # noqa: BLE001 - ImportError, or a broken install
         return None, "nvidia-ml-py is not installed"
     try:

@@ -87,7 +87,7 @@ class JobQueue(Protocol):
 def resolve(path: str) -> Callable[..., Any]:
     """The function a dotted path names (``package.module.function``)."""
     module, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), name)
 
 
 def describe_exception(exc: BaseException | None) -> str:

@@ -188,6 +188,8 @@ def _save(ctx: TaskContext, job: jobs_repo.Job, new: videos_repo.NewVersion, *, 
           story_id: str | None = None, brand_kit_id: str | None = None) -> None:
     """Version 1 of the job's video, the video ``ready``, the job finished and ``video.generated``:
     one transaction, rolled back if the job was canceled meanwhile."""
+    if job.video_id is None:  # generate and translate jobs are always created with their video
+        raise ValueError(f"{job.kind} job {job.id} has no video to save a version to")
     with transaction(ctx.engine) as conn:
         video, version = videos_repo.append_version(conn, ctx.clock, workspace_id=job.workspace_id,
                                                     video_id=job.video_id, version=new)

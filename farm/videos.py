@@ -12,6 +12,7 @@ A page of videos is addressed by an opaque cursor, ``<microseconds since the epo
 """
 from __future__ import annotations
 
+import builtins
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -94,7 +95,7 @@ class Videos:
     def archive(self, workspace_id: str, video_id: str) -> dict[str, Any]:
         return self._resource(self.videos.archive(workspace_id, video_id))
 
-    def versions(self, workspace_id: str, video_id: str) -> list[dict[str, Any]]:
+    def versions(self, workspace_id: str, video_id: str) -> builtins.list[dict[str, Any]]:
         return [version_resource(v) for v in self.videos.versions(workspace_id, video_id)]
 
     def version(self, workspace_id: str, video_id: str, number: int) -> dict[str, Any]:

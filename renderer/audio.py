@@ -32,13 +32,21 @@ AAC_BIT_RATE = 192_000
 
 
 class AudioTrack(Protocol):
-    """The attributes of a VideoDoc audio track that the mixer reads (seconds, linear gain)."""
+    """The attributes of a VideoDoc audio track that the mixer reads (seconds, linear gain).
 
-    asset: str
-    start: float
-    volume: float
-    fade_in: float
-    fade_out: float
+    Read-only, so the frozen ``renderer.model.AudioTrack`` matches, as does any object with them.
+    """
+
+    @property
+    def asset(self) -> str: ...
+    @property
+    def start(self) -> float: ...
+    @property
+    def volume(self) -> float: ...
+    @property
+    def fade_in(self) -> float: ...
+    @property
+    def fade_out(self) -> float: ...
 
 
 # --------------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ def _copy_segment(
         for packet in seg.demux(stream):
             if packet.size == 0 or packet.pts is None:
                 continue
-            pts, dts = _rescale(packet.pts, src, tb), _rescale(packet.dts, src, tb)
+            pts, dts = round(packet.pts * src / tb), _rescale(packet.dts, src, tb)  # pts is set (checked above)
             if shift is None:
                 if not packet.is_keyframe:
                     raise EncodeError(f"segment {path!r} does not start with a keyframe")

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import av
 import numpy as np
 from av.codec.context import Flags
-from av.video.reformatter import VideoReformatter
+from av.video.reformatter import Colorspace, VideoReformatter
 
 from renderer.errors import EncodeError
 
@@ -128,7 +128,7 @@ def to_bt709_frame(
         return rgba_to_bt709(sws, pixels, pix_fmt, src_format=pixel_format)
     frame = av.VideoFrame.from_numpy_buffer(pixels, format="yuv420p")
     if pix_fmt != "yuv420p":
-        frame = sws.reformat(frame, format=pix_fmt, src_colorspace="ITU709", dst_colorspace="ITU709",
+        frame = sws.reformat(frame, format=pix_fmt, src_colorspace=Colorspace.ITU709, dst_colorspace=Colorspace.ITU709,
                              src_color_range="MPEG", dst_color_range="MPEG")
     frame.color_primaries = AVCOL_BT709
     frame.color_trc = AVCOL_BT709
@@ -151,8 +151,8 @@ def rgba_to_bt709(
     out = sws.reformat(
         src,
         format=pix_fmt,
-        src_colorspace="ITU709",
-        dst_colorspace="ITU709",
+        src_colorspace=Colorspace.ITU709,
+        dst_colorspace=Colorspace.ITU709,
         src_color_range="JPEG",
         dst_color_range="MPEG",
         threads=threads,
@@ -401,7 +401,7 @@ class H264AnnexBMuxer:
 def _import_nvc() -> Any:
     """Import PyNvVideoCodec lazily; it raises RuntimeError when libnvidia-encode is missing."""
     try:
-        import PyNvVideoCodec  # type: ignore[import-not-found]
+        import PyNvVideoCodec
     except Exception as exc:  # noqa: BLE001 - ImportError, RuntimeError, OSError all mean "no"
         raise EncodeError(f"NVENC is not available (PyNvVideoCodec: {exc})") from exc
     return PyNvVideoCodec
@@ -567,7 +567,7 @@ def nvenc_available() -> bool:
 _KINDS = ("auto", "nvenc", "x264")
 
 
-def _accepted_kwargs(cls: type, kw: dict[str, Any]) -> dict[str, Any]:
+def _accepted_kwargs(cls: type[Encoder], kw: dict[str, Any]) -> dict[str, Any]:
     """Keep the options ``cls`` understands, so one settings dict can serve both encoders."""
     params = inspect.signature(cls.__init__).parameters
     return {key: value for key, value in kw.items() if key in params}

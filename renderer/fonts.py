@@ -65,7 +65,7 @@ class FontBook:
         """Registered names to try, in order, for `family` at `weight`, fallbacks included."""
         if family not in FAMILY_MODULES:
             family = DEFAULT_FAMILY
-        names = []
+        names: list[str] = []
         for fam in (family, *FALLBACK_FAMILIES):
             if fam == family and names:
                 continue
@@ -119,6 +119,8 @@ def font_files(family: str) -> list[Path]:
         module = importlib.import_module(FAMILY_MODULES[family])
     except (KeyError, ImportError) as exc:
         raise FontError(f"font family {family!r} is not installed: {exc}") from exc
+    if module.__file__ is None:  # a namespace package: no directory of its own to look in
+        raise FontError(f"font family {family!r}: package {module.__name__!r} has no files")
     root = Path(module.__file__).resolve().parent
     files = sorted(p for p in root.rglob("*") if p.suffix.lower() in (".ttf", ".otf"))
     upright = [p for p in files if "italic" not in p.name.lower()]

@@ -134,7 +134,7 @@ def _nvidia_display(EGL: Any, gpu_index: int) -> Any:
     except Exception:  # noqa: BLE001 - an EGL without device enumeration has no NVIDIA path
         log.debug("EGL device enumeration unavailable", exc_info=True)
         return None
-    nvidia = []
+    nvidia: list[tuple[int, Any]] = []  # (CUDA index, EGL device)
     for device in devices:
         extensions = device_query.eglQueryDeviceStringEXT(device, EGL.EGL_EXTENSIONS) or b""
         if b"EGL_NV_device_cuda" in extensions:

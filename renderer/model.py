@@ -11,7 +11,7 @@ import functools
 import json
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from renderer.errors import DocInvalid, Problem
 from renderer.spec import FORMATS
@@ -368,7 +368,7 @@ def _gradient(raw: Mapping[str, Any]) -> Gradient:
         colors=tuple(raw["colors"]),
         stops=tuple(raw["stops"]) if "stops" in raw else None,
         angle=float(raw.get("angle", 90.0)),
-        center=tuple(raw.get("center", (0.5, 0.5))),  # type: ignore[arg-type]
+        center=tuple(raw.get("center", (0.5, 0.5))),
         radius=float(raw.get("radius", 0.75)),
     )
 
@@ -383,7 +383,8 @@ def _ken_burns(raw: Mapping[str, Any] | None) -> KenBurns | None:
     )
 
 
-_NESTED = {
+# Each builder takes the document's JSON value for its key (already validated against the schema).
+_NESTED: dict[str, Callable[[Any], Any]] = {
     "enter": lambda v: Motion(**v),
     "exit": lambda v: Motion(**v),
     "pill": lambda v: Pill(**v),

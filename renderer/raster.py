@@ -100,6 +100,7 @@ class SkiaRasterizer:
     """
 
     pixel_format = PIXEL_FORMAT
+    _frame: np.ndarray  # the last frame drawn; set by the first render(), read only after it
 
     def __init__(self, doc: Doc, fmt: str, width: int, height: int,
                  assets: AssetSource | None = None, book: FontBook | None = None) -> None:

@@ -62,7 +62,7 @@ class TextBlock:
     height: float = 0.0
     rtl: bool = False
     align: str = "center"
-    _paragraphs: dict[int, tl.Paragraph] = field(default_factory=dict)
+    _paragraphs: dict[int, skia.textlayout.Paragraph] = field(default_factory=dict)
     _words: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -132,7 +132,7 @@ class TextBlock:
             size = max(floor, size * 0.93)
         return floor
 
-    def _build(self, size: float, shown: int) -> tl.Paragraph:
+    def _build(self, size: float, shown: int) -> skia.textlayout.Paragraph:
         spec = self.spec
         style = tl.ParagraphStyle()
         style.setTextAlign(_ALIGN[self.align])
@@ -154,12 +154,12 @@ class TextBlock:
         paragraph.layout(max(1.0, spec.box_w))
         return paragraph
 
-    def _style(self, families: list[str], size: float, color: int) -> tl.TextStyle:
+    def _style(self, families: list[str], size: float, color: int) -> skia.textlayout.TextStyle:
         return _text_style(families, size, color, self.spec.line_height, self.spec.letter_spacing)
 
 
 def _text_style(families: list[str], size: float, color: int, line_height: float,
-                letter_spacing: float) -> tl.TextStyle:
+                letter_spacing: float) -> skia.textlayout.TextStyle:
     style = tl.TextStyle()
     style.setFontFamilies(families)
     style.setFontSize(size)

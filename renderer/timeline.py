@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import TypedDict
 
 from renderer.easing import ease
 from renderer.model import Doc, Keyframe, Layer, Motion
@@ -29,6 +30,22 @@ class LayerState:
     wipe: float = 1.0        # fraction revealed by a wipe
     wipe_dir: str = "right"
     kb: float = 0.0          # Ken Burns progress 0..1 over the layer's life
+
+
+class _State(TypedDict):
+    """``LayerState``'s fields but ``kb``, as a dict that the motions adjust in place."""
+
+    x: float
+    y: float
+    opacity: float
+    scale: float
+    rotation: float
+    dx: float
+    dy: float
+    reveal: float
+    reveal_mode: str
+    wipe: float
+    wipe_dir: str
 
 
 class Timeline:
@@ -79,7 +96,7 @@ def layer_state(layer: Layer, t: float, scene_duration: float) -> LayerState | N
     opacity = value_at(layer.track("opacity"), t, layer.opacity)
     scale = value_at(layer.track("scale"), t, layer.scale)
     rotation = value_at(layer.track("rotation"), t, layer.rotation)
-    state = {"x": x, "y": y, "opacity": opacity, "scale": scale, "rotation": rotation,
+    state: _State = {"x": x, "y": y, "opacity": opacity, "scale": scale, "rotation": rotation,
              "dx": 0.0, "dy": 0.0, "reveal": 1.0, "reveal_mode": "", "wipe": 1.0, "wipe_dir": "right"}
     if layer.enter:
         p = (t - layer.start - layer.enter.delay) / layer.enter.duration
@@ -94,7 +111,7 @@ def layer_state(layer: Layer, t: float, scene_duration: float) -> LayerState | N
     return LayerState(kb=kb, **state)
 
 
-def _apply_motion(state: dict, motion: Motion, p: float, entering: bool) -> None:
+def _apply_motion(state: _State, motion: Motion, p: float, entering: bool) -> None:
     p = max(0.0, min(1.0, p))
     if p >= 1.0:
         return

@@ -115,6 +115,8 @@ class LLMWriter:
         problems = validate_fields(story, fields)
         if problems:
             raise WriterError(f"the model's fields are invalid for {story.id}: {problems}")
+        if not isinstance(fields, dict):  # validate_fields reports a non-object as a problem
+            raise WriterError("the model's fields are not a JSON object")
         missing = [k for k, p in story.fields["properties"].items() if k not in fields and p.get("minLength")]
         if missing:  # their defaults would show facts the brief never stated
             raise WriterError(f"the model left out {', '.join(missing)}")

@@ -6,6 +6,7 @@ leaves no half-written rows.
 """
 from __future__ import annotations
 
+import builtins
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from sqlalchemy.engine import Engine
 import renderer
 from shared.clock import Clock
 from shared.db import transaction
+from shared.errors import NotFound
 from shared.repos import brand_kits as kits_repo
 from shared.repos import jobs as jobs_repo
 from shared.repos import objects
@@ -102,7 +104,7 @@ class VideoService:
             views = [_view(conn, v) for v in page.items]
         return views, page.next_after
 
-    def versions(self, workspace_id: str, video_id: str) -> list[repo.Version]:
+    def versions(self, workspace_id: str, video_id: str) -> builtins.list[repo.Version]:
         with self.engine.connect() as conn:
             return repo.list_versions(conn, workspace_id, video_id)
 
@@ -174,7 +176,10 @@ class VideoService:
     def _brand_kit(self, conn: Any, workspace_id: str, brand_kit_id: str | None) -> kits_repo.BrandKit:
         if brand_kit_id:
             return kits_repo.get_brand_kit(conn, workspace_id, brand_kit_id)
-        return kits_repo.get_default_brand_kit(conn, workspace_id)
+        kit = kits_repo.get_default_brand_kit(conn, workspace_id)
+        if kit is None:  # every workspace is created with one, and the API refuses to unset it
+            raise NotFound("brand_kit", "(the workspace's default)")
+        return kit
 
     def _doc_version(self, conn: Any, workspace_id: str, doc: Mapping[str, Any], note: str | None) -> repo.NewVersion:
         report = renderer.lint(doc)

@@ -31,8 +31,8 @@ def brand_kits_page() -> Any:
     if is_uuid(asked):
         job = svc.jobs.get(g.workspace.id, asked)
     busy = job is not None and job["status"] in ("queued", "running")
-    families = sorted({f.get("family") for k in kits for f in (k["tokens"].get("fonts") or {}).values()
-                       if isinstance(f, dict) and f.get("family")})
+    families = sorted({family for k in kits for f in (k["tokens"].get("fonts") or {}).values()
+                       if isinstance(f, dict) and (family := f.get("family"))})
     return render_template("console/brand_kits.html", kits=kits, job=job, families=families,
                            refresh=REFRESH_SEC if busy else None)
 

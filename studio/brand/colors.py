@@ -31,7 +31,7 @@ def parse_color(value: object) -> RGB | None:
     and for colour spaces this tinycss2 cannot convert to sRGB.
     """
     try:
-        parsed = color4.parse_color(value.strip() if isinstance(value, str) else value)  # type: ignore[arg-type]
+        parsed = color4.parse_color(value.strip() if isinstance(value, str) else value)
         if parsed is None or isinstance(parsed, str):
             return None
         srgb = _to_srgb(parsed)

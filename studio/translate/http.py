@@ -91,7 +91,7 @@ class LibreTranslateTranslator(_HttpEngine):
 
     def _table(self) -> dict[str, dict[str, str]]:
         """``{source language: {target tag: server code}}``."""
-        return self._cached_languages(self._fetch_table)  # type: ignore[no-any-return]
+        return self._cached_languages(self._fetch_table)
 
     def _fetch_table(self) -> dict[str, dict[str, str]]:
         params = {"api_key": self.api_key} if self.api_key else None
@@ -148,7 +148,7 @@ class DeepLTranslator(_HttpEngine):
 
     def _table(self) -> dict[str, str]:
         """``{target tag: DeepL code}``, e.g. ``{"pt-BR": "PT-BR"}``."""
-        return self._cached_languages(self._fetch_table)  # type: ignore[no-any-return]
+        return self._cached_languages(self._fetch_table)
 
     def _fetch_table(self) -> dict[str, str]:
         data = self._request("GET", "/v2/languages", params={"type": "target"}, headers=self._headers)
