@@ -9,6 +9,7 @@ from typing import Any
 from flask import Flask, Response, g, request
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api import document, examples, metrics
 from api import errors as err
@@ -71,6 +72,12 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     settings = settings or (services.settings if services else Settings.from_env())
     services = services or Services.from_settings(settings)
     app = Flask("reelfarm")
+    if settings.trusted_proxies:
+        # Behind a load balancer or ingress: the client's address (sign-in throttling, logs), the
+        # scheme (Secure cookies) and the host (the document's `servers`) come from the last
+        # `trusted_proxies` hops' X-Forwarded-* headers; a client cannot forge the hops before.
+        n = settings.trusted_proxies
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)  # type: ignore[method-assign]
     app.config.update(
         API_TITLE="reelfarm", API_VERSION="v1", OPENAPI_VERSION="3.1.0",
         OPENAPI_URL_PREFIX="/api/v1", OPENAPI_JSON_PATH="openapi.json",
