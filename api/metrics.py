@@ -10,7 +10,8 @@ Metrics. HTTP requests are counted and timed per route template (``/api/v1/video
 never the concrete path), method and status, in each gunicorn worker. Under gunicorn the
 metrics live in prometheus-client's multiprocess mode: ``reelfarm serve`` points
 ``PROMETHEUS_MULTIPROC_DIR`` at a fresh directory before the workers fork, and ``/metrics``
-merges every process's files, whichever worker answers. Farm-wide state is read when scraped
+merges every process's files, whichever worker answers. With ``REELFARM_METRICS_TOKEN`` set it
+answers only a scraper that sends that token. Farm-wide state is read when scraped
 (``FarmCollector``, cached for ``FARM_CACHE_SEC``): renders by status, credits charged, queue depth
 and the age of the oldest waiting job per queue, webhook deliveries by outcome and the lag of
 undelivered events. Every API replica reports the same farm-wide values; dashboards take
@@ -18,6 +19,7 @@ undelivered events. Every API replica reports the same farm-wide values; dashboa
 """
 from __future__ import annotations
 
+import hmac
 import os
 import threading
 import time
@@ -28,7 +30,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
 from sqlalchemy import func, select, text
 
-from api.errors import Unavailable
+from api.errors import Unauthorized, Unavailable
 from farm.errors import QueueUnavailable
 from farm.routing import ALL_QUEUES
 from shared import logs
@@ -92,9 +94,21 @@ def ready() -> Response:
 def metrics() -> Response:
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+    _check_scraper(current_app.extensions["reelfarm"].settings.metrics_token)
     registry = _registry()
     registry.register(_farm_collector(current_app))
     return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+
+
+def _check_scraper(token: str | None) -> None:
+    """With ``REELFARM_METRICS_TOKEN`` set, only a scraper sending it (``Authorization: Bearer``)
+    reads the farm-wide figures; API keys and console sessions do not open ``/metrics``."""
+    if token is None:
+        return
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise Unauthorized("/metrics needs the metrics token (Authorization: Bearer ...)",
+                           headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
 
 
 def install(app: Flask) -> None:

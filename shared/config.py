@@ -97,6 +97,7 @@ class Settings:
     raster: str = "auto"  # REELFARM_RASTER: auto (GL on an NVIDIA GPU, else CPU), cpu or gl
     gpu_queue_wait_sec: float = DEFAULT_GPU_QUEUE_WAIT_SEC  # REELFARM_GPU_QUEUE_WAIT_SEC (farm.routing)
     trusted_proxies: int = 0  # REELFARM_TRUSTED_PROXIES: proxies in front whose X-Forwarded-* are believed
+    metrics_token: str | None = field(default=None, repr=False)  # REELFARM_METRICS_TOKEN: guards /metrics
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -137,6 +138,7 @@ class Settings:
             raster=env.parse("REELFARM_RASTER", _raster) or "auto",
             gpu_queue_wait_sec=env.parse("REELFARM_GPU_QUEUE_WAIT_SEC", _seconds) or DEFAULT_GPU_QUEUE_WAIT_SEC,
             trusted_proxies=env.parse("REELFARM_TRUSTED_PROXIES", _proxy_count) or 0,
+            metrics_token=env.parse("REELFARM_METRICS_TOKEN", _secret),
             # Evaluated last (arguments go left to right): a malformed variable above leaves
             # no secret file behind.
             secret_key=env.parse("REELFARM_SECRET_KEY", _secret) or load_or_create_secret(data_dir),

@@ -108,3 +108,42 @@ def test_migrate_command_brings_an_empty_database_up_to_date(tmp_path, empty_db_
         assert {"workspaces", "renders", "alembic_version"} <= set(inspect(engine).get_table_names())
     finally:
         engine.dispose()
+
+
+def test_with_a_metrics_token_only_a_scraper_sending_it_reads_the_metrics(tmp_path, db_url, make_tenant):
+    token = "m" * 40
+    settings = Settings.from_env({"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_DATABASE_URL": db_url,
+                                  "REELFARM_METRICS_TOKEN": token})
+    services = Services.from_settings(settings)
+    try:
+        client = create_app(services=services).test_client()
+        assert client.get("/livez").status_code == 200  # probes stay open
+        for headers in ({}, {"Authorization": "Bearer " + "x" * 40}, {"Authorization": token}):
+            refused = client.get("/metrics", headers=headers)
+            assert refused.status_code == 401, headers
+            assert refused.json["error"]["code"] == "unauthorized"
+            assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+        answered = client.get("/metrics", headers={"Authorization": f"Bearer {token}"})
+        assert answered.status_code == 200 and "reelfarm_" in answered.get_data(as_text=True)
+    finally:
+        services.engine.dispose()
+
+
+def test_an_api_key_does_not_open_guarded_metrics(tmp_path, db_url):
+    from shared.db import transaction
+    from shared.clock import SystemClock
+    from shared.repos import api_keys as keys_repo, workspaces as ws_repo
+    from renderer import NEUTRAL_BRAND
+
+    settings = Settings.from_env({"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_DATABASE_URL": db_url,
+                                  "REELFARM_METRICS_TOKEN": "m" * 40})
+    services = Services.from_settings(settings)
+    try:
+        with transaction(services.engine) as conn:
+            ws = ws_repo.create_workspace(conn, SystemClock(), name="acme", plan="pro", brand_tokens=NEUTRAL_BRAND)
+            _, key = keys_repo.create_api_key(conn, SystemClock(), workspace_id=ws.id, name="k")
+        client = create_app(services=services).test_client()
+        assert client.get("/api/v1/me", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+        assert client.get("/metrics", headers={"Authorization": f"Bearer {key}"}).status_code == 401
+    finally:
+        services.engine.dispose()
