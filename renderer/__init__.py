@@ -20,14 +20,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "renderer.backends": ("RASTER_KINDS", "RasterChoice", "choose_raster", "make_rasterizer",
                           "nvidia_gpu_present"),
     "renderer.concat": ("concat_segments", "probe"),
-    "renderer.encode": ("Encoder", "NvencEncoder", "X264Encoder", "available_h264_encoders", "make_encoder",
-                        "nvenc_available"),
+    "renderer.encode": ("Encoder", "X264Encoder", "available_h264_encoders"),
     "renderer.errors": ("AssetError", "DocInvalid", "EncodeError", "FontError", "Problem", "RasterError",
                         "RendererError", "SpecInvalid"),
     "renderer.fonts": ("available_families",),
     "renderer.gl": ("GLRasterizer",),
     "renderer.linter": ("LintReport", "lint"),
     "renderer.model": ("Doc", "doc_schema", "parse_doc"),
+    "renderer.nvenc": ("NvencEncoder", "make_encoder", "nvenc_available"),
     "renderer.raster": ("Rasterizer", "SkiaRasterizer", "encode_jpeg", "encode_png"),
     "renderer.render": ("RenderStats", "chunk_count", "finish_video", "plan_chunks", "render_segment",
                         "render_video"),
@@ -60,14 +60,14 @@ if TYPE_CHECKING:
     from renderer.audio import mix_audio
     from renderer.backends import RASTER_KINDS, RasterChoice, choose_raster, make_rasterizer, nvidia_gpu_present
     from renderer.concat import concat_segments, probe
-    from renderer.encode import (Encoder, NvencEncoder, X264Encoder, available_h264_encoders, make_encoder,
-                                 nvenc_available)
+    from renderer.encode import Encoder, X264Encoder, available_h264_encoders
     from renderer.errors import (AssetError, DocInvalid, EncodeError, FontError, Problem, RasterError,
                                  RendererError, SpecInvalid)
     from renderer.fonts import available_families
     from renderer.gl import GLRasterizer
     from renderer.linter import LintReport, lint
     from renderer.model import Doc, doc_schema, parse_doc
+    from renderer.nvenc import NvencEncoder, make_encoder, nvenc_available
     from renderer.raster import Rasterizer, SkiaRasterizer, encode_jpeg, encode_png
     from renderer.render import (RenderStats, chunk_count, finish_video, plan_chunks, render_segment,
                                  render_video)

@@ -14,17 +14,10 @@ import numpy as np
 import pytest
 from av.video.frame import PictureType
 
-from renderer import encode
+from renderer import encode, nvenc
 from renderer.concat import probe
-from renderer.encode import (
-    H264AnnexBMuxer,
-    NvencEncoder,
-    X264Encoder,
-    available_h264_encoders,
-    encode_frames,
-    make_encoder,
-    nvenc_available,
-)
+from renderer.encode import X264Encoder, available_h264_encoders, encode_frames
+from renderer.nvenc import H264AnnexBMuxer, NvencEncoder, make_encoder, nvenc_available
 from renderer.errors import EncodeError, RendererError
 
 W, H, FPS = 160, 90, 30
@@ -181,12 +174,12 @@ def test_available_h264_encoders_lists_libx264() -> None:
 
 @pytest.fixture
 def no_nvenc(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(encode, "nvenc_available", lambda: False)
+    monkeypatch.setattr(nvenc, "nvenc_available", lambda: False)
 
 
 @pytest.fixture
 def with_nvenc(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(encode, "nvenc_available", lambda: True)
+    monkeypatch.setattr(nvenc, "nvenc_available", lambda: True)
 
 
 @pytest.mark.usefixtures("no_nvenc")
