@@ -1,7 +1,9 @@
 """Small asset files made on the fly for tests."""
 from __future__ import annotations
 
+import ast
 import wave
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,3 +27,13 @@ def write_png(path: Path, width: int = 320, height: int = 200) -> Path:
     rgb = np.stack([x * 255 // width, y * 255 // height, np.full_like(x, 128)], axis=-1).astype(np.uint8)
     Image.fromarray(rgb).save(path)
     return path
+
+
+def absolute_imports(package_root: Path) -> Iterator[tuple[str, str]]:
+    """(file name, module) for every absolute import in a package's files, at any depth."""
+    for path in package_root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                yield from ((path.name, a.name) for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                yield path.name, node.module

@@ -99,7 +99,12 @@ def request_renders(farm: Farm, video: str) -> list[str]:
 
 
 def statuses(farm: Farm, ids: list[str]) -> list[str]:
-    return [farm.http.get(f"/renders/{render_id}").json()["status"] for render_id in ids]
+    """Each render's status; "unknown" while the API cannot answer (its database just came back)."""
+    out = []
+    for render_id in ids:
+        answer = farm.http.get(f"/renders/{render_id}")
+        out.append(answer.json()["status"] if answer.status_code == 200 else "unknown")
+    return out
 
 
 def wait_for(check: Any, timeout: float, what: str, interval: float = 0.2) -> None:

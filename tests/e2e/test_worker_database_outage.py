@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_farm_outages import Farm, make_video, request_renders, wait_for
+from tests.e2e.test_farm_outages import Farm, make_video, request_renders, statuses, wait_for
 
 
 @pytest.fixture
@@ -18,15 +18,6 @@ def farm(tmp_path: Path) -> Iterator[Farm]:
     made = Farm(tmp_path)
     yield made
     made.close()
-
-
-def statuses(farm: Farm, ids: list[str]) -> list[str]:
-    """Each render's status; "unknown" while the API cannot answer (the database just came back)."""
-    out = []
-    for render_id in ids:
-        answer = farm.http.get(f"/renders/{render_id}")
-        out.append(answer.json()["status"] if answer.status_code == 200 else "unknown")
-    return out
 
 
 def test_renders_finish_after_the_database_is_stopped_under_a_running_node(farm: Farm) -> None:

@@ -2,7 +2,6 @@
 its OpenAPI-derived tool schemas, its login file and its field parsing."""
 from __future__ import annotations
 
-import ast
 import json
 import stat
 import subprocess
@@ -17,6 +16,7 @@ from client import config
 from client.cli.common import parse_pairs
 from client.mcp_server.schemas import input_schema
 from client.retry import Retry
+from tests.helpers import absolute_imports
 
 SERVER_SIDE = {"api", "farm", "studio", "shared", "renderer", "console", "flask", "flask_smorest", "sqlalchemy",
                "rq", "redis", "psycopg2", "boto3"}
@@ -24,15 +24,7 @@ SERVER_SIDE = {"api", "farm", "studio", "shared", "renderer", "console", "flask"
 
 def test_the_client_imports_nothing_server_side():
     root = Path(client.__file__).parent
-    offenders = []
-    for path in root.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in SERVER_SIDE]
+    offenders = [f"{file}: {module}" for file, module in absolute_imports(root) if module.split(".")[0] in SERVER_SIDE]
     assert offenders == []
 
 
