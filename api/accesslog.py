@@ -1,11 +1,11 @@
-"""gunicorn's logs as JSON lines: its error log through ``shared.logs``, and one access line per
+"""gunicorn's logs as JSON lines: its error log through ``reelfarm.shared.logs``, and one access line per
 request with the request id and latency.
 
 ``JsonGunicornLogger`` is gunicorn's ``logger_class`` under ``reelfarm serve``. The access line
 carries ``method``, ``path`` (without its query string, so a signed download URL's
 signature never reaches a log), ``status``, ``duration_ms``, ``bytes``, ``request_id`` (the
 ``X-Request-Id`` the app answered with) and ``remote_addr``; every line passes through the same
-redaction as the rest (``shared.logs.redact``).
+redaction as the rest (``reelfarm.shared.logs.redact``).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from gunicorn.glogging import Logger
 
-from shared.logs import ReelfarmJsonFormatter
+from reelfarm.shared.logs import ReelfarmJsonFormatter
 
 
 class JsonGunicornLogger(Logger):

@@ -11,13 +11,13 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from api import document, examples, metrics
-from api import errors as err
-from api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
-from api.document import ServedDocument
-from api.jsonbody import check_body
-from api.ratelimit import Quota, RateLimiterUnavailable
-from api.resources import (
+from reelfarm.api import document, examples, metrics
+from reelfarm.api import errors as err
+from reelfarm.api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
+from reelfarm.api.document import ServedDocument
+from reelfarm.api.jsonbody import check_body
+from reelfarm.api.ratelimit import Quota, RateLimiterUnavailable
+from reelfarm.api.resources import (
     brand_kits,
     comments,
     locales,
@@ -28,21 +28,21 @@ from api.resources import (
     videos,
     webhooks,
 )
-from api.schemas import ErrorEnvelopeSchema, VideoDocField
-from api.services import Services
-from console import blp as console_blp
-from farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
-from shared import logs
-from shared.config import Settings
-from shared.errors import InsufficientCredits, NotFound
-from shared.ids import is_uuid
-from studio.errors import (
+from reelfarm.api.schemas import ErrorEnvelopeSchema, VideoDocField
+from reelfarm.api.services import Services
+from reelfarm.console import blp as console_blp
+from reelfarm.farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
+from reelfarm.shared import logs
+from reelfarm.shared.config import Settings
+from reelfarm.shared.errors import InsufficientCredits, NotFound
+from reelfarm.shared.ids import is_uuid
+from reelfarm.studio.errors import (
     BriefRejected,
     InvalidBuildRequestError,
     InvalidFieldsError,
     UnknownStoryError,
 )
-from studio.videos import DocLintError, VideoStateError
+from reelfarm.studio.videos import DocLintError, VideoStateError
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
@@ -53,7 +53,7 @@ BLUEPRINTS = (system.blp, me.blp, brand_kits.extract_blp, brand_kits.blp, storie
 
 class ReelfarmApi(ServedDocument, Api):
     """flask-smorest's Api with our error envelope instead of its own, serving the document with
-    ``servers`` per request and Swagger UI from local assets (``api.document``). The `default`
+    ``servers`` per request and Swagger UI from local assets (``reelfarm.api.document``). The `default`
     response it documents on every operation is that envelope too."""
 
     ERROR_SCHEMA = ErrorEnvelopeSchema
@@ -110,7 +110,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
 
 
 def _document(api: Api) -> None:
-    import renderer
+    from reelfarm import renderer
 
     api.spec.components.security_scheme("bearerAuth", {"type": "http", "scheme": "bearer",
                                                        "description": "rf_live_ workspace API key"})
@@ -124,8 +124,8 @@ def _document(api: Api) -> None:
 
 
 def _refine(api: Api) -> None:
-    from api.contract import refine
-    from studio.stories import list_stories
+    from reelfarm.api.contract import refine
+    from reelfarm.studio.stories import list_stories
 
     refine(api.spec.components.schemas, list_stories())
     default = api.spec.components.responses[api.DEFAULT_ERROR_RESPONSE_NAME]

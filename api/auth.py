@@ -5,12 +5,12 @@ from dataclasses import dataclass
 
 from flask import g, request
 
-from api.errors import Forbidden, Unauthorized
-from shared import keys
-from shared.db import transaction
-from shared.repos import api_keys as keys_repo
-from shared.repos import workspaces as ws_repo
-from shared.repos.workspaces import Workspace
+from reelfarm.api.errors import Forbidden, Unauthorized
+from reelfarm.shared import keys
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import api_keys as keys_repo
+from reelfarm.shared.repos import workspaces as ws_repo
+from reelfarm.shared.repos.workspaces import Workspace
 
 # Endpoint names are "<blueprint>.<MethodView class name>" for flask-smorest routes.
 PUBLIC_ENDPOINTS = {"system.Health", "system.File", "api-docs.openapi_json", "static",

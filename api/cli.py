@@ -18,7 +18,7 @@ DEV_OWNER = "owner@localhost"  # the first console user: an owner and operator o
 
 
 def _settings() -> Any:
-    from shared.config import ConfigError, Settings
+    from reelfarm.shared.config import ConfigError, Settings
 
     try:
         return Settings.from_env()
@@ -27,7 +27,7 @@ def _settings() -> Any:
 
 
 def _services(migrate: bool = True) -> Any:
-    from api.services import Services
+    from reelfarm.api.services import Services
 
     return Services.from_settings(_settings(), run_migrations=migrate)
 
@@ -47,9 +47,9 @@ def serve_command(host: str, port: int, workers: int, migrate: bool) -> None:
     _metrics_dir()  # before anything imports prometheus_client, and before gunicorn forks
     from gunicorn.app.base import BaseApplication
 
-    from api.app import create_app
-    from api.server import KEEPALIVE_SEC, WORKER_CLASS
-    from shared.logs import configure_logging
+    from reelfarm.api.app import create_app
+    from reelfarm.api.server import KEEPALIVE_SEC, WORKER_CLASS
+    from reelfarm.shared.logs import configure_logging
 
     services = _services(migrate=migrate)
     configure_logging(services.settings.log_level)
@@ -63,7 +63,7 @@ def serve_command(host: str, port: int, workers: int, migrate: bool) -> None:
             self.cfg.set("keepalive", KEEPALIVE_SEC)
             self.cfg.set("threads", 4)
             self.cfg.set("accesslog", "-")
-            self.cfg.set("logger_class", "api.accesslog.JsonGunicornLogger")
+            self.cfg.set("logger_class", "reelfarm.api.accesslog.JsonGunicornLogger")
             self.cfg.set("loglevel", services.settings.log_level.lower())
             self.cfg.set("timeout", 120)
             self.cfg.set("child_exit", _forget_worker_metrics)
@@ -80,8 +80,8 @@ def migrate_command() -> None:
     """Bring the database schema up to date, then exit (a farm's one-shot migration job)."""
     from alembic.runtime.migration import MigrationContext
 
-    from shared.db import make_engine, migrate
-    from shared.logs import configure_logging
+    from reelfarm.shared.db import make_engine, migrate
+    from reelfarm.shared.logs import configure_logging
 
     settings = _settings()
     configure_logging(settings.log_level)
@@ -119,10 +119,10 @@ def _first_start(services: Any, host: str, port: int) -> None:
     """On an empty database, create the `dev` workspace and print its key once."""
     from sqlalchemy import func, select
 
-    from renderer import NEUTRAL_BRAND
-    from shared.db import transaction
-    from shared.repos import api_keys, users, workspaces
-    from shared.tables import workspaces as workspaces_table
+    from reelfarm.renderer import NEUTRAL_BRAND
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.repos import api_keys, users, workspaces
+    from reelfarm.shared.tables import workspaces as workspaces_table
 
     with transaction(services.engine) as conn:
         if conn.execute(select(func.count()).select_from(workspaces_table)).scalar_one():
@@ -152,9 +152,9 @@ def admin_group() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def create_workspace(name: str, plan: str, credits_: int, as_json: bool) -> None:
     """Create a workspace with the neutral brand kit; prints its id."""
-    from renderer import NEUTRAL_BRAND
-    from shared.db import transaction
-    from shared.repos import workspaces
+    from reelfarm.renderer import NEUTRAL_BRAND
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.repos import workspaces
 
     services = _services()
     with transaction(services.engine) as conn:
@@ -170,9 +170,9 @@ def create_workspace(name: str, plan: str, credits_: int, as_json: bool) -> None
 @click.option("--json", "as_json", is_flag=True)
 def create_key(workspace_id: str, name: str, expires_in_days: int | None, as_json: bool) -> None:
     """Create an API key; the key is printed once and never stored."""
-    from shared.db import transaction
-    from shared.errors import NotFound
-    from shared.repos import api_keys, workspaces
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.errors import NotFound
+    from reelfarm.shared.repos import api_keys, workspaces
 
     services = _services()
     expires = services.clock.now() + timedelta(days=expires_in_days) if expires_in_days else None
@@ -191,9 +191,9 @@ def create_key(workspace_id: str, name: str, expires_in_days: int | None, as_jso
 @click.option("--json", "as_json", is_flag=True)
 def revoke_key(key_id: str, as_json: bool) -> None:
     """Revoke a key; the next request with it gets 401."""
-    from shared.db import transaction
-    from shared.errors import NotFound
-    from shared.repos import api_keys
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.errors import NotFound
+    from reelfarm.shared.repos import api_keys
 
     services = _services()
     try:
@@ -210,9 +210,9 @@ def revoke_key(key_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def add_credits(workspace_id: str, amount: int, as_json: bool) -> None:
     """Add (or, negative, remove) credits; prints the new balance."""
-    from shared.db import transaction
-    from shared.errors import InsufficientCredits, NotFound
-    from shared.repos import workspaces
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.errors import InsufficientCredits, NotFound
+    from reelfarm.shared.repos import workspaces
 
     services = _services()
     try:
@@ -231,7 +231,7 @@ def add_credits(workspace_id: str, amount: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def list_keys(workspace_id: str, as_json: bool) -> None:
     """List a workspace's keys (prefixes only; keys are never stored)."""
-    from shared.repos import api_keys
+    from reelfarm.shared.repos import api_keys
 
     services = _services()
     with services.engine.connect() as conn:
@@ -252,9 +252,9 @@ def list_keys(workspace_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def create_user(email: str, workspace_id: str, role: str, operator: bool, as_json: bool) -> None:
     """Add a console user; prints their one-time sign-in link (valid a day) to set a password."""
-    from shared.db import transaction
-    from shared.errors import NotFound
-    from shared.repos import users, workspaces
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.errors import NotFound
+    from reelfarm.shared.repos import users, workspaces
 
     services = _services()
     try:

@@ -62,7 +62,7 @@ class Pattern(validate.Validator):
 
 
 class Problem(str):
-    """A validation message that carries its own error ``code`` (``api.errors`` lists it under that
+    """A validation message that carries its own error ``code`` (``reelfarm.api.errors`` lists it under that
     code in ``details``; other messages get theirs from their wording)."""
 
     code: str

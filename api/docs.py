@@ -2,7 +2,7 @@
 
 Every authenticated operation can answer 429 (rate limit); every POST takes `Idempotency-Key`
 and can answer 400, 409 and 422 for it. Each documented error carries an example envelope with
-that status's code (``api.examples.error``).
+that status's code (``reelfarm.api.examples.error``).
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from flask_smorest import Blueprint
 
-from api import examples
-from api.schemas import ErrorEnvelopeSchema
+from reelfarm.api import examples
+from reelfarm.api.schemas import ErrorEnvelopeSchema
 
 DESCRIPTIONS = {
     400: "Invalid request: every problem is listed in `error.details` (JSON pointers).",

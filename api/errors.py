@@ -16,7 +16,7 @@ Views and services raise domain errors; `to_api_error` maps them, so no view bui
 for an error and no trace ever reaches a client.
 
 An unreachable database is an outage, not a bug: whatever raised it (a view, authentication, a
-service), `handle_unexpected` recognises it (`shared.db.database_outage`) and answers 503
+service), `handle_unexpected` recognises it (`reelfarm.shared.db.database_outage`) and answers 503
 `unavailable` with `Retry-After`, logging one warning line per request, not a traceback, so
 clients and alerts can tell "down" from "broken".
 """
@@ -29,7 +29,7 @@ from typing import Any
 from flask import Response, g, jsonify
 from werkzeug.exceptions import HTTPException
 
-from shared.db import database_outage
+from reelfarm.shared.db import database_outage
 
 log = logging.getLogger("reelfarm.api")
 

@@ -6,13 +6,13 @@ keep the document short), the story and brand kit are the built-in ones, and ids
 have the service's own shapes. tests/unit/api/test_document.py validates every
 example against the schema of the body it illustrates, so an example cannot drift from the
 contract. Views hand them to flask-smorest (``@blp.arguments(..., example=...)``,
-``@blp.response(..., example=...)``); ``api.docs.errors`` gives each error status its own.
+``@blp.response(..., example=...)``); ``reelfarm.api.docs.errors`` gives each error status its own.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from studio.stories import NEUTRAL_BRAND, get_story, list_stories
+from reelfarm.studio.stories import NEUTRAL_BRAND, get_story, list_stories
 
 WORKSPACE_ID = "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 VIDEO_ID = "0b9e8f62-3c1d-4e2a-9f7b-5a6c4d3e2f10"

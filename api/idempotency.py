@@ -15,9 +15,9 @@ from datetime import timedelta
 from flask import Response, g, request
 from sqlalchemy import Engine
 
-from api.errors import ApiError, ConflictError, detail, invalid
-from shared.clock import Clock
-from shared.repos import idempotency as repo
+from reelfarm.api.errors import ApiError, ConflictError, detail, invalid
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.repos import idempotency as repo
 
 log = logging.getLogger("reelfarm.api")
 

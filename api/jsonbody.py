@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from api import errors as err
+from reelfarm.api import errors as err
 
 MAX_DEPTH = 64
 

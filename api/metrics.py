@@ -30,11 +30,11 @@ from typing import Any
 from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
 from sqlalchemy import func, select, text
 
-from api.errors import Unauthorized, Unavailable
-from farm.errors import QueueUnavailable
-from farm.routing import ALL_QUEUES
-from shared import logs
-from shared.tables import (
+from reelfarm.api.errors import Unauthorized, Unavailable
+from reelfarm.farm.errors import QueueUnavailable
+from reelfarm.farm.routing import ALL_QUEUES
+from reelfarm.shared import logs
+from reelfarm.shared.tables import (
     RENDER_CHARGE,
     RENDER_REFUND,
     RENDER_STATUSES,

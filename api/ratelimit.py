@@ -12,8 +12,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from shared.clock import Clock
-from shared.config import RateLimit, Settings
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.config import RateLimit, Settings
 
 log = logging.getLogger("reelfarm.api")
 

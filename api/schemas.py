@@ -6,7 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
 
-from api.contract import (
+from reelfarm.api.contract import (
     CURSOR,
     HAS_TEXT,
     LOCALE,
@@ -16,8 +16,8 @@ from api.contract import (
     Problem,
     pattern_meta,
 )
-from renderer.spec import FORMATS, FPS_CHOICES, RESOLUTIONS
-from studio.webhooks import EVENT_KINDS as WEBHOOK_EVENT_KINDS
+from reelfarm.renderer.spec import FORMATS, FPS_CHOICES, RESOLUTIONS
+from reelfarm.studio.webhooks import EVENT_KINDS as WEBHOOK_EVENT_KINDS
 
 VIDEO_STATUSES = ["draft", "generating", "ready", "failed", "archived"]
 JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"]

@@ -27,7 +27,7 @@ from gunicorn.workers.gthread import ThreadWorker
 log = logging.getLogger("reelfarm.api")
 
 KEEPALIVE_SEC = 75
-WORKER_CLASS = "api.server.EnvelopeWorker"
+WORKER_CLASS = "reelfarm.api.server.EnvelopeWorker"
 
 # exception class -> (status, reason phrase, code); every other client error is a plain 400
 _REFUSALS: dict[type[BaseException], tuple[int, str, str]] = {

@@ -26,25 +26,25 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from werkzeug.exceptions import NotFound as HttpNotFound
 
-from api.auth import Caller
-from api.errors import Forbidden, Unavailable
-from api.idempotency import Idempotency
-from api.ratelimit import RateLimiter, make_rate_limiter
-from farm.errors import QueueUnavailable
-from farm.jobs import JobService
-from farm.renders import RenderService
-from farm.videos import Videos
-from farm.webhooks import WebhookSender
-from farm.wiring import Farm, make_farm
-from shared.clock import Clock, SystemClock
-from shared.config import Settings
-from shared.db import make_engine, migrate
-from shared.storage import LocalStorage, Storage, make_storage
-from studio.brand_kits import BrandKitService
-from studio.comments import CommentService
-from studio.fetch import make_fetcher
-from studio.videos import VideoService
-from studio.webhooks import WebhookService
+from reelfarm.api.auth import Caller
+from reelfarm.api.errors import Forbidden, Unavailable
+from reelfarm.api.idempotency import Idempotency
+from reelfarm.api.ratelimit import RateLimiter, make_rate_limiter
+from reelfarm.farm.errors import QueueUnavailable
+from reelfarm.farm.jobs import JobService
+from reelfarm.farm.renders import RenderService
+from reelfarm.farm.videos import Videos
+from reelfarm.farm.webhooks import WebhookSender
+from reelfarm.farm.wiring import Farm, make_farm
+from reelfarm.shared.clock import Clock, SystemClock
+from reelfarm.shared.config import Settings
+from reelfarm.shared.db import make_engine, migrate
+from reelfarm.shared.storage import LocalStorage, Storage, make_storage
+from reelfarm.studio.brand_kits import BrandKitService
+from reelfarm.studio.comments import CommentService
+from reelfarm.studio.fetch import make_fetcher
+from reelfarm.studio.videos import VideoService
+from reelfarm.studio.webhooks import WebhookService
 
 
 def services() -> Services:

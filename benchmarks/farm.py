@@ -122,8 +122,8 @@ def _embedded_timeline(data_dir: Path, render_id: str) -> dict[str, Any]:
     its tasks finished, in seconds after the render row was created."""
     from sqlalchemy import select
 
-    from shared.db import make_engine
-    from shared.tables import queued_tasks, renders
+    from reelfarm.shared.db import make_engine
+    from reelfarm.shared.tables import queued_tasks, renders
 
     engine = make_engine(f"sqlite:///{data_dir}/reelfarm.db")
     try:

@@ -128,7 +128,7 @@ def write_bench_photo(assets_dir: Path) -> Path:
 def import_ours() -> tuple[Any, str | None]:
     """The `renderer` module if it has every name we need, else (None, reason)."""
     try:
-        import renderer
+        from reelfarm import renderer
     except Exception as e:  # ImportError, or skia failing to load libGL, ...
         return None, f"import renderer failed: {type(e).__name__}: {e}"
     missing = [n for n in OUR_NAMES if not hasattr(renderer, n)]

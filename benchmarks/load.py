@@ -258,7 +258,7 @@ def _recording_http(base: str, key: str, stats: Stats) -> Any:
 def sdk_client(i: int, args: argparse.Namespace, base: str, key: str, stats: Stats, deadline: float,
                renders: list[dict[str, Any]], lock: threading.Lock) -> None:
     """`client`'s rounds through the SDK: create, render, poll `renders.get` until finished."""
-    from client import Client, ReelfarmError
+    from reelfarm.client import Client, ReelfarmError
 
     with _recording_http(base, key, stats) as http:
         rf = Client(api_key=key, base_url=base, http=http)
@@ -356,7 +356,7 @@ def _round(x: float | None) -> float | None:
 def run(args: argparse.Namespace, work: Path, notes: list[str]) -> dict[str, Any]:
     import httpx
 
-    from farm.wiring import make_redis
+    from reelfarm.farm.wiring import make_redis
 
     redis_url = f"redis://127.0.0.1:6379/{args.redis_db}"
     probe = make_redis(redis_url)

@@ -142,7 +142,7 @@ def ffmpeg_x264_encode_only(frames: Iterable[np.ndarray], width: int, height: in
 
 def _ease(name: str, p: float) -> float:
     # The curves are plain maths, shared so both sides move identically; the drawing is MoviePy's.
-    from renderer.easing import ease
+    from reelfarm.renderer.easing import ease
 
     return ease(name, p)
 

@@ -44,8 +44,8 @@ import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
 
-import renderer
-from renderer.encode import rgba_to_bt709
+from reelfarm import renderer
+from reelfarm.renderer.encode import rgba_to_bt709
 from benchmarks.fps import DOC_PATH, FORMAT, FPS, ROOT, load_doc, scale_doc_time, write_bench_photo
 
 CONVERSIONS = [  # (name, target, interpolation, threads)

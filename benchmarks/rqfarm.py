@@ -1,6 +1,6 @@
 """A farm on one machine for the benchmarks: real Redis, PostgreSQL and `reelfarm worker` processes.
 
-The render service runs in this process (`farm.wiring.make_farm` with an `RQQueue`, the same
+The render service runs in this process (`reelfarm.farm.wiring.make_farm` with an `RQQueue`, the same
 service the API builds); the nodes are `python -m reelfarm worker --queues render,jobs` child
 processes sharing its environment (database, Redis, data dir, storage, secret). Used by
 `benchmarks.farm workers` and `benchmarks.scaling`.
@@ -48,16 +48,16 @@ class RqFarm:
         return self
 
     def _setup(self) -> None:
-        from farm.progress import RedisProgress
-        from farm.queue import RQQueue
-        from farm.wiring import make_farm, make_redis
-        from renderer import NEUTRAL_BRAND
-        from shared.clock import SystemClock
-        from shared.config import Settings
-        from shared.db import make_engine, migrate, transaction
-        from shared.repos import workspaces
-        from shared.storage import make_storage
-        from studio.videos import VideoService
+        from reelfarm.farm.progress import RedisProgress
+        from reelfarm.farm.queue import RQQueue
+        from reelfarm.farm.wiring import make_farm, make_redis
+        from reelfarm.renderer import NEUTRAL_BRAND
+        from reelfarm.shared.clock import SystemClock
+        from reelfarm.shared.config import Settings
+        from reelfarm.shared.db import make_engine, migrate, transaction
+        from reelfarm.shared.repos import workspaces
+        from reelfarm.shared.storage import make_storage
+        from reelfarm.studio.videos import VideoService
 
         if self.external:
             settings = Settings.from_env()
@@ -143,7 +143,7 @@ class RqFarm:
         self.workers = []
 
     def alive_external_nodes(self) -> list[dict[str, Any]]:
-        from farm.nodes import NodeRegistry
+        from reelfarm.farm.nodes import NodeRegistry
 
         return [n for n in NodeRegistry(self.redis, self.namespace).nodes() if n["alive"]]
 
@@ -185,8 +185,8 @@ class RqFarm:
         from rq.exceptions import NoSuchJobError
         from rq.job import Job
 
-        from farm.renders import chunk_job_id, stitch_job_id
-        from shared.repos.renders import find_render
+        from reelfarm.farm.renders import chunk_job_id, stitch_job_id
+        from reelfarm.shared.repos.renders import find_render
 
         with self.engine.connect() as conn:
             chunks = find_render(conn, render_id).chunks or 0

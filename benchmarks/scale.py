@@ -108,7 +108,7 @@ def run_one(n_workers: int, renders: int, resolution: int, seconds: int, databas
 
 
 def _report(n_workers: int, database_url: str, ids: list[str], wall: float) -> dict[str, Any]:
-    from shared.tables import renders as renders_table
+    from reelfarm.shared.tables import renders as renders_table
 
     engine = create_engine(database_url)
     with engine.connect() as conn:

@@ -23,12 +23,12 @@ from typing import Any
 
 # Names load on first use, so the console script's client commands start without httpx.
 _HOMES = {
-    "AsyncClient": "client.aio", "Client": "client.sync", "Page": "client.calls", "Retry": "client.retry",
-    "APIConnectionError": "client.errors", "APIError": "client.errors", "ReelfarmError": "client.errors",
-    "TaskFailed": "client.errors", "WaitTimeout": "client.errors",
-    "BrandKit": "client.models", "Job": "client.models", "Me": "client.models", "Render": "client.models",
-    "Story": "client.models", "Variants": "client.models", "Version": "client.models", "Video": "client.models",
-    "Webhook": "client.models", "WebhookVerificationError": "client.webhooks", "verify": "client.webhooks",
+    "AsyncClient": "reelfarm.client.aio", "Client": "reelfarm.client.sync", "Page": "reelfarm.client.calls", "Retry": "reelfarm.client.retry",
+    "APIConnectionError": "reelfarm.client.errors", "APIError": "reelfarm.client.errors", "ReelfarmError": "reelfarm.client.errors",
+    "TaskFailed": "reelfarm.client.errors", "WaitTimeout": "reelfarm.client.errors",
+    "BrandKit": "reelfarm.client.models", "Job": "reelfarm.client.models", "Me": "reelfarm.client.models", "Render": "reelfarm.client.models",
+    "Story": "reelfarm.client.models", "Variants": "reelfarm.client.models", "Version": "reelfarm.client.models", "Video": "reelfarm.client.models",
+    "Webhook": "reelfarm.client.models", "WebhookVerificationError": "reelfarm.client.webhooks", "verify": "reelfarm.client.webhooks",
 }
 __all__ = [
     "APIConnectionError", "APIError", "AsyncClient", "BrandKit", "Client", "Job", "Me", "Page", "ReelfarmError",
@@ -39,7 +39,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name not in _HOMES:
-        raise AttributeError(f"module 'client' has no attribute {name!r}")
+        raise AttributeError(f"module 'reelfarm.client' has no attribute {name!r}")
     value = getattr(importlib.import_module(_HOMES[name]), name)
     globals()[name] = value
     return value

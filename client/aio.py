@@ -16,13 +16,13 @@ from typing import Any, Self
 import anyio
 import httpx
 
-from client import calls, config, webhooks
-from client.errors import WaitTimeout
-from client.http import AsyncTransport, ProgressFn
-from client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
-from client.retry import Retry
-from client.sync import DEFAULT_TIMEOUT
-from client.waiting import finished, intervals, timed_out
+from reelfarm.client import calls, config, webhooks
+from reelfarm.client.errors import WaitTimeout
+from reelfarm.client.http import AsyncTransport, ProgressFn
+from reelfarm.client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+from reelfarm.client.retry import Retry
+from reelfarm.client.sync import DEFAULT_TIMEOUT
+from reelfarm.client.waiting import finished, intervals, timed_out
 
 Listener = Callable[[Any], Awaitable[None] | None]
 

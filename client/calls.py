@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
-from client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+from reelfarm.client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
 
 T = TypeVar("T")
 M = TypeVar("M")

@@ -1,7 +1,7 @@
 """The one I/O seam of the SDK: sends a ``Call`` over httpx, retries it, reads the answer.
 
 ``SyncTransport`` and ``AsyncTransport`` differ only in ``await``; what to send (``prepare``), what
-an answer means (``decode``) and when to try again (``client.retry``) are shared plain functions.
+an answer means (``decode``) and when to try again (``reelfarm.client.retry``) are shared plain functions.
 A POST gets its ``Idempotency-Key`` once, before the first try, so every retry of that one call
 carries the same key and the server creates and charges at most once.
 Downloads go to signed URLs without the API key: those URLs may point at another host.
@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 import anyio
 import httpx
 
-from client.calls import Call
-from client.errors import APIConnectionError, APIError, ReelfarmError
-from client.retry import Retry, parse_retry_after
+from reelfarm.client.calls import Call
+from reelfarm.client.errors import APIConnectionError, APIError, ReelfarmError
+from reelfarm.client.retry import Retry, parse_retry_after
 
 T = TypeVar("T")
 USER_AGENT = "reelfarm-python"

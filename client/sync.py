@@ -1,6 +1,6 @@
 """``Client``: the blocking SDK. One attribute per resource, each method one API call (or a wait).
 
-    from client import Client
+    from reelfarm.client import Client
     rf = Client()                      # REELFARM_API_KEY / REELFARM_API_URL, or `reelfarm login`
     video = rf.videos.create(story_id="quote", fields={"quote": "Ship it"}, format="9:16")
     render = rf.render_video(video.id, format="9:16", resolution=720)   # waits
@@ -16,12 +16,12 @@ from typing import Any, Self
 
 import httpx
 
-from client import calls, config, webhooks
-from client.errors import WaitTimeout
-from client.http import ProgressFn, SyncTransport
-from client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
-from client.retry import Retry
-from client.waiting import finished, intervals, timed_out
+from reelfarm.client import calls, config, webhooks
+from reelfarm.client.errors import WaitTimeout
+from reelfarm.client.http import ProgressFn, SyncTransport
+from reelfarm.client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+from reelfarm.client.retry import Retry
+from reelfarm.client.waiting import finished, intervals, timed_out
 
 DEFAULT_TIMEOUT = 30.0
 

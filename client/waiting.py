@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from client.errors import TaskFailed, WaitTimeout
+from reelfarm.client.errors import TaskFailed, WaitTimeout
 
 FIRST_POLL = 0.25
 MAX_POLL = 2.0

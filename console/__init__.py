@@ -1,6 +1,6 @@
 """The web console at ``/app``: people sign in, manage API keys, make and watch videos.
 
-One Flask blueprint, ``blp``, registered by ``api.app.create_app`` on the same app as the API.
+One Flask blueprint, ``blp``, registered by ``reelfarm.api.app.create_app`` on the same app as the API.
 It has its own ways in and out, and shares only the services:
 
 - Authentication is a signed session cookie (``console/web.py``), never an API key; the API's
@@ -19,7 +19,7 @@ works without JavaScript. No build step and no CDN: every asset is served by the
 
 from __future__ import annotations
 
-from console.blueprint import blp
-from console.pages import brand, farm, session, settings, video, videos, webhooks  # noqa: F401  (routes)
+from reelfarm.console.blueprint import blp
+from reelfarm.console.pages import brand, farm, session, settings, video, videos, webhooks  # noqa: F401  (routes)
 
 __all__ = ["blp"]

@@ -23,11 +23,11 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from sqlalchemy import Engine
 
-from shared.clock import Clock
-from shared.config import RateLimit
-from shared.db import transaction
-from shared.repos import users as repo
-from shared.repos.users import User
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.config import RateLimit
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import users as repo
+from reelfarm.shared.repos.users import User
 
 log = logging.getLogger("reelfarm.console")
 
@@ -79,7 +79,7 @@ class AccountService:
     def create_user(self, workspace_id: str, email: str, role: str = "member", is_operator: bool = False,
                     public_url: str = "") -> NewUser:
         """A user and their first sign-in link. Raises EmailTaken, NotFound (workspace) or ValueError."""
-        from shared.repos import workspaces
+        from reelfarm.shared.repos import workspaces
 
         with transaction(self.engine) as conn:
             workspaces.get_workspace(conn, workspace_id)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from flask import Blueprint, Flask, Response, g
 from flask.blueprints import BlueprintSetupState
 
-from console import web
-from console.errors import install as _install_errors
+from reelfarm.console import web
+from reelfarm.console.errors import install as _install_errors
 
 blp = Blueprint("console", __name__, url_prefix="/app", template_folder="templates",
                 static_folder="static", static_url_path="/static")
@@ -30,7 +30,7 @@ def _begin() -> None:
     g.user = web.load_user()
     g.workspace = None
     if g.user is not None:
-        from shared.repos import workspaces
+        from reelfarm.shared.repos import workspaces
 
         with web.services().engine.connect() as conn:
             g.workspace = workspaces.get_workspace(conn, g.user.workspace_id)

@@ -16,11 +16,11 @@ from typing import Any
 from flask import Blueprint, flash, jsonify, redirect, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from farm.errors import FarmError, InvalidRequest, QueueUnavailable, StateConflict
-from shared.db import database_outage
-from shared.errors import InsufficientCredits, NotFound
-from studio.errors import BriefRejected, InvalidFieldsError, StudioError
-from studio.videos import DocLintError, VideoStateError
+from reelfarm.farm.errors import FarmError, InvalidRequest, QueueUnavailable, StateConflict
+from reelfarm.shared.db import database_outage
+from reelfarm.shared.errors import InsufficientCredits, NotFound
+from reelfarm.studio.errors import BriefRejected, InvalidFieldsError, StudioError
+from reelfarm.studio.videos import DocLintError, VideoStateError
 
 log = logging.getLogger("reelfarm.console")
 

@@ -169,7 +169,7 @@ def parse(schema: Mapping[str, Any], form: Mapping[str, Any]) -> dict[str, Any]:
     """Field values from a submitted form (a dict of str, or a MultiDict); raises FormProblem.
 
     Every property of the schema gets a value: what the form holds, read as the property's type.
-    Range and length checks are the story's own (``studio.stories.validate_fields``).
+    Range and length checks are the story's own (``reelfarm.studio.stories.validate_fields``).
     """
     values: dict[str, Any] = {}
     problems: dict[str, str] = {}

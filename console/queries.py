@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from shared.tables import credit_ledger, jobs, renders, videos
+from reelfarm.shared.tables import credit_ledger, jobs, renders, videos
 
 LEDGER_LIMIT = 50
 POSTER_TTL_SEC = 3600

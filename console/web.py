@@ -32,9 +32,9 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, abort, current_app, g, redirect, request, session, url_for
 from flask.sessions import SecureCookieSessionInterface
 
-from console.accounts import AccountService
-from shared.config import RateLimit
-from shared.repos.users import User
+from reelfarm.console.accounts import AccountService
+from reelfarm.shared.config import RateLimit
+from reelfarm.shared.repos.users import User
 
 log = logging.getLogger("reelfarm.console")
 

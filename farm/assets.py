@@ -12,7 +12,7 @@ and are deleted with the render's other intermediate files.
 
 Local paths and ``file://`` URLs would let a document read a node's own files: they are refused
 with a message saying what to do. A key is read only when the render's workspace owns the object
-(``shared.repos.objects``): the loader sees the workspace's objects, never the storage root.
+(``reelfarm.shared.repos.objects``): the loader sees the workspace's objects, never the storage root.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from typing import Any, Protocol
 import av
 import skia
 
-from renderer import AssetError
-from renderer.model import Asset
-from shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
-from shared.storage import Storage
-from studio.errors import FetchError, FetchFailed, FetchRefused, FetchTooLarge
-from studio.fetch import SafeFetcher
+from reelfarm.renderer import AssetError
+from reelfarm.renderer.model import Asset
+from reelfarm.shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
+from reelfarm.shared.storage import Storage
+from reelfarm.studio.errors import FetchError, FetchFailed, FetchRefused, FetchTooLarge
+from reelfarm.studio.fetch import SafeFetcher
 
 BRAND_LOGO = "$brand.logo"  # the document's brand logo, when it has a URL and no key
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif", "image/bmp", "image/svg+xml",
@@ -39,7 +39,7 @@ AUDIO_TYPES = ("audio/*", "video/mp4", "application/ogg", "application/octet-str
 MAX_IMAGE_BYTES = 25_000_000
 MAX_AUDIO_BYTES = 100_000_000
 ASSET_FETCH_OPTIONS: dict[str, float] = {"total_timeout": 60.0, "read_timeout": 20.0, "max_bytes": MAX_AUDIO_BYTES}
-"""How ``farm.collaborators.Collaborators.asset_fetcher`` is built: the largest asset allowed, within one minute."""
+"""How ``reelfarm.farm.collaborators.Collaborators.asset_fetcher`` is built: the largest asset allowed, within one minute."""
 
 
 def is_remote(url: str | None) -> bool:
@@ -126,7 +126,7 @@ def _readable_audio(data: bytes) -> bool:
 
 
 class KeyScope(Protocol):
-    """The stored objects one workspace may read (``shared.repos.objects.WorkspaceObjects``)."""
+    """The stored objects one workspace may read (``reelfarm.shared.repos.objects.WorkspaceObjects``)."""
 
     def owns(self, key: str) -> bool: ...
 

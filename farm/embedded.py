@@ -4,7 +4,7 @@ Nothing to install beyond the database the service already has. Because tasks ar
 queued before a restart of ``reelfarm serve`` runs after it, and several gunicorn processes
 can share one queue:
 
-- Claiming is atomic: inside ``shared.db.transaction`` (``BEGIN IMMEDIATE`` on SQLite, ``FOR
+- Claiming is atomic: inside ``reelfarm.shared.db.transaction`` (``BEGIN IMMEDIATE`` on SQLite, ``FOR
   UPDATE SKIP LOCKED`` on PostgreSQL) a row moves ``queued -> running`` with an UPDATE guarded by
   ``status = 'queued'``, stamped with the claimer's name and a lease.
 - The claimer renews the lease while the task runs. A row whose lease ran out, or whose claimer
@@ -41,13 +41,13 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, func, select, update
 from sqlalchemy.exc import OperationalError
 
-from farm.errors import QueueUnavailable
-from farm.nodes import pid_exists
-from farm.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
-from farm.routing import RENDER_QUEUE
-from shared.clock import Clock, SystemClock
-from shared.db import transaction
-from shared.tables import queued_tasks as tasks
+from reelfarm.farm.errors import QueueUnavailable
+from reelfarm.farm.nodes import pid_exists
+from reelfarm.farm.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
+from reelfarm.farm.routing import RENDER_QUEUE
+from reelfarm.shared.clock import Clock, SystemClock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.tables import queued_tasks as tasks
 
 log = logging.getLogger("reelfarm.farm")
 

@@ -14,8 +14,8 @@ Hierarchy::
     └── TaskFailed             a task met a problem the user can act on (an unreadable asset);
                                its message is what the render's or job's ``error`` shows
 
-The services also raise ``shared.errors.NotFound`` (404), ``shared.errors.InsufficientCredits``
-(402) and ``studio.videos.VideoStateError`` (409 ``video_not_ready`` / ``conflict``). None of
+The services also raise ``reelfarm.shared.errors.NotFound`` (404), ``reelfarm.shared.errors.InsufficientCredits``
+(402) and ``reelfarm.studio.videos.VideoStateError`` (409 ``video_not_ready`` / ``conflict``). None of
 these carries HTTP knowledge; ``api/`` maps them.
 """
 

@@ -1,5 +1,5 @@
 """Asynchronous jobs (stills, brand extraction, generation from a brief, translated copies) and
-the Job resource is in ``farm.resources``. The creative jobs' tasks are in ``farm/studio_tasks.py``.
+the Job resource is in ``reelfarm.farm.resources``. The creative jobs' tasks are in ``farm/studio_tasks.py``.
 
 A job and what it works on (a ``generating`` or ``draft`` video) are written in one transaction
 and only then handed to the queue; if the queue refuses, both are removed again, so no job is
@@ -20,35 +20,35 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine
 
-import renderer
-from farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
-from farm.context import current, studio_of
-from farm.queue import JobQueue
-from farm.renders import renderable_version
-from farm.resources import job_resource
-from shared.clock import Clock
-from shared.db import transaction
-from shared.repos import brand_kits as kits_repo
-from shared.repos import jobs as repo
-from shared.repos import videos as videos_repo
-from shared.repos import workspaces as ws_repo
-from shared.repos.outbox import add_event
-from shared.storage import Storage
-from studio.errors import FetchError
-from studio.fetch import normalize_url
-from studio.resources import jsonable, video_resource
-from studio.translate.locales import normalize_tag
+from reelfarm import renderer
+from reelfarm.farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
+from reelfarm.farm.context import current, studio_of
+from reelfarm.farm.queue import JobQueue
+from reelfarm.farm.renders import renderable_version
+from reelfarm.farm.resources import job_resource
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.shared.repos import jobs as repo
+from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.shared.repos import workspaces as ws_repo
+from reelfarm.shared.repos.outbox import add_event
+from reelfarm.shared.storage import Storage
+from reelfarm.studio.errors import FetchError
+from reelfarm.studio.fetch import normalize_url
+from reelfarm.studio.resources import jsonable, video_resource
+from reelfarm.studio.translate.locales import normalize_tag
 
 if TYPE_CHECKING:
-    from farm.collaborators import Collaborators
+    from reelfarm.farm.collaborators import Collaborators
 
 log = logging.getLogger("reelfarm.farm")
 
 MAX_STILLS = 20
 JOBS_QUEUE = "jobs"
-STILLS_TASK = "farm.tasks.render_stills"
-EXTRACT_BRAND_TASK = "farm.studio_tasks.extract_brand"
-GENERATE_TASK = "farm.studio_tasks.generate_video"
+STILLS_TASK = "reelfarm.farm.tasks.render_stills"
+EXTRACT_BRAND_TASK = "reelfarm.farm.studio_tasks.extract_brand"
+GENERATE_TASK = "reelfarm.farm.studio_tasks.generate_video"
 LOCALE_PLANS = ("pro", "agency")  # the plans whose workspaces may order translated copies
 
 

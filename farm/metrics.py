@@ -6,7 +6,7 @@ node counts in its long-lived parent process instead: ``MeteredWorker`` wraps th
 ``execute_job`` (which forks the horse and waits for it) and, once the horse is gone, reads the
 job's outcome and timestamps back from Redis. For a chunk it looks the render's frame plan up in
 the database to count the chunk's frames. The same wrapper binds ``job_id``, ``queue`` and
-``render_id`` to the log context (``shared.logs``), which the forked horse inherits, so every log
+``render_id`` to the log context (``reelfarm.shared.logs``), which the forked horse inherits, so every log
 line about a job says which one.
 
 Metrics (no label carries an id; ``kind`` is the task function's name, a fixed set; the node is
@@ -32,8 +32,8 @@ from typing import Any
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from farm.rqnode import NodeWorker
-from shared import logs
+from reelfarm.farm.rqnode import NodeWorker
+from reelfarm.shared import logs
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -95,8 +95,8 @@ class MeteredWorker(NodeWorker):
             self._observe_render(str(job.args[0]))
 
     def _chunk_frames(self, render_id: str, index: int) -> int:
-        from renderer import plan_chunks
-        from shared.tables import renders
+        from reelfarm.renderer import plan_chunks
+        from reelfarm.shared.tables import renders
 
         if self.database is None:
             return 0
@@ -108,7 +108,7 @@ class MeteredWorker(NodeWorker):
         return chunks[index][1] - chunks[index][0] if index < len(chunks) else 0
 
     def _observe_render(self, render_id: str) -> None:
-        from shared.tables import renders
+        from reelfarm.shared.tables import renders
 
         if self.database is None:
             return

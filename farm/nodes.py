@@ -8,7 +8,7 @@ capacity, or in ``nvml`` why there are none (not installed, no driver). The hash
 lives a day (so ``reelfarm farm status`` can show a node that went quiet); the node counts as
 alive while ``last_seen`` is recent and, on the same host, while its pid exists. That second
 test is what lets a worker that starts after a crash take over a killed node's jobs at once
-(``farm.worker.recover_orphans``) instead of waiting for RQ's registry entries to expire.
+(``reelfarm.farm.worker.recover_orphans``) instead of waiting for RQ's registry entries to expire.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def _text(value: Any) -> str:
 
 def _nvenc() -> bool:
     try:
-        from renderer import nvenc_available
+        from reelfarm.renderer import nvenc_available
 
         return bool(nvenc_available())
     except Exception:  # noqa: BLE001
@@ -129,7 +129,7 @@ def probe_gl(gpu_index: int = 0, hardware_only: bool = False, timeout: float = 1
     """Whether a GL context for the GL rasterizer can be made here: (True, GL_RENDERER) or
     (False, why not). Made in a child process: EGL state must not be inherited by the work
     horses this process forks."""
-    code = ("from renderer.gl import gl_session\n"
+    code = ("from reelfarm.renderer.gl import gl_session\n"
             "try:\n"
             f"    print('ok', gl_session({int(gpu_index)}, {bool(hardware_only)}).renderer)\n"
             "except Exception as exc:\n"

@@ -26,9 +26,9 @@ from typing import Any, Protocol
 
 from sqlalchemy import Engine, select
 
-from shared.clock import Clock, SystemClock
-from shared.db import transaction
-from shared.tables import render_progress
+from reelfarm.shared.clock import Clock, SystemClock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.tables import render_progress
 
 log = logging.getLogger("reelfarm.farm")
 

@@ -1,17 +1,17 @@
 """Job queues: the interface the services enqueue through, and its RQ implementation.
 
-A job is a module-level function named by its dotted path (``farm.tasks.render_chunk``) with
+A job is a module-level function named by its dotted path (``reelfarm.farm.tasks.render_chunk``) with
 plain, JSON-able arguments (ids and numbers), under a caller-chosen id that is deterministic
 (``render-<id>-chunk-3``), so enqueueing twice replaces rather than duplicates. Jobs run at least
 once; the task functions are idempotent.
 
 When a job fails for good (its retries spent, or the process running it died with none left),
 the queue calls a *failure handler* ``handler(func_path, args, reason)``, by default
-``farm.tasks.handle_task_failure``, which fails the render or job it belongs to with a message
+``reelfarm.farm.tasks.handle_task_failure``, which fails the render or job it belongs to with a message
 and refunds. Backends:
 
 - ``RQQueue``: Redis with RQ, for a farm (``reelfarm worker`` on each node).
-- ``farm.embedded.EmbeddedQueue``: rows in the database and a process pool, the embedded default.
+- ``reelfarm.farm.embedded.EmbeddedQueue``: rows in the database and a process pool, the embedded default.
 """
 
 from __future__ import annotations
@@ -23,19 +23,19 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
-from farm.errors import QueueUnavailable, TaskFailed
-from farm.nodes import NodeRegistry
-from farm.resilience import is_database_outage
-from farm.routing import DEFAULT_GPU_WAIT_SEC, Router
+from reelfarm.farm.errors import QueueUnavailable, TaskFailed
+from reelfarm.farm.nodes import NodeRegistry
+from reelfarm.farm.resilience import is_database_outage
+from reelfarm.farm.routing import DEFAULT_GPU_WAIT_SEC, Router
 
 log = logging.getLogger("reelfarm.farm")
 
-DEFAULT_FAILURE_HANDLER = "farm.tasks.handle_task_failure"
+DEFAULT_FAILURE_HANDLER = "reelfarm.farm.tasks.handle_task_failure"
 DEFAULT_RETRY_INTERVALS = (5, 30, 120)
 DEFAULT_TIMEOUT_SEC = 600  # one chunk (about 5 s of video) or one stitch; far above either's cost
 RESULT_TTL_SEC = 3600
 FAILURE_TTL_SEC = 7 * 24 * 3600
-RQ_ON_FAILURE = "farm.queue.on_rq_failure"
+RQ_ON_FAILURE = "reelfarm.farm.queue.on_rq_failure"
 
 FailureHandler = Callable[[str, Sequence[Any], str], None]
 
@@ -80,20 +80,31 @@ class JobQueue(Protocol):
         ...
 
     def chunk_queue(self) -> str:
-        """The queue a render's chunks go to now (``farm.routing``)."""
+        """The queue a render's chunks go to now (``reelfarm.farm.routing``)."""
         ...
 
 
+# The parts were top-level packages before they moved under ``reelfarm``: work that a farm running
+# an earlier release queued under the old dotted names (``farm.tasks.render_chunk``), in Redis or in
+# the embedded queue's rows, still runs after an upgrade.
+FORMER_TOP_LEVEL = frozenset({"api", "client", "console", "farm", "renderer", "shared", "studio"})
+
+
+def task_path(path: str) -> str:
+    """The current dotted path of a task or callback that may be named as an earlier release named it."""
+    return f"reelfarm.{path}" if path.split(".", 1)[0] in FORMER_TOP_LEVEL else path
+
+
 def resolve(path: str) -> Callable[..., Any]:
-    """The function a dotted path names (``package.module.function``)."""
-    module, _, name = path.rpartition(".")
+    """The function a dotted path names (``package.module.function``; earlier releases' names too)."""
+    module, _, name = task_path(path).rpartition(".")
     return getattr(importlib.import_module(module), name)
 
 
 def describe_exception(exc: BaseException | None) -> str:
     """A short reason for a failure, fit for a user: the message of errors meant for users,
     only the kind of anything else (internals stay in the logs)."""
-    from renderer import RendererError  # late: queueing work needs no Skia
+    from reelfarm.renderer import RendererError  # late: queueing work needs no Skia
 
     if exc is None:
         return "the process running it stopped"
@@ -117,9 +128,9 @@ class RQQueue:
     seconds (RQ's scheduler, which ``reelfarm worker`` runs, moves them back to the queue).
 
     The tasks run on ``reelfarm worker`` nodes, so ``start`` only runs the ``maintenance`` hook
-    (when one is set: the API's share of ``farm.maintenance``) every ``maintenance_sec`` in a
+    (when one is set: the API's share of ``reelfarm.farm.maintenance``) every ``maintenance_sec`` in a
     daemon thread. Chunks go to the queue ``router`` picks from the nodes' heartbeats
-    (``farm.routing``; ``gpu_wait_sec`` is ``REELFARM_GPU_QUEUE_WAIT_SEC``).
+    (``reelfarm.farm.routing``; ``gpu_wait_sec`` is ``REELFARM_GPU_QUEUE_WAIT_SEC``).
     """
 
     def __init__(self, redis: Any, *, namespace: str = "", retry_intervals: Sequence[int] = DEFAULT_RETRY_INTERVALS,
@@ -254,7 +265,7 @@ def on_rq_failure(job: Any, connection: Any, exc_type: Any = None, exc_value: Ba
     RQ calls it on every failure, also those it is about to retry (``retries_left`` > 0), and for
     jobs whose worker died (``AbandonedJobError``, from the started-job registry's cleanup).
     A failure caused by a database outage, or one that cannot be recorded because of one, is not
-    the work's fault: the render or job is left live, and ``farm.reconcile`` enqueues it again
+    the work's fault: the render or job is left live, and ``reelfarm.farm.reconcile`` enqueues it again
     (RQ calls the job failed, which it counts as a lost queue entry).
     """
     if job.retries_left:
@@ -272,4 +283,4 @@ def on_rq_failure(job: Any, connection: Any, exc_type: Any = None, exc_value: Ba
         if not is_database_outage(exc):
             raise
         log.warning("the failure of job %s could not be recorded (the database is unreachable); "
-                    "farm.reconcile enqueues it again", job.id)
+                    "reelfarm.farm.reconcile enqueues it again", job.id)

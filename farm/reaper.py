@@ -18,10 +18,10 @@ import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from farm.context import current
-from farm.tasks import fail_job, fail_render
-from shared.repos import jobs as jobs_repo
-from shared.repos import renders as renders_repo
+from reelfarm.farm.context import current
+from reelfarm.farm.tasks import fail_job, fail_render
+from reelfarm.shared.repos import jobs as jobs_repo
+from reelfarm.shared.repos import renders as renders_repo
 
 log = logging.getLogger("reelfarm.farm")
 

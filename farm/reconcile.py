@@ -18,7 +18,7 @@ running or finished are left alone.
 
 It is idempotent and safe to run from several processes: job ids are deterministic and
 ``RQQueue.enqueue`` does nothing for a job that is waiting or running; callers hold a Redis lock
-so one process reconciles at a time (``farm.maintenance``); work younger than ``GRACE`` is not
+so one process reconciles at a time (``reelfarm.farm.maintenance``); work younger than ``GRACE`` is not
 looked at (the API commits first and enqueues right after); and tasks do nothing for a render or
 job that is no longer live, so a race with a task finishing costs at most a no-op run. Each job id
 is enqueued again at most ``MAX_REQUEUES`` times a day: past that the render or job is failed
@@ -32,16 +32,16 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from farm import renders as names
-from farm.assets import remote_assets
-from farm.jobs import EXTRACT_BRAND_TASK, GENERATE_TASK, JOBS_QUEUE, STILLS_TASK, job_queue_id
-from farm.queue import RQQueue
-from farm.routing import GPU_QUEUE, RENDER_QUEUE
-from farm.context import TaskContext, current
-from farm.tasks import fail_job, fail_render
-from shared.repos import jobs as jobs_repo
-from shared.repos import renders as renders_repo
-from shared.repos import videos as videos_repo
+from reelfarm.farm import renders as names
+from reelfarm.farm.assets import remote_assets
+from reelfarm.farm.jobs import EXTRACT_BRAND_TASK, GENERATE_TASK, JOBS_QUEUE, STILLS_TASK, job_queue_id
+from reelfarm.farm.queue import RQQueue
+from reelfarm.farm.routing import GPU_QUEUE, RENDER_QUEUE
+from reelfarm.farm.context import TaskContext, current
+from reelfarm.farm.tasks import fail_job, fail_render
+from reelfarm.shared.repos import jobs as jobs_repo
+from reelfarm.shared.repos import renders as renders_repo
+from reelfarm.shared.repos import videos as videos_repo
 
 log = logging.getLogger("reelfarm.farm")
 

@@ -1,4 +1,4 @@
-"""Render requests: dedup, credits and the chunk plan (the Render resource: ``farm.resources``).
+"""Render requests: dedup, credits and the chunk plan (the Render resource: ``reelfarm.farm.resources``).
 
 ``RenderService.request`` is the one place a render is born. Under the workspace row lock (taken
 first, as everywhere; SQLite's ``BEGIN IMMEDIATE`` serialises the same way) it looks for an
@@ -24,26 +24,26 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-import renderer
-from farm.assets import remote_assets
-from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
-from farm.progress import ProgressStore, fraction
-from farm.resources import render_resource
-from farm.queue import JobQueue
-from farm.routing import RENDER_QUEUE  # stitches, and chunks when no GPU node takes them
-from renderer.model import frame_count
-from shared.clock import Clock
-from shared.config import Settings
-from shared.db import transaction
-from shared.repos import renders as repo
-from shared.repos import videos as videos_repo
-from shared.repos._locks import lock_workspace
-from shared.storage import Storage
-from studio.videos import VideoStateError
+from reelfarm import renderer
+from reelfarm.farm.assets import remote_assets
+from reelfarm.farm.errors import InvalidRequest, QueueUnavailable, StateConflict
+from reelfarm.farm.progress import ProgressStore, fraction
+from reelfarm.farm.resources import render_resource
+from reelfarm.farm.queue import JobQueue
+from reelfarm.farm.routing import RENDER_QUEUE  # stitches, and chunks when no GPU node takes them
+from reelfarm.renderer.model import frame_count
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.config import Settings
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import renders as repo
+from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.shared.repos._locks import lock_workspace
+from reelfarm.shared.storage import Storage
+from reelfarm.studio.videos import VideoStateError
 
-RENDER_CHUNK_TASK = "farm.tasks.render_chunk"
-STITCH_TASK = "farm.tasks.stitch"
-IMPORT_ASSETS_TASK = "farm.tasks.import_assets"
+RENDER_CHUNK_TASK = "reelfarm.farm.tasks.render_chunk"
+STITCH_TASK = "reelfarm.farm.tasks.stitch"
+IMPORT_ASSETS_TASK = "reelfarm.farm.tasks.import_assets"
 IMPORT_QUEUE = "jobs"  # the nodes that reach the internet (brand extraction); render nodes need not
 
 
@@ -231,9 +231,9 @@ class RenderService:
                 return
 
     def _enqueue(self, render: repo.Render, needs_import: bool) -> None:
-        """The render's tasks: its chunks (on the queue ``farm.routing`` picks) and then its stitch
+        """The render's tasks: its chunks (on the queue ``reelfarm.farm.routing`` picks) and then its stitch
         (on ``render``), after the import of its remote assets when its document has any
-        (``farm.assets``)."""
+        (``reelfarm.farm.assets``)."""
         self.progress.set_total(render.id, render.frames or 0)
         first: list[str] = []
         if needs_import:

@@ -7,7 +7,7 @@ was. ``Outage`` keeps the log readable through it: one warning when a dependency
 line when it is back and for how long it was gone, nothing in between however long it lasts.
 
 ``is_redis_outage`` and ``is_database_outage`` tell such errors from every other failure (those
-still fail work, as before); the second is ``shared.db.database_outage``.
+still fail work, as before); the second is ``reelfarm.shared.db.database_outage``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from shared.db import database_outage
+from reelfarm.shared.db import database_outage
 
 log = logging.getLogger("reelfarm.farm")
 

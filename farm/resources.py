@@ -11,11 +11,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from farm.progress import ProgressStore, fraction
-from shared.clock import Clock
-from shared.repos import jobs as jobs_repo
-from shared.repos import renders as renders_repo
-from shared.storage import Storage
+from reelfarm.farm.progress import ProgressStore, fraction
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.repos import jobs as jobs_repo
+from reelfarm.shared.repos import renders as renders_repo
+from reelfarm.shared.storage import Storage
 
 RENDER_URL_TTL_SEC = 7 * 24 * 3600
 STILLS_URL_TTL_SEC = 600

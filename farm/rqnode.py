@@ -12,11 +12,11 @@ render node must instead wait for its servers and carry on:
   database and spend a retry. When Redis is back it says so, registers the worker again if Redis
   lost its record (restarted empty), and hands back to the queue a job whose end it could not
   record (tasks are idempotent; a job Redis lost altogether is re-created from the database by
-  ``farm.reconcile``).
+  ``reelfarm.farm.reconcile``).
 - ``NodeScheduler`` (moves due retries to their queues) retries its loop with backoff instead of
   dying; RQ's maintenance, every ``MAINTENANCE_INTERVAL_SEC`` here, restarts it should it die anyway.
 
-Each outage is logged once when it starts and once when it ends (``farm.resilience.Outage``).
+Each outage is logged once when it starts and once when it ends (``reelfarm.farm.resilience.Outage``).
 """
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ from collections.abc import Callable
 from typing import Any
 
 from rq import Queue, Worker
+from rq.job import Job
 from rq.scheduler import RQScheduler
 from sqlalchemy import Engine, text
 
-from farm.nodes import pid_exists
-from farm.resilience import (
+from reelfarm.farm.nodes import pid_exists
+from reelfarm.farm.queue import task_path
+from reelfarm.farm.resilience import (
     MAX_WAIT_SEC,
     REDIS_ERRORS,
     Backoff,
@@ -51,9 +53,27 @@ MAINTENANCE_INTERVAL_SEC = 60  # RQ's registry cleanup and scheduler restart (RQ
 WORKER_TTL_SEC = 75
 
 
+class NodeJob(Job):
+    """RQ's ``Job``, reading a task or callback queued under an earlier release's dotted name
+    (``farm.tasks.render_chunk``) as the same function under its current one."""
+
+    def _deserialize_data(self) -> None:
+        super()._deserialize_data()
+        if isinstance(self._func_name, str):
+            self._func_name = task_path(self._func_name)
+
+    def restore(self, raw_data: Any) -> None:
+        super().restore(raw_data)
+        for attr in ("_success_callback_name", "_failure_callback_name", "_stopped_callback_name"):
+            name = getattr(self, attr, None)
+            if isinstance(name, str):
+                setattr(self, attr, task_path(name))
+
+
 class NodeWorker(Worker):
     """RQ's forking ``Worker`` that never quits on a connection error (see the module docstring)."""
 
+    job_class = NodeJob
     max_connection_wait_time = MAX_WAIT_SEC  # RQ's own reconnect backoff while waiting for a job (60 s)
 
     def __init__(self, *args: Any, database: Engine | None = None, **kwargs: Any) -> None:

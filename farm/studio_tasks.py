@@ -17,17 +17,17 @@ import logging
 import uuid
 from collections.abc import Callable
 
-from farm.context import TaskContext, current, studio_of
-from farm.tasks import fail_job
-from renderer import lint
-from shared.db import transaction
-from shared.repos import brand_kits as kits_repo
-from shared.repos import jobs as jobs_repo
-from shared.repos import videos as videos_repo
-from shared.repos.outbox import add_event
-from studio.brand import BrandExtractor
-from studio.brand_kits import save_extracted_kit, store_logo
-from studio.errors import (
+from reelfarm.farm.context import TaskContext, current, studio_of
+from reelfarm.farm.tasks import fail_job
+from reelfarm.renderer import lint
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.shared.repos import jobs as jobs_repo
+from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.shared.repos.outbox import add_event
+from reelfarm.studio.brand import BrandExtractor
+from reelfarm.studio.brand_kits import save_extracted_kit, store_logo
+from reelfarm.studio.errors import (
     BrandExtractionError,
     BriefRejected,
     FetchFailed,
@@ -35,9 +35,9 @@ from studio.errors import (
     TranslationError,
     WriterError,
 )
-from studio.localize import localize
-from studio.resources import jsonable, video_resource
-from studio.writer import Brief, compose
+from reelfarm.studio.localize import localize
+from reelfarm.studio.resources import jsonable, video_resource
+from reelfarm.studio.writer import Brief, compose
 
 log = logging.getLogger("reelfarm.farm")
 

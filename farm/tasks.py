@@ -2,7 +2,7 @@
 
 They run wherever the queue runs them (an RQ work horse, an embedded pool process, a test's
 ``SimpleWorker``) and load everything else themselves through the process's task context
-(``farm.context``). Running a job twice is harmless: a chunk overwrites its deterministic
+(``reelfarm.farm.context``). Running a job twice is harmless: a chunk overwrites its deterministic
 segment key, and every status change is conditional, so a chunk of a canceled or finished render
 does nothing.
 
@@ -20,23 +20,23 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import renderer
-from farm import renders as names
-from farm.assets import StorageAssets, import_remote_assets, imported_keys
-from farm.context import TaskContext, current, studio_of
-from farm.errors import TaskFailed
-from farm.jobs import generation_ended
-from farm.progress import MAX_UNFINISHED, ProgressBatcher, fraction
-from farm.resilience import Outage, is_database_outage, wait_until
-from farm.resources import render_resource
-from farm.scratch import scratch_dir
-from shared.db import transaction
-from shared.repos import jobs as jobs_repo
-from shared.repos import renders as renders_repo
-from shared.repos import videos as videos_repo
-from shared.repos.objects import WorkspaceObjects
-from shared.repos.outbox import add_event
-from studio.resources import jsonable
+from reelfarm import renderer
+from reelfarm.farm import renders as names
+from reelfarm.farm.assets import StorageAssets, import_remote_assets, imported_keys
+from reelfarm.farm.context import TaskContext, current, studio_of
+from reelfarm.farm.errors import TaskFailed
+from reelfarm.farm.jobs import generation_ended
+from reelfarm.farm.progress import MAX_UNFINISHED, ProgressBatcher, fraction
+from reelfarm.farm.resilience import Outage, is_database_outage, wait_until
+from reelfarm.farm.resources import render_resource
+from reelfarm.farm.scratch import scratch_dir
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import jobs as jobs_repo
+from reelfarm.shared.repos import renders as renders_repo
+from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.shared.repos.objects import WorkspaceObjects
+from reelfarm.shared.repos.outbox import add_event
+from reelfarm.studio.resources import jsonable
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -64,7 +64,7 @@ CHUNK_ENCODER_THREADS = 1
 
 def import_assets(render_id: str) -> None:
     """Fetch the remote images and audio of the render's document into its storage folder, once,
-    before any chunk draws (``farm.assets``). An asset the user must fix fails the render."""
+    before any chunk draws (``reelfarm.farm.assets``). An asset the user must fix fails the render."""
     ctx = current()
     if (live := _live_render(ctx, render_id)) is None:
         return

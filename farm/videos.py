@@ -1,6 +1,6 @@
 """Videos as the API serves them: the studio's ``VideoService`` (stories, edits, versions) and
 the farm's jobs and renders (generation, translated copies, variants) behind one door, answering
-resources (``studio.resources``, ``farm.resources``).
+resources (``reelfarm.studio.resources``, ``reelfarm.farm.resources``).
 
 Which service makes a new video follows from the request: a ``story_id`` builds it at once
 (``VideoService.create_from_story``); without one, a brief and/or a site URL start a generation
@@ -8,7 +8,7 @@ job (``JobService.request_generation``). Which combinations are valid is the req
 business (``api/schemas.py``), not this module's.
 
 A page of videos is addressed by an opaque cursor, ``<microseconds since the epoch>.<row id>``
-(``api.contract.CURSOR`` is its pattern).
+(``reelfarm.api.contract.CURSOR`` is its pattern).
 """
 from __future__ import annotations
 
@@ -18,20 +18,20 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from farm.errors import InvalidRequest
-from farm.jobs import JobService
-from farm.renders import RenderService
-from farm.resources import job_resource
-from shared.clock import Clock
-from shared.storage import Storage
-from studio.resources import version_resource, video_resource
-from studio.videos import VideoService, VideoView
+from reelfarm.farm.errors import InvalidRequest
+from reelfarm.farm.jobs import JobService
+from reelfarm.farm.renders import RenderService
+from reelfarm.farm.resources import job_resource
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.storage import Storage
+from reelfarm.studio.resources import version_resource, video_resource
+from reelfarm.studio.videos import VideoService, VideoView
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def encode_cursor(position: tuple[datetime, str] | None) -> str | None:
-    """``<microseconds since the epoch>.<row id>``: the pattern ``api.contract.CURSOR``."""
+    """``<microseconds since the epoch>.<row id>``: the pattern ``reelfarm.api.contract.CURSOR``."""
     if position is None:
         return None
     when, ident = position

@@ -25,20 +25,20 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from farm.errors import QueueUnavailable, StateConflict
-from farm.queue import JobQueue
-from farm.context import TaskContext, current
-from shared.clock import Clock
-from shared.config import Settings
-from shared.db import transaction
-from shared.repos import webhooks as repo
-from shared.repos.outbox import add_event
-from studio.fetch import FetchError, PostResult, SafeFetcher, make_fetcher
-from studio.webhooks import delivery_resource
+from reelfarm.farm.errors import QueueUnavailable, StateConflict
+from reelfarm.farm.queue import JobQueue
+from reelfarm.farm.context import TaskContext, current
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.config import Settings
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import webhooks as repo
+from reelfarm.shared.repos.outbox import add_event
+from reelfarm.studio.fetch import FetchError, PostResult, SafeFetcher, make_fetcher
+from reelfarm.studio.webhooks import delivery_resource
 
 log = logging.getLogger("reelfarm.farm")
 
-DELIVER = "farm.webhooks.deliver"
+DELIVER = "reelfarm.farm.webhooks.deliver"
 QUEUE = "jobs"  # a queue every worker listens on; deliveries are short
 TIMEOUT_SEC = 10.0
 LEASE = timedelta(seconds=60)  # longer than one attempt can take, so a lost sender's row is retried

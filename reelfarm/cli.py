@@ -15,9 +15,9 @@ import importlib
 
 import click
 
-from studio.cli import COMMANDS as STUDIO_COMMANDS
+from reelfarm.studio.cli import COMMANDS as STUDIO_COMMANDS
 
-LAZY_COMMAND_MODULES = ("client.cli", "api.cli", "farm.cli")
+LAZY_COMMAND_MODULES = ("reelfarm.client.cli", "reelfarm.api.cli", "reelfarm.farm.cli")
 
 
 class ReelfarmGroup(click.Group):

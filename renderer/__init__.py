@@ -4,7 +4,7 @@ A pure library: it imports nothing of the service (no web framework, queue, data
 storage). Any frame is computed from (doc, t) alone, which is what lets the farm cut a video
 into chunks rendered on different machines.
 
-Public names load on first use (PEP 562): `import renderer` costs almost nothing, and a
+Public names load on first use (PEP 562): `from reelfarm import renderer` costs almost nothing, and a
 command pays only for what it touches (a still never loads PyAV, a lint never loads an encoder).
 """
 from __future__ import annotations
@@ -15,27 +15,27 @@ from typing import TYPE_CHECKING, Any
 RENDERER_VERSION = "1.0.0"
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "renderer.assets": ("AssetSource", "LocalAssets"),
-    "renderer.audio": ("mix_audio",),
-    "renderer.backends": ("RASTER_KINDS", "RasterChoice", "choose_raster", "make_rasterizer",
+    "reelfarm.renderer.assets": ("AssetSource", "LocalAssets"),
+    "reelfarm.renderer.audio": ("mix_audio",),
+    "reelfarm.renderer.backends": ("RASTER_KINDS", "RasterChoice", "choose_raster", "make_rasterizer",
                           "nvidia_gpu_present"),
-    "renderer.concat": ("concat_segments", "probe"),
-    "renderer.encode": ("Encoder", "X264Encoder", "available_h264_encoders"),
-    "renderer.errors": ("AssetError", "DocInvalid", "EncodeError", "FontError", "Problem", "RasterError",
+    "reelfarm.renderer.concat": ("concat_segments", "probe"),
+    "reelfarm.renderer.encode": ("Encoder", "X264Encoder", "available_h264_encoders"),
+    "reelfarm.renderer.errors": ("AssetError", "DocInvalid", "EncodeError", "FontError", "Problem", "RasterError",
                         "RendererError", "SpecInvalid"),
-    "renderer.fonts": ("available_families",),
-    "renderer.gl": ("GLRasterizer",),
-    "renderer.linter": ("LintReport", "lint"),
-    "renderer.model": ("Doc", "doc_schema", "parse_doc"),
-    "renderer.nvenc": ("NvencEncoder", "make_encoder", "nvenc_available"),
-    "renderer.raster": ("Rasterizer", "SkiaRasterizer", "encode_jpeg", "encode_png"),
-    "renderer.render": ("RenderStats", "chunk_count", "finish_video", "plan_chunks", "render_segment",
+    "reelfarm.renderer.fonts": ("available_families",),
+    "reelfarm.renderer.gl": ("GLRasterizer",),
+    "reelfarm.renderer.linter": ("LintReport", "lint"),
+    "reelfarm.renderer.model": ("Doc", "doc_schema", "parse_doc"),
+    "reelfarm.renderer.nvenc": ("NvencEncoder", "make_encoder", "nvenc_available"),
+    "reelfarm.renderer.raster": ("Rasterizer", "SkiaRasterizer", "encode_jpeg", "encode_png"),
+    "reelfarm.renderer.render": ("RenderStats", "chunk_count", "finish_video", "plan_chunks", "render_segment",
                         "render_video"),
-    "renderer.spec": ("FORMATS", "FORMAT_RATIOS", "FPS_CHOICES", "MAX_FPS", "MAX_RESOLUTION", "MIN_RESOLUTION",
+    "reelfarm.renderer.spec": ("FORMATS", "FORMAT_RATIOS", "FPS_CHOICES", "MAX_FPS", "MAX_RESOLUTION", "MIN_RESOLUTION",
                       "RESOLUTIONS", "RenderSpec", "frame_size", "spec_problems"),
-    "renderer.stills": ("iter_stills_png", "poster_time", "render_still", "render_still_png", "write_poster"),
-    "renderer.text": ("TextMeasure", "measure_text"),
-    "renderer.tokens": ("NEUTRAL_BRAND",),
+    "reelfarm.renderer.stills": ("iter_stills_png", "poster_time", "render_still", "render_still_png", "write_poster"),
+    "reelfarm.renderer.text": ("TextMeasure", "measure_text"),
+    "reelfarm.renderer.tokens": ("NEUTRAL_BRAND",),
 }
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -45,7 +45,7 @@ __all__ = sorted(["RENDERER_VERSION", *_HOME])
 def __getattr__(name: str) -> Any:
     module = _HOME.get(name)
     if module is None:
-        raise AttributeError(f"module 'renderer' has no attribute {name!r}")
+        raise AttributeError(f"module 'reelfarm.renderer' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
@@ -56,23 +56,23 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from renderer.assets import AssetSource, LocalAssets
-    from renderer.audio import mix_audio
-    from renderer.backends import RASTER_KINDS, RasterChoice, choose_raster, make_rasterizer, nvidia_gpu_present
-    from renderer.concat import concat_segments, probe
-    from renderer.encode import Encoder, X264Encoder, available_h264_encoders
-    from renderer.errors import (AssetError, DocInvalid, EncodeError, FontError, Problem, RasterError,
+    from reelfarm.renderer.assets import AssetSource, LocalAssets
+    from reelfarm.renderer.audio import mix_audio
+    from reelfarm.renderer.backends import RASTER_KINDS, RasterChoice, choose_raster, make_rasterizer, nvidia_gpu_present
+    from reelfarm.renderer.concat import concat_segments, probe
+    from reelfarm.renderer.encode import Encoder, X264Encoder, available_h264_encoders
+    from reelfarm.renderer.errors import (AssetError, DocInvalid, EncodeError, FontError, Problem, RasterError,
                                  RendererError, SpecInvalid)
-    from renderer.fonts import available_families
-    from renderer.gl import GLRasterizer
-    from renderer.linter import LintReport, lint
-    from renderer.model import Doc, doc_schema, parse_doc
-    from renderer.nvenc import NvencEncoder, make_encoder, nvenc_available
-    from renderer.raster import Rasterizer, SkiaRasterizer, encode_jpeg, encode_png
-    from renderer.render import (RenderStats, chunk_count, finish_video, plan_chunks, render_segment,
+    from reelfarm.renderer.fonts import available_families
+    from reelfarm.renderer.gl import GLRasterizer
+    from reelfarm.renderer.linter import LintReport, lint
+    from reelfarm.renderer.model import Doc, doc_schema, parse_doc
+    from reelfarm.renderer.nvenc import NvencEncoder, make_encoder, nvenc_available
+    from reelfarm.renderer.raster import Rasterizer, SkiaRasterizer, encode_jpeg, encode_png
+    from reelfarm.renderer.render import (RenderStats, chunk_count, finish_video, plan_chunks, render_segment,
                                  render_video)
-    from renderer.spec import (FORMAT_RATIOS, FORMATS, FPS_CHOICES, MAX_FPS, MAX_RESOLUTION, MIN_RESOLUTION,
+    from reelfarm.renderer.spec import (FORMAT_RATIOS, FORMATS, FPS_CHOICES, MAX_FPS, MAX_RESOLUTION, MIN_RESOLUTION,
                                RESOLUTIONS, RenderSpec, frame_size, spec_problems)
-    from renderer.stills import iter_stills_png, poster_time, render_still, render_still_png, write_poster
-    from renderer.text import TextMeasure, measure_text
-    from renderer.tokens import NEUTRAL_BRAND
+    from reelfarm.renderer.stills import iter_stills_png, poster_time, render_still, render_still_png, write_poster
+    from reelfarm.renderer.text import TextMeasure, measure_text
+    from reelfarm.renderer.tokens import NEUTRAL_BRAND

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import unquote, urlparse
 
-from renderer.errors import AssetError
-from renderer.model import Asset
+from reelfarm.renderer.errors import AssetError
+from reelfarm.renderer.model import Asset
 
 
 class AssetSource(Protocol):

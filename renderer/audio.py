@@ -1,7 +1,7 @@
 """Mix a VideoDoc's audio tracks into one stereo buffer and encode it as AAC.
 
 The mix is done once for the whole timeline (not per rendered segment) so fades and music
-never restart at segment boundaries; ``renderer.concat`` muxes the result next to the
+never restart at segment boundaries; ``reelfarm.renderer.concat`` muxes the result next to the
 stream-copied video. Everything is float32 at 48 kHz stereo: the rate and layout the
 delivered AAC stream uses, so nothing is resampled twice.
 """
@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import av
 import numpy as np
 
-from renderer.errors import AssetError
+from reelfarm.renderer.errors import AssetError
 
 __all__ = [
     "AudioTrack",
@@ -34,7 +34,7 @@ AAC_BIT_RATE = 192_000
 class AudioTrack(Protocol):
     """The attributes of a VideoDoc audio track that the mixer reads (seconds, linear gain).
 
-    Read-only, so the frozen ``renderer.model.AudioTrack`` matches, as does any object with them.
+    Read-only, so the frozen ``reelfarm.renderer.model.AudioTrack`` matches, as does any object with them.
     """
 
     @property

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from renderer.assets import AssetSource
-from renderer.errors import RasterError
-from renderer.model import Doc
-from renderer.raster import Rasterizer, SkiaRasterizer
-from renderer.spec import RenderSpec
+from reelfarm.renderer.assets import AssetSource
+from reelfarm.renderer.errors import RasterError
+from reelfarm.renderer.model import Doc
+from reelfarm.renderer.raster import Rasterizer, SkiaRasterizer
+from reelfarm.renderer.spec import RenderSpec
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class RasterChoice:
         Falls back to the CPU, with a logged reason, when GL cannot be had.
         """
         if self.kind == "gl":
-            from renderer.gl import GLRasterizer
+            from reelfarm.renderer.gl import GLRasterizer
             try:
                 return GLRasterizer(doc, spec.format, *spec.size, assets, gpu_index=self.gpu_index, yuv=yuv,
                                     hardware_only=self.hardware_only)

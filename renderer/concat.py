@@ -2,7 +2,7 @@
 
 Segments are rendered in parallel, each starting with an IDR frame (closed GOP), so they
 can be joined without re-encoding: packets are copied with their timestamps shifted by
-the running duration. The audio is mixed once for the whole timeline (``renderer.audio``)
+the running duration. The audio is mixed once for the whole timeline (``reelfarm.renderer.audio``)
 and encoded here as one AAC stream, interleaved with the video as it is copied.
 """
 
@@ -18,9 +18,9 @@ from typing import Any
 import av
 import numpy as np
 
-from renderer.audio import add_aac_stream, iter_aac_packets
-from renderer.encode import open_mp4
-from renderer.errors import EncodeError
+from reelfarm.renderer.audio import add_aac_stream, iter_aac_packets
+from reelfarm.renderer.encode import open_mp4
+from reelfarm.renderer.errors import EncodeError
 
 __all__ = ["concat_segments", "probe"]
 

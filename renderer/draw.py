@@ -11,10 +11,10 @@ from pathlib import Path
 
 import skia
 
-from renderer.assets import AssetSource
-from renderer.errors import AssetError
-from renderer.model import Asset, Background, Doc, Gradient, Layer, View
-from renderer.tokens import Brand, argb
+from reelfarm.renderer.assets import AssetSource
+from reelfarm.renderer.errors import AssetError
+from reelfarm.renderer.model import Asset, Background, Doc, Gradient, Layer, View
+from reelfarm.renderer.tokens import Brand, argb
 
 Rect = tuple[float, float, float, float]  # left, top, width, height
 SAMPLING = skia.SamplingOptions(skia.FilterMode.kLinear, skia.MipmapMode.kNone)

@@ -5,7 +5,7 @@ does not care which one runs:
 
 - ``X264Encoder``: libx264 through PyAV, on the CPU. The default, and the only one tested on
   every machine.
-- ``NvencEncoder`` (``renderer.nvenc``, with ``make_encoder``, which picks between the two):
+- ``NvencEncoder`` (``reelfarm.renderer.nvenc``, with ``make_encoder``, which picks between the two):
   NVENC through PyNvVideoCodec, on NVIDIA GPUs that have encoder units (L4, L40S, A10, T4, RTX;
   *not* H100/H200). Written from the PyNvVideoCodec documentation and never run against real
   hardware yet: see its docstring.
@@ -19,7 +19,7 @@ letting the encoder convert implicitly uses BT.601 and leaves the file untagged 
 guess, and reds and greens shift). Pure red therefore encodes to Y=63.
 
 Every output starts with an IDR frame, uses closed GOPs and pts = frame index in 1/fps, so
-segments rendered in parallel can be joined by stream copy (see ``renderer.concat``).
+segments rendered in parallel can be joined by stream copy (see ``reelfarm.renderer.concat``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import numpy as np
 from av.codec.context import Flags
 from av.video.reformatter import Colorspace, VideoReformatter
 
-from renderer.errors import EncodeError
+from reelfarm.renderer.errors import EncodeError
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ def _check_frame(rgba: np.ndarray, width: int, height: int, pixel_format: str = 
     """Validate a frame; return it C-contiguous (copying only if it is not).
 
     Packed frames are (height, width, 4); yuv420p frames are the three planes one after the
-    other, (height * 3 / 2, width), as `renderer.gl.YUV420Converter` reads them back.
+    other, (height * 3 / 2, width), as `reelfarm.renderer.gl.YUV420Converter` reads them back.
     """
     shape = (height * 3 // 2, width) if pixel_format == "yuv420p" else (height, width, 4)
     if rgba.dtype != np.uint8 or rgba.shape != shape:
@@ -202,7 +202,7 @@ class X264Encoder:
     29-57 ms for "faster" and "medium" (about 1.6x faster), with files no larger and luma
     PSNR 1-2 dB lower but still above 47 dB. ``threads`` 0 lets x264 choose; threading is
     by frame (about 30% faster than PyAV's default slice threading). When several processes each
-    encode a segment, give each a few threads (``renderer.render`` gives 2), not one per core.
+    encode a segment, give each a few threads (``reelfarm.renderer.render`` gives 2), not one per core.
     """
 
     def __init__(

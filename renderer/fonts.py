@@ -13,7 +13,7 @@ from pathlib import Path
 
 import skia
 
-from renderer.errors import FontError
+from reelfarm.renderer.errors import FontError
 
 # family -> python module carrying its files (module.ROOT / "files")
 FAMILY_MODULES: dict[str, str] = {

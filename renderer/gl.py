@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 import skia
 
-from renderer.assets import AssetSource
-from renderer.errors import RasterError
-from renderer.fonts import FontBook
-from renderer.model import Doc
-from renderer.raster import SkiaRasterizer
+from reelfarm.renderer.assets import AssetSource
+from reelfarm.renderer.errors import RasterError
+from reelfarm.renderer.fonts import FontBook
+from reelfarm.renderer.model import Doc
+from reelfarm.renderer.raster import SkiaRasterizer
 
 log = logging.getLogger(__name__)
 

@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from renderer.draw import Rect
-from renderer.fonts import available_families
-from renderer.errors import Problem
-from renderer.model import Doc, FontRef, Layer, Scene, build_doc, iter_layers, schema_problems
-from renderer.spec import FORMATS, frame_size
-from renderer.tokens import Brand, contrast_ratio, parse_hex
+from reelfarm.renderer.draw import Rect
+from reelfarm.renderer.fonts import available_families
+from reelfarm.renderer.errors import Problem
+from reelfarm.renderer.model import Doc, FontRef, Layer, Scene, build_doc, iter_layers, schema_problems
+from reelfarm.renderer.spec import FORMATS, frame_size
+from reelfarm.renderer.tokens import Brand, contrast_ratio, parse_hex
 
 MIN_DURATION, MAX_DURATION = 6.0, 600.0
 MIN_TEXT_PX_AT_1080 = 24.0
@@ -178,7 +178,7 @@ def _strings(value: Any, ptr: str) -> Iterator[tuple[str, str]]:
 # -- warnings ---------------------------------------------------------------------------------
 
 def _layout_warnings(doc: Doc, assets: Any) -> Iterator[Problem]:
-    from renderer.raster import SkiaRasterizer
+    from reelfarm.renderer.raster import SkiaRasterizer
 
     for fmt in FORMATS:
         width, height = frame_size(fmt, LINT_RESOLUTION)
@@ -234,7 +234,7 @@ def _settled_time(chain: tuple[Layer, ...], duration: float) -> float:
 
 
 def _settled_state(layer: Layer, t: float, duration: float) -> Any:
-    from renderer.timeline import layer_state
+    from reelfarm.renderer.timeline import layer_state
 
     return layer_state(dataclasses.replace(layer, enter=None, exit=None), t, duration)
 
@@ -372,7 +372,7 @@ def _backdrop_luminance(solo: Doc, raster: Any, fmt: str, t: float, region: tupl
         if lum is not None:
             _backdrops.move_to_end(key)
     if lum is None:
-        from renderer.raster import SkiaRasterizer
+        from reelfarm.renderer.raster import SkiaRasterizer
 
         drawn = SkiaRasterizer(solo, fmt, raster.width, raster.height, raster.images.assets, book=raster.book)
         lum = _luminance(_rgb(drawn, drawn.render(t)))
@@ -423,7 +423,7 @@ def _region_rasterizer() -> type:
     """The CPU rasterizer drawing one rectangle of the frame: every target is the rectangle's
     size with its canvas moved by the rectangle's offset, so the same drawing code lays out the
     whole frame and keeps only the pixels inside (integer offsets: the same pixels)."""
-    from renderer.raster import SkiaRasterizer, _Target
+    from reelfarm.renderer.raster import SkiaRasterizer, _Target
 
     class RegionRasterizer(SkiaRasterizer):
         def __init__(self, *args: Any, region: tuple[int, int, int, int], **kwargs: Any) -> None:

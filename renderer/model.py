@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from renderer.errors import DocInvalid, Problem
-from renderer.spec import FORMATS
+from reelfarm.renderer.errors import DocInvalid, Problem
+from reelfarm.renderer.spec import FORMATS
 
 if TYPE_CHECKING:  # imported when a document is invalid: its messages; valid ones never need it
     import jsonschema
@@ -242,7 +242,7 @@ def frame_count(duration: float, fps: int) -> int:
 @functools.lru_cache(maxsize=1)
 def doc_schema() -> dict[str, Any]:
     """The published JSON Schema (2020-12) of VideoDoc v1."""
-    text = resources.files("renderer").joinpath("videodoc.schema.json").read_text("utf-8")
+    text = resources.files("reelfarm.renderer").joinpath("videodoc.schema.json").read_text("utf-8")
     return json.loads(text)
 
 

@@ -1,6 +1,6 @@
 """H.264 on NVIDIA's encoder units (NVENC), and the choice between it and libx264.
 
-``NvencEncoder`` speaks the ``renderer.encode.Encoder`` protocol: frames are converted to NV12
+``NvencEncoder`` speaks the ``reelfarm.renderer.encode.Encoder`` protocol: frames are converted to NV12
 by the same BT.709 path as x264's, encoded by PyNvVideoCodec, and the raw Annex B stream is
 muxed into MP4 by ``H264AnnexBMuxer`` (tested without a GPU). ``make_encoder`` returns NVENC
 where a session can really be opened (``nvenc_available``) and libx264 otherwise.
@@ -18,7 +18,7 @@ import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
 
-from renderer.encode import (
+from reelfarm.renderer.encode import (
     DEFAULT_GOP_SECONDS,
     Encoder,
     X264Encoder,
@@ -30,7 +30,7 @@ from renderer.encode import (
     open_mp4,
     to_bt709_frame,
 )
-from renderer.errors import EncodeError
+from reelfarm.renderer.errors import EncodeError
 
 log = logging.getLogger(__name__)
 

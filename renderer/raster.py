@@ -14,14 +14,14 @@ from typing import Any, Protocol
 import numpy as np
 import skia
 
-from renderer.assets import AssetSource
-from renderer.easing import ease
-from renderer.draw import ImageStore, Rect, draw_background, draw_fitted, draw_shape, lerp_view
-from renderer.fonts import FontBook, font_book
-from renderer.model import Doc, Layer, Scene
-from renderer.text import TextBlock, TextSpec, shown_chars
-from renderer.timeline import LayerState, Timeline, layer_state
-from renderer.tokens import Brand, argb
+from reelfarm.renderer.assets import AssetSource
+from reelfarm.renderer.easing import ease
+from reelfarm.renderer.draw import ImageStore, Rect, draw_background, draw_fitted, draw_shape, lerp_view
+from reelfarm.renderer.fonts import FontBook, font_book
+from reelfarm.renderer.model import Doc, Layer, Scene
+from reelfarm.renderer.text import TextBlock, TextSpec, shown_chars
+from reelfarm.renderer.timeline import LayerState, Timeline, layer_state
+from reelfarm.renderer.tokens import Brand, argb
 
 _ANCHORS = {
     "top-left": (0.0, 0.0), "top": (0.5, 0.0), "top-right": (1.0, 0.0),
@@ -57,7 +57,7 @@ class _Target:
     """A CPU drawing target: a Skia surface over a numpy buffer that the encoder reads in place.
 
     The rasterizer reaches its targets only through these methods, so a GPU target (see
-    `renderer.gl`) runs the very same drawing code.
+    `reelfarm.renderer.gl`) runs the very same drawing code.
     """
 
     array: np.ndarray

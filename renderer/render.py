@@ -1,4 +1,4 @@
-"""From a document to video files: segments and whole MP4s (stills are in `renderer.stills`).
+"""From a document to video files: segments and whole MP4s (stills are in `reelfarm.renderer.stills`).
 
 A video is cut into chunks of frames; each chunk is drawn and encoded as a closed-GOP segment
 that starts with a keyframe, in its own process (skia holds the GIL while drawing, so threads
@@ -18,15 +18,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from renderer.assets import AssetSource
-from renderer.audio import mix_audio
-from renderer.backends import RasterChoice, choose_raster
-from renderer.concat import concat_segments
-from renderer.encode import Encoder, X264Encoder
-from renderer.model import Doc, frame_count, parse_doc
-from renderer.raster import Rasterizer, SkiaRasterizer
-from renderer.spec import RenderSpec
-from renderer.stills import as_doc
+from reelfarm.renderer.assets import AssetSource
+from reelfarm.renderer.audio import mix_audio
+from reelfarm.renderer.backends import RasterChoice, choose_raster
+from reelfarm.renderer.concat import concat_segments
+from reelfarm.renderer.encode import Encoder, X264Encoder
+from reelfarm.renderer.model import Doc, frame_count, parse_doc
+from reelfarm.renderer.raster import Rasterizer, SkiaRasterizer
+from reelfarm.renderer.spec import RenderSpec
+from reelfarm.renderer.stills import as_doc
 
 Progress = Callable[[int, int], None]
 CHUNK_X264_THREADS = 2
@@ -97,7 +97,7 @@ def finish_video(doc: Doc | Mapping[str, Any], segments: Sequence[str], out_path
         def resolve(asset_id: str) -> str:
             asset = doc.asset(asset_id)
             if asset is None or assets is None:
-                from renderer.errors import AssetError
+                from reelfarm.renderer.errors import AssetError
                 raise AssetError(f"audio asset {asset_id!r} cannot be found")
             return assets.path(asset_id, asset)
         audio = mix_audio(doc.audio, resolve, doc.duration)
@@ -140,7 +140,7 @@ def render_video(doc: Doc | Mapping[str, Any], out_path: str, spec: RenderSpec |
     """Render a whole MP4 on this machine, chunks spread over `workers` processes.
 
     `spec` defaults to the document's format and fps at 1080. `raster` names the rasterizer
-    ("cpu", "gl", "auto"; see `renderer.backends`); a GL one also converts to YUV on the GPU.
+    ("cpu", "gl", "auto"; see `reelfarm.renderer.backends`); a GL one also converts to YUV on the GPU.
     """
     doc = as_doc(doc)
     spec = spec or RenderSpec.for_doc(doc)
@@ -179,7 +179,7 @@ def _render_inline(doc: Doc, jobs: list[_Job], spec: RenderSpec, choice: RasterC
 
 def _pool_context(choice: RasterChoice) -> Any:
     if choice.kind == "gl":
-        from renderer.gl import context_in_process
+        from reelfarm.renderer.gl import context_in_process
         if context_in_process():
             return mp.get_context("spawn")  # EGL state does not survive fork()
     return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from renderer.errors import Problem, SpecInvalid
+from reelfarm.renderer.errors import Problem, SpecInvalid
 
 FORMAT_RATIOS: dict[str, tuple[int, int]] = {"16:9": (16, 9), "9:16": (9, 16), "1:1": (1, 1), "4:5": (4, 5)}
 FORMATS: tuple[str, ...] = tuple(FORMAT_RATIOS)

@@ -10,11 +10,11 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from renderer.assets import AssetSource
-from renderer.backends import RasterChoice, choose_raster
-from renderer.model import Doc, parse_doc
-from renderer.raster import Rasterizer, encode_jpeg, encode_png, to_rgba
-from renderer.spec import RenderSpec
+from reelfarm.renderer.assets import AssetSource
+from reelfarm.renderer.backends import RasterChoice, choose_raster
+from reelfarm.renderer.model import Doc, parse_doc
+from reelfarm.renderer.raster import Rasterizer, encode_jpeg, encode_png, to_rgba
+from reelfarm.renderer.spec import RenderSpec
 
 
 def as_doc(doc: Doc | Mapping[str, Any]) -> Doc:
@@ -34,7 +34,7 @@ def render_still(doc: Doc | Mapping[str, Any], t: float, spec: RenderSpec | None
                  assets: AssetSource | None = None, raster: str | RasterChoice = "cpu") -> np.ndarray:
     """The frame at `t` as an RGBA array (a copy the caller owns); `spec` defaults to the doc's.
 
-    `raster` names the rasterizer ("cpu", "gl", "auto"; see `renderer.backends`).
+    `raster` names the rasterizer ("cpu", "gl", "auto"; see `reelfarm.renderer.backends`).
     """
     doc = as_doc(doc)
     spec = _still_spec(doc, spec)

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import skia
 
-from renderer.fonts import FontBook
-from renderer.model import FontRef
-from renderer.tokens import argb
+from reelfarm.renderer.fonts import FontBook
+from reelfarm.renderer.model import FontRef
+from reelfarm.renderer.tokens import argb
 
 tl = skia.textlayout
 _ALIGN = {"left": tl.TextAlign.kLeft, "center": tl.TextAlign.kCenter, "right": tl.TextAlign.kRight}
@@ -238,7 +238,7 @@ class TextMeasure:
 def measure_text(text: str, family: str, weight: int, size_px: float, box_w: float,
                  line_height: float = 1.2, letter_spacing: float = 0.0) -> TextMeasure:
     """Lay `text` out exactly as the rasterizer would, in pixels, without drawing it."""
-    from renderer.fonts import font_book
+    from reelfarm.renderer.fonts import font_book
 
     spec = TextSpec(text=text, font=FontRef(family, weight), size_px=size_px, min_size_px=size_px,
                     color="#000000", align="left", direction="auto", line_height=line_height,

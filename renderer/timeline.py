@@ -8,8 +8,8 @@ import bisect
 from dataclasses import dataclass
 from typing import TypedDict
 
-from renderer.easing import ease
-from renderer.model import Doc, Keyframe, Layer, Motion
+from reelfarm.renderer.easing import ease
+from reelfarm.renderer.model import Doc, Keyframe, Layer, Motion
 
 _DIRS = {"left": (-1.0, 0.0), "right": (1.0, 0.0), "up": (0.0, -1.0), "down": (0.0, 1.0)}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from renderer.model import FontRef
+from reelfarm.renderer.model import FontRef
 
 NEUTRAL_BRAND: dict[str, Any] = {
     "colors": {

@@ -38,7 +38,7 @@ from types import MappingProxyType
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from shared.errors import ConfigError
+from reelfarm.shared.errors import ConfigError
 
 T = TypeVar("T")
 

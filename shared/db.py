@@ -34,7 +34,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
-from shared.errors import DatabaseUnavailable, MigrationError
+from reelfarm.shared.errors import DatabaseUnavailable, MigrationError
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000

@@ -10,7 +10,7 @@ Hierarchy::
     │   └── ObjectNotFound      (also a KeyError) nothing is stored under the key
     ├── NotFound                (also a KeyError) no row of .kind with .id (in that workspace)
     ├── InsufficientCredits     a debit would take a workspace's balance below zero
-    └── DatabaseUnavailable     the database cannot be reached (``shared.db.database_outage``
+    └── DatabaseUnavailable     the database cannot be reached (``reelfarm.shared.db.database_outage``
                                 recognises the driver's connection errors and wraps them)
 
 Domain code raises these; ``api/`` maps them to statuses (NotFound -> 404,

@@ -21,9 +21,9 @@ from urllib.parse import quote, urlencode
 
 from itsdangerous import Signer
 
-from shared.clock import Clock, SystemClock
-from shared.config import Settings, parse_storage_url
-from shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
+from reelfarm.shared.clock import Clock, SystemClock
+from reelfarm.shared.config import Settings, parse_storage_url
+from reelfarm.shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
 
 MAX_KEY_LENGTH = 512
 _KEY_SEGMENT = re.compile(r"[A-Za-z0-9._=+@-]+")

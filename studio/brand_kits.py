@@ -1,6 +1,6 @@
 """Brand kits: read and change a workspace's kits, and save the kit a brand extraction made.
 
-Every kit is shown as ``studio.resources.brand_kit_resource`` (a stored logo as a freshly signed
+Every kit is shown as ``reelfarm.studio.resources.brand_kit_resource`` (a stored logo as a freshly signed
 URL). An extracted kit is written with its ``brand_kit.extracted`` event in one transaction
 (``save_extracted_kit``; the farm's ``extract_brand`` job calls it); a workspace's first
 extracted kit becomes its default while the neutral kit is its only one.
@@ -11,13 +11,13 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from shared.clock import Clock
-from shared.db import transaction
-from shared.repos import brand_kits as kits_repo
-from shared.repos._locks import lock_workspace
-from shared.repos.outbox import add_event
-from shared.storage import Storage
-from studio.resources import brand_kit_resource, jsonable
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.shared.repos._locks import lock_workspace
+from reelfarm.shared.repos.outbox import add_event
+from reelfarm.shared.storage import Storage
+from reelfarm.studio.resources import brand_kit_resource, jsonable
 
 
 class BrandKitService:
@@ -51,7 +51,7 @@ def logo_key(kit_id: str) -> str:
 
 
 def store_logo(storage: Storage, kit_id: str, logo: Any) -> dict[str, Any] | None:
-    """Put an extracted ``studio.brand.Logo`` in storage; the ``tokens.logo`` that refers to it."""
+    """Put an extracted ``reelfarm.studio.brand.Logo`` in storage; the ``tokens.logo`` that refers to it."""
     if logo is None:
         return None
     key = logo_key(kit_id)
@@ -62,7 +62,7 @@ def store_logo(storage: Storage, kit_id: str, logo: Any) -> dict[str, Any] | Non
 
 def save_extracted_kit(conn: Connection, clock: Clock, storage: Storage, *, workspace_id: str, kit_id: str,
                        brand: Any, logo: dict[str, Any] | None) -> kits_repo.BrandKit:
-    """Create the kit of an extracted ``studio.brand.ExtractedBrand`` and its ``brand_kit.extracted``
+    """Create the kit of an extracted ``reelfarm.studio.brand.ExtractedBrand`` and its ``brand_kit.extracted``
     event, in the caller's transaction. A workspace's first extracted kit becomes its default only
     while the neutral kit is its only one."""
     lock_workspace(conn, workspace_id)  # two extractions at once must not both see only the neutral kit

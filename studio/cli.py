@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-import renderer
+from reelfarm import renderer
 
 
 def _load_doc(path: str) -> dict[str, Any]:
@@ -139,7 +139,7 @@ def still_command(doc_path: str, t: float, fmt: str | None, resolution: int, out
 def story_command(story_id: str | None, list_: bool, fields: tuple[str, ...], fmt: str, duration: float | None,
                   brand_path: str | None, output: str | None) -> None:
     """List stories, or build one into a VideoDoc JSON file."""
-    from studio.stories import get_story, list_stories
+    from reelfarm.studio.stories import get_story, list_stories
 
     if list_ or not story_id:
         for story in list_stories():

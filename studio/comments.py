@@ -6,12 +6,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from shared.clock import Clock
-from shared.db import transaction
-from shared.repos import comments as comments_repo
-from shared.repos import videos as videos_repo
-from shared.repos.outbox import add_event
-from studio.videos import VideoStateError
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import comments as comments_repo
+from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.shared.repos.outbox import add_event
+from reelfarm.studio.videos import VideoStateError
 
 
 def comment_resource(comment: comments_repo.Comment) -> dict[str, Any]:

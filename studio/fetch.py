@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from shared.config import Settings
-from studio.errors import FetchError, FetchFailed, FetchRefused, FetchTooLarge
+from reelfarm.shared.config import Settings
+from reelfarm.studio.errors import FetchError, FetchFailed, FetchRefused, FetchTooLarge
 
 __all__ = ["FetchError", "FetchFailed", "FetchRefused", "FetchResult", "FetchTooLarge", "PostResult", "Resolver", "SafeFetcher",
            "Target", "check_address", "make_fetcher", "normalize_url", "parse_ip_host", "system_resolve"]

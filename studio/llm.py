@@ -15,10 +15,10 @@ from typing import Any
 
 import httpx
 
-from studio.briefs import NUMBER
-from studio.errors import StudioError, WriterError
-from studio.stories import NEUTRAL_BRAND, get_story, list_stories, validate_fields
-from studio.writer import Brief, BuiltinWriter, Script, Writer, clamp_duration, compose, fit_fields
+from reelfarm.studio.briefs import NUMBER
+from reelfarm.studio.errors import StudioError, WriterError
+from reelfarm.studio.stories import NEUTRAL_BRAND, get_story, list_stories, validate_fields
+from reelfarm.studio.writer import Brief, BuiltinWriter, Script, Writer, clamp_duration, compose, fit_fields
 
 __all__ = ["LLMWriter", "make_writer"]
 

@@ -19,10 +19,10 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import renderer
-from studio.translate import Translators
-from studio.translate.locales import direction_of, normalize_tag, script_of
-from studio.translate.placeholders import protect
+from reelfarm import renderer
+from reelfarm.studio.translate import Translators
+from reelfarm.studio.translate.locales import direction_of, normalize_tag, script_of
+from reelfarm.studio.translate.placeholders import protect
 
 __all__ = ["SCRIPT_FAMILIES", "localize"]
 

@@ -11,7 +11,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 
-from studio.errors import BriefRejected
+from reelfarm.studio.errors import BriefRejected
 
 __all__ = ["DEFAULT_THRESHOLD", "Moderator", "split_sentences"]
 

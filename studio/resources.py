@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from shared.repos.brand_kits import BrandKit
-from shared.repos.videos import Version, Video
-from shared.storage import Storage
+from reelfarm.shared.repos.brand_kits import BrandKit
+from reelfarm.shared.repos.videos import Version, Video
+from reelfarm.shared.storage import Storage
 
 LOGO_URL_TTL_SEC = 7 * 24 * 3600
 

@@ -14,17 +14,17 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-import renderer
-from shared.clock import Clock
-from shared.db import transaction
-from shared.errors import NotFound
-from shared.repos import brand_kits as kits_repo
-from shared.repos import jobs as jobs_repo
-from shared.repos import objects
-from shared.repos import videos as repo
-from studio.errors import InvalidFieldsError, StudioError
-from studio.stories import get_story, validate_fields
-from studio.stories.base import Story
+from reelfarm import renderer
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.shared.repos import jobs as jobs_repo
+from reelfarm.shared.repos import objects
+from reelfarm.shared.repos import videos as repo
+from reelfarm.studio.errors import InvalidFieldsError, StudioError
+from reelfarm.studio.stories import get_story, validate_fields
+from reelfarm.studio.stories.base import Story
 
 MAX_TITLE = 200
 MAX_EDIT_ATTEMPTS = 3
@@ -244,7 +244,7 @@ def _view(conn: Any, video: repo.Video) -> VideoView:
 
 
 def _fill(story: Story, fields: Mapping[str, Any]) -> dict[str, Any]:
-    from studio.stories import resolve_fields
+    from reelfarm.studio.stories import resolve_fields
     return resolve_fields(story, dict(fields))
 
 

@@ -4,7 +4,7 @@ Each endpoint has its own signing secret, ``whsec_`` + base64 of 24 random bytes
 Standard Webhooks libraries take); it is returned once, by ``create``, and never shown again.
 A URL must be absolute http(s) and pass the SSRF guard's address rule (``SafeFetcher.vet``)
 when it is set; delivery checks it again on every attempt, since DNS answers change.
-Sending (the outbox dispatcher, attempts, retries, tests) lives in ``farm.webhooks``.
+Sending (the outbox dispatcher, attempts, retries, tests) lives in ``reelfarm.farm.webhooks``.
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from shared.clock import Clock
-from shared.db import transaction
-from shared.repos import webhooks as repo
-from studio.errors import InvalidFieldsError
-from studio.fetch import FetchRefused, SafeFetcher, normalize_url
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import webhooks as repo
+from reelfarm.studio.errors import InvalidFieldsError
+from reelfarm.studio.fetch import FetchRefused, SafeFetcher, normalize_url
 
 EVENT_KINDS = ("video.generated", "video.generation_failed", "render.completed", "render.failed",
                "brand_kit.extracted", "comment.created", "comment.deleted", "webhook.test")

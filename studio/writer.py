@@ -1,9 +1,9 @@
 """Writers: a written brief in, a story with its field values (a ``Script``) out.
 
 ``BuiltinWriter`` works offline and deterministically: it picks the story whose keywords and
-facts best match the brief (``studio.briefs.classify``) and fills that story's fields with the
+facts best match the brief (``reelfarm.studio.briefs.classify``) and fills that story's fields with the
 brief's own facts. ``LLMWriter`` (``studio/llm.py``) asks a chat model and falls back to it;
-``studio.llm.make_writer`` picks between them from settings. ``compose`` builds and lints the
+``reelfarm.studio.llm.make_writer`` picks between them from settings. ``compose`` builds and lints the
 video, shortening text until nothing overflows.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from renderer import lint
-from studio.briefs import (
+from reelfarm.renderer import lint
+from reelfarm.studio.briefs import (
     Facts,
     classify,
     milestone_of,
@@ -25,9 +25,9 @@ from studio.briefs import (
     split_items,
     stat_of,
 )
-from studio.errors import WriterError
-from studio.stories import Story, get_story, validate_fields
-from studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC
+from reelfarm.studio.errors import WriterError
+from reelfarm.studio.stories import Story, get_story, validate_fields
+from reelfarm.studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC
 
 __all__ = ["Brief", "BuiltinWriter", "Script", "Writer", "clamp_duration", "compose", "fit_fields"]
 

@@ -9,13 +9,34 @@ they exist to run against the real thing.
 from __future__ import annotations
 
 import copy
+import importlib.abc
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from tests.servers import ServerError, start_postgres, start_redis
+
+FORMER_TOP_LEVEL = frozenset({"api", "client", "console", "farm", "renderer", "shared", "studio"})
+
+
+class NoFormerTopLevelNames(importlib.abc.MetaPathFinder):
+    """The repository root is on ``sys.path`` here (for ``tests.*``), which would make its folders
+    importable by their bare names (``farm.tasks``). Installed, they exist only as ``reelfarm.*``:
+    the tests see the same, so code that reaches a part by its old name fails here as it would for
+    a user (and work queued under old names runs only through ``reelfarm.farm.queue.task_path``)."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> None:
+        if fullname.split(".", 1)[0] in FORMER_TOP_LEVEL:
+            raise ModuleNotFoundError(f"No module named {fullname!r} (the parts are reelfarm.*)", name=fullname)
+        return None
+
+
+sys.meta_path.insert(0, NoFormerTopLevelNames())
 
 BASE_DOC: dict[str, Any] = {
     "version": 1,

@@ -37,3 +37,10 @@ def absolute_imports(package_root: Path) -> Iterator[tuple[str, str]]:
                 yield from ((path.name, a.name) for a in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 yield path.name, node.module
+
+
+def part_of(module: str) -> str:
+    """The part a module belongs to: ``reelfarm.farm.tasks`` -> ``farm``; ``reelfarm.cli`` ->
+    ``reelfarm``; a third-party module -> its top-level name (``flask``)."""
+    names = module.split(".")
+    return names[1] if names[0] == "reelfarm" and len(names) > 1 else names[0]

@@ -4,17 +4,17 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import examples as ex
-from api.auth import current_workspace_id
-from api.docs import WITH_BODY, errors
-from api.schemas import (
+from reelfarm.api import examples as ex
+from reelfarm.api.auth import current_workspace_id
+from reelfarm.api.docs import WITH_BODY, errors
+from reelfarm.api.schemas import (
     BrandExtractSchema,
     BrandKitListSchema,
     BrandKitPatchSchema,
     BrandKitSchema,
     JobSchema,
 )
-from api.services import services
+from reelfarm.api.services import services
 
 blp = Blueprint("brand_kits", __name__, url_prefix="/api/v1/brand-kits", description="Brand kits")
 extract_blp = Blueprint("brand", __name__, url_prefix="/api/v1/brand", description="Brand extraction")

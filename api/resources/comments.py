@@ -1,14 +1,14 @@
-"""Comments on videos (``studio.comments``: each change writes its `comment.*` event in the same transaction)."""
+"""Comments on videos (``reelfarm.studio.comments``: each change writes its `comment.*` event in the same transaction)."""
 from __future__ import annotations
 
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import examples as ex
-from api.auth import current_workspace_id
-from api.docs import WITH_BODY, errors
-from api.schemas import CommentCreateSchema, CommentListSchema, CommentSchema
-from api.services import services
+from reelfarm.api import examples as ex
+from reelfarm.api.auth import current_workspace_id
+from reelfarm.api.docs import WITH_BODY, errors
+from reelfarm.api.schemas import CommentCreateSchema, CommentListSchema, CommentSchema
+from reelfarm.api.services import services
 
 blp = Blueprint("comments", __name__, url_prefix="/api/v1", description="Comments on videos")
 

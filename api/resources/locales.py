@@ -4,10 +4,10 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import examples as ex
-from api.docs import errors
-from api.schemas import LocaleListSchema, LocaleQuerySchema
-from api.services import services
+from reelfarm.api import examples as ex
+from reelfarm.api.docs import errors
+from reelfarm.api.schemas import LocaleListSchema, LocaleQuerySchema
+from reelfarm.api.services import services
 
 blp = Blueprint("locales", __name__, url_prefix="/api/v1/locales", description="Translation locales")
 

@@ -5,10 +5,10 @@ from flask import g
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import examples as ex
-from api.docs import errors
-from api.schemas import MeSchema
-from api.services import services
+from reelfarm.api import examples as ex
+from reelfarm.api.docs import errors
+from reelfarm.api.schemas import MeSchema
+from reelfarm.api.services import services
 
 blp = Blueprint("me", __name__, url_prefix="/api/v1/me", description="The calling key's workspace")
 

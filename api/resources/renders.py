@@ -4,10 +4,10 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import examples as ex
-from api.auth import current_workspace_id
-from api.docs import WITH_BODY, errors
-from api.schemas import (
+from reelfarm.api import examples as ex
+from reelfarm.api.auth import current_workspace_id
+from reelfarm.api.docs import WITH_BODY, errors
+from reelfarm.api.schemas import (
     JobSchema,
     RenderCreateSchema,
     RenderListSchema,
@@ -16,7 +16,7 @@ from api.schemas import (
     VariantsCreateSchema,
     VariantsSchema,
 )
-from api.services import services
+from reelfarm.api.services import services
 
 blp = Blueprint("renders", __name__, url_prefix="/api/v1", description="Renders, stills and variants")
 

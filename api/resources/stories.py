@@ -4,10 +4,10 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import examples as ex
-from api.docs import errors
-from api.schemas import StoryListSchema
-from studio.stories import list_stories
+from reelfarm.api import examples as ex
+from reelfarm.api.docs import errors
+from reelfarm.api.schemas import StoryListSchema
+from reelfarm.studio.stories import list_stories
 
 blp = Blueprint("stories", __name__, url_prefix="/api/v1/stories", description="Built-in stories")
 

@@ -5,9 +5,9 @@ from flask import request, send_file
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import examples as ex
-from api.schemas import ErrorEnvelopeSchema, HealthSchema
-from api.services import services
+from reelfarm.api import examples as ex
+from reelfarm.api.schemas import ErrorEnvelopeSchema, HealthSchema
+from reelfarm.api.services import services
 
 blp = Blueprint("system", __name__, description="Health and downloads")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import examples as ex
-from api.auth import current_workspace_id
-from api.docs import WITH_BODY, errors
-from api.schemas import (
+from reelfarm.api import examples as ex
+from reelfarm.api.auth import current_workspace_id
+from reelfarm.api.docs import WITH_BODY, errors
+from reelfarm.api.schemas import (
     RestoreSchema,
     VersionListSchema,
     VersionSchema,
@@ -17,7 +17,7 @@ from api.schemas import (
     VideoPatchSchema,
     VideoSchema,
 )
-from api.services import services
+from reelfarm.api.services import services
 
 blp = Blueprint("videos", __name__, url_prefix="/api/v1/videos", description="Videos and versions")
 

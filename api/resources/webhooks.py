@@ -6,10 +6,10 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import examples as ex
-from api.auth import current_workspace_id
-from api.docs import WITH_BODY, errors
-from api.schemas import (
+from reelfarm.api import examples as ex
+from reelfarm.api.auth import current_workspace_id
+from reelfarm.api.docs import WITH_BODY, errors
+from reelfarm.api.schemas import (
     WebhookCreatedSchema,
     WebhookCreateSchema,
     WebhookDeliveryListSchema,
@@ -18,7 +18,7 @@ from api.schemas import (
     WebhookPatchSchema,
     WebhookSchema,
 )
-from api.services import services
+from reelfarm.api.services import services
 
 blp = Blueprint("webhooks", __name__, url_prefix="/api/v1", description="Webhook endpoints and their deliveries")
 

@@ -5,8 +5,8 @@ fast as ``reelfarm render``. ``mcp`` imports the MCP SDK only when run.
 """
 from __future__ import annotations
 
-from client.cli.account import COMMANDS as ACCOUNT_COMMANDS
-from client.cli.agent import mcp_command
-from client.cli.videos import COMMANDS as VIDEO_COMMANDS
+from reelfarm.client.cli.account import COMMANDS as ACCOUNT_COMMANDS
+from reelfarm.client.cli.agent import mcp_command
+from reelfarm.client.cli.videos import COMMANDS as VIDEO_COMMANDS
 
 COMMANDS = (*ACCOUNT_COMMANDS, *VIDEO_COMMANDS, mcp_command)

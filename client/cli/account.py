@@ -1,5 +1,5 @@
 """Client commands around the account: login, whoami, stories, brand kits, brand extraction, jobs,
-renders and webhooks. Video commands are in ``client.cli.videos``."""
+renders and webhooks. Video commands are in ``reelfarm.client.cli.videos``."""
 from __future__ import annotations
 
 import json
@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from client import config
-from client.cli.common import EXIT_CODES_HELP, Session, api_command, table
-from client.cli.progress import download, follow_job, follow_render
+from reelfarm.client import config
+from reelfarm.client.cli.common import EXIT_CODES_HELP, Session, api_command, table
+from reelfarm.client.cli.progress import download, follow_job, follow_render
 
 
 def _epilog(*examples: str) -> str:

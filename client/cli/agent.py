@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from client.cli.account import _epilog
+from reelfarm.client.cli.account import _epilog
 
 
 @click.command("mcp", epilog=_epilog(
@@ -20,7 +20,7 @@ def mcp_command(over_http: bool, host: str, port: int, api_url: str | None) -> N
     request brings its own bearer key, so one server serves many workspaces. Tool input schemas
     are read from the API's OpenAPI document at start.
     """
-    from client.mcp_server.server import serve_http, serve_stdio
+    from reelfarm.client.mcp_server.server import serve_http, serve_stdio
 
     if over_http:
         serve_http(api_url, host, port)

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from client.errors import APIConnectionError, APIError, ReelfarmError, TaskFailed, WaitTimeout
+from reelfarm.client.errors import APIConnectionError, APIError, ReelfarmError, TaskFailed, WaitTimeout
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_USAGE, EXIT_API, EXIT_TIMEOUT, EXIT_FAILED = 2, 3, 4, 5
@@ -35,7 +35,7 @@ class Session:
     @property
     def client(self) -> Any:
         if self._client is None:
-            from client.sync import Client
+            from reelfarm.client.sync import Client
 
             self._client = Client(api_key=self.api_key, base_url=self.api_url)
         return self._client

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from client.cli.common import Session
-from client.models import Job, Render
+from reelfarm.client.cli.common import Session
+from reelfarm.client.models import Job, Render
 
 
 def _progress(*, download: bool = False) -> Any:

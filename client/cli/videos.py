@@ -12,10 +12,10 @@ from typing import Any
 
 import click
 
-from client.cli.account import _epilog
-from client.cli.common import Session, api_command, parse_pairs, table
-from client.cli.progress import download, follow_job, follow_render
-from client.models import Video
+from reelfarm.client.cli.account import _epilog
+from reelfarm.client.cli.common import Session, api_command, parse_pairs, table
+from reelfarm.client.cli.progress import download, follow_job, follow_render
+from reelfarm.client.models import Video
 
 FORMATS = ("16:9", "9:16", "1:1", "4:5")
 RESOLUTIONS = click.Choice(["720", "1080", "2160"])

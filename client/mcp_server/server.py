@@ -18,10 +18,10 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 
-from client import config
-from client.aio import AsyncClient
-from client.mcp_server.schemas import fetch_openapi
-from client.mcp_server.tools import Toolbox, error_result
+from reelfarm.client import config
+from reelfarm.client.aio import AsyncClient
+from reelfarm.client.mcp_server.schemas import fetch_openapi
+from reelfarm.client.mcp_server.tools import Toolbox, error_result
 
 INSTRUCTIONS = ("reelfarm makes videos. Pick a story (list_stories) and create_video with its fields, or give a "
                 "brief; render_video (wait=true reports progress) returns an MP4 URL; render_stills shows frames.")

@@ -16,10 +16,10 @@ from urllib.parse import quote
 
 import mcp_types as types
 
-from client.aio import AsyncClient
-from client.calls import Call
-from client.errors import APIConnectionError, APIError, ReelfarmError, TaskFailed, WaitTimeout
-from client.mcp_server.schemas import InputSchema, input_schema
+from reelfarm.client.aio import AsyncClient
+from reelfarm.client.calls import Call
+from reelfarm.client.errors import APIConnectionError, APIError, ReelfarmError, TaskFailed, WaitTimeout
+from reelfarm.client.mcp_server.schemas import InputSchema, input_schema
 
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
 WAIT = {"type": "boolean", "default": False,

@@ -13,9 +13,9 @@ from typing import Any
 
 from flask import Response, abort, flash, g, redirect, render_template, request, send_file, url_for
 
-from console import web
-from console.blueprint import blp
-from shared.ids import is_uuid
+from reelfarm.console import web
+from reelfarm.console.blueprint import blp
+from reelfarm.shared.ids import is_uuid
 
 FONT_CACHE_SEC = 86400
 REFRESH_SEC = 2
@@ -81,7 +81,7 @@ def _font_file(family: str) -> Path | None:
     """The renderer's regular face of ``family``, if it ships one."""
     if len(family) > 80:
         return None
-    from renderer.fonts import FAMILY_MODULES, font_files
+    from reelfarm.renderer.fonts import FAMILY_MODULES, font_files
 
     if family not in FAMILY_MODULES:
         return None

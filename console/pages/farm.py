@@ -1,7 +1,7 @@
 """The farm (operators only): nodes and what they can do and run, queue depths, renders in
 flight with their frames per second, and the latest failed renders with their errors.
 
-The same snapshot as ``reelfarm farm status`` (``farm.status.collect_status``), read from Redis
+The same snapshot as ``reelfarm farm status`` (``reelfarm.farm.status.collect_status``), read from Redis
 and the database on each load; the page refreshes itself every few seconds.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 from flask import render_template
 
-from console import queries, web
-from console.blueprint import blp
-from farm.status import collect_status
+from reelfarm.console import queries, web
+from reelfarm.console.blueprint import blp
+from reelfarm.farm.status import collect_status
 
 REFRESH_SEC = 5
 
@@ -45,6 +45,6 @@ def _this_server(queue: Any) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _capabilities() -> Any:
-    from farm.nodes import detect_capabilities
+    from reelfarm.farm.nodes import detect_capabilities
 
     return detect_capabilities()

@@ -10,9 +10,9 @@ from typing import Any
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
-from console import web
-from console.blueprint import blp
-from console.accounts import AccountError, Throttled
+from reelfarm.console import web
+from reelfarm.console.blueprint import blp
+from reelfarm.console.accounts import AccountError, Throttled
 
 
 @blp.route("")

@@ -12,12 +12,12 @@ from typing import Any
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
-from console import queries, web
-from console.blueprint import blp
-from shared.db import transaction
-from shared.ids import is_uuid
-from shared.repos import api_keys
-from shared.repos import users as users_repo
+from reelfarm.console import queries, web
+from reelfarm.console.blueprint import blp
+from reelfarm.shared.db import transaction
+from reelfarm.shared.ids import is_uuid
+from reelfarm.shared.repos import api_keys
+from reelfarm.shared.repos import users as users_repo
 
 EXPIRY_CHOICES = (("", "Never"), ("30", "In 30 days"), ("90", "In 90 days"), ("365", "In a year"))
 MAX_NAME = 200
@@ -89,7 +89,7 @@ def key_revoke(key_id: str) -> Any:
 @blp.route("/settings/people", methods=["POST"])
 @web.owner_only
 def person_invite() -> Any:
-    from shared.repos.users import EmailTaken
+    from reelfarm.shared.repos.users import EmailTaken
 
     email = request.form.get("email", "").strip()
     role = request.form.get("role", "member")

@@ -18,14 +18,14 @@ from typing import Any
 
 from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
 
-from console import forms, queries, web
-from console.blueprint import blp
-from farm.errors import PlanFeatureUnavailable
-from farm.renders import credits_for
-from renderer.spec import FORMATS, RESOLUTIONS
-from shared.ids import is_uuid
-from studio.errors import InvalidFieldsError
-from studio.stories import get_story
+from reelfarm.console import forms, queries, web
+from reelfarm.console.blueprint import blp
+from reelfarm.farm.errors import PlanFeatureUnavailable
+from reelfarm.farm.renders import credits_for
+from reelfarm.renderer.spec import FORMATS, RESOLUTIONS
+from reelfarm.shared.ids import is_uuid
+from reelfarm.studio.errors import InvalidFieldsError
+from reelfarm.studio.stories import get_story
 
 LOCALE_PLANS = ("pro", "agency")
 REFRESH_SEC = 3
@@ -93,7 +93,7 @@ def _controls(video: dict[str, Any], values: dict[str, Any] | None) -> list[form
 
 def _locales(video: dict[str, Any]) -> list[str]:
     """The languages this video can be translated into (not its own)."""
-    from farm.jobs import published_locales
+    from reelfarm.farm.jobs import published_locales
 
     own = (video["locale"] or (video["current_version"] or {}).get("doc", {}).get("locale") or "en").split("-")[0]
     try:

@@ -1,7 +1,7 @@
 """The videos grid, and making a video from a story (a generated form) or from a brief.
 
-The story form is ``console.forms.controls`` over the story's own field schema; a post is read
-back with ``console.forms.parse`` and handed to the same ``VideoService.create_from_story`` the
+The story form is ``reelfarm.console.forms.controls`` over the story's own field schema; a post is read
+back with ``reelfarm.console.forms.parse`` and handed to the same ``VideoService.create_from_story`` the
 API calls, whose validation problems come back as messages beside the fields they concern.
 """
 
@@ -12,13 +12,13 @@ from typing import Any
 
 from flask import abort, g, redirect, render_template, request, url_for
 
-from console import forms, queries, web
-from console.blueprint import blp
-from renderer.spec import FORMATS
-from farm.errors import InvalidRequest
-from studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
-from studio.stories import get_story, list_stories
-from studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC
+from reelfarm.console import forms, queries, web
+from reelfarm.console.blueprint import blp
+from reelfarm.renderer.spec import FORMATS
+from reelfarm.farm.errors import InvalidRequest
+from reelfarm.studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
+from reelfarm.studio.stories import get_story, list_stories
+from reelfarm.studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC
 
 STATUSES = ("draft", "generating", "ready", "failed", "archived")
 PAGE = 24

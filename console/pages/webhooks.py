@@ -10,11 +10,11 @@ from typing import Any
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
-from console import web
-from console.blueprint import blp
-from shared.ids import is_uuid
-from studio.errors import InvalidFieldsError
-from studio.webhooks import EVENT_KINDS
+from reelfarm.console import web
+from reelfarm.console.blueprint import blp
+from reelfarm.shared.ids import is_uuid
+from reelfarm.studio.errors import InvalidFieldsError
+from reelfarm.studio.webhooks import EVENT_KINDS
 
 
 def _id(value: str) -> str:

@@ -1,1 +1,1 @@
-"""Alembic migrations of the database schema; run them with ``shared.db.migrate(engine)``."""
+"""Alembic migrations of the database schema; run them with ``reelfarm.shared.db.migrate(engine)``."""

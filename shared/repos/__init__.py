@@ -1,6 +1,6 @@
 """Repositories: small functions over a SQLAlchemy ``Connection``, returning frozen records.
 
-Callers own the transaction (``shared.db.transaction(engine)`` for writes) so that a change, its
+Callers own the transaction (``reelfarm.shared.db.transaction(engine)`` for writes) so that a change, its
 ledger row and its outbox event commit together. Everything workspace-owned is looked up by
 ``(workspace_id, id)``: an id from another workspace is ``NotFound``, like one that never existed.
 

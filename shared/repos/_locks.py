@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select
 
-from shared.errors import NotFound
-from shared.tables import workspaces
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.tables import workspaces
 
 
 def lock_workspace(conn: Connection, workspace_id: str) -> None:

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, or_, select
 
-from shared import keys
-from shared.clock import Clock
-from shared.errors import NotFound
-from shared.ids import new_id
-from shared.tables import api_keys
+from reelfarm.shared import keys
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.tables import api_keys
 
 TOUCH_INTERVAL = timedelta(seconds=60)
 

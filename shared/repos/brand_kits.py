@@ -9,11 +9,11 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from shared.clock import Clock
-from shared.errors import NotFound
-from shared.ids import new_id
-from shared.repos._locks import lock_workspace
-from shared.tables import brand_kits
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.repos._locks import lock_workspace
+from reelfarm.shared.tables import brand_kits
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from datetime import datetime
 
 from sqlalchemy import Connection, select
 
-from shared.clock import Clock
-from shared.errors import NotFound
-from shared.ids import is_uuid, new_id
-from shared.tables import comments
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.ids import is_uuid, new_id
+from reelfarm.shared.tables import comments
 
 
 @dataclass(frozen=True)

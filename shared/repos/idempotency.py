@@ -2,7 +2,7 @@
 
 The primary key (workspace_id, key) is the lock: of several requests inserting the same key at
 once, exactly one insert succeeds. A record lives ``KEY_TTL``; ``purge_expired`` deletes older ones
-(``farm.retention`` calls it in batches).
+(``reelfarm.farm.retention`` calls it in batches).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 
-from shared.db import transaction
-from shared.tables import idempotency_records as records
+from reelfarm.shared.db import transaction
+from reelfarm.shared.tables import idempotency_records as records
 
 KEY_TTL = timedelta(hours=24)  # API.md: a key's first answer is replayed for 24 h
 _CLAIM_ATTEMPTS = 3

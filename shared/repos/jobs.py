@@ -14,10 +14,10 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, select, update
 
-from shared.clock import Clock
-from shared.errors import NotFound
-from shared.ids import new_id
-from shared.tables import jobs
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.tables import jobs
 
 LIVE = ("queued", "running")
 

@@ -20,10 +20,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, select
 
-from shared.errors import InvalidStorageKey
-from shared.ids import is_uuid
-from shared.storage import check_key
-from shared.tables import brand_kits, jobs, renders
+from reelfarm.shared.errors import InvalidStorageKey
+from reelfarm.shared.ids import is_uuid
+from reelfarm.shared.storage import check_key
+from reelfarm.shared.tables import brand_kits, jobs, renders
 
 _KINDS: dict[str, Table] = {"brand-kits": brand_kits, "renders": renders, "jobs": jobs}
 
@@ -31,7 +31,7 @@ _KINDS: dict[str, Table] = {"brand-kits": brand_kits, "renders": renders, "jobs"
 def owner_of(conn: Connection, key: str) -> str | None:
     """The id of the workspace owning the object stored under ``key``, or None.
 
-    A key that is not a valid storage key (``shared.storage.check_key``: plain segments of safe
+    A key that is not a valid storage key (``reelfarm.shared.storage.check_key``: plain segments of safe
     characters) or whose id is not a UUID names nothing, and is never sent to the database."""
     try:
         check_key(str(key))
@@ -53,7 +53,7 @@ def owned_by(conn: Connection, workspace_id: str, key: str) -> bool:
 class WorkspaceObjects:
     """The keys one workspace may read, asked of the database once per key.
 
-    A render task holds one for the render's workspace and hands it to ``farm.assets.StorageAssets``,
+    A render task holds one for the render's workspace and hands it to ``reelfarm.farm.assets.StorageAssets``,
     so the renderer's asset loader never sees storage beyond the workspace.
     """
 

@@ -2,8 +2,8 @@
 
 Every change that clients hear about (a render finished, a video generated, a comment written,
 a brand kit extracted) writes its event here in the same transaction as the change itself, so
-an event exists exactly when its change committed. ``farm.webhooks`` reads the outbox
-(``shared.repos.webhooks``: claim, fan out, purge) and delivers it.
+an event exists exactly when its change committed. ``reelfarm.farm.webhooks`` reads the outbox
+(``reelfarm.shared.repos.webhooks``: claim, fan out, purge) and delivers it.
 """
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from shared.clock import Clock
-from shared.ids import new_event_id
-from shared.tables import event_outbox
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.ids import new_event_id
+from reelfarm.shared.tables import event_outbox
 
 
 def add_event(conn: Connection, clock: Clock, *, workspace_id: str, type: str, payload: Mapping[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""Renders and their credits (their events go to the outbox: ``shared.repos.outbox``).
+"""Renders and their credits (their events go to the outbox: ``reelfarm.shared.repos.outbox``).
 
 A render's status only moves forward: ``queued -> running -> succeeded | failed | canceled``
 (``queued`` may also go straight to ``failed`` or ``canceled``). Every transition here is a
@@ -22,12 +22,12 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, select, update
 
-from shared.clock import Clock
-from shared.errors import NotFound
-from shared.ids import new_id
-from shared.repos._locks import lock_workspace
-from shared.repos.workspaces import add_credits
-from shared.tables import (
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.repos._locks import lock_workspace
+from reelfarm.shared.repos.workspaces import add_credits
+from reelfarm.shared.tables import (
     ACTIVE_RENDER_STATUSES,
     RENDER_CHARGE,
     RENDER_REFUND,

@@ -21,10 +21,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection, func, select
 from sqlalchemy.exc import IntegrityError
 
-from shared.clock import Clock
-from shared.errors import NotFound
-from shared.ids import new_id
-from shared.tables import USER_ROLES, users
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.tables import USER_ROLES, users
 
 LINK_TTL = timedelta(hours=24)
 LINK_PATH = "/app/sign-in/link/"  # where the console answers a link (console/pages/session.py)

@@ -12,10 +12,10 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select
 
-from shared.clock import Clock
-from shared.errors import NotFound
-from shared.ids import new_id
-from shared.tables import VERSION_SOURCES, VIDEO_STATUSES, versions, videos
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.tables import VERSION_SOURCES, VIDEO_STATUSES, versions, videos
 
 
 @dataclass(frozen=True)

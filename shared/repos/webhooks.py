@@ -10,7 +10,7 @@ Outbox rows are claimed with an UPDATE guarded by ``dispatched_at IS NULL``: whi
 gets the row (rowcount 1) fans it out, in the same transaction, so an event is fanned out once
 however many dispatchers run.
 
-Retention (``farm.retention``): ``purge_deliveries`` deletes finished attempts older than the
+Retention (``reelfarm.farm.retention``): ``purge_deliveries`` deletes finished attempts older than the
 period, and ``purge_events`` then deletes dispatched events older than it that have no attempt
 left; so an event stays while any attempt of it is pending, scheduled or still in the log.
 """
@@ -23,10 +23,10 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, exists, func, select, update
 
-from shared.clock import Clock
-from shared.errors import NotFound
-from shared.ids import new_id
-from shared.tables import event_outbox, webhook_deliveries, webhook_endpoints
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.tables import event_outbox, webhook_deliveries, webhook_endpoints
 
 
 @dataclass(frozen=True)

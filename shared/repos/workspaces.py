@@ -10,11 +10,11 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
-from shared.clock import Clock
-from shared.errors import InsufficientCredits, NotFound
-from shared.ids import new_id
-from shared.repos.brand_kits import create_brand_kit
-from shared.tables import PLANS, credit_ledger, workspaces
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.errors import InsufficientCredits, NotFound
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.repos.brand_kits import create_brand_kit
+from reelfarm.shared.tables import PLANS, credit_ledger, workspaces
 
 INITIAL_GRANT = "initial_grant"
 DEFAULT_BRAND_KIT_NAME = "Default"

@@ -1,6 +1,6 @@
 """Brand extraction: read a website's name, colours, fonts, logo, radius and tagline.
 
-``BrandExtractor(fetcher).extract(url)`` fetches through the SSRF guard (``studio.fetch``) and
+``BrandExtractor(fetcher).extract(url)`` fetches through the SSRF guard (``reelfarm.studio.fetch``) and
 returns an ``ExtractedBrand`` whose ``tokens`` follow API.md's ``BrandKit.tokens``.
 
 Modules: ``extractor`` and ``pool`` (the only I/O: a few fetches at once, under one deadline),
@@ -10,7 +10,7 @@ and contrast), ``colors`` (colour arithmetic), ``fonts`` (mapping to shipped fam
 """
 from __future__ import annotations
 
-from studio.brand.extractor import BrandExtractor
-from studio.brand.model import ExtractedBrand, Logo
+from reelfarm.studio.brand.extractor import BrandExtractor
+from reelfarm.studio.brand.model import ExtractedBrand, Logo
 
 __all__ = ["BrandExtractor", "ExtractedBrand", "Logo"]

@@ -4,13 +4,13 @@ Pure: no fetching. ``build_tokens`` is what ``BrandExtractor`` calls once everyt
 """
 from __future__ import annotations
 
-from studio.brand.colors import parse_color
-from studio.brand.css import Sheet
-from studio.brand.fonts import DEFAULT_FAMILY, choose_font
-from studio.brand.logo import DecodedLogo
-from studio.brand.page import Page
-from studio.brand.palette import choose_colors, rank_palette
-from studio.brand.style import StyleFacts, radius_fraction, read_styles
+from reelfarm.studio.brand.colors import parse_color
+from reelfarm.studio.brand.css import Sheet
+from reelfarm.studio.brand.fonts import DEFAULT_FAMILY, choose_font
+from reelfarm.studio.brand.logo import DecodedLogo
+from reelfarm.studio.brand.page import Page
+from reelfarm.studio.brand.palette import choose_colors, rank_palette
+from reelfarm.studio.brand.style import StyleFacts, radius_fraction, read_styles
 
 HEADING_WEIGHT = 700
 BODY_WEIGHT = 400

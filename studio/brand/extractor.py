@@ -22,15 +22,15 @@ from urllib.parse import unquote_to_bytes, urljoin
 
 from bs4.dammit import UnicodeDammit
 
-from studio.brand.analysis import build_tokens
-from studio.brand.candidates import LogoCandidate
-from studio.brand.css import Sheet, google_font_families, parse_sheet
-from studio.brand.logo import DecodedLogo, decode_logo
-from studio.brand.model import ExtractedBrand, Logo
-from studio.brand.page import Page, read_page
-from studio.brand.pool import FetchPool
-from studio.errors import BrandExtractionError
-from studio.fetch import FetchResult, SafeFetcher
+from reelfarm.studio.brand.analysis import build_tokens
+from reelfarm.studio.brand.candidates import LogoCandidate
+from reelfarm.studio.brand.css import Sheet, google_font_families, parse_sheet
+from reelfarm.studio.brand.logo import DecodedLogo, decode_logo
+from reelfarm.studio.brand.model import ExtractedBrand, Logo
+from reelfarm.studio.brand.page import Page, read_page
+from reelfarm.studio.brand.pool import FetchPool
+from reelfarm.studio.errors import BrandExtractionError
+from reelfarm.studio.fetch import FetchResult, SafeFetcher
 
 log = logging.getLogger(__name__)
 

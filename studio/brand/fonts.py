@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from renderer.fonts import available_families
+from reelfarm.renderer.fonts import available_families
 
 DEFAULT_FAMILY = "Inter"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import skia
 
-from studio.brand.colors import RGB, distance
+from reelfarm.studio.brand.colors import RGB, distance
 
 MAX_SIDE = 1024
 MAX_SOURCE_PIXELS = 40_000_000  # a small file may decode to gigabytes; refuse before decoding

@@ -11,13 +11,13 @@ from urllib.parse import urljoin, urlsplit
 
 from bs4 import BeautifulSoup, Tag
 
-from studio.brand.candidates import (
+from reelfarm.studio.brand.candidates import (
     LogoCandidate,
     link_rels,
     logo_candidates,
     meta_content,
 )
-from studio.brand.css import Rule, google_font_families, parse_declarations
+from reelfarm.studio.brand.css import Rule, google_font_families, parse_declarations
 
 TAGLINE_CHARS = 160
 MAX_ELEMENTS = 20_000  # indexed for use counts; a bigger page is indexed in part

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from studio.brand.colors import (
+from reelfarm.studio.brand.colors import (
     GRAPHIC_CONTRAST,
     NEAR_BLACK,
     RGB,

@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, as_completed, wait
 
-from studio.errors import FetchError, FetchFailed
-from studio.fetch import FetchResult, SafeFetcher
+from reelfarm.studio.errors import FetchError, FetchFailed
+from reelfarm.studio.fetch import FetchResult, SafeFetcher
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import tinycss2
 
-from studio.brand.colors import colors_in, parse_channels, parse_color
-from studio.brand.css import (
+from reelfarm.studio.brand.colors import colors_in, parse_channels, parse_color
+from reelfarm.studio.brand.css import (
     Rule,
     font_shorthand,
     font_stack,
@@ -24,8 +24,8 @@ from studio.brand.css import (
     parse_weight,
     resolve_vars,
 )
-from studio.brand.page import ElementIndex
-from studio.brand.palette import ColorEvidence
+from reelfarm.studio.brand.page import ElementIndex
+from reelfarm.studio.brand.palette import ColorEvidence
 
 MAX_USE_COUNT = 20
 UNUSED_WEIGHT = 0.25  # a rule whose selector matches nothing on the page

@@ -6,17 +6,17 @@
 
 from __future__ import annotations
 
-from studio.errors import UnknownStoryError
-from studio.stories.announcement import ANNOUNCEMENT
-from studio.stories.base import NEUTRAL_BRAND, Story, resolve_fields, validate_fields
-from studio.stories.data import MILESTONE, STATS_HIGHLIGHT
-from studio.stories.education import TIPS_LIST
-from studio.stories.events import EVENT_INVITE, WEBINAR
-from studio.stories.hiring import HIRING
-from studio.stories.media import PODCAST_TEASER
-from studio.stories.product import BEFORE_AFTER, FEATURE_SPOTLIGHT, PRODUCT_LAUNCH
-from studio.stories.promotion import COUNTDOWN, FLASH_SALE
-from studio.stories.social import QUOTE, TESTIMONIAL
+from reelfarm.studio.errors import UnknownStoryError
+from reelfarm.studio.stories.announcement import ANNOUNCEMENT
+from reelfarm.studio.stories.base import NEUTRAL_BRAND, Story, resolve_fields, validate_fields
+from reelfarm.studio.stories.data import MILESTONE, STATS_HIGHLIGHT
+from reelfarm.studio.stories.education import TIPS_LIST
+from reelfarm.studio.stories.events import EVENT_INVITE, WEBINAR
+from reelfarm.studio.stories.hiring import HIRING
+from reelfarm.studio.stories.media import PODCAST_TEASER
+from reelfarm.studio.stories.product import BEFORE_AFTER, FEATURE_SPOTLIGHT, PRODUCT_LAUNCH
+from reelfarm.studio.stories.promotion import COUNTDOWN, FLASH_SALE
+from reelfarm.studio.stories.social import QUOTE, TESTIMONIAL
 
 __all__ = ["STORIES", "NEUTRAL_BRAND", "Story", "get_story", "list_stories", "resolve_fields", "validate_fields"]
 

@@ -16,11 +16,11 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 
-from studio.errors import InvalidBuildRequestError, InvalidFieldsError
-from studio.stories.brand import NEUTRAL_BRAND, Kit, brand_block, is_hex
-from studio.stories.compose import AssetBook, SceneDraft, compose_doc
-from studio.stories.fields import COLOR_PATTERN, URI_PATTERN
-from studio.stories.layout import FORMATS
+from reelfarm.studio.errors import InvalidBuildRequestError, InvalidFieldsError
+from reelfarm.studio.stories.brand import NEUTRAL_BRAND, Kit, brand_block, is_hex
+from reelfarm.studio.stories.compose import AssetBook, SceneDraft, compose_doc
+from reelfarm.studio.stories.fields import COLOR_PATTERN, URI_PATTERN
+from reelfarm.studio.stories.layout import FORMATS
 
 __all__ = [
     "MAX_DURATION_SEC",

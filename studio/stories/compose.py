@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from studio.errors import LayoutError
-from studio.stories.brand import Kit
-from studio.stories.layout import FORMATS, Beat, Frame, scene_durations
-from studio.stories.measure import make_typesetter
+from reelfarm.studio.errors import LayoutError
+from reelfarm.studio.stories.brand import Kit
+from reelfarm.studio.stories.layout import FORMATS, Beat, Frame, scene_durations
+from reelfarm.studio.stories.measure import make_typesetter
 
 FPS = 30
 MIN_SCENE_SEC = 1.5  # optional scenes are dropped before any scene gets shorter than this

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from studio.stories import fields as f
-from studio.stories.base import StoryContext, define_story
-from studio.stories.brand import token
-from studio.stories.compose import SceneDraft
-from studio.stories.layout import Beat, Block, Box, Frame, logo_layers, shape_layer, stack, text_block
-from studio.stories.scenes import body_region, decor, hero, outro, statement
+from reelfarm.studio.stories import fields as f
+from reelfarm.studio.stories.base import StoryContext, define_story
+from reelfarm.studio.stories.brand import token
+from reelfarm.studio.stories.compose import SceneDraft
+from reelfarm.studio.stories.layout import Beat, Block, Box, Frame, logo_layers, shape_layer, stack, text_block
+from reelfarm.studio.stories.scenes import body_region, decor, hero, outro, statement
 
 STATS_FIELDS = f.fields_schema(
     kicker=f.text("Eyebrow", "2024 in numbers", 32, optional=True),

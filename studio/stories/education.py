@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from studio.stories import fields as f
-from studio.stories.base import StoryContext, define_story
-from studio.stories.compose import SceneDraft
-from studio.stories.layout import Beat, Frame, logo_layers, rule_block, stack, text_block
-from studio.stories.scenes import body_region, decor, hero, item_list, outro
+from reelfarm.studio.stories import fields as f
+from reelfarm.studio.stories.base import StoryContext, define_story
+from reelfarm.studio.stories.compose import SceneDraft
+from reelfarm.studio.stories.layout import Beat, Frame, logo_layers, rule_block, stack, text_block
+from reelfarm.studio.stories.scenes import body_region, decor, hero, item_list, outro
 
 FIELDS = f.fields_schema(
     kicker=f.text("Eyebrow", "Quick tips", 24, optional=True),

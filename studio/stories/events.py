@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from studio.stories import fields as f
-from studio.stories.base import StoryContext, define_story
-from studio.stories.compose import SceneDraft
-from studio.stories.layout import Beat, Box, Frame, logo_layers, rule_block, stack, text_block
-from studio.stories.scenes import body_region, decor, hero, outro, panel, person
+from reelfarm.studio.stories import fields as f
+from reelfarm.studio.stories.base import StoryContext, define_story
+from reelfarm.studio.stories.compose import SceneDraft
+from reelfarm.studio.stories.layout import Beat, Box, Frame, logo_layers, rule_block, stack, text_block
+from reelfarm.studio.stories.scenes import body_region, decor, hero, outro, panel, person
 
 INVITE_FIELDS = f.fields_schema(
     kicker=f.text("Eyebrow", "You're invited", 32, optional=True),

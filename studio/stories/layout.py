@@ -12,11 +12,11 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from renderer.spec import FORMATS
-from studio.errors import LayoutError
-from studio.stories.brand import Kit, contrast, token
-from studio.stories.measure import Typesetter
-from studio.stories.textfit import MIN_TEXT, ROLES, Fit, Role, fit_text, wrap_lines
+from reelfarm.renderer.spec import FORMATS
+from reelfarm.studio.errors import LayoutError
+from reelfarm.studio.stories.brand import Kit, contrast, token
+from reelfarm.studio.stories.measure import Typesetter
+from reelfarm.studio.stories.textfit import MIN_TEXT, ROLES, Fit, Role, fit_text, wrap_lines
 
 
 _SIZE = {"16:9": (16 / 9, 1.0), "9:16": (1.0, 16 / 9), "1:1": (1.0, 1.0), "4:5": (1.0, 1.25)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Protocol
 
-import renderer
+from reelfarm import renderer
 
 # Pixels per short side to measure at: the 1080p render and the linter's 360 px preview, whose
 # rounded glyph advances can wrap a line earlier. A box must hold the text at both.

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from studio.stories import fields as f
-from studio.stories.base import StoryContext, define_story
-from studio.stories.compose import SceneDraft
-from studio.stories.layout import (
+from reelfarm.studio.stories import fields as f
+from reelfarm.studio.stories.base import StoryContext, define_story
+from reelfarm.studio.stories.compose import SceneDraft
+from reelfarm.studio.stories.layout import (
     Beat, Box, Frame, image_layer, logo_layers, lower_third, shape_layer, stack, text_block, title_blocks,
 )
-from studio.stories.scenes import body_region, decor, initials, outro, statement
+from reelfarm.studio.stories.scenes import body_region, decor, initials, outro, statement
 
 FIELDS = f.fields_schema(
     show=f.text("Show name", "The Long Game", 40),

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from studio.stories import fields as f
-from studio.stories.base import StoryContext, define_story
-from studio.stories.compose import SceneDraft
-from studio.stories.scenes import hero, item_list, outro, statement
+from reelfarm.studio.stories import fields as f
+from reelfarm.studio.stories.base import StoryContext, define_story
+from reelfarm.studio.stories.compose import SceneDraft
+from reelfarm.studio.stories.scenes import hero, item_list, outro, statement
 
 LAUNCH_FIELDS = f.fields_schema(
     kicker=f.text("Eyebrow", "Introducing", 24, optional=True),

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from studio.stories import fields as f
-from studio.stories.base import StoryContext, custom_color, define_story
-from studio.stories.compose import SceneDraft
-from studio.stories.layout import Beat, Box, Frame, button_block, logo_layers, shape_layer, stack, text_block
-from studio.stories.scenes import body_region, decor, outro
+from reelfarm.studio.stories import fields as f
+from reelfarm.studio.stories.base import StoryContext, custom_color, define_story
+from reelfarm.studio.stories.compose import SceneDraft
+from reelfarm.studio.stories.layout import Beat, Box, Frame, button_block, logo_layers, shape_layer, stack, text_block
+from reelfarm.studio.stories.scenes import body_region, decor, outro
 
 SALE_FIELDS = f.fields_schema(
     kicker=f.text("Eyebrow", "Flash sale", 24, optional=True),

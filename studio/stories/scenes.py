@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from studio.stories.base import StoryContext
-from studio.stories.brand import token
-from studio.stories.layout import (
+from reelfarm.studio.stories.base import StoryContext
+from reelfarm.studio.stories.brand import token
+from reelfarm.studio.stories.layout import (
     ROLES, Beat, Block, Box, Frame, button_block, fit_text, image_layer, logo_layers, orb, shape_layer, stack,
     text_block, title_blocks, top_reserve,
 )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from studio.stories import fields as f
-from studio.stories.base import StoryContext, define_story
-from studio.stories.compose import SceneDraft
-from studio.stories.layout import Beat, Block, Box, Frame, logo_layers, stack, text_block, title_blocks
-from studio.stories.scenes import body_region, decor, outro, person
+from reelfarm.studio.stories import fields as f
+from reelfarm.studio.stories.base import StoryContext, define_story
+from reelfarm.studio.stories.compose import SceneDraft
+from reelfarm.studio.stories.layout import Beat, Block, Box, Frame, logo_layers, stack, text_block, title_blocks
+from reelfarm.studio.stories.scenes import body_region, decor, outro, person
 
 STAR_FONT = {"family": "Inter", "weight": 700}  # the brand font may lack the star glyph; Inter has it
 

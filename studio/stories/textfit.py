@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from studio.errors import LayoutError
-from studio.stories.measure import Typesetter
+from reelfarm.studio.errors import LayoutError
+from reelfarm.studio.stories.measure import Typesetter
 
 MIN_TEXT = 0.032  # smallest text we lay out, in short sides: 34.5 px at 1080p
 FLOOR = 0.03  # smallest text auto-shrink may reach: 32.4 px at 1080p

@@ -7,12 +7,12 @@ first engine with a pair, offline first.
 """
 from __future__ import annotations
 
-from studio.errors import TranslationError, UnsupportedLocale
-from studio.translate.apertium import ApertiumTranslator
-from studio.translate.base import Translator
-from studio.translate.http import DeepLTranslator, LibreTranslateTranslator
-from studio.translate.locales import direction_of, language_of, locale_name, normalize_tag, script_of
-from studio.translate.registry import Translators, make_translators
+from reelfarm.studio.errors import TranslationError, UnsupportedLocale
+from reelfarm.studio.translate.apertium import ApertiumTranslator
+from reelfarm.studio.translate.base import Translator
+from reelfarm.studio.translate.http import DeepLTranslator, LibreTranslateTranslator
+from reelfarm.studio.translate.locales import direction_of, language_of, locale_name, normalize_tag, script_of
+from reelfarm.studio.translate.registry import Translators, make_translators
 
 __all__ = [
     "ApertiumTranslator", "DeepLTranslator", "LibreTranslateTranslator", "TranslationError", "Translator",

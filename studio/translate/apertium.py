@@ -17,9 +17,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from studio.errors import TranslationError, UnsupportedLocale
-from studio.translate.locales import language_of, match_tag, normalize_tag
-from studio.translate.placeholders import protect, restore
+from reelfarm.studio.errors import TranslationError, UnsupportedLocale
+from reelfarm.studio.translate.locales import language_of, match_tag, normalize_tag
+from reelfarm.studio.translate.placeholders import protect, restore
 
 __all__ = ["DEFAULT_DATA_DIR", "ISO_639_3", "ApertiumTranslator"]
 

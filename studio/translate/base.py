@@ -10,7 +10,7 @@ __all__ = ["Translator"]
 class Translator(Protocol):
     """A machine-translation engine.
 
-    Tags are BCP 47 in the normal form of `studio.translate.locales.normalize_tag`.
+    Tags are BCP 47 in the normal form of `reelfarm.studio.translate.locales.normalize_tag`.
     """
 
     name: str

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from studio.errors import TranslationError, UnsupportedLocale
-from studio.translate.locales import language_of, match_tag, normalize_tag
+from reelfarm.studio.errors import TranslationError, UnsupportedLocale
+from reelfarm.studio.translate.locales import language_of, match_tag, normalize_tag
 
 __all__ = ["DEEPL_FREE_URL", "DEEPL_PRO_URL", "DeepLTranslator", "LibreTranslateTranslator"]
 

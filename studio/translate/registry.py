@@ -5,12 +5,12 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from shared.config import Settings
-from studio.errors import TranslationError, UnsupportedLocale
-from studio.translate.apertium import ApertiumTranslator
-from studio.translate.base import Translator
-from studio.translate.http import DeepLTranslator, LibreTranslateTranslator
-from studio.translate.locales import direction_of, language_of, locale_name, match_tag, normalize_tag
+from reelfarm.shared.config import Settings
+from reelfarm.studio.errors import TranslationError, UnsupportedLocale
+from reelfarm.studio.translate.apertium import ApertiumTranslator
+from reelfarm.studio.translate.base import Translator
+from reelfarm.studio.translate.http import DeepLTranslator, LibreTranslateTranslator
+from reelfarm.studio.translate.locales import direction_of, language_of, locale_name, match_tag, normalize_tag
 
 __all__ = ["Translators", "make_translators"]
 

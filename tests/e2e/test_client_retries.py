@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from client import Client, Retry
+from reelfarm.client import Client, Retry
 from tests.e2e.test_client_sdk import ROOT, Served
 from tests.e2e.test_farm_outages import Farm
 from tests.e2e.test_serve import start_server, stop, wait_for_health

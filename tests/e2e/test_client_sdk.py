@@ -18,7 +18,7 @@ import av
 import httpx
 import pytest
 
-from client import Client, Retry
+from reelfarm.client import Client, Retry
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,7 +103,7 @@ def test_a_brief_video_is_waited_for(served: Served) -> None:
 
 
 def test_api_errors_carry_the_envelope(served: Served) -> None:
-    from client import APIError
+    from reelfarm.client import APIError
 
     with served.client() as rf, pytest.raises(APIError) as caught:
         rf.videos.create(story_id="quote", fields={"nope": 1})

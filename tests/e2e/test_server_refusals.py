@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from api.server import KEEPALIVE_SEC
+from reelfarm.api.server import KEEPALIVE_SEC
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 
 

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from renderer import FORMATS, NEUTRAL_BRAND, GLRasterizer, RenderSpec, parse_doc, render_still_png
-from renderer.raster import to_rgba
-from studio.stories import list_stories
+from reelfarm.renderer import FORMATS, NEUTRAL_BRAND, GLRasterizer, RenderSpec, parse_doc, render_still_png
+from reelfarm.renderer.raster import to_rgba
+from reelfarm.studio.stories import list_stories
 from tests.golden.imagediff import mismatch_fraction
 
 HERE = Path(__file__).parent / "stories"

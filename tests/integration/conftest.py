@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
-from shared.db import make_engine, migrate
+from reelfarm.shared.db import make_engine, migrate
 
 BACKENDS = ["sqlite", "postgresql"]
 

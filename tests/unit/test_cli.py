@@ -7,8 +7,8 @@ from click.testing import CliRunner
 from PIL import Image
 
 from reelfarm.cli import main
-from renderer import probe
-from studio.stories import list_stories
+from reelfarm.renderer import probe
+from reelfarm.studio.stories import list_stories
 
 
 def run(*args):

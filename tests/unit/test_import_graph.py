@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("api", "farm", "renderer", "reelfarm", "shared", "studio")  # setup.cfg's packages
+# The folders mapped into the one ``reelfarm`` package (``reelfarm/<part>`` links to ``<part>/``).
+PARTS = ("api", "client", "console", "farm", "renderer", "shared", "studio")
+OLD_TOP_LEVEL = frozenset(PARTS)
 
 
 @dataclass(frozen=True)
@@ -34,14 +36,17 @@ class Import:
 
 
 def project_modules(root: Path = ROOT) -> dict[str, Path]:
-    """Dotted name -> file of every module of the project's packages."""
+    """Dotted name (``reelfarm.farm.tasks``) -> file of every module of the ``reelfarm`` package."""
     found = {}
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            parts = list(path.relative_to(root).with_suffix("").parts)
+    folders = [(root / "reelfarm", "reelfarm", False)] + [(root / part, f"reelfarm.{part}", True) for part in PARTS]
+    for folder, prefix, recurse in folders:
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for path in sorted(folder.rglob("*.py") if recurse else folder.glob("*.py")):
+            parts = list(path.relative_to(folder).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
-            found[".".join(parts)] = path
+            found[".".join([prefix, *parts])] = path
     return found
 
 
@@ -140,14 +145,39 @@ def test_the_graph_sees_function_level_imports_and_skips_type_checking(tmp_path:
     pkg = tmp_path / "farm"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "a.py").write_text("def f():\n    from farm import b\n")
-    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from farm.c import X\n"
-                              "else:\n    import farm.a\n")
+    (pkg / "a.py").write_text("def f():\n    from reelfarm.farm import b\n")
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from reelfarm.farm.c import X\n"
+                              "else:\n    import reelfarm.farm.a\n")
     (pkg / "c.py").write_text("from . import b\n")
     found = imports({name: path for name, path in project_modules(tmp_path).items()})
-    assert {(i.source, i.target, i.in_function) for i in found} == {
-        ("farm.a", "farm.b", True), ("farm.b", "farm.a", False), ("farm.c", "farm.b", False)}
-    assert circles(found) == [["farm.a", "farm.b"]]
+    a, b, c = "reelfarm.farm.a", "reelfarm.farm.b", "reelfarm.farm.c"
+    assert {(i.source, i.target, i.in_function) for i in found} == {(a, b, True), (b, a, False), (c, b, False)}
+    assert circles(found) == [[a, b]]
+
+
+def old_name_imports(root: Path = ROOT) -> list[str]:
+    """Every import, in the package, the tests and the benchmarks, of a part by its old top-level
+    name (``farm.tasks`` rather than ``reelfarm.farm.tasks``)."""
+    found = []
+    folders = [root / "reelfarm", root / "tests", root / "benchmarks"] + [root / part for part in PARTS]
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")) if not folder.is_symlink() else []:
+            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+                found += [f"{path.relative_to(root)}:{node.lineno} {name}" for name in names
+                          if name.split(".")[0] in OLD_TOP_LEVEL]
+    return found
+
+
+def test_every_part_is_imported_under_the_one_reelfarm_name() -> None:
+    assert old_name_imports() == []
+
+
+def test_the_old_name_rule_sees_an_import_by_the_old_name(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("import farm.tasks\nfrom reelfarm.farm import tasks\n")
+    assert old_name_imports(tmp_path) == ["tests/test_x.py:1 farm.tasks"]
 
 
 def main() -> None:
@@ -157,7 +187,7 @@ def main() -> None:
     for component in found:
         print(f"  {len(component)} modules: {', '.join(component)}")
     late = [e for e in edges if e.in_function]
-    per_package = Counter(e.source.split(".")[0] for e in late)
+    per_package = Counter(e.source.split(".")[1] for e in late)
     print(f"{len(late)} function-level project import(s) (one per imported module and statement): "
           + ", ".join(f"{p} {n}" for p, n in sorted(per_package.items())))
 

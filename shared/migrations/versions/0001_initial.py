@@ -5,7 +5,7 @@ Revision ID: 0001
 Revises:
 
 Self-contained on purpose: it must keep producing this schema after ``shared/tables.py`` moves
-on. Names follow ``shared.tables.NAMING_CONVENTION``.
+on. Names follow ``reelfarm.shared.tables.NAMING_CONVENTION``.
 """
 
 from __future__ import annotations

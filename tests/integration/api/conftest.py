@@ -16,15 +16,15 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from api.app import create_app
-from api.services import Services
-from renderer import NEUTRAL_BRAND
-from shared.clock import FixedClock
-from shared.config import Settings
-from shared.db import transaction
-from shared.repos import api_keys as keys_repo
-from shared.repos import brand_kits as kits_repo
-from shared.repos import workspaces as ws_repo
+from reelfarm.api.app import create_app
+from reelfarm.api.services import Services
+from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.config import Settings
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import api_keys as keys_repo
+from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.shared.repos import workspaces as ws_repo
 
 START = datetime(2025, 3, 1, 9, 0, 0, tzinfo=UTC)
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from reelfarm.cli import main
-from shared import keys
+from reelfarm.shared import keys
 from tests.integration.api.support import assert_error
 
 

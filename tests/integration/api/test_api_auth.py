@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import event, inspect, text
 
-from shared import keys
-from shared.db import transaction
-from shared.repos import api_keys as keys_repo
+from reelfarm.shared import keys
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import api_keys as keys_repo
 from tests.integration.api.support import assert_error
 
 VIDEO = str(uuid.uuid4())

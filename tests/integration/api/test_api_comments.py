@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from studio import comments as comments_resource
-from shared.tables import comments, event_outbox
+from reelfarm.studio import comments as comments_resource
+from reelfarm.shared.tables import comments, event_outbox
 from tests.integration.api.support import assert_error, fields_of
 
 COMMENT_KEYS = {"id", "video_id", "body", "time_sec", "author", "created_at"}

@@ -15,17 +15,17 @@ import pytest
 from flask import Flask
 from jsonschema import Draft202012Validator
 
-from api import examples
-from api.app import create_app
-from api.services import Services
-from farm.jobs import published_locales
-from renderer import NEUTRAL_BRAND
-from shared.clock import FixedClock
-from shared.config import Settings
-from shared.db import transaction
-from shared.repos import api_keys as keys_repo
-from shared.repos import workspaces as ws_repo
-from studio.stories import list_stories
+from reelfarm.api import examples
+from reelfarm.api.app import create_app
+from reelfarm.api.services import Services
+from reelfarm.farm.jobs import published_locales
+from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.config import Settings
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import api_keys as keys_repo
+from reelfarm.shared.repos import workspaces as ws_repo
+from reelfarm.studio.stories import list_stories
 
 METHODS = ("get", "put", "post", "patch", "delete")
 CAMEL = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]*)*")
@@ -214,7 +214,7 @@ def test_swagger_ui_is_served_with_its_assets_from_the_app(with_apertium):
 
 
 def test_forwarded_headers_are_believed_only_from_the_trusted_proxies(with_apertium):
-    from api.app import create_app
+    from reelfarm.api.app import create_app
 
     app, services = with_apertium
     forwarded = {"Host": "10.0.0.7:8000", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "api.example.org"}

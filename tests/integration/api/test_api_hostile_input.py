@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from api.jsonbody import MAX_DEPTH
+from reelfarm.api.jsonbody import MAX_DEPTH
 from tests.integration.api.support import assert_error, fields_of
 
 NUL_TITLE = '{"storyId": "announcement", "title": "a\\u0000b"}'

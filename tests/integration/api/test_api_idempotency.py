@@ -13,8 +13,8 @@ import pytest
 from flask import Flask, jsonify
 from werkzeug.serving import make_server
 
-from api.idempotency import LEASE, TTL
-from shared.repos import idempotency as idem_repo
+from reelfarm.api.idempotency import LEASE, TTL
+from reelfarm.shared.repos import idempotency as idem_repo
 from tests.integration.api.support import assert_error
 
 VIDEO = {"storyId": "announcement"}
@@ -176,8 +176,8 @@ def test_4xx_answers_are_stored_and_replayed(client, make_tenant, services, cloc
     render = f"/api/v1/videos/{video['id']}/renders"
     poor = client.post(render, json={"format": "16:9"}, headers=_key(tenant.headers, "render"))
     assert_error(poor, 402, "insufficient_credits")
-    from shared.db import transaction
-    from shared.repos import workspaces as ws_repo
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.repos import workspaces as ws_repo
     with transaction(services.engine) as conn:
         ws_repo.add_credits(conn, clock, workspace_id=tenant.workspace_id, delta=5, reason="test")
     replay = client.post(render, json={"format": "16:9"}, headers=_key(tenant.headers, "render"))
@@ -252,6 +252,6 @@ def test_openapi_documents_the_key_and_its_errors_on_every_post(client):
 def _hash_of(body: dict[str, Any]) -> str:
     import json
 
-    from api.idempotency import _body_hash
+    from reelfarm.api.idempotency import _body_hash
 
     return _body_hash(json.dumps(body).encode())

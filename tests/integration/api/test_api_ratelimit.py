@@ -18,16 +18,16 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from api.app import create_app
-from api.ratelimit import (
+from reelfarm.api.app import create_app
+from reelfarm.api.ratelimit import (
     MemoryRateLimiter,
     RateLimiter,
     RedisRateLimiter,
     make_limiter_redis,
 )
-from api.services import Services
-from shared.clock import FixedClock
-from shared.config import RateLimit, Settings
+from reelfarm.api.services import Services
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.config import RateLimit, Settings
 from tests.integration.api.conftest import START
 from tests.integration.api.support import assert_error
 
@@ -185,7 +185,7 @@ def test_a_refused_request_does_nothing(limited, make_tenant):
     with limited.application.extensions["reelfarm"].engine.connect() as conn:
         from sqlalchemy import func, select
 
-        from shared.tables import videos
+        from reelfarm.shared.tables import videos
         count = conn.execute(select(func.count()).select_from(videos)
                              .where(videos.c.workspace_id == tenant.workspace_id)).scalar()
     assert count == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.config import Settings
+from reelfarm.shared.config import Settings
 from tests.integration.api.test_api_renders import _download, _video, _wait
 from tests.integration.farm.test_remote_assets import first_frame, server  # noqa: F401 - a fixture
 

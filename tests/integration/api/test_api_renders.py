@@ -13,9 +13,9 @@ import av
 import pytest
 from PIL import Image
 
-from api.app import create_app
-from api.services import Services
-from shared.config import Settings
+from reelfarm.api.app import create_app
+from reelfarm.api.services import Services
+from reelfarm.shared.config import Settings
 from tests.integration.api.support import assert_error
 
 DEADLINE_SEC = 120

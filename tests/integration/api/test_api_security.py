@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 
-from shared import keys
+from reelfarm.shared import keys
 
 
 def test_no_plaintext_key_in_logs(client, make_tenant, caplog):

@@ -13,9 +13,9 @@ import io
 import pytest
 from PIL import Image
 
-from shared.db import transaction
-from shared.repos import objects
-from shared.repos import videos as videos_repo
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import objects
+from reelfarm.shared.repos import videos as videos_repo
 from tests.integration.api.support import assert_error
 from tests.integration.api.test_api_renders import _download, _video, _wait
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
-from api.app import create_app
-from api.services import Services
-from shared import keys
-from shared.clock import FixedClock
-from shared.config import Settings
-from studio.stories import list_stories
+from reelfarm.api.app import create_app
+from reelfarm.api.services import Services
+from reelfarm.shared import keys
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.config import Settings
+from reelfarm.studio.stories import list_stories
 from tests.integration.api.support import assert_error
 
 STORY_KEYS = {"id", "name", "category", "description", "default_duration_sec", "fields"}

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from shared.db import transaction
-from shared.repos import videos as videos_repo
-from studio.stories import get_story
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.studio.stories import get_story
 from tests.conftest import BASE_DOC
 from tests.integration.api.support import assert_error, fields_of
 

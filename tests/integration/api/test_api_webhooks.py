@@ -1,7 +1,7 @@
 """/webhooks: endpoints, their delivery log, redelivery and test events, with a real receiver.
 
 Deliveries run synchronously: the sender and dispatcher enqueue on an
-``InlineQueue`` whose ``drain`` runs ``farm.webhooks.deliver`` here. The clock starts at the real
+``InlineQueue`` whose ``drain`` runs ``reelfarm.farm.webhooks.deliver`` here. The clock starts at the real
 time because ``standardwebhooks`` checks the signed timestamp against the wall clock.
 """
 from __future__ import annotations
@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 from standardwebhooks import Webhook
 
-import api.app as app_module
-from api.resources import webhooks as webhooks_resource
-from farm import webhooks as delivery
-from studio.fetch import make_fetcher
-from studio.webhooks import WebhookService
-from farm.webhooks import WebhookSender
-from shared.clock import FixedClock
-from shared.config import Settings
+import reelfarm.api.app as app_module
+from reelfarm.api.resources import webhooks as webhooks_resource
+from reelfarm.farm import webhooks as delivery
+from reelfarm.studio.fetch import make_fetcher
+from reelfarm.studio.webhooks import WebhookService
+from reelfarm.farm.webhooks import WebhookSender
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.config import Settings
 from tests.integration.api.support import assert_error, fields_of
 from tests.integration.farm import test_webhook_delivery as hooks
 from tests.integration.farm.test_webhook_delivery import InlineQueue, mine

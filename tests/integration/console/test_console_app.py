@@ -9,8 +9,8 @@ import secrets
 import pytest
 from flask.testing import FlaskClient
 
-from shared.db import transaction
-from shared.repos import users as users_repo
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import users as users_repo
 from tests.integration.api.conftest import (  # noqa: F401  (fixtures)
     Tenant,
     app,

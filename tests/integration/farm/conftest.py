@@ -18,22 +18,22 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select
 
-from farm.embedded import EmbeddedQueue
-from farm.jobs import JobService
-from farm.progress import DatabaseProgress, ProgressStore, RedisProgress
-from farm.queue import JobQueue, RQQueue
-from farm.renders import RenderService
-from farm.context import TaskContext, configure
-from farm.wiring import make_redis
-from renderer import NEUTRAL_BRAND
-from shared.clock import Clock, SystemClock
-from shared.config import Settings
-from shared.db import make_engine, transaction
-from shared.repos import videos as videos_repo
-from shared.repos import brand_kits as kits_repo
-from shared.repos import workspaces as ws_repo
-from shared.storage import LocalStorage
-from shared.tables import credit_ledger, queued_tasks, renders
+from reelfarm.farm.embedded import EmbeddedQueue
+from reelfarm.farm.jobs import JobService
+from reelfarm.farm.progress import DatabaseProgress, ProgressStore, RedisProgress
+from reelfarm.farm.queue import JobQueue, RQQueue
+from reelfarm.farm.renders import RenderService
+from reelfarm.farm.context import TaskContext, configure
+from reelfarm.farm.wiring import make_redis
+from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.shared.clock import Clock, SystemClock
+from reelfarm.shared.config import Settings
+from reelfarm.shared.db import make_engine, transaction
+from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.shared.repos import workspaces as ws_repo
+from reelfarm.shared.storage import LocalStorage
+from reelfarm.shared.tables import credit_ledger, queued_tasks, renders
 from tests.conftest import BASE_DOC
 from tests.helpers import write_png, write_tone
 
@@ -123,7 +123,7 @@ class Farm:
 
 def build_farm(engine: Engine, storage: LocalStorage, clock: Clock, progress: ProgressStore,
                queue: JobQueue, retries: int = 2, studio: Any = None) -> Farm:
-    """``studio`` (a ``farm.collaborators.Collaborators``) defaults to one built from a test environment: the
+    """``studio`` (a ``reelfarm.farm.collaborators.Collaborators``) defaults to one built from a test environment: the
     built-in writer and a fetcher allowed to reach loopback."""
     studio = studio or studio_for_tests()
     configure(TaskContext(engine=engine, storage=storage, clock=clock, progress=progress, studio=studio))
@@ -133,8 +133,8 @@ def build_farm(engine: Engine, storage: LocalStorage, clock: Clock, progress: Pr
 
 
 def studio_for_tests(**env: str) -> Any:
-    """Collaborators (``farm.collaborators``) from settings with ``env`` (loopback fetches allowed unless given)."""
-    from farm.collaborators import make_collaborators
+    """Collaborators (``reelfarm.farm.collaborators``) from settings with ``env`` (loopback fetches allowed unless given)."""
+    from reelfarm.farm.collaborators import make_collaborators
 
     env = {"REELFARM_FETCH_ALLOW_PRIVATE": "1", "REELFARM_SECRET_KEY": "x" * 40, **env}
     return make_collaborators(Settings.from_env(env))

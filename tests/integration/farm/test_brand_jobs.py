@@ -8,8 +8,8 @@ from typing import Any
 
 from PIL import Image
 
-from studio.brand_kits import logo_key
-from shared.repos import brand_kits as kits_repo
+from reelfarm.studio.brand_kits import logo_key
+from reelfarm.shared.repos import brand_kits as kits_repo
 from tests.integration.farm.conftest import Farm
 from tests.integration.farm.test_generation_jobs import events, finished, generate, video_row
 from tests.integration.farm.test_render_embedded import local_file

@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
-from farm.jobs import _title_of
-from farm.queue import RQQueue
-from farm.wiring import make_redis
-from shared.repos import videos as videos_repo
-from shared.tables import event_outbox, jobs, videos
-from studio.errors import BriefRejected
-from studio.writer import Brief, BuiltinWriter
+from reelfarm.farm.errors import InvalidRequest, QueueUnavailable, StateConflict
+from reelfarm.farm.jobs import _title_of
+from reelfarm.farm.queue import RQQueue
+from reelfarm.farm.wiring import make_redis
+from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.shared.tables import event_outbox, jobs, videos
+from reelfarm.studio.errors import BriefRejected
+from reelfarm.studio.writer import Brief, BuiltinWriter
 from tests.integration.farm.conftest import Farm, build_farm, make_doc, work_burst
 from tests.integration.farm.test_render_embedded import wait_for
 

@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from farm.progress import (
+from reelfarm.farm.progress import (
     DatabaseProgress,
     MemoryProgress,
     ProgressStore,
     RedisProgress,
     fraction,
 )
-from farm.wiring import make_redis
-from shared.db import make_engine, migrate
-from shared.ids import new_id
+from reelfarm.farm.wiring import make_redis
+from reelfarm.shared.db import make_engine, migrate
+from reelfarm.shared.ids import new_id
 
 
 @pytest.fixture(params=["memory", "redis", "database-sqlite", "database-postgresql"])

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from farm.embedded import EmbeddedQueue
-from farm.errors import QueueUnavailable
-from farm.queue import JobQueue, RQQueue
-from farm.wiring import make_redis
-from shared.db import make_engine
+from reelfarm.farm.embedded import EmbeddedQueue
+from reelfarm.farm.errors import QueueUnavailable
+from reelfarm.farm.queue import JobQueue, RQQueue
+from reelfarm.farm.wiring import make_redis
+from reelfarm.shared.db import make_engine
 from tests.integration.farm.conftest import clear_tasks, work_burst
 from tests.integration.farm.jobs_for_tests import recorded
 
@@ -40,7 +40,7 @@ def runner(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Runner]:
         url = request.getfixturevalue("postgres_url")
     else:
         url = f"sqlite:///{tmp_path}/queue.db"
-        from shared.db import migrate
+        from reelfarm.shared.db import migrate
         migrate(make_engine(url))
     engine = make_engine(url)
     clear_tasks(engine)

@@ -6,13 +6,13 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from farm.reaper import reap
-from farm.context import TaskContext, configure
-from shared.clock import FixedClock
-from shared.db import transaction
-from shared.repos import jobs as jobs_repo
-from shared.repos import renders as renders_repo
-from shared.tables import event_outbox
+from reelfarm.farm.reaper import reap
+from reelfarm.farm.context import TaskContext, configure
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import jobs as jobs_repo
+from reelfarm.shared.repos import renders as renders_repo
+from reelfarm.shared.tables import event_outbox
 from tests.integration.farm.conftest import Farm, make_doc
 
 

@@ -21,13 +21,13 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from farm.assets import BRAND_LOGO, imported_key, remote_assets
-from farm.progress import RedisProgress
-from farm.queue import RQQueue
-from farm.renders import render_prefix
-from shared.db import make_engine
-from shared.tables import queued_tasks
-from studio.fetch import SafeFetcher
+from reelfarm.farm.assets import BRAND_LOGO, imported_key, remote_assets
+from reelfarm.farm.progress import RedisProgress
+from reelfarm.farm.queue import RQQueue
+from reelfarm.farm.renders import render_prefix
+from reelfarm.shared.db import make_engine
+from reelfarm.shared.tables import queued_tasks
+from reelfarm.studio.fetch import SafeFetcher
 from tests.helpers import write_tone
 from tests.integration.farm.conftest import Farm, build_farm, make_doc, studio_for_tests, work_burst
 from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for

@@ -13,8 +13,8 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from shared.storage import LocalStorage
-from shared.tables import event_outbox, queued_tasks
+from reelfarm.shared.storage import LocalStorage
+from reelfarm.shared.tables import event_outbox, queued_tasks
 from tests.integration.farm.conftest import Farm, make_doc, with_audio
 
 

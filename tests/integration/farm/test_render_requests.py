@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
-from farm.queue import RQQueue
-from farm.wiring import make_redis
-from shared.errors import InsufficientCredits, NotFound
-from shared.tables import event_outbox, queued_tasks
-from studio.videos import VideoStateError
+from reelfarm.farm.errors import InvalidRequest, QueueUnavailable, StateConflict
+from reelfarm.farm.queue import RQQueue
+from reelfarm.farm.wiring import make_redis
+from reelfarm.shared.errors import InsufficientCredits, NotFound
+from reelfarm.shared.tables import event_outbox, queued_tasks
+from reelfarm.studio.videos import VideoStateError
 from tests.integration.farm.conftest import Farm, build_farm, make_doc, with_image
 from tests.integration.farm.test_render_embedded import wait_for
 
@@ -133,8 +133,8 @@ def test_video_states_and_arguments_are_checked(embedded: Farm) -> None:
 
 
 def test_a_generating_video_is_not_ready(embedded: Farm) -> None:
-    from shared.db import transaction
-    from shared.repos import videos as videos_repo
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.repos import videos as videos_repo
 
     workspace = embedded.workspace(credits=5)
     with transaction(embedded.engine) as conn:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from shared.tables import event_outbox
+from reelfarm.shared.tables import event_outbox
 from tests.integration.farm.conftest import (
     Farm,
     make_doc,

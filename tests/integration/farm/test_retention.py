@@ -17,25 +17,25 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, Table, select
 
-from farm import retention
-from farm.nodes import Capabilities, NodeRegistry
-from farm.progress import MemoryProgress
-from farm.retention import Purged, PurgeSchedule, purge
-from farm.context import TaskContext, configure
-from farm.maintenance import embedded_maintenance
-from farm.worker import NodeHeartbeat
-from renderer import NEUTRAL_BRAND
-from shared.clock import FixedClock
-from shared.config import Settings
-from shared.db import make_engine, transaction
-from shared.errors import ConfigError
-from shared.repos import idempotency as idem_repo
-from shared.repos import webhooks as repo
-from shared.repos import workspaces as ws_repo
-from shared.repos.outbox import add_event
-from shared.storage import LocalStorage
-from shared.tables import event_outbox, idempotency_records, webhook_deliveries, webhook_endpoints
-from studio.webhooks import new_secret
+from reelfarm.farm import retention
+from reelfarm.farm.nodes import Capabilities, NodeRegistry
+from reelfarm.farm.progress import MemoryProgress
+from reelfarm.farm.retention import Purged, PurgeSchedule, purge
+from reelfarm.farm.context import TaskContext, configure
+from reelfarm.farm.maintenance import embedded_maintenance
+from reelfarm.farm.worker import NodeHeartbeat
+from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.config import Settings
+from reelfarm.shared.db import make_engine, transaction
+from reelfarm.shared.errors import ConfigError
+from reelfarm.shared.repos import idempotency as idem_repo
+from reelfarm.shared.repos import webhooks as repo
+from reelfarm.shared.repos import workspaces as ws_repo
+from reelfarm.shared.repos.outbox import add_event
+from reelfarm.shared.storage import LocalStorage
+from reelfarm.shared.tables import event_outbox, idempotency_records, webhook_deliveries, webhook_endpoints
+from reelfarm.studio.webhooks import new_secret
 from tests.integration.conftest import BACKENDS, migrated
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -44,7 +44,7 @@ FINGERPRINT = idem_repo.Fingerprint("POST", "/api/v1/videos", "0" * 64)
 
 
 def _maintain(queue: Any) -> None:
-    """One tick of the embedded executor's maintenance (``farm.maintenance``)."""
+    """One tick of the embedded executor's maintenance (``reelfarm.farm.maintenance``)."""
     embedded_maintenance(queue)()
 
 
@@ -172,7 +172,7 @@ def test_expired_idempotency_keys_go_and_fresh_ones_stay(ctx, engine, clock, wor
 
 
 def test_the_purge_keeps_keys_for_as_long_as_the_api_replays_them():
-    from api.idempotency import TTL
+    from reelfarm.api.idempotency import TTL
 
     assert idem_repo.KEY_TTL == TTL == timedelta(hours=24)
 

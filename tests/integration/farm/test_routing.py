@@ -20,13 +20,13 @@ from click.testing import CliRunner
 from rq.job import Job
 from rq.utils import utcformat
 
-from farm.cli import farm_group, worker_command
-from farm.nodes import NodeRegistry, detect_capabilities
-from farm.queue import RQQueue
-from farm.renders import RenderService, chunk_job_id, stitch_job_id
-from farm.routing import GPU_QUEUE, RENDER_QUEUE, Router, node_queues
-from shared.config import Settings
-from shared.errors import ConfigError
+from reelfarm.farm.cli import farm_group, worker_command
+from reelfarm.farm.nodes import NodeRegistry, detect_capabilities
+from reelfarm.farm.queue import RQQueue
+from reelfarm.farm.renders import RenderService, chunk_job_id, stitch_job_id
+from reelfarm.farm.routing import GPU_QUEUE, RENDER_QUEUE, Router, node_queues
+from reelfarm.shared.config import Settings
+from reelfarm.shared.errors import ConfigError
 from tests.integration.farm.conftest import PUBLIC_URL, SECRET, Farm, make_doc
 from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
 from tests.integration.farm.test_worker_faults import Workers
@@ -93,7 +93,7 @@ def test_routing_follows_live_nodes_and_the_gpu_backlog(redis: Any, namespace: s
     registry.beat("cpu", detect_capabilities(), queues=[RENDER_QUEUE], state="idle", current_job=None)
     assert router.chunk_queue() == GPU_QUEUE  # nothing waits on render-gpu yet
 
-    RQQueue(redis, namespace=namespace).enqueue("farm.tasks.render_chunk", "r", 0, job_id="waiting", queue=GPU_QUEUE)
+    RQQueue(redis, namespace=namespace).enqueue("reelfarm.farm.tasks.render_chunk", "r", 0, job_id="waiting", queue=GPU_QUEUE)
     redis.hset(f"rq:job:{namespace}waiting", "enqueued_at", utcformat(datetime.now(UTC) - timedelta(seconds=31)))
     assert router.chunk_queue() == RENDER_QUEUE  # the GPU queue is backed up past the wait
     registry.mark_stopped("cpu")
@@ -219,9 +219,9 @@ def test_retries_due_on_the_gpu_queue_past_the_wait_move_to_the_cpu_queue(redis:
     registry, router = NodeRegistry(redis, namespace), Router(redis, namespace, gpu_wait_sec=30)
     gpu_queue = Queue(f"{namespace}{GPU_QUEUE}", connection=redis)
     now = datetime.now(UTC)
-    overdue = gpu_queue.enqueue_at(now - timedelta(seconds=40), "farm.tasks.render_chunk", "r", 0,
+    overdue = gpu_queue.enqueue_at(now - timedelta(seconds=40), "reelfarm.farm.tasks.render_chunk", "r", 0,
                                    job_id=f"{namespace}overdue")
-    due_soon = gpu_queue.enqueue_at(now - timedelta(seconds=5), "farm.tasks.render_chunk", "r", 1,
+    due_soon = gpu_queue.enqueue_at(now - timedelta(seconds=5), "reelfarm.farm.tasks.render_chunk", "r", 1,
                                     job_id=f"{namespace}due-soon")
     scheduled = ScheduledJobRegistry(queue=gpu_queue)
     assert set(scheduled.get_job_ids()) == {overdue.id, due_soon.id}

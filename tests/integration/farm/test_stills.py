@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from farm.errors import InvalidRequest, QueueUnavailable, StateConflict
-from farm.queue import RQQueue
-from farm.wiring import make_redis
-from shared.errors import NotFound
-from studio.videos import VideoStateError
+from reelfarm.farm.errors import InvalidRequest, QueueUnavailable, StateConflict
+from reelfarm.farm.queue import RQQueue
+from reelfarm.farm.wiring import make_redis
+from reelfarm.shared.errors import NotFound
+from reelfarm.studio.videos import VideoStateError
 from tests.integration.farm.conftest import (
     Farm,
     build_farm,
@@ -99,7 +99,7 @@ def test_cancel_a_queued_stills_job(embedded: Farm) -> None:
 def test_stills_with_the_queue_down_create_no_job(embedded: Farm) -> None:
     from sqlalchemy import func, select
 
-    from shared.tables import jobs
+    from reelfarm.shared.tables import jobs
 
     workspace = embedded.workspace()
     video = embedded.video(workspace, make_doc(6))

@@ -20,20 +20,20 @@ from sqlalchemy import Engine, select
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from farm import webhooks as delivery
-from farm.progress import MemoryProgress
-from farm.queue import resolve
-from farm.context import TaskContext, configure
-from renderer import NEUTRAL_BRAND
-from shared.clock import FixedClock
-from shared.config import Settings
-from shared.db import transaction
-from shared.repos import webhooks as repo
-from shared.repos import workspaces as ws_repo
-from shared.repos.outbox import add_event
-from shared.storage import LocalStorage
-from shared.tables import event_outbox, webhook_deliveries, webhook_endpoints
-from studio.webhooks import new_secret
+from reelfarm.farm import webhooks as delivery
+from reelfarm.farm.progress import MemoryProgress
+from reelfarm.farm.queue import resolve
+from reelfarm.farm.context import TaskContext, configure
+from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.config import Settings
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import webhooks as repo
+from reelfarm.shared.repos import workspaces as ws_repo
+from reelfarm.shared.repos.outbox import add_event
+from reelfarm.shared.storage import LocalStorage
+from reelfarm.shared.tables import event_outbox, webhook_deliveries, webhook_endpoints
+from reelfarm.studio.webhooks import new_secret
 
 # -- a real receiver ----------------------------------------------------------------------------
 

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from farm.embedded import EmbeddedQueue
-from farm.progress import DatabaseProgress, MemoryProgress, RedisProgress
-from farm.queue import RQQueue
-from farm.wiring import make_farm, make_progress, make_queue
-from renderer import NEUTRAL_BRAND
-from shared.clock import SystemClock
-from shared.config import Settings
-from shared.db import make_engine, migrate, transaction
-from shared.repos import videos as videos_repo
-from shared.repos import workspaces as ws_repo
-from shared.storage import make_storage
+from reelfarm.farm.embedded import EmbeddedQueue
+from reelfarm.farm.progress import DatabaseProgress, MemoryProgress, RedisProgress
+from reelfarm.farm.queue import RQQueue
+from reelfarm.farm.wiring import make_farm, make_progress, make_queue
+from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.shared.clock import SystemClock
+from reelfarm.shared.config import Settings
+from reelfarm.shared.db import make_engine, migrate, transaction
+from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.shared.repos import workspaces as ws_repo
+from reelfarm.shared.storage import make_storage
 from tests.integration.farm.conftest import make_doc
 from tests.integration.farm.test_render_embedded import wait_for
 

@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import Connection, Engine, insert, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 
-from shared.db import make_engine, transaction
-from shared.ids import new_id
-from shared.tables import jobs, workspaces
+from reelfarm.shared.db import make_engine, transaction
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.tables import jobs, workspaces
 
 NOW = datetime(2025, 6, 1, 12, 30, 15, 123456, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""Alembic migrations on SQLite and PostgreSQL: they build exactly ``shared.tables``."""
+"""Alembic migrations on SQLite and PostgreSQL: they build exactly ``reelfarm.shared.tables``."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from alembic.operations import Operations
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, String, inspect
 
-from shared.clock import FixedClock
-from shared.db import alembic_config, downgrade, make_engine, migrate, schema_change, transaction
-from shared.errors import MigrationError
-from shared.repos.brand_kits import list_brand_kits
-from shared.repos.workspaces import create_workspace
-from shared.tables import metadata
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.db import alembic_config, downgrade, make_engine, migrate, schema_change, transaction
+from reelfarm.shared.errors import MigrationError
+from reelfarm.shared.repos.brand_kits import list_brand_kits
+from reelfarm.shared.repos.workspaces import create_workspace
+from reelfarm.shared.tables import metadata
 
 
 def schema_differences(engine: Engine) -> list[object]:

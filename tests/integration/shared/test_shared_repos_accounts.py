@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select
 
-from shared import keys
-from shared.clock import FixedClock
-from shared.db import transaction
-from shared.errors import InsufficientCredits, NotFound
-from shared.ids import new_id
-from shared.repos import api_keys, brand_kits, workspaces
-from shared.tables import api_keys as api_keys_table
-from shared.tables import credit_ledger
+from reelfarm.shared import keys
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.errors import InsufficientCredits, NotFound
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.repos import api_keys, brand_kits, workspaces
+from reelfarm.shared.tables import api_keys as api_keys_table
+from reelfarm.shared.tables import credit_ledger
 
 NEUTRAL = {"colors": {"primary": "#1D4ED8", "background": "#0B1020", "text": "#FFFFFF"}, "radius": 8}
 

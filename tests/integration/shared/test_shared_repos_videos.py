@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from shared.clock import FixedClock
-from shared.db import transaction
-from shared.errors import NotFound
-from shared.ids import new_id
-from shared.repos import videos, workspaces
-from shared.repos.videos import NewVersion, hash_doc
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.errors import NotFound
+from reelfarm.shared.ids import new_id
+from reelfarm.shared.repos import videos, workspaces
+from reelfarm.shared.repos.videos import NewVersion, hash_doc
 
 DOC: dict[str, Any] = {"version": 1, "fps": 30, "duration": 6, "format": "16:9",
                        "scenes": [{"id": "one", "duration": 6, "layers": [{"id": "t", "text": "Héllo"}]}]}

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from moto.server import ThreadedMotoServer
 
-from shared.config import Settings
-from shared.errors import InvalidStorageKey, ObjectNotFound
-from shared.storage import LocalStorage, S3Storage, Storage, make_s3_client, make_storage
+from reelfarm.shared.config import Settings
+from reelfarm.shared.errors import InvalidStorageKey, ObjectNotFound
+from reelfarm.shared.storage import LocalStorage, S3Storage, Storage, make_s3_client, make_storage
 
 BUCKET = "reelfarm-test"
 

@@ -19,9 +19,9 @@ import httpx
 import pytest
 from PIL import Image
 
-from studio.brand import BrandExtractor, ExtractedBrand
-from studio.errors import BrandExtractionError, FetchFailed, FetchRefused
-from studio.fetch import SafeFetcher
+from reelfarm.studio.brand import BrandExtractor, ExtractedBrand
+from reelfarm.studio.errors import BrandExtractionError, FetchFailed, FetchRefused
+from reelfarm.studio.fetch import SafeFetcher
 
 ROUTED = "93.184.216.34"  # public to the guard; the test transport dials 127.0.0.1 instead
 

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from studio.fetch import FetchFailed, FetchRefused, SafeFetcher
+from reelfarm.studio.fetch import FetchFailed, FetchRefused, SafeFetcher
 
 ROUTED = "93.184.216.34"  # public to the guard (TEST-NET ranges are not); the transport dials 127.0.0.1
 

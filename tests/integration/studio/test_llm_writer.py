@@ -15,9 +15,9 @@ from typing import Any, Self
 import httpx
 import pytest
 
-from studio.llm import LLMWriter
-from studio.stories import list_stories
-from studio.writer import Brief, BuiltinWriter
+from reelfarm.studio.llm import LLMWriter
+from reelfarm.studio.stories import list_stories
+from reelfarm.studio.writer import Brief, BuiltinWriter
 
 BRIEF = Brief(text="Our spring sale is on: 40% off everything in store. Use code SPRING40 at checkout. "
                    "The sale ends Sunday at midnight. Shop now at shop.example.com/sale", brand_name="Acme")

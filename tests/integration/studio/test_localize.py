@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-import renderer
-from studio.errors import UnsupportedLocale
-from studio.localize import localize
-from studio.stories import NEUTRAL_BRAND, get_story, resolve_fields
-from studio.translate import ApertiumTranslator, DeepLTranslator, Translators
+from reelfarm import renderer
+from reelfarm.studio.errors import UnsupportedLocale
+from reelfarm.studio.localize import localize
+from reelfarm.studio.stories import NEUTRAL_BRAND, get_story, resolve_fields
+from reelfarm.studio.translate import ApertiumTranslator, DeepLTranslator, Translators
 from tests.integration.studio.test_translate_http import CANNED, INSTALL_HINT, FakeDeepL
 
 UNTRANSLATABLE = {"SPRING40", "example.com/sale", "example.com/careers"}

@@ -21,9 +21,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from shared.config import Settings
-from studio.errors import TranslationError, UnsupportedLocale
-from studio.translate import (
+from reelfarm.shared.config import Settings
+from reelfarm.studio.errors import TranslationError, UnsupportedLocale
+from reelfarm.studio.translate import (
     ApertiumTranslator,
     DeepLTranslator,
     LibreTranslateTranslator,
@@ -31,7 +31,7 @@ from studio.translate import (
     Translators,
     make_translators,
 )
-from studio.translate.http import DEEPL_FREE_URL, DEEPL_PRO_URL
+from reelfarm.studio.translate.http import DEEPL_FREE_URL, DEEPL_PRO_URL
 
 INSTALL_HINT = "install the Debian packages apertium and apertium-eng-spa (apt-get install apertium apertium-eng-spa)"
 

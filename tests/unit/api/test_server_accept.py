@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from gunicorn.config import Config
 
-from api.server import EnvelopeWorker
+from reelfarm.api.server import EnvelopeWorker
 
 
 class HeldPool:

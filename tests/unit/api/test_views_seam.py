@@ -1,4 +1,4 @@
-"""The views reach the domain one way: ``api.services.services()``.
+"""The views reach the domain one way: ``reelfarm.api.services.services()``.
 
 A view module validates with a schema, makes one call on a service and answers with a schema;
 it never opens a connection or a transaction, nor reads a repository, nor finds the services by
@@ -9,13 +9,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import api.resources
+from reelfarm.api import resources
 
-FORBIDDEN = ("shared.repos", "shared.db", "sqlalchemy")
+FORBIDDEN = ("reelfarm.shared.repos", "reelfarm.shared.db", "sqlalchemy")
 
 
 def _modules() -> list[Path]:
-    return sorted(Path(api.resources.__file__).parent.glob("*.py"))
+    return sorted(Path(resources.__file__).parent.glob("*.py"))
 
 
 def _imported(tree: ast.AST) -> list[str]:

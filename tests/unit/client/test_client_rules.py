@@ -11,12 +11,12 @@ from pathlib import Path
 import click
 import pytest
 
-import client
-from client import config
-from client.cli.common import parse_pairs
-from client.mcp_server.schemas import input_schema
-from client.retry import Retry
-from tests.helpers import absolute_imports
+from reelfarm import client
+from reelfarm.client import config
+from reelfarm.client.cli.common import parse_pairs
+from reelfarm.client.mcp_server.schemas import input_schema
+from reelfarm.client.retry import Retry
+from tests.helpers import absolute_imports, part_of
 
 SERVER_SIDE = {"api", "farm", "studio", "shared", "renderer", "console", "flask", "flask_smorest", "sqlalchemy",
                "rq", "redis", "psycopg2", "boto3"}
@@ -24,7 +24,7 @@ SERVER_SIDE = {"api", "farm", "studio", "shared", "renderer", "console", "flask"
 
 def test_the_client_imports_nothing_server_side():
     root = Path(client.__file__).parent
-    offenders = [f"{file}: {module}" for file, module in absolute_imports(root) if module.split(".")[0] in SERVER_SIDE]
+    offenders = [f"{file}: {module}" for file, module in absolute_imports(root) if part_of(module) in SERVER_SIDE | {"reelfarm"}]
     assert offenders == []
 
 
@@ -33,7 +33,7 @@ def test_the_client_commands_load_no_service_code_nor_httpx():
     code = ("import json, sys\nfrom reelfarm.cli import main\nmain.get_command(None, 'videos')\n"
             "print(json.dumps(sorted(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    loaded = {name.split(".")[0] for name in json.loads(out)}
+    loaded = {part_of(name) for name in json.loads(out)}
     assert loaded & (SERVER_SIDE - {"studio", "renderer"} | {"httpx", "mcp"}) == set()
 
 

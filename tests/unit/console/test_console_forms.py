@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from console import forms
-from studio.stories import list_stories
-from studio.stories.base import resolve_fields, validate_fields
+from reelfarm.console import forms
+from reelfarm.studio.stories import list_stories
+from reelfarm.studio.stories.base import resolve_fields, validate_fields
 
 STORIES = list_stories()
 

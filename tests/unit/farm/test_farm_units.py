@@ -11,19 +11,19 @@ from typing import Any
 
 import pytest
 
-import renderer
-from farm.assets import StorageAssets, imported_key
-from farm.errors import (
+from reelfarm import renderer
+from reelfarm.farm.assets import StorageAssets, imported_key
+from reelfarm.farm.errors import (
     FarmError,
     InvalidRequest,
     QueueUnavailable,
     StateConflict,
     TaskFailed,
 )
-from farm.jobs import job_resource
-from farm.progress import MemoryProgress, ProgressBatcher, fraction
-from farm.queue import describe_exception, on_rq_failure
-from farm.renders import (
+from reelfarm.farm.jobs import job_resource
+from reelfarm.farm.progress import MemoryProgress, ProgressBatcher, fraction
+from reelfarm.farm.queue import describe_exception, on_rq_failure
+from reelfarm.farm.renders import (
     _validate,
     chunk_job_id,
     credits_for,
@@ -34,11 +34,11 @@ from farm.renders import (
     stitch_job_id,
     video_key,
 )
-from renderer.model import Asset
-from shared.clock import FixedClock
-from shared.repos.jobs import Job
-from shared.repos.renders import Render
-from shared.storage import LocalStorage, check_key
+from reelfarm.renderer.model import Asset
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.repos.jobs import Job
+from reelfarm.shared.repos.renders import Render
+from reelfarm.shared.storage import LocalStorage, check_key
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -140,13 +140,13 @@ def test_failure_reasons_tell_users_what_they_can_act_on() -> None:
 
 def test_rq_failures_with_retries_left_are_not_final(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, list[Any], str]] = []
-    monkeypatch.setattr("farm.queue.resolve", lambda path: lambda *a: calls.append(a))
-    job = types.SimpleNamespace(id="j", retries_left=1, meta={}, func_name="farm.tasks.stitch", args=("r1",))
+    monkeypatch.setattr("reelfarm.farm.queue.resolve", lambda path: lambda *a: calls.append(a))
+    job = types.SimpleNamespace(id="j", retries_left=1, meta={}, func_name="reelfarm.farm.tasks.stitch", args=("r1",))
     on_rq_failure(job, None, RuntimeError, RuntimeError("x"), None)
     assert calls == []
     job.retries_left = 0
     on_rq_failure(job, None, RuntimeError, RuntimeError("x"), None)
-    assert calls == [("farm.tasks.stitch", ["r1"], "an internal error (RuntimeError)")]
+    assert calls == [("reelfarm.farm.tasks.stitch", ["r1"], "an internal error (RuntimeError)")]
 
 
 def test_progress_batches_reports() -> None:

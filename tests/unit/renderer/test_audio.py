@@ -10,10 +10,10 @@ import av
 import numpy as np
 import pytest
 
-from renderer.audio import decode_audio, encode_audio_into, mix_audio
-from renderer.concat import probe
-from renderer.encode import X264Encoder, encode_frames
-from renderer.errors import AssetError, RendererError
+from reelfarm.renderer.audio import decode_audio, encode_audio_into, mix_audio
+from reelfarm.renderer.concat import probe
+from reelfarm.renderer.encode import X264Encoder, encode_frames
+from reelfarm.renderer.errors import AssetError, RendererError
 
 RATE = 48000
 

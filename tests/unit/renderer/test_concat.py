@@ -9,9 +9,9 @@ import av
 import numpy as np
 import pytest
 
-from renderer.concat import concat_segments, probe
-from renderer.encode import X264Encoder, encode_frames
-from renderer.errors import EncodeError
+from reelfarm.renderer.concat import concat_segments, probe
+from reelfarm.renderer.encode import X264Encoder, encode_frames
+from reelfarm.renderer.errors import EncodeError
 
 W, H, FPS, RATE = 160, 90, 30, 48000
 SEGMENTS = [(30, (200, 30, 30)), (45, (30, 200, 30)), (15, (30, 30, 200))]  # 1 s, 1.5 s, 0.5 s

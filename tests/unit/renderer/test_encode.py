@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from av.video.frame import PictureType
 
-from renderer import encode, nvenc
-from renderer.concat import probe
-from renderer.encode import X264Encoder, available_h264_encoders, encode_frames
-from renderer.nvenc import H264AnnexBMuxer, NvencEncoder, make_encoder, nvenc_available
-from renderer.errors import EncodeError, RendererError
+from reelfarm.renderer import encode, nvenc
+from reelfarm.renderer.concat import probe
+from reelfarm.renderer.encode import X264Encoder, available_h264_encoders, encode_frames
+from reelfarm.renderer.nvenc import H264AnnexBMuxer, NvencEncoder, make_encoder, nvenc_available
+from reelfarm.renderer.errors import EncodeError, RendererError
 
 W, H, FPS = 160, 90, 30
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from av.video.reformatter import VideoReformatter
 
-from renderer import (GLRasterizer, RasterChoice, RenderSpec, SkiaRasterizer, choose_raster, parse_doc, probe,
+from reelfarm.renderer import (GLRasterizer, RasterChoice, RenderSpec, SkiaRasterizer, choose_raster, parse_doc, probe,
                       render_still, render_video)
-from renderer.encode import rgba_to_bt709
-from renderer.raster import to_rgba
+from reelfarm.renderer.encode import rgba_to_bt709
+from reelfarm.renderer.raster import to_rgba
 from tests.golden.imagediff import mismatch_fraction
 
 
@@ -87,10 +87,10 @@ def test_auto_never_picks_software_gl():
 
 
 def test_hardware_only_gl_without_an_nvidia_gpu_falls_back_to_the_cpu_with_a_reason(doc, caplog):
-    from renderer import nvidia_gpu_present
+    from reelfarm.renderer import nvidia_gpu_present
     if nvidia_gpu_present(7):
         pytest.skip("this machine has an NVIDIA GPU 7; the fallback needs a missing one")
-    with caplog.at_level(logging.WARNING, "renderer.backends"):
+    with caplog.at_level(logging.WARNING, "reelfarm.renderer.backends"):
         raster = RasterChoice("gl", gpu_index=7, hardware_only=True).make(parse_doc(doc), RenderSpec("16:9", 180))
     assert isinstance(raster, SkiaRasterizer) and not isinstance(raster, GLRasterizer)
     assert "no NVIDIA EGL device with CUDA index 7" in caplog.text and "drawing on the CPU" in caplog.text

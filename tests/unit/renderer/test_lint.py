@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from renderer import lint
+from reelfarm.renderer import lint
 
 
 def codes(items):
@@ -197,7 +197,7 @@ def test_a_gradient_background_without_colours_is_a_schema_error(doc, kind):
 
 @pytest.fixture
 def no_kept_backdrops():
-    from renderer import linter
+    from reelfarm.renderer import linter
 
     linter._backdrops.clear()
     yield linter._backdrops

@@ -5,9 +5,9 @@ import json
 import jsonschema
 import pytest
 
-from renderer import DocInvalid, doc_schema, frame_size, parse_doc
-from renderer.easing import EASINGS, ease
-from renderer.timeline import Timeline, layer_state, value_at
+from reelfarm.renderer import DocInvalid, doc_schema, frame_size, parse_doc
+from reelfarm.renderer.easing import EASINGS, ease
+from reelfarm.renderer.timeline import Timeline, layer_state, value_at
 
 
 def test_schema_is_valid_2020_12():

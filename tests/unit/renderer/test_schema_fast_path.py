@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from renderer import NEUTRAL_BRAND
-from renderer.model import _fast_validator, _validator, schema_problems
-from studio.stories import list_stories
+from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.renderer.model import _fast_validator, _validator, schema_problems
+from reelfarm.studio.stories import list_stories
 
 VALUES = (None, "x", -1, 1.5, 0, [], {}, True, "#12345", "http://a b", 10**9)
 

@@ -5,8 +5,8 @@ import dataclasses
 
 import pytest
 
-import renderer
-from renderer import RenderSpec, SpecInvalid, spec_problems
+from reelfarm import renderer
+from reelfarm.renderer import RenderSpec, SpecInvalid, spec_problems
 
 
 def test_a_spec_knows_its_pixel_size_and_frame_times():

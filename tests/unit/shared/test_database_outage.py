@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from shared.db import database_outage, make_engine
-from shared.errors import DatabaseUnavailable
+from reelfarm.shared.db import database_outage, make_engine
+from reelfarm.shared.errors import DatabaseUnavailable
 
 
 def _closed_port() -> int:

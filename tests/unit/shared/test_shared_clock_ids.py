@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from shared.clock import FixedClock, SystemClock
-from shared.ids import is_uuid, new_event_id, new_id
+from reelfarm.shared.clock import FixedClock, SystemClock
+from reelfarm.shared.ids import is_uuid, new_event_id, new_id
 
 
 def test_system_clock_is_aware_utc() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.config import MIN_SECRET_LENGTH, RateLimit, Settings, load_or_create_secret, parse_storage_url
-from shared.errors import ConfigError
+from reelfarm.shared.config import MIN_SECRET_LENGTH, RateLimit, Settings, load_or_create_secret, parse_storage_url
+from reelfarm.shared.errors import ConfigError
 
 SECRET = "s" * MIN_SECRET_LENGTH
 

@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from shared.keys import (
+from reelfarm.shared.keys import (
     BASE62,
     checksum,
     checksum_ok,

@@ -8,9 +8,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
-from shared.clock import FixedClock
-from shared.errors import InvalidStorageKey
-from shared.storage import LocalStorage, check_key
+from reelfarm.shared.clock import FixedClock
+from reelfarm.shared.errors import InvalidStorageKey
+from reelfarm.shared.storage import LocalStorage, check_key
 
 SECRET = "k" * 48
 START = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)

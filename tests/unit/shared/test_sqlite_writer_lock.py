@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-import shared.db
-from shared.db import make_engine, transaction
+from reelfarm.shared import db as shared_db
+from reelfarm.shared.db import make_engine, transaction
 
 ROOT = Path(__file__).resolve().parents[3]
 TRY_LOCK = "import fcntl, os, sys; fcntl.flock(os.open(sys.argv[1], os.O_RDWR), fcntl.LOCK_EX | fcntl.LOCK_NB)"
@@ -43,7 +43,7 @@ def test_a_writer_in_another_process_waits_for_the_transaction_to_end(tmp_path: 
         conn.execute(text("CREATE TABLE t (n INTEGER)"))
     writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         from sqlalchemy import text
-        from shared.db import make_engine, transaction
+        from reelfarm.shared.db import make_engine, transaction
         with transaction(make_engine("sqlite:///{db}")) as conn:
             conn.execute(text("INSERT INTO t SELECT count(*) * 10 + 2 FROM t"))
     """)], cwd=ROOT)
@@ -61,7 +61,7 @@ def test_a_forked_child_keeps_no_share_of_its_parents_lock(tmp_path: Path) -> No
     db = tmp_path / "x.db"
     parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import os, sys, time
-        from shared.db import make_engine, transaction
+        from reelfarm.shared.db import make_engine, transaction
         with transaction(make_engine("sqlite:///{db}")):
             child = os.fork()
             if child == 0:
@@ -93,7 +93,7 @@ def test_a_writer_goes_on_after_the_busy_timeout_when_the_lock_is_never_freed(
                                "time.sleep(60)", str(lock)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        monkeypatch.setattr(shared.db, "SQLITE_BUSY_TIMEOUT_MS", 300)
+        monkeypatch.setattr(shared_db, "SQLITE_BUSY_TIMEOUT_MS", 300)
         began = time.monotonic()
         with transaction(engine) as conn:
             conn.execute(text("CREATE TABLE t (n INTEGER)"))

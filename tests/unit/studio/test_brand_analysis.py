@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from bs4 import BeautifulSoup
 
-from studio.brand.analysis import build_tokens
-from studio.brand.candidates import logo_candidates, svg_markup
-from studio.brand.colors import (
+from reelfarm.studio.brand.analysis import build_tokens
+from reelfarm.studio.brand.candidates import logo_candidates, svg_markup
+from reelfarm.studio.brand.colors import (
     contrast_ratio,
     ensure_contrast,
     from_hex,
@@ -17,24 +17,24 @@ from studio.brand.colors import (
     parse_color,
     to_hex,
 )
-from studio.brand.css import (
+from reelfarm.studio.brand.css import (
     font_shorthand,
     font_stack,
     google_font_families,
     parse_sheet,
     resolve_vars,
 )
-from studio.brand.extractor import parse_data_url
-from studio.brand.fonts import map_family, map_stack
-from studio.brand.logo import decode_logo, dominant_colors
-from studio.brand.page import (
+from reelfarm.studio.brand.extractor import parse_data_url
+from reelfarm.studio.brand.fonts import map_family, map_stack
+from reelfarm.studio.brand.logo import decode_logo, dominant_colors
+from reelfarm.studio.brand.page import (
     choose_name,
     clean_tagline,
     clean_title,
     read_page,
 )
-from studio.brand.palette import ColorEvidence, choose_colors, rank_palette
-from studio.brand.style import radius_fraction, read_styles, variable_role
+from reelfarm.studio.brand.palette import ColorEvidence, choose_colors, rank_palette
+from reelfarm.studio.brand.style import radius_fraction, read_styles, variable_role
 
 PAGE = "https://www.acme.com/"
 

@@ -10,9 +10,9 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from shared.config import Settings
-from studio.errors import StudioError
-from studio.fetch import (
+from reelfarm.shared.config import Settings
+from reelfarm.studio.errors import StudioError
+from reelfarm.studio.fetch import (
     FetchFailed,
     FetchRefused,
     FetchTooLarge,

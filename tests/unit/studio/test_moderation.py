@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from studio.errors import BriefRejected
-from studio.moderation import Moderator, split_sentences
+from reelfarm.studio.errors import BriefRejected
+from reelfarm.studio.moderation import Moderator, split_sentences
 
 CLEAN = [
     "Our spring sale is on: 40% off everything in store. Use code SPRING40 at checkout. Ends Sunday at midnight.",

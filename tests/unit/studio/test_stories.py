@@ -11,8 +11,8 @@ from typing import Any, Iterator
 import pytest
 from jsonschema import Draft202012Validator
 
-from studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
-from studio.stories import NEUTRAL_BRAND, STORIES, get_story, list_stories, resolve_fields, validate_fields
+from reelfarm.studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
+from reelfarm.studio.stories import NEUTRAL_BRAND, STORIES, get_story, list_stories, resolve_fields, validate_fields
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC_SCHEMA = json.loads((ROOT / "renderer" / "videodoc.schema.json").read_text())
@@ -358,7 +358,7 @@ def test_short_videos_collapse_tips_onto_list_scenes():
 
 
 def test_stories_still_build_from_estimates_without_the_text_engine(monkeypatch):
-    import studio.stories.compose as compose
+    import reelfarm.studio.stories.compose as compose
 
     monkeypatch.setattr(compose, "make_typesetter", lambda fonts: None)
     for story in ALL:
@@ -371,7 +371,7 @@ def test_stories_still_build_from_estimates_without_the_text_engine(monkeypatch)
 
 @pytest.fixture(scope="module")
 def lint():
-    import renderer
+    from reelfarm import renderer
 
     return renderer.lint
 

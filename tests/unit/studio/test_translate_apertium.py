@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from studio.errors import TranslationError, UnsupportedLocale
-from studio.translate import ApertiumTranslator
-from studio.translate.locales import direction_of, locale_name, match_tag, normalize_tag, script_of
-from studio.translate.placeholders import protect, restore
+from reelfarm.studio.errors import TranslationError, UnsupportedLocale
+from reelfarm.studio.translate import ApertiumTranslator
+from reelfarm.studio.translate.locales import direction_of, locale_name, match_tag, normalize_tag, script_of
+from reelfarm.studio.translate.placeholders import protect, restore
 
 INSTALL_HINT = "install the Debian packages apertium and apertium-eng-spa (apt-get install apertium apertium-eng-spa)"
 

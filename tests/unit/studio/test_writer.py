@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from shared.config import Settings
-from studio.errors import WriterError
-from studio.llm import LLMWriter, make_writer
-from studio.stories import NEUTRAL_BRAND, get_story, validate_fields
-from studio.writer import Brief, BuiltinWriter, Script, compose
+from reelfarm.shared.config import Settings
+from reelfarm.studio.errors import WriterError
+from reelfarm.studio.llm import LLMWriter, make_writer
+from reelfarm.studio.stories import NEUTRAL_BRAND, get_story, validate_fields
+from reelfarm.studio.writer import Brief, BuiltinWriter, Script, compose
 
 FORMATS = ("16:9", "9:16", "1:1", "4:5")
 FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -205,7 +205,7 @@ def test_make_writer_picks_the_llm_only_when_configured(tmp_path: Path) -> None:
 
 
 def test_lint_pointers_reach_text_inside_groups() -> None:
-    from studio.writer import _layer_text
+    from reelfarm.studio.writer import _layer_text
 
     doc = {"scenes": [{"layers": [{"type": "text", "text": "top"},
                                   {"type": "group", "children": [{"type": "group", "children": [
