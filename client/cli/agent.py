@@ -20,7 +20,12 @@ def mcp_command(over_http: bool, host: str, port: int, api_url: str | None) -> N
     request brings its own bearer key, so one server serves many workspaces. Tool input schemas
     are read from the API's OpenAPI document at start.
     """
-    from reelfarm.client.mcp_server.server import serve_http, serve_stdio
+    try:
+        from reelfarm.client.mcp_server.server import serve_http, serve_stdio
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("mcp"):
+            raise
+        raise click.ClickException("the MCP server needs the `mcp` package: pip install 'reelfarm-client[mcp]'")
 
     if over_http:
         serve_http(api_url, host, port)
