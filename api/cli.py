@@ -26,10 +26,23 @@ def _settings() -> Any:
         raise click.ClickException(str(exc)) from exc
 
 
-def _services(migrate: bool = True) -> Any:
+def _services(migrate: bool = True, settings: Any = None) -> Any:
     from reelfarm.api.services import Services
 
-    return Services.from_settings(_settings(), run_migrations=migrate)
+    return Services.from_settings(settings or _settings(), run_migrations=migrate)
+
+
+def _served_settings(host: str, port: int) -> Any:
+    """The settings of a server on ``host:port``: without REELFARM_PUBLIC_URL, the URLs it hands
+    out (downloads, stills, posters, sign-in links) lead to the address it listens on."""
+    import dataclasses
+
+    from reelfarm.shared.config import listen_url
+
+    settings = _settings()
+    if settings.public_url_configured:
+        return settings
+    return dataclasses.replace(settings, public_url=listen_url(host, port))
 
 
 def _emit(as_json: bool, data: Any, text: str) -> None:
@@ -51,9 +64,9 @@ def serve_command(host: str, port: int, workers: int, migrate: bool) -> None:
     from reelfarm.api.server import KEEPALIVE_SEC, WORKER_CLASS
     from reelfarm.shared.logs import configure_logging
 
-    services = _services(migrate=migrate)
+    services = _services(migrate=migrate, settings=_served_settings(host, port))
     configure_logging(services.settings.log_level)
-    _first_start(services, host, port)
+    _first_start(services)
 
     class Server(BaseApplication):
         def load_config(self) -> None:
@@ -115,7 +128,7 @@ def _forget_worker_metrics(_server: Any, worker: Any) -> None:
     multiprocess.mark_process_dead(worker.pid)
 
 
-def _first_start(services: Any, host: str, port: int) -> None:
+def _first_start(services: Any) -> None:
     """On an empty database, create the `dev` workspace and print its key once."""
     from sqlalchemy import func, select
 
@@ -133,7 +146,7 @@ def _first_start(services: Any, host: str, port: int) -> None:
         owner = users.create_user(conn, services.clock, workspace_id=ws.id, email=DEV_OWNER, role="owner",
                                   is_operator=True)
         token = users.issue_link(conn, services.clock, owner.id)
-    base = f"http://{host}:{port}"
+    base = services.settings.public_url.rstrip("/")  # where this server is reached (serve sets it)
     click.echo(f"Created workspace '{DEV_WORKSPACE}' (plan pro, {DEV_CREDITS} credits).")
     click.echo(f"API key (shown once, keep it): {key}")
     click.echo(f"Try: curl -H 'Authorization: Bearer {key}' {base}/api/v1/stories")

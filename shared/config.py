@@ -77,6 +77,7 @@ class Settings:
     storage_url: str
     secret_key: str = field(repr=False)
     public_url: str = "http://127.0.0.1:8000"
+    public_url_configured: bool = False  # REELFARM_PUBLIC_URL was set (else `serve` uses its own address)
     redis_url: str | None = None
     s3_endpoint_url: str | None = None
     fetch_allow_private: bool = False
@@ -117,6 +118,7 @@ class Settings:
             database_url=database_url,
             storage_url=storage_url,
             public_url=env.parse("REELFARM_PUBLIC_URL", _http_url) or "http://127.0.0.1:8000",
+            public_url_configured=bool(env.get("REELFARM_PUBLIC_URL")),
             redis_url=env.parse("REELFARM_REDIS_URL", _redis_url),
             s3_endpoint_url=env.parse("REELFARM_S3_ENDPOINT_URL", _http_url),
             fetch_allow_private=bool(env.parse("REELFARM_FETCH_ALLOW_PRIVATE", _bool)),
@@ -310,3 +312,14 @@ def _log_level(raw: str) -> str:
     if level not in logging.getLevelNamesMapping():
         raise ValueError("expected DEBUG, INFO, WARNING, ERROR or CRITICAL")
     return level
+
+
+def listen_url(host: str, port: int) -> str:
+    """The URL a server listening on ``host:port`` is reached at from this machine (a wildcard
+    address is reached through loopback)."""
+    if host in ("", "0.0.0.0", "::", "[::]"):
+        host = "127.0.0.1"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+

@@ -27,13 +27,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(data_dir: Path, port: int, **extra_env: str) -> tuple[subprocess.Popen[str], queue.Queue[str | None]]:
+def start_server(data_dir: Path, port: int, *, command: tuple[str, ...] = (sys.executable, "-m", "reelfarm"),
+                 cwd: Path | None = None, public_url: bool = True,
+                 **extra_env: str) -> tuple[subprocess.Popen[str], queue.Queue[str | None]]:
+    """``reelfarm serve`` on ``port`` (``command`` runs ``reelfarm``; ``public_url=False`` leaves
+    REELFARM_PUBLIC_URL unset, so the server hands out URLs of its own address)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
-    env.update(REELFARM_DATA_DIR=str(data_dir), REELFARM_PUBLIC_URL=f"http://127.0.0.1:{port}", PYTHONUNBUFFERED="1",
-               **extra_env)
+    env.update(REELFARM_DATA_DIR=str(data_dir), PYTHONUNBUFFERED="1", **extra_env)
+    if public_url:
+        env.setdefault("REELFARM_PUBLIC_URL", f"http://127.0.0.1:{port}")
     process = subprocess.Popen(
-        [sys.executable, "-m", "reelfarm", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        cwd=Path(__file__).resolve().parents[2], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [*command, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        cwd=cwd or Path(__file__).resolve().parents[2], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, start_new_session=True)
     lines: queue.Queue[str | None] = queue.Queue()
 
