@@ -22,19 +22,16 @@ import importlib
 from typing import Any
 
 # Names load on first use, so the console script's client commands start without httpx.
-_HOMES = {
-    "AsyncClient": "reelfarm.client.aio", "Client": "reelfarm.client.sync", "Page": "reelfarm.client.calls", "Retry": "reelfarm.client.retry",
-    "APIConnectionError": "reelfarm.client.errors", "APIError": "reelfarm.client.errors", "ReelfarmError": "reelfarm.client.errors",
-    "TaskFailed": "reelfarm.client.errors", "WaitTimeout": "reelfarm.client.errors",
-    "BrandKit": "reelfarm.client.models", "Job": "reelfarm.client.models", "Me": "reelfarm.client.models", "Render": "reelfarm.client.models",
-    "Story": "reelfarm.client.models", "Variants": "reelfarm.client.models", "Version": "reelfarm.client.models", "Video": "reelfarm.client.models",
-    "Webhook": "reelfarm.client.models", "WebhookVerificationError": "reelfarm.client.webhooks", "verify": "reelfarm.client.webhooks",
-}
-__all__ = [
-    "APIConnectionError", "APIError", "AsyncClient", "BrandKit", "Client", "Job", "Me", "Page", "ReelfarmError",
-    "Render", "Retry", "Story", "TaskFailed", "Variants", "Version", "Video", "WaitTimeout", "Webhook",
-    "WebhookVerificationError", "verify",
-]
+_HOMES = {name: f"reelfarm.client.{module}" for module, names in {
+    'aio': ('AsyncClient',),
+    'sync': ('Client',),
+    'calls': ('Page',),
+    'retry': ('Retry',),
+    'errors': ('APIConnectionError', 'APIError', 'APIStatusError', 'APITimeoutError', 'AuthenticationError', 'ConflictError', 'InternalServerError', 'NotFoundError', 'PermissionDeniedError', 'RateLimitError', 'ReelfarmError', 'TaskFailed', 'ValidationError', 'WaitTimeout'),
+    'models': ('BrandKit', 'Job', 'Me', 'Render', 'Story', 'Variants', 'Version', 'Video', 'Webhook'),
+    'webhooks': ('WebhookVerificationError', 'verify'),
+}.items() for name in names}
+__all__ = sorted(_HOMES)
 
 
 def __getattr__(name: str) -> Any:

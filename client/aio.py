@@ -17,7 +17,7 @@ import anyio
 import httpx
 
 from reelfarm.client import calls, config, webhooks
-from reelfarm.client.errors import WaitTimeout
+from reelfarm.client.errors import NotFoundError, WaitTimeout
 from reelfarm.client.http import AsyncTransport, ProgressFn
 from reelfarm.client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
 from reelfarm.client.retry import Retry
@@ -35,6 +35,13 @@ class _Resource:
 class Stories(_Resource):
     async def list(self) -> list[Story]:
         return await self._t.run(calls.list_stories())
+
+    async def get(self, story_id: str) -> Story:
+        """One story by id (from the list; there is no single-story endpoint)."""
+        for story in await self.list():
+            if story.id == story_id:
+                return story
+        raise NotFoundError(404, "not_found", f"No story {story_id!r}.")
 
 
 class BrandKits(_Resource):

@@ -1,16 +1,30 @@
 """What the client raises.
 
 ```
-ReelfarmError
-├── APIError            the API answered with its error envelope (status, code, message, details, request_id)
-├── APIConnectionError  the API could not be reached, retries included
-├── WaitTimeout         a wait ran past its timeout; ``.last`` is the last state seen
-└── TaskFailed          a render or job being waited for ended failed or canceled; ``.result`` is it
+ReelfarmError                       anything the client raises
+├── APIError                        the API did not do what was asked
+│   ├── APIStatusError              it answered with its error envelope (status, code, message, details, request_id)
+│   │   ├── ValidationError         400: ``details`` lists every problem (``field``: a JSON pointer, ``message``)
+│   │   ├── AuthenticationError     401: no key, an unknown, revoked or expired key
+│   │   ├── PermissionDeniedError   403: the plan or role does not allow it
+│   │   ├── NotFoundError           404: no such resource in this workspace
+│   │   ├── ConflictError           409: the resource's state does not allow it (or a key's request is in flight)
+│   │   ├── RateLimitError          429: ``retry_after`` seconds
+│   │   └── InternalServerError     5xx
+│   └── APIConnectionError          no answer, retries included (``url`` names where it went)
+│       └── APITimeoutError         the answer did not come in time
+├── WaitTimeout                     a wait ran past its timeout; ``.last`` is the last state seen
+└── TaskFailed                      a render or job being waited for ended failed or canceled; ``.result`` is it
 ```
+
+``str()`` of an error with details carries the first problems (pointer and message), so an
+uncaught traceback shows why.
 """
 from __future__ import annotations
 
 from typing import Any
+
+SHOWN_DETAILS = 3  # problems named in ``str()``; all of them are in ``.details``
 
 
 class ReelfarmError(Exception):
@@ -18,11 +32,14 @@ class ReelfarmError(Exception):
 
 
 class APIError(ReelfarmError):
-    """The API's error envelope, as raised for any 4xx or 5xx answer."""
+    """The API did not do what was asked: an error answer, or no answer at all.
 
-    def __init__(self, status: int, code: str, message: str, details: list[dict[str, Any]] | None = None,
+    ``status`` is None when no answer came (``APIConnectionError``).
+    """
+
+    def __init__(self, status: int | None, code: str, message: str, details: list[dict[str, Any]] | None = None,
                  request_id: str | None = None, retry_after: float | None = None) -> None:
-        super().__init__(f"{status} {code}: {message}")
+        super().__init__(_text(status, code, message, details))
         self.status = status
         self.code = code
         self.message = message
@@ -36,8 +53,76 @@ class APIError(ReelfarmError):
                 "request_id": self.request_id}
 
 
-class APIConnectionError(ReelfarmError):
-    """No answer from the API after every retry."""
+class APIStatusError(APIError):
+    """The API answered with its error envelope (any 4xx or 5xx)."""
+
+    status: int
+
+
+class ValidationError(APIStatusError):
+    """400: the request was refused; ``details`` lists every problem."""
+
+
+class AuthenticationError(APIStatusError):
+    """401: the API key is missing, unknown, revoked or expired."""
+
+
+class PermissionDeniedError(APIStatusError):
+    """403: the workspace's plan or the key's role does not allow this."""
+
+
+class NotFoundError(APIStatusError):
+    """404: no such resource in this workspace."""
+
+
+class ConflictError(APIStatusError):
+    """409: the resource's state does not allow this now."""
+
+
+class RateLimitError(APIStatusError):
+    """429: too many requests; ``retry_after`` says how many seconds to wait."""
+
+
+class InternalServerError(APIStatusError):
+    """5xx: the server failed or is unavailable."""
+
+
+class APIConnectionError(APIError):
+    """No answer from the API (or a download link) after every retry; ``url`` is where it went."""
+
+    def __init__(self, message: str, url: str | None = None) -> None:
+        super().__init__(None, "connection_failed", message)
+        self.url = url
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class APITimeoutError(APIConnectionError):
+    """The API did not answer in time, retries included."""
+
+
+_BY_STATUS: dict[int, type[APIStatusError]] = {
+    400: ValidationError, 401: AuthenticationError, 403: PermissionDeniedError, 404: NotFoundError,
+    409: ConflictError, 429: RateLimitError,
+}
+
+
+def status_error(status: int, code: str, message: str, details: list[dict[str, Any]] | None = None,
+                 request_id: str | None = None, retry_after: float | None = None) -> APIStatusError:
+    """The ``APIStatusError`` subclass for ``status`` (a 422 or another 4xx is a plain ``APIStatusError``)."""
+    cls = _BY_STATUS.get(status) or (InternalServerError if status >= 500 else APIStatusError)
+    return cls(status, code, message, details, request_id, retry_after)
+
+
+def _text(status: int | None, code: str, message: str, details: list[dict[str, Any]] | None) -> str:
+    head = f"{status} {code}: {message}" if status is not None else message
+    problems = [d for d in details or [] if isinstance(d, dict)]
+    if not problems:
+        return head
+    shown = "; ".join(f"{d.get('field') or '(body)'}: {d.get('message', '')}" for d in problems[:SHOWN_DETAILS])
+    more = f" (and {len(problems) - SHOWN_DETAILS} more)" if len(problems) > SHOWN_DETAILS else ""
+    return f"{head} {shown}{more}"
 
 
 class WaitTimeout(ReelfarmError):

@@ -18,7 +18,7 @@ import anyio
 import httpx
 
 from reelfarm.client.calls import Call
-from reelfarm.client.errors import APIConnectionError, APIError, ReelfarmError
+from reelfarm.client.errors import APIConnectionError, APIStatusError, APITimeoutError, ReelfarmError, status_error
 from reelfarm.client.retry import Retry, parse_retry_after
 
 T = TypeVar("T")
@@ -39,8 +39,9 @@ def prepare(call: Call[Any], headers: dict[str, str] | None = None) -> dict[str,
     return kwargs
 
 
-def error_from(response: httpx.Response) -> APIError:
-    """The API's error envelope as an ``APIError`` (a bare answer from a proxy gets a made-up code)."""
+def error_from(response: httpx.Response) -> APIStatusError:
+    """The API's error envelope as an ``APIStatusError`` of its status (a bare answer from a proxy
+    gets a made-up code)."""
     try:
         error = response.json()["error"]
         code, message, details = str(error["code"]), str(error["message"]), error.get("details")
@@ -48,12 +49,21 @@ def error_from(response: httpx.Response) -> APIError:
     except (ValueError, KeyError, TypeError):
         code, message, details = f"http_{response.status_code}", response.text[:200] or response.reason_phrase, None
         request_id = None
-    return APIError(response.status_code, code, message, details, request_id or response.headers.get("X-Request-Id"),
-                    parse_retry_after(response.headers.get("Retry-After")))
+    return status_error(response.status_code, code, message, details,
+                        request_id or response.headers.get("X-Request-Id"),
+                        parse_retry_after(response.headers.get("Retry-After")))
+
+
+def unreachable(url: str, exc: httpx.TransportError, what: str = "") -> APIConnectionError:
+    """No answer from ``url``: named without its query (a download's signature stays out of logs)."""
+    shown = str(httpx.URL(url).copy_with(query=None, fragment=None))
+    kind = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
+    reason = str(exc) or type(exc).__name__
+    return kind(f"{what}cannot reach {shown}: {reason}", url=shown)
 
 
 def decode(response: httpx.Response) -> Any:
-    """The answer's JSON, or raise its ``APIError``."""
+    """The answer's JSON, or raise its ``APIStatusError``."""
     if response.status_code >= 400:
         raise error_from(response)
     if response.status_code == 204 or not response.content:
@@ -88,7 +98,8 @@ def _headers(api_key: str | None) -> dict[str, str]:
 
 def _check_key(api_key: str | None) -> None:
     if not api_key:
-        raise ReelfarmError("no API key: pass api_key=, set REELFARM_API_KEY or run `reelfarm login`")
+        raise ReelfarmError("no API key: pass api_key= (the command line: --api-key), set REELFARM_API_KEY, "
+                            "or run `reelfarm login`")
 
 
 class SyncTransport:
@@ -116,25 +127,30 @@ class SyncTransport:
                 break
             self.sleep(delay)
         if isinstance(outcome, httpx.TransportError):
-            raise APIConnectionError(f"{call.method} {call.path}: {outcome!r}") from outcome
+            raise unreachable(f"{self.base_url.rstrip('/')}/api/v1{call.path}", outcome,
+                              f"{call.method} {call.path}: ") from outcome
         return decode(outcome)
 
     def download(self, url: str, path: str | Path, on_progress: ProgressFn | None = None) -> Path:
         """Stream ``url`` into ``path`` (written beside it first, then moved into place)."""
         target = Path(path)
         partial = target.with_name(target.name + ".part")
-        with httpx.stream("GET", url, timeout=60, follow_redirects=True) as response:
-            if response.status_code >= 400:
-                response.read()
-                raise error_from(response)
-            total = int(response.headers["Content-Length"]) if "Content-Length" in response.headers else None
-            done = 0
-            with open(partial, "wb") as out:
-                for chunk in response.iter_bytes(1 << 16):
-                    out.write(chunk)
-                    done += len(chunk)
-                    if on_progress:
-                        on_progress(done, total)
+        try:
+            with httpx.stream("GET", url, timeout=60, follow_redirects=True) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise error_from(response)
+                total = int(response.headers["Content-Length"]) if "Content-Length" in response.headers else None
+                done = 0
+                with open(partial, "wb") as out:
+                    for chunk in response.iter_bytes(1 << 16):
+                        out.write(chunk)
+                        done += len(chunk)
+                        if on_progress:
+                            on_progress(done, total)
+        except httpx.TransportError as exc:
+            partial.unlink(missing_ok=True)
+            raise unreachable(url, exc, "download: ") from exc
         partial.replace(target)
         return target
 
@@ -166,13 +182,17 @@ class AsyncTransport:
                 break
             await anyio.sleep(delay)
         if isinstance(outcome, httpx.TransportError):
-            raise APIConnectionError(f"{call.method} {call.path}: {outcome!r}") from outcome
+            raise unreachable(f"{self.base_url.rstrip('/')}/api/v1{call.path}", outcome,
+                              f"{call.method} {call.path}: ") from outcome
         return decode(outcome)
 
     async def fetch_bytes(self, url: str) -> bytes:
         """A signed URL's whole body (stills are small)."""
-        async with httpx.AsyncClient(timeout=60, follow_redirects=True) as plain:
-            response = await plain.get(url)
+        try:
+            async with httpx.AsyncClient(timeout=60, follow_redirects=True) as plain:
+                response = await plain.get(url)
+        except httpx.TransportError as exc:
+            raise unreachable(url, exc, "download: ") from exc
         if response.status_code >= 400:
             raise error_from(response)
         return response.content
@@ -180,18 +200,23 @@ class AsyncTransport:
     async def download(self, url: str, path: str | Path, on_progress: ProgressFn | None = None) -> Path:
         target = Path(path)
         partial = target.with_name(target.name + ".part")
-        async with httpx.AsyncClient(timeout=60, follow_redirects=True) as plain, plain.stream("GET", url) as response:
-            if response.status_code >= 400:
-                await response.aread()
-                raise error_from(response)
-            total = int(response.headers["Content-Length"]) if "Content-Length" in response.headers else None
-            done = 0
-            async with await anyio.open_file(partial, "wb") as out:
-                async for chunk in response.aiter_bytes(1 << 16):
-                    await out.write(chunk)
-                    done += len(chunk)
-                    if on_progress:
-                        on_progress(done, total)
+        try:
+            async with httpx.AsyncClient(timeout=60, follow_redirects=True) as plain, \
+                    plain.stream("GET", url) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise error_from(response)
+                total = int(response.headers["Content-Length"]) if "Content-Length" in response.headers else None
+                done = 0
+                async with await anyio.open_file(partial, "wb") as out:
+                    async for chunk in response.aiter_bytes(1 << 16):
+                        await out.write(chunk)
+                        done += len(chunk)
+                        if on_progress:
+                            on_progress(done, total)
+        except httpx.TransportError as exc:
+            partial.unlink(missing_ok=True)
+            raise unreachable(url, exc, "download: ") from exc
         partial.replace(target)
         return target
 

@@ -17,7 +17,7 @@ from typing import Any, Self
 import httpx
 
 from reelfarm.client import calls, config, webhooks
-from reelfarm.client.errors import WaitTimeout
+from reelfarm.client.errors import NotFoundError, WaitTimeout
 from reelfarm.client.http import ProgressFn, SyncTransport
 from reelfarm.client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
 from reelfarm.client.retry import Retry
@@ -40,7 +40,7 @@ class Stories(_Resource):
         for story in self.list():
             if story.id == story_id:
                 return story
-        raise KeyError(story_id)
+        raise NotFoundError(404, "not_found", f"No story {story_id!r}.")
 
 
 class BrandKits(_Resource):

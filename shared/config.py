@@ -11,7 +11,7 @@ Nothing reads settings at import time: ``Settings.from_env()`` is called once by
 | REELFARM_STORAGE_URL | ``file://{data_dir}/files``; or ``s3://bucket/prefix`` |
 | REELFARM_S3_ENDPOINT_URL | unset: AWS; set for an S3-compatible service |
 | REELFARM_SECRET_KEY | generated once into ``{data_dir}/secret_key`` (mode 0600), read back later |
-| REELFARM_PUBLIC_URL | ``http://127.0.0.1:8000`` |
+| REELFARM_PUBLIC_URL | ``http://127.0.0.1:8000`` (``reelfarm serve``: its own address) |
 | REELFARM_FETCH_ALLOW_PRIVATE | ``0`` |
 | REELFARM_RATE_LIMIT_PRO / _CRYPTO_PRO / _AGENCY | 600 / 600 / 3000 requests per 60 s |
 | REELFARM_MAX_BODY_BYTES | 2 MiB |

@@ -77,10 +77,11 @@ def api_command(func: F) -> F:
         session = Session(api_key, api_url, as_json)
         try:
             return func(session, **kwargs)
+        except APIConnectionError as exc:  # before APIError, its base: no answer to describe
+            fail(session, EXIT_API, {"code": "connection_failed", "message": str(exc), "url": exc.url},
+                 f"error: {exc}")
         except APIError as exc:
             fail(session, EXIT_API, exc.to_dict(), _describe(exc))
-        except APIConnectionError as exc:
-            fail(session, EXIT_API, {"code": "connection_failed", "message": str(exc)}, f"error: {exc}")
         except WaitTimeout as exc:
             fail(session, EXIT_TIMEOUT, {"code": "timeout", "message": str(exc), "last": to_json(exc.last)},
                  f"timed out: {exc}")

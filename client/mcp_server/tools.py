@@ -166,13 +166,15 @@ class Toolbox:
             answer = await _send(inv, tool)
             if tool.follow is not None:
                 answer = await tool.follow(inv, answer)
+        except APIConnectionError as exc:  # before APIError, its base
+            return error_result({"code": "unavailable", "message": str(exc)})
         except APIError as exc:
             return error_result(exc.to_dict())
         except (TaskFailed, WaitTimeout) as exc:
             last = getattr(exc, "result", None) or getattr(exc, "last", None)
             return error_result({"code": "failed" if isinstance(exc, TaskFailed) else "timeout", "message": str(exc),
                                  "last": getattr(last, "raw", last)})
-        except (APIConnectionError, ReelfarmError) as exc:
+        except ReelfarmError as exc:
             return error_result({"code": "unavailable", "message": str(exc)})
         return ok_result(answer, inv.images)
 

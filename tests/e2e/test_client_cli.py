@@ -113,3 +113,19 @@ def test_help_names_both_ways_to_render(shell: Shell) -> None:
     assert "reelfarm render DOC.json" in shell.run("videos", "render", "--help").stdout
     assert "reelfarm videos render VIDEO_ID" in shell.run("render", "--help").stdout
     assert "Examples:" in shell.run("videos", "create", "--help").stdout
+
+
+def test_no_key_and_no_server_each_say_what_to_do(tmp_path: Path) -> None:
+    from tests.e2e.test_serve import free_port
+
+    fresh = Shell(tmp_path)
+    no_key = fresh.run("whoami")
+    assert no_key.returncode == 2, no_key.stderr
+    for hint in ("--api-key", "REELFARM_API_KEY", "reelfarm login"):
+        assert hint in no_key.stderr
+    url = f"http://127.0.0.1:{free_port()}"
+    down = fresh.run("whoami", "--api-key", "rf_live_" + "x" * 38, "--api-url", url)
+    assert down.returncode == 3 and "Traceback" not in down.stderr
+    assert f"cannot reach {url}/api/v1/me" in down.stderr, down.stderr
+    as_json = json.loads(fresh.run("whoami", "--api-key", "rf_live_" + "x" * 38, "--api-url", url, "--json").stdout)
+    assert as_json["error"]["code"] == "connection_failed" and as_json["error"]["url"] == f"{url}/api/v1/me"

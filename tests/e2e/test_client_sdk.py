@@ -112,6 +112,33 @@ def test_api_errors_carry_the_envelope(served: Served) -> None:
     assert error.request_id.startswith("req_") and any(d["field"] == "/fields/nope" for d in error.details)
 
 
+def test_errors_are_typed_by_status_and_say_why(served: Served, tmp_path: Path) -> None:
+    from reelfarm.client import (
+        APIConnectionError,
+        APIError,
+        AuthenticationError,
+        NotFoundError,
+        ValidationError,
+    )
+
+    with served.client() as rf:
+        with pytest.raises(ValidationError) as invalid:
+            rf.videos.create(story_id="quote", fields={"nope": 1})
+        assert "/fields/nope" in str(invalid.value), str(invalid.value)  # the reason, not "see details"
+        with pytest.raises(NotFoundError):
+            rf.stories.get("no_such_story")
+        with pytest.raises(NotFoundError) as missing:
+            rf.videos.get("00000000-0000-4000-8000-000000000000")
+        assert isinstance(missing.value, APIError) and missing.value.status == 404
+        unreachable = f"http://127.0.0.1:{free_port()}/files/renders/x/video.mp4?expires=1&sig=secret"
+        with pytest.raises(APIConnectionError) as refused:
+            rf.download(unreachable, tmp_path / "x.mp4")
+        assert "127.0.0.1" in str(refused.value) and "sig=" not in str(refused.value)
+        assert not (tmp_path / "x.mp4.part").exists()
+    with served.client("rf_live_" + "x" * 38) as stranger, pytest.raises(AuthenticationError):
+        stranger.me()
+
+
 class LosingTransport(httpx.HTTPTransport):
     """The network losing answers: the first POST to a path reaches the server, its answer never arrives."""
 

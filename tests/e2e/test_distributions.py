@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -36,6 +37,16 @@ FORMER_TOP_LEVEL = ("api", "shared", "farm", "studio", "console", "renderer", "c
 HEAVY = ("skia-python", "av", "numpy", "flask", "sqlalchemy", "scikit-learn", "psycopg2-binary", "PyOpenGL",
          "alt-profanity-check", "boto3", "rq")
 USER_MODULE = "raise ImportError('the user\\'s own {name}.py was imported')\n"
+
+
+def source_copy(path: Path, into: Path) -> Path:
+    """A copy of a project folder to build from: pip builds in the source tree (``build/``,
+    ``*.egg-info``), which must not land in the checkout."""
+    target = into / path.name
+    shutil.copytree(path, target, symlinks=True,
+                    ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__", ".*cache",
+                                                  ".reelfarm", "tests", "benchmarks", "docs", "deploy"))
+    return target
 
 
 def make_venv(path: Path) -> Path:
@@ -72,8 +83,9 @@ def server_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site_packages = next((bin_dir.parent / "lib").glob("python3*/site-packages"))
     (site_packages / "dependencies-from-the-tests.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     wheels = tmp_path_factory.mktemp("wheels")
+    source = source_copy(ROOT, tmp_path_factory.mktemp("server-source"))
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                            "-w", str(wheels), str(ROOT)], capture_output=True, text=True, timeout=600, check=False)
+                            "-w", str(wheels), str(source)], capture_output=True, text=True, timeout=600, check=False)
     assert built.returncode == 0, built.stdout + built.stderr
     wheel = next(wheels.glob("reelfarm-*.whl"))
     pip(bin_dir, "--no-deps", str(wheel))
@@ -83,7 +95,7 @@ def server_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def client_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bin_dir = make_venv(tmp_path_factory.mktemp("client-venv") / "venv")
-    pip(bin_dir, str(ROOT / "client"))
+    pip(bin_dir, str(source_copy(ROOT / "client", tmp_path_factory.mktemp("client-source"))))
     return bin_dir
 
 
