@@ -22,7 +22,9 @@ import swagger_ui_bundle
 
 DOCS_PATH = "docs"
 ASSETS_ENDPOINT = "swagger_ui_assets"
-PUBLIC = {"api-docs.openapi_json", "api-docs.openapi_swagger_ui", f"api-docs.{ASSETS_ENDPOINT}"}
+SLASH_ENDPOINT = "openapi_swagger_ui_slash"
+PUBLIC = {"api-docs.openapi_json", "api-docs.openapi_swagger_ui", f"api-docs.{ASSETS_ENDPOINT}",
+          f"api-docs.{SLASH_ENDPOINT}"}
 """The doc blueprint's endpoints: served without an API key."""
 _CACHED_HOSTS = 32
 
@@ -69,6 +71,12 @@ class ServedDocument:
         super()._register_swagger_ui_rule(blueprint)  # type: ignore[misc]
         blueprint.add_url_rule(f"/{DOCS_PATH}/assets/<path:filename>", endpoint=ASSETS_ENDPOINT,
                                view_func=_asset)
+        blueprint.add_url_rule(f"/{DOCS_PATH}/", endpoint=SLASH_ENDPOINT, view_func=_docs_page)
+
+
+def _docs_page() -> flask.Response:
+    """``/api/v1/docs/`` leads to the docs page, as ``/api/v1/docs`` does."""
+    return flask.redirect(flask.url_for("api-docs.openapi_swagger_ui"), code=308)
 
 
 def _asset(filename: str) -> flask.Response:

@@ -26,7 +26,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from flask import Response, g, jsonify
+from flask import Response, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from reelfarm.shared.db import database_outage
@@ -47,6 +47,7 @@ _MESSAGES = {
     500: "Something went wrong on our side; it has been logged with the request id.",
 }
 DATABASE_RETRY_AFTER_SEC = 5
+API_BASE = "/api/v1"
 
 
 class ApiError(Exception):
@@ -129,6 +130,9 @@ def handle_http_exception(error: HTTPException) -> Response:
     if status == 405 and getattr(error, "valid_methods", None):
         headers["Allow"] = ", ".join(error.valid_methods)  # type: ignore[attr-defined]
     message = _MESSAGES.get(status) or error.description or error.name
+    if status == 404 and request.path.startswith(f"{API_BASE}{API_BASE}/"):
+        message = (f"No such endpoint: this path has {API_BASE} twice. The API's base URL is the server root "
+                   f"({request.host_url.rstrip('/')}); every path starts with {API_BASE}.")
     if status == 400:
         return envelope(400, "validation_failed", "The request body is not valid JSON.",
                         [detail("", "invalid_json", "the body could not be parsed as JSON")], headers)

@@ -211,6 +211,18 @@ def test_swagger_ui_is_served_with_its_assets_from_the_app(with_apertium):
         asset = client.get(absolute)
         assert asset.status_code == 200 and len(asset.data) > 10_000, url
     assert '"/api/v1/openapi.json"' in page.get_data(as_text=True)
+    slash = client.get("/api/v1/docs/", follow_redirects=True)
+    assert slash.status_code == 200 and slash.get_data() == page.get_data()
+
+
+def test_a_doubled_base_path_says_that_the_base_is_the_server_root(with_apertium):
+    client = with_apertium[0].test_client()
+    answer = client.get("/api/v1/api/v1/stories", headers={"Host": "api.example.org:8443"})
+    assert answer.status_code == 404
+    error = answer.get_json()["error"]
+    assert error["code"] == "not_found"
+    assert "/api/v1 twice" in error["message"] and "server root (http://api.example.org:8443)" in error["message"]
+    assert "twice" not in client.get("/api/v1/nothing-here").get_json()["error"]["message"]
 
 
 def test_forwarded_headers_are_believed_only_from_the_trusted_proxies(with_apertium):
