@@ -120,9 +120,16 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> Callable[[],
         from rich.console import Console
         from rich.table import Table
 
-        grid = Table(*headers, box=None, pad_edge=False, header_style="bold")
-        for row in rows:
-            grid.add_row(*("" if v is None else str(v) for v in row))
+        cells = [["" if v is None else str(v) for v in row] for row in rows]
+        grid = Table(box=None, pad_edge=False, header_style="bold")
+        for i, header in enumerate(headers):
+            if header == "id" or header.endswith(" id"):  # ids stay whole, to be copied; other columns give way
+                widest = max([len(header), *(len(row[i]) for row in cells)])
+                grid.add_column(header, no_wrap=True, min_width=widest)
+            else:
+                grid.add_column(header, overflow="ellipsis")
+        for row in cells:
+            grid.add_row(*row)
         Console(soft_wrap=True).print(grid)
 
     return draw

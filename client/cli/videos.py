@@ -82,14 +82,18 @@ def videos_create(session: Session, story_id: str | None, fields: tuple[str, ...
 
 @videos_group.command("list", epilog=_epilog("reelfarm videos list --limit 50", "reelfarm videos list --json"))
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True, help="How many, newest first.")
+@click.option("--quiet", "-q", is_flag=True, help="Only the ids, one per line (for scripts).")
 @api_command
-def videos_list(session: Session, limit: int) -> None:
+def videos_list(session: Session, limit: int, quiet: bool) -> None:
     """List videos, newest first (pages followed as needed)."""
     videos = []
     for video in session.client.videos.list(page_size=min(limit, 100)):
         videos.append(video)
         if len(videos) >= limit:
             break
+    if quiet and not session.as_json:
+        click.echo("\n".join(v.id for v in videos))
+        return
     session.emit(videos, table(["id", "title", "status", "format", "seconds", "version"],
                                [(v.id, v.title, v.status, v.default_format, v.duration_sec,
                                  v.current_version.number if v.current_version else "") for v in videos]))

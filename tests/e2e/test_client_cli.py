@@ -90,6 +90,10 @@ def test_a_brief_video_is_waited_for(shell: Shell) -> None:
     video = shell.json("videos", "create", "--brief", "Three tips for better coffee at home", "--wait")
     assert video["status"] == "ready" and video["current_version"]["source"] == "generate"
     assert video["id"] in [v["id"] for v in shell.json("videos", "list", "--limit", "5")]
+    assert video["id"] in shell.run("videos", "list", "--quiet").stdout.split()
+    narrow = subprocess.run([sys.executable, "-m", "reelfarm", "videos", "list"], cwd=ROOT, text=True, timeout=60,
+                            env={**shell.env, "COLUMNS": "80"}, capture_output=True, check=False)
+    assert video["id"] in narrow.stdout.split(), narrow.stdout  # whole, even in a narrow terminal
 
 
 def test_exit_codes_tell_usage_api_errors_and_timeouts_apart(shell: Shell) -> None:
