@@ -1,6 +1,8 @@
 """``reelfarm mcp``: the MCP server for agents, over stdio or streamable HTTP."""
 from __future__ import annotations
 
+import sys
+
 import click
 
 from reelfarm.client.cli.account import _epilog
@@ -27,7 +29,14 @@ def mcp_command(over_http: bool, host: str, port: int, api_url: str | None) -> N
             raise
         raise click.ClickException("the MCP server needs the `mcp` package: pip install 'reelfarm-client[mcp]'")
 
-    if over_http:
-        serve_http(api_url, host, port)
-    else:
-        serve_stdio(api_url)
+    from reelfarm.client.cli.common import EXIT_API
+    from reelfarm.client.errors import APIConnectionError
+
+    try:
+        if over_http:
+            serve_http(api_url, host, port)
+        else:
+            serve_stdio(api_url)
+    except APIConnectionError as exc:  # the API's document is needed for the tools' schemas
+        click.echo(f"error: the reelfarm API is unreachable: {exc}", err=True)
+        sys.exit(EXIT_API)

@@ -19,6 +19,8 @@ from typing import Any
 
 import httpx
 
+from reelfarm.client.errors import APIConnectionError
+
 COMPONENTS = "#/components/schemas/"
 DEFS = "#/$defs/"
 OPENAPI_PATH = "/api/v1/openapi.json"
@@ -35,7 +37,8 @@ def fetch_openapi(base_url: str, attempts: int = 20) -> dict[str, Any]:
         except (httpx.HTTPError, ValueError) as exc:
             last = exc
             time.sleep(0.5)
-    raise RuntimeError(f"cannot read {base_url}{OPENAPI_PATH}: {last}")
+    url = base_url.rstrip("/") + OPENAPI_PATH
+    raise APIConnectionError(f"cannot read {url}: {last}", url=url)
 
 
 @dataclass(frozen=True)
@@ -46,14 +49,42 @@ class InputSchema:
     path_params: tuple[str, ...]
     options: tuple[str, ...]
     nested: bool  # the body travels under "body"
+    query_params: tuple[str, ...] = ()
 
     def split(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
-        """(path values, request body or None, tool options) from a call's arguments."""
-        args = dict(arguments or {})
+        """(path values, request body or None, tool options) from a call's arguments (query
+        parameters are taken out first, by ``query``)."""
+        args = {k: v for k, v in (arguments or {}).items() if k not in self.query_params}
         path = {name: args.pop(name) for name in self.path_params if name in args}
         options = {name: args.pop(name) for name in self.options if name in args}
         body = args.pop("body", None) if self.nested else args
         return path, body, options
+
+    def query(self, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """The call's query parameters (``limit``, ``cursor``), or None."""
+        found = {name: (arguments or {})[name] for name in self.query_params if name in (arguments or {})}
+        return found or None
+
+    def problems(self, arguments: Any) -> list[dict[str, str]]:
+        """Every way ``arguments`` breaks the schema, as ``{"field": JSON pointer, "message"}`` (the
+        API's own detail shape): a missing or mistyped argument is named before anything is sent."""
+        from jsonschema import Draft202012Validator  # comes with the `mcp` extra
+
+        validator = Draft202012Validator(self.schema)
+        found = []
+        for error in sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path]):
+            if len(error.absolute_path) > 1 or error.validator in ("anyOf", "oneOf", "allOf", "not"):
+                continue  # inside an argument: the API judges it, naming every problem with its pointer
+            pointer = "".join(f"/{part}" for part in error.absolute_path)
+            if error.validator == "required":
+                missing = error.message.split("'")[1] if "'" in error.message else ""
+                pointer, message = f"{pointer}/{missing}", "is required"
+            elif error.validator == "additionalProperties":
+                message = f"unknown argument: {error.message}"
+            else:
+                message = error.message
+            found.append({"field": pointer or "/", "message": message})
+        return found
 
 
 def _refs(node: Any, found: set[str], prefix: str = COMPONENTS) -> None:
@@ -169,10 +200,13 @@ def operation(doc: dict[str, Any], method: str, path: str) -> dict[str, Any]:
 def input_schema(doc: dict[str, Any], method: str, path: str, options: dict[str, Any] | None = None) -> InputSchema:
     """The input schema of a tool doing ``method path``, plus ``options`` (name -> schema) of its own."""
     op = operation(doc, method, path)
-    params = {p["name"]: {**p.get("schema", {}), **({"description": p["description"]} if p.get("description") else {})}
-              for p in op.get("parameters", []) if p.get("in") == "path"}
+    def described(p: dict[str, Any]) -> dict[str, Any]:
+        return {**p.get("schema", {}), **({"description": p["description"]} if p.get("description") else {})}
+
+    params = {p["name"]: described(p) for p in op.get("parameters", []) if p.get("in") == "path"}
+    query = {p["name"]: described(p) for p in op.get("parameters", []) if p.get("in") == "query"}
     body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
-    extra = {**params, **(options or {})}
+    extra = {**params, **query, **(options or {})}
     if body is None:
         schema: dict[str, Any] = {"type": "object", "properties": extra, "additionalProperties": False}
         nested = False
@@ -192,4 +226,4 @@ def input_schema(doc: dict[str, Any], method: str, path: str, options: dict[str,
     required = [name for name in params if name not in schema.get("required", [])]
     if required or schema.get("required"):
         schema["required"] = required + list(schema.get("required", []))
-    return InputSchema(schema, tuple(params), tuple(options or {}), nested)
+    return InputSchema(schema, tuple(params), tuple(options or {}), nested, tuple(query))

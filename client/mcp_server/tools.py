@@ -38,6 +38,7 @@ class Invocation:
     options: dict[str, Any]
     report: Report
     images: list[types.ImageContent] = field(default_factory=list)
+    query: dict[str, Any] | None = None
 
 
 Follow = Callable[[Invocation, Any], Awaitable[Any]]
@@ -57,7 +58,8 @@ class ToolDef:
 
 async def _send(inv: Invocation, tool: ToolDef) -> Any:
     path = tool.path.format(**{k: quote(str(v), safe="") for k, v in inv.path.items()})
-    call = Call(tool.method.upper(), path.removeprefix("/api/v1"), lambda answer: answer, body=inv.body)
+    call = Call(tool.method.upper(), path.removeprefix("/api/v1"), lambda answer: answer, body=inv.body,
+                params=inv.query)
     return await inv.client._t.run(call)
 
 
@@ -107,6 +109,10 @@ async def _follow_stills(inv: Invocation, job: dict[str, Any]) -> Any:
 
 
 TOOLS: tuple[ToolDef, ...] = (
+    ToolDef("whoami", "Who am I", "The calling key's workspace, plan, credits left and rate limit.", "GET",
+            "/api/v1/me", read_only=True),
+    ToolDef("list_videos", "List videos", "The workspace's videos, newest first (`limit` per page; pass the "
+            "answer's `next_cursor` as `cursor` for the next page).", "GET", "/api/v1/videos", read_only=True),
     ToolDef("list_stories", "List stories", "The built-in stories (video templates). Each story's `fields` is the "
             "JSON Schema of the values create_video accepts with its `storyId`.", "GET", "/api/v1/stories",
             read_only=True),
@@ -160,8 +166,13 @@ class Toolbox:
         tool = self.defs.get(name)
         if tool is None:
             return error_result({"code": "unknown_tool", "message": f"no tool named {name!r}"})
-        path, body, options = self.schemas[name].split(arguments)
-        inv = Invocation(client, path, body, options, report)
+        schema = self.schemas[name]
+        problems = schema.problems(arguments if arguments is not None else {})
+        if problems:
+            named = "; ".join(f"{p['field']}: {p['message']}" for p in problems[:3])
+            return error_result({"code": "invalid_arguments", "message": f"{name}: {named}", "details": problems})
+        path, body, options = schema.split(arguments)
+        inv = Invocation(client, path, body, options, report, query=schema.query(arguments))
         try:
             answer = await _send(inv, tool)
             if tool.follow is not None:

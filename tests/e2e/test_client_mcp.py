@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -25,8 +26,8 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.e2e.test_client_sdk import ROOT, Served
 from tests.e2e.test_serve import free_port
 
-TOOLS = {"list_stories", "list_brand_kits", "extract_brand", "create_video", "get_video", "update_video",
-         "render_video", "render_variants", "render_stills", "get_render", "get_job"}
+TOOLS = {"whoami", "list_videos", "list_stories", "list_brand_kits", "extract_brand", "create_video", "get_video",
+         "update_video", "render_video", "render_variants", "render_stills", "get_render", "get_job"}
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +109,19 @@ def test_stdio_session_lists_tools_creates_renders_and_shows_a_still(served: Ser
             bad = await session.call_tool("create_video", {"storyId": "quote", "fields": {"nope": 1}})
             assert bad.is_error and bad.structured_content["error"]["code"] == "validation_failed"
             assert bad.structured_content["error"]["details"][0]["field"] == "/fields/nope"
+            no_id = await session.call_tool("get_render", {})
+            assert no_id.is_error and no_id.structured_content["error"]["code"] == "invalid_arguments"
+            assert no_id.structured_content["error"]["details"] == [{"field": "/render_id", "message": "is required"}]
+            assert "render_id" in no_id.structured_content["error"]["message"]
+            stringly = await session.call_tool("render_video", {"video_id": video["id"], "format": "1:1",
+                                                                "wait": "yes"})
+            assert stringly.is_error and stringly.structured_content["error"]["details"][0]["field"] == "/wait"
+            me = await session.call_tool("whoami", {})
+            assert not me.is_error and me.structured_content["workspace"]["name"] == "dev"
+            assert "credits" in me.structured_content["workspace"]
+            listed = await session.call_tool("list_videos", {"limit": 1})
+            assert not listed.is_error, listed.content
+            assert [v["id"] for v in listed.structured_content["data"]] == [video["id"]]
 
     anyio.run(session_run)
     print("MCP transcript (stdio):\n" + json.dumps(transcript, indent=1))
@@ -162,3 +176,14 @@ def test_a_revoked_key_is_refused(served: Served, mcp_http: str) -> None:
             assert refused.structured_content["error"]["status"] == 401
 
     anyio.run(session_run)
+
+
+def test_mcp_with_the_api_unreachable_says_so_in_one_line(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    done = subprocess.run([sys.executable, "-m", "reelfarm", "mcp"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, env=_env(REELFARM_API_KEY="rf_live_" + "x" * 38, REELFARM_API_URL=url),
+                          stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"error: the reelfarm API is unreachable: cannot read {url}/api/v1/openapi.json" in done.stderr
+
