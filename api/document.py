@@ -74,7 +74,7 @@ class ServedDocument:
         blueprint.add_url_rule(f"/{DOCS_PATH}/", endpoint=SLASH_ENDPOINT, view_func=_docs_page)
 
 
-def _docs_page() -> flask.Response:
+def _docs_page() -> Any:
     """``/api/v1/docs/`` leads to the docs page, as ``/api/v1/docs`` does."""
     return flask.redirect(flask.url_for("api-docs.openapi_swagger_ui"), code=308)
 
