@@ -118,8 +118,12 @@ class Videos(_Resource):
     async def get(self, video_id: str) -> Video:
         return await self._t.run(calls.get_video(video_id))
 
-    async def update(self, video_id: str, body: dict[str, Any]) -> Video:
-        """PATCH with the API's body (``fields`` or ``doc``, ``title``, ``note``)."""
+    async def update(self, video_id: str, *, fields: Mapping[str, Any] | None = None,
+                     doc: Mapping[str, Any] | None = None, title: str | None = None,
+                     note: str | None = None) -> Video:
+        """Save a new version (``fields`` or ``doc``) and/or rename; returns the video."""
+        body = calls._compact(fields=dict(fields) if fields is not None else None,
+                              doc=dict(doc) if doc is not None else None, title=title, note=note)
         return await self._t.run(calls.update_video(video_id, body))
 
     async def archive(self, video_id: str) -> Video:
@@ -130,6 +134,12 @@ class Videos(_Resource):
 
     async def restore(self, video_id: str, number: int) -> Video:
         return await self._t.run(calls.restore_version(video_id, number))
+
+    async def version(self, video_id: str, number: int) -> Version:
+        return await self._t.run(calls.get_version(video_id, number))
+
+    async def renders(self, video_id: str) -> builtins.list[Render]:
+        return await self._t.run(calls.list_renders(video_id))
 
     async def render(self, video_id: str, *, format: str, resolution: int | None = None,
                      fps: int | None = None) -> Render:
@@ -166,8 +176,23 @@ class Webhooks(_Resource):
     async def list(self) -> list[Webhook]:
         return await self._t.run(calls.list_webhooks())
 
+    async def get(self, webhook_id: str) -> Webhook:
+        return await self._t.run(calls.get_webhook(webhook_id))
+
+    async def update(self, webhook_id: str, **changes: Any) -> Webhook:
+        return await self._t.run(calls.update_webhook(webhook_id, **changes))
+
     async def delete(self, webhook_id: str) -> None:
         await self._t.run(calls.delete_webhook(webhook_id))
+
+    async def deliveries(self, webhook_id: str) -> builtins.list[dict[str, Any]]:
+        return await self._t.run(calls.list_deliveries(webhook_id))
+
+    async def redeliver(self, webhook_id: str, delivery_id: str) -> Any:
+        return await self._t.run(calls.redeliver(webhook_id, delivery_id))
+
+    async def test(self, webhook_id: str) -> Any:
+        return await self._t.run(calls.test_webhook(webhook_id))
 
     verify = staticmethod(webhooks.verify)
 
@@ -212,6 +237,9 @@ class AsyncClient:
 
     async def me(self) -> Me:
         return await self._t.run(calls.me())
+
+    async def locales(self) -> list[dict[str, Any]]:
+        return await self._t.run(calls.list_locales())
 
     async def render_video(self, video_id: str, *, format: str | None = None, resolution: int | None = None,
                            fps: int | None = None, wait: bool = True, timeout: float = 900,

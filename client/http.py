@@ -131,6 +131,16 @@ class SyncTransport:
                               f"{call.method} {call.path}: ") from outcome
         return decode(outcome)
 
+    def fetch_bytes(self, url: str) -> bytes:
+        """A signed URL's whole body (stills are small)."""
+        try:
+            response = httpx.get(url, timeout=60, follow_redirects=True)
+        except httpx.TransportError as exc:
+            raise unreachable(url, exc, "download: ") from exc
+        if response.status_code >= 400:
+            raise error_from(response)
+        return response.content
+
     def download(self, url: str, path: str | Path, on_progress: ProgressFn | None = None) -> Path:
         """Stream ``url`` into ``path`` (written beside it first, then moved into place)."""
         target = Path(path)

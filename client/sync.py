@@ -104,6 +104,10 @@ class Videos(_Resource):
                                 duration_sec=duration_sec, locale=locale)
         return self._t.run(calls.create_video(body))
 
+    def create_from_body(self, body: dict[str, Any]) -> Video:
+        """Create from the API's own body shape (as an agent sends it)."""
+        return self._t.run(calls.create_video(body))
+
     def list(self, *, page_size: int | None = None) -> Iterator[Video]:
         """Every video, newest first, following ``next_cursor`` page by page."""
         cursor: str | None = None
@@ -263,6 +267,10 @@ class Client:
     def download(self, url: str, path: str | Path, on_progress: ProgressFn | None = None) -> Path:
         """Stream any signed URL the API handed out (MP4, poster, still) into ``path``."""
         return self._t.download(url, path, on_progress)
+
+    def fetch_bytes(self, url: str) -> bytes:
+        """The body of a signed URL the API handed out (a still, a poster)."""
+        return self._t.fetch_bytes(url)
 
     def close(self) -> None:
         self._t.close()
