@@ -56,16 +56,16 @@ class BrandKits(_Resource):
 
 
 class Brand(_Resource):
-    async def extract(self, url: str) -> Job:
-        return await self._t.run(calls.extract_brand(url))
+    async def extract(self, url: str, *, idempotency_key: str | None = None) -> Job:
+        return await self._t.run(calls.extract_brand(url), idempotency_key=idempotency_key)
 
 
 class Jobs(_Resource):
     async def get(self, job_id: str) -> Job:
         return await self._t.run(calls.get_job(job_id))
 
-    async def cancel(self, job_id: str) -> Job:
-        return await self._t.run(calls.cancel_job(job_id))
+    async def cancel(self, job_id: str, *, idempotency_key: str | None = None) -> Job:
+        return await self._t.run(calls.cancel_job(job_id), idempotency_key=idempotency_key)
 
     async def wait(self, job_id: str, *, timeout: float = 600, on_progress: Listener | None = None,
                    raise_on_failure: bool = True) -> Job:
@@ -76,8 +76,8 @@ class Renders(_Resource):
     async def get(self, render_id: str) -> Render:
         return await self._t.run(calls.get_render(render_id))
 
-    async def cancel(self, render_id: str) -> Render:
-        return await self._t.run(calls.cancel_render(render_id))
+    async def cancel(self, render_id: str, *, idempotency_key: str | None = None) -> Render:
+        return await self._t.run(calls.cancel_render(render_id), idempotency_key=idempotency_key)
 
     async def wait(self, render_id: str, *, timeout: float = 900, on_progress: Listener | None = None,
                    raise_on_failure: bool = True) -> Render:
@@ -95,15 +95,15 @@ class Videos(_Resource):
     async def create(self, *, story_id: str | None = None, fields: Mapping[str, Any] | None = None,
                      brief: str | None = None, title: str | None = None, brand_kit_id: str | None = None,
                      url: str | None = None, format: str | None = None, duration_sec: float | None = None,
-                     locale: str | None = None) -> Video:
+                     locale: str | None = None, idempotency_key: str | None = None) -> Video:
         body = calls.video_body(story_id=story_id, fields=dict(fields) if fields is not None else None,
                                 brief=brief, title=title, brand_kit_id=brand_kit_id, url=url, format=format,
                                 duration_sec=duration_sec, locale=locale)
-        return await self._t.run(calls.create_video(body))
+        return await self._t.run(calls.create_video(body), idempotency_key=idempotency_key)
 
-    async def create_from_body(self, body: dict[str, Any]) -> Video:
+    async def create_from_body(self, body: dict[str, Any], *, idempotency_key: str | None = None) -> Video:
         """Create from the API's own body shape (as an agent sends it)."""
-        return await self._t.run(calls.create_video(body))
+        return await self._t.run(calls.create_video(body), idempotency_key=idempotency_key)
 
     async def list(self, *, page_size: int | None = None) -> AsyncIterator[Video]:
         cursor: str | None = None
@@ -132,8 +132,8 @@ class Videos(_Resource):
     async def versions(self, video_id: str) -> builtins.list[Version]:
         return await self._t.run(calls.list_versions(video_id))
 
-    async def restore(self, video_id: str, number: int) -> Video:
-        return await self._t.run(calls.restore_version(video_id, number))
+    async def restore(self, video_id: str, number: int, *, idempotency_key: str | None = None) -> Video:
+        return await self._t.run(calls.restore_version(video_id, number), idempotency_key=idempotency_key)
 
     async def version(self, video_id: str, number: int) -> Version:
         return await self._t.run(calls.get_version(video_id, number))
@@ -142,16 +142,16 @@ class Videos(_Resource):
         return await self._t.run(calls.list_renders(video_id))
 
     async def render(self, video_id: str, *, format: str, resolution: int | None = None,
-                     fps: int | None = None) -> Render:
-        return await self._t.run(calls.create_render(video_id, calls.render_body(format, resolution, fps)))
+                     fps: int | None = None, idempotency_key: str | None = None) -> Render:
+        return await self._t.run(calls.create_render(video_id, calls.render_body(format, resolution, fps)), idempotency_key=idempotency_key)
 
-    async def stills(self, video_id: str, times: Sequence[float], *, format: str | None = None) -> Job:
-        return await self._t.run(calls.create_stills(video_id, calls.stills_body(times, format)))
+    async def stills(self, video_id: str, times: Sequence[float], *, format: str | None = None, idempotency_key: str | None = None) -> Job:
+        return await self._t.run(calls.create_stills(video_id, calls.stills_body(times, format)), idempotency_key=idempotency_key)
 
     async def variants(self, video_id: str, formats: Sequence[str], *, locales: Sequence[str] | None = None,
-                       resolution: int | None = None) -> Variants:
+                       resolution: int | None = None, idempotency_key: str | None = None) -> Variants:
         body = calls.variants_body(formats, locales, resolution)
-        return await self._t.run(calls.create_variants(video_id, body))
+        return await self._t.run(calls.create_variants(video_id, body), idempotency_key=idempotency_key)
 
     async def wait(self, video_id: str, *, timeout: float = 600, on_progress: Listener | None = None) -> Video:
         deadline = time.monotonic() + timeout
@@ -170,8 +170,8 @@ class Videos(_Resource):
 
 class Webhooks(_Resource):
     async def create(self, url: str, *, events: Sequence[str] | None = None,
-                     description: str | None = None) -> Webhook:
-        return await self._t.run(calls.create_webhook(url, events, description))
+                     description: str | None = None, idempotency_key: str | None = None) -> Webhook:
+        return await self._t.run(calls.create_webhook(url, events, description), idempotency_key=idempotency_key)
 
     async def list(self) -> list[Webhook]:
         return await self._t.run(calls.list_webhooks())
@@ -188,11 +188,11 @@ class Webhooks(_Resource):
     async def deliveries(self, webhook_id: str) -> builtins.list[dict[str, Any]]:
         return await self._t.run(calls.list_deliveries(webhook_id))
 
-    async def redeliver(self, webhook_id: str, delivery_id: str) -> Any:
-        return await self._t.run(calls.redeliver(webhook_id, delivery_id))
+    async def redeliver(self, webhook_id: str, delivery_id: str, *, idempotency_key: str | None = None) -> Any:
+        return await self._t.run(calls.redeliver(webhook_id, delivery_id), idempotency_key=idempotency_key)
 
-    async def test(self, webhook_id: str) -> Any:
-        return await self._t.run(calls.test_webhook(webhook_id))
+    async def test(self, webhook_id: str, *, idempotency_key: str | None = None) -> Any:
+        return await self._t.run(calls.test_webhook(webhook_id), idempotency_key=idempotency_key)
 
     verify = staticmethod(webhooks.verify)
 
@@ -243,9 +243,10 @@ class AsyncClient:
 
     async def render_video(self, video_id: str, *, format: str | None = None, resolution: int | None = None,
                            fps: int | None = None, wait: bool = True, timeout: float = 900,
-                           on_progress: Listener | None = None) -> Render:
+                           on_progress: Listener | None = None, idempotency_key: str | None = None) -> Render:
         fmt = format or (await self.videos.get(video_id)).default_format
-        render = await self.videos.render(video_id, format=fmt, resolution=resolution, fps=fps)
+        render = await self.videos.render(video_id, format=fmt, resolution=resolution, fps=fps,
+                                      idempotency_key=idempotency_key)
         if not wait:
             return render
         return await self.renders.wait(render.id, timeout=timeout, on_progress=on_progress)

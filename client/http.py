@@ -111,12 +111,14 @@ class SyncTransport:
         self.http = http or httpx.Client(base_url=base_url, headers=_headers(api_key), timeout=timeout)
         self.sleep: Callable[[float], None] = time.sleep
 
-    def run(self, call: Call[T]) -> T:
-        return call.parse(self.send(call))
+    def run(self, call: Call[T], idempotency_key: str | None = None) -> T:
+        return call.parse(self.send(call, idempotency_key))
 
-    def send(self, call: Call[Any]) -> Any:
+    def send(self, call: Call[Any], idempotency_key: str | None = None) -> Any:
+        """``call``'s answer; a POST carries ``idempotency_key`` (default: a new key for this call,
+        kept through its retries)."""
         _check_key(self.api_key)
-        kwargs = prepare(call)
+        kwargs = prepare(call, {"Idempotency-Key": idempotency_key} if idempotency_key else None)
         for attempt in range(self.retry.max_retries + 1):
             try:
                 outcome: httpx.Response | httpx.TransportError = self.http.request(**kwargs)
@@ -176,12 +178,14 @@ class AsyncTransport:
         self.api_key, self.base_url, self.retry = api_key, base_url, retry
         self.http = http or httpx.AsyncClient(base_url=base_url, headers=_headers(api_key), timeout=timeout)
 
-    async def run(self, call: Call[T]) -> T:
-        return call.parse(await self.send(call))
+    async def run(self, call: Call[T], idempotency_key: str | None = None) -> T:
+        return call.parse(await self.send(call, idempotency_key))
 
-    async def send(self, call: Call[Any]) -> Any:
+    async def send(self, call: Call[Any], idempotency_key: str | None = None) -> Any:
+        """``call``'s answer; a POST carries ``idempotency_key`` (default: a new key for this call,
+        kept through its retries)."""
         _check_key(self.api_key)
-        kwargs = prepare(call)
+        kwargs = prepare(call, {"Idempotency-Key": idempotency_key} if idempotency_key else None)
         for attempt in range(self.retry.max_retries + 1):
             try:
                 outcome: httpx.Response | httpx.TransportError = await self.http.request(**kwargs)

@@ -55,17 +55,17 @@ class BrandKits(_Resource):
 
 
 class Brand(_Resource):
-    def extract(self, url: str) -> Job:
+    def extract(self, url: str, *, idempotency_key: str | None = None) -> Job:
         """Start extracting a brand kit from a website; the job's result names the kit."""
-        return self._t.run(calls.extract_brand(url))
+        return self._t.run(calls.extract_brand(url), idempotency_key=idempotency_key)
 
 
 class Jobs(_Resource):
     def get(self, job_id: str) -> Job:
         return self._t.run(calls.get_job(job_id))
 
-    def cancel(self, job_id: str) -> Job:
-        return self._t.run(calls.cancel_job(job_id))
+    def cancel(self, job_id: str, *, idempotency_key: str | None = None) -> Job:
+        return self._t.run(calls.cancel_job(job_id), idempotency_key=idempotency_key)
 
     def wait(self, job_id: str, *, timeout: float = 600, on_progress: Callable[[Job], None] | None = None,
              raise_on_failure: bool = True) -> Job:
@@ -77,8 +77,8 @@ class Renders(_Resource):
     def get(self, render_id: str) -> Render:
         return self._t.run(calls.get_render(render_id))
 
-    def cancel(self, render_id: str) -> Render:
-        return self._t.run(calls.cancel_render(render_id))
+    def cancel(self, render_id: str, *, idempotency_key: str | None = None) -> Render:
+        return self._t.run(calls.cancel_render(render_id), idempotency_key=idempotency_key)
 
     def wait(self, render_id: str, *, timeout: float = 900,
              on_progress: Callable[[Render], None] | None = None, raise_on_failure: bool = True) -> Render:
@@ -97,16 +97,16 @@ class Videos(_Resource):
     def create(self, *, story_id: str | None = None, fields: Mapping[str, Any] | None = None,
                brief: str | None = None, title: str | None = None, brand_kit_id: str | None = None,
                url: str | None = None, format: str | None = None, duration_sec: float | None = None,
-               locale: str | None = None) -> Video:
+               locale: str | None = None, idempotency_key: str | None = None) -> Video:
         """Create a video from a story (ready at once) or from a brief (``generating``; see ``wait``)."""
         body = calls.video_body(story_id=story_id, fields=dict(fields) if fields is not None else None,
                                 brief=brief, title=title, brand_kit_id=brand_kit_id, url=url, format=format,
                                 duration_sec=duration_sec, locale=locale)
-        return self._t.run(calls.create_video(body))
+        return self._t.run(calls.create_video(body), idempotency_key=idempotency_key)
 
-    def create_from_body(self, body: dict[str, Any]) -> Video:
+    def create_from_body(self, body: dict[str, Any], *, idempotency_key: str | None = None) -> Video:
         """Create from the API's own body shape (as an agent sends it)."""
-        return self._t.run(calls.create_video(body))
+        return self._t.run(calls.create_video(body), idempotency_key=idempotency_key)
 
     def list(self, *, page_size: int | None = None) -> Iterator[Video]:
         """Every video, newest first, following ``next_cursor`` page by page."""
@@ -137,22 +137,22 @@ class Videos(_Resource):
     def version(self, video_id: str, number: int) -> Version:
         return self._t.run(calls.get_version(video_id, number))
 
-    def restore(self, video_id: str, number: int) -> Video:
-        return self._t.run(calls.restore_version(video_id, number))
+    def restore(self, video_id: str, number: int, *, idempotency_key: str | None = None) -> Video:
+        return self._t.run(calls.restore_version(video_id, number), idempotency_key=idempotency_key)
 
     def renders(self, video_id: str) -> builtins.list[Render]:
         return self._t.run(calls.list_renders(video_id))
 
-    def render(self, video_id: str, *, format: str, resolution: int | None = None, fps: int | None = None) -> Render:
+    def render(self, video_id: str, *, format: str, resolution: int | None = None, fps: int | None = None, idempotency_key: str | None = None) -> Render:
         """Start an MP4 render (an identical finished one is returned instead)."""
-        return self._t.run(calls.create_render(video_id, calls.render_body(format, resolution, fps)))
+        return self._t.run(calls.create_render(video_id, calls.render_body(format, resolution, fps)), idempotency_key=idempotency_key)
 
-    def stills(self, video_id: str, times: Sequence[float], *, format: str | None = None) -> Job:
-        return self._t.run(calls.create_stills(video_id, calls.stills_body(times, format)))
+    def stills(self, video_id: str, times: Sequence[float], *, format: str | None = None, idempotency_key: str | None = None) -> Job:
+        return self._t.run(calls.create_stills(video_id, calls.stills_body(times, format)), idempotency_key=idempotency_key)
 
     def variants(self, video_id: str, formats: Sequence[str], *, locales: Sequence[str] | None = None,
-                 resolution: int | None = None) -> Variants:
-        return self._t.run(calls.create_variants(video_id, calls.variants_body(formats, locales, resolution)))
+                 resolution: int | None = None, idempotency_key: str | None = None) -> Variants:
+        return self._t.run(calls.create_variants(video_id, calls.variants_body(formats, locales, resolution)), idempotency_key=idempotency_key)
 
     def wait(self, video_id: str, *, timeout: float = 600,
              on_progress: Callable[[Video], None] | None = None) -> Video:
@@ -161,9 +161,9 @@ class Videos(_Resource):
 
 
 class Webhooks(_Resource):
-    def create(self, url: str, *, events: Sequence[str] | None = None, description: str | None = None) -> Webhook:
+    def create(self, url: str, *, events: Sequence[str] | None = None, description: str | None = None, idempotency_key: str | None = None) -> Webhook:
         """Register an endpoint; the answer's ``secret`` is shown only this once."""
-        return self._t.run(calls.create_webhook(url, events, description))
+        return self._t.run(calls.create_webhook(url, events, description), idempotency_key=idempotency_key)
 
     def list(self) -> list[Webhook]:
         return self._t.run(calls.list_webhooks())
@@ -180,11 +180,11 @@ class Webhooks(_Resource):
     def deliveries(self, webhook_id: str) -> builtins.list[dict[str, Any]]:
         return self._t.run(calls.list_deliveries(webhook_id))
 
-    def redeliver(self, webhook_id: str, delivery_id: str) -> Any:
-        return self._t.run(calls.redeliver(webhook_id, delivery_id))
+    def redeliver(self, webhook_id: str, delivery_id: str, *, idempotency_key: str | None = None) -> Any:
+        return self._t.run(calls.redeliver(webhook_id, delivery_id), idempotency_key=idempotency_key)
 
-    def test(self, webhook_id: str) -> Any:
-        return self._t.run(calls.test_webhook(webhook_id))
+    def test(self, webhook_id: str, *, idempotency_key: str | None = None) -> Any:
+        return self._t.run(calls.test_webhook(webhook_id), idempotency_key=idempotency_key)
 
     verify = staticmethod(webhooks.verify)
 
@@ -256,10 +256,11 @@ class Client:
 
     def render_video(self, video_id: str, *, format: str | None = None, resolution: int | None = None,
                      fps: int | None = None, wait: bool = True, timeout: float = 900,
-                     on_progress: Callable[[Render], None] | None = None) -> Render:
+                     on_progress: Callable[[Render], None] | None = None, idempotency_key: str | None = None) -> Render:
         """Render a video (in its default format unless told) and, with ``wait``, return it finished."""
         fmt = format or self.videos.get(video_id).default_format
-        render = self.videos.render(video_id, format=fmt, resolution=resolution, fps=fps)
+        render = self.videos.render(video_id, format=fmt, resolution=resolution, fps=fps,
+                                idempotency_key=idempotency_key)
         if not wait:
             return render
         return self.renders.wait(render.id, timeout=timeout, on_progress=on_progress)

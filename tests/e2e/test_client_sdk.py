@@ -175,3 +175,13 @@ def test_a_lost_answer_is_retried_once_under_one_key_one_video_one_render_one_ch
         tries = [(idem, response) for p, idem, response in posts if p == path]
         assert len(tries) == 2 and tries[0][0] == tries[1][0] and tries[0][0]
         assert tries[1][1].headers.get("Idempotent-Replayed") == "true"
+
+
+def test_a_callers_own_idempotency_key_makes_one_video(served: Served) -> None:
+    _, _, key = served.workspace_key("own-key", credits=5)
+    with served.client(key) as rf:
+        first = rf.videos.create(story_id="quote", fields={"quote": "Once only"}, idempotency_key="order-1234")
+        again = rf.videos.create(story_id="quote", fields={"quote": "Once only"}, idempotency_key="order-1234")
+        other = rf.videos.create(story_id="quote", fields={"quote": "Once only"})
+        assert first.id == again.id != other.id
+        assert sorted(v.id for v in rf.videos.list()) == sorted([first.id, other.id])
