@@ -19,7 +19,7 @@ Importable as ``client`` and as ``reelfarm.client``.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # Names load on first use, so the console script's client commands start without httpx.
 _HOMES = {name: f"reelfarm.client.{module}" for module, names in {
@@ -28,10 +28,17 @@ _HOMES = {name: f"reelfarm.client.{module}" for module, names in {
     'calls': ('Page',),
     'retry': ('Retry',),
     'errors': ('APIConnectionError', 'APIError', 'APIStatusError', 'APITimeoutError', 'AuthenticationError', 'ConflictError', 'InternalServerError', 'NotFoundError', 'PermissionDeniedError', 'RateLimitError', 'ReelfarmError', 'TaskFailed', 'ValidationError', 'WaitTimeout'),
-    'models': ('BrandKit', 'Job', 'Me', 'Render', 'Story', 'Variants', 'Version', 'Video', 'Webhook'),
+    'models': ('BrandKit', 'Job', 'Me', 'Render', 'Story', 'TaskStatus', 'Variants', 'Version', 'Video',
+               'VideoStatus', 'Webhook'),
     'webhooks': ('WebhookVerificationError', 'verify'),
 }.items() for name in names}
-__all__ = sorted(_HOMES)
+__all__ = [
+    "APIConnectionError", "APIError", "APIStatusError", "APITimeoutError", "AsyncClient",
+    "AuthenticationError", "BrandKit", "Client", "ConflictError", "InternalServerError", "Job", "Me",
+    "NotFoundError", "Page", "PermissionDeniedError", "RateLimitError", "ReelfarmError", "Render", "Retry",
+    "Story", "TaskFailed", "TaskStatus", "ValidationError", "Variants", "Version", "Video", "VideoStatus",
+    "WaitTimeout", "Webhook", "WebhookVerificationError", "verify",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -40,3 +47,41 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(_HOMES[name]), name)
     globals()[name] = value
     return value
+
+
+if TYPE_CHECKING:  # what type checkers see (at run time the names load lazily, above)
+    from reelfarm.client.aio import AsyncClient
+    from reelfarm.client.calls import Page
+    from reelfarm.client.errors import (
+        APIConnectionError,
+        APIError,
+        APIStatusError,
+        APITimeoutError,
+        AuthenticationError,
+        ConflictError,
+        InternalServerError,
+        NotFoundError,
+        PermissionDeniedError,
+        RateLimitError,
+        ReelfarmError,
+        TaskFailed,
+        ValidationError,
+        WaitTimeout,
+    )
+    from reelfarm.client.models import (
+        BrandKit,
+        Job,
+        Me,
+        Render,
+        Story,
+        TaskStatus,
+        Variants,
+        Version,
+        Video,
+        VideoStatus,
+        Webhook,
+    )
+    from reelfarm.client.retry import Retry
+    from reelfarm.client.sync import Client
+    from reelfarm.client.webhooks import WebhookVerificationError, verify
+

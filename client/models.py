@@ -1,8 +1,9 @@
 """Typed results: one frozen dataclass per API resource, built from the API's JSON.
 
 Each model keeps the fields the contract names and the whole answer in ``raw``, so a field the
-server adds later is never lost on the way through. Timestamps stay ISO 8601 strings, as sent;
-``parse_time`` turns one into a ``datetime`` when needed.
+server adds later is never lost on the way through. Timestamps are aware ``datetime``s; statuses
+are ``StrEnum`` members, which compare equal to the API's strings (``render.status == "succeeded"``),
+and a status a newer server sends that this client does not know stays a plain string.
 """
 from __future__ import annotations
 
@@ -10,13 +11,35 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 T = TypeVar("T", bound="DataclassInstance")
-TERMINAL = frozenset({"succeeded", "failed", "canceled"})
+
+
+class TaskStatus(StrEnum):
+    """A render's or a job's status."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+
+class VideoStatus(StrEnum):
+    DRAFT = "draft"
+    GENERATING = "generating"
+    READY = "ready"
+    FAILED = "failed"
+    ARCHIVED = "archived"
+
+
+TERMINAL = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELED})
+_ENUMS: dict[str, type[StrEnum]] = {"TaskStatus": TaskStatus, "VideoStatus": VideoStatus}
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -24,10 +47,25 @@ def parse_time(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
 
 
+def _typed(annotation: Any, value: Any) -> Any:
+    """A JSON value as its field's type says: timestamps as ``datetime``, statuses as enum members."""
+    kind = str(annotation).split(" | ")[0]
+    if value is None:
+        return None
+    if kind == "datetime" and isinstance(value, str):
+        return parse_time(value)
+    if kind in _ENUMS and isinstance(value, str):
+        try:
+            return _ENUMS[kind](value)
+        except ValueError:
+            return value  # a status added by a newer server
+    return value
+
+
 def build(cls: type[T], data: dict[str, Any], **nested: Any) -> T:
-    """``cls`` from the API's JSON: known fields taken, nested models given, the rest kept in ``raw``."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    values = {k: v for k, v in data.items() if k in names}
+    """``cls`` from the API's JSON: known fields taken (typed), nested models given, the rest kept in ``raw``."""
+    types = {f.name: f.type for f in dataclasses.fields(cls)}
+    values = {k: _typed(types[k], v) for k, v in data.items() if k in types}
     values.update(nested)
     make: Callable[..., T] = cls  # every model takes its fields, and ``raw``, as keywords
     return make(**values, raw=data)
@@ -55,8 +93,8 @@ class BrandKit:
     source_url: str | None
     is_default: bool
     tokens: dict[str, Any]
-    created_at: str
-    updated_at: str
+    created_at: datetime
+    updated_at: datetime
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
     @classmethod
@@ -68,13 +106,13 @@ class BrandKit:
 class Job:
     id: str
     kind: str
-    status: str
+    status: TaskStatus | str
     stage: str | None
     progress: float
     error: str | None
     result: dict[str, Any] | None
-    created_at: str
-    finished_at: str | None
+    created_at: datetime
+    finished_at: datetime | None
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
     @property
@@ -91,7 +129,7 @@ class Version:
     id: str
     number: int
     source: str
-    created_at: str
+    created_at: datetime
     doc: dict[str, Any] | None = None
     note: str | None = None
     lint: list[dict[str, Any]] = field(default_factory=list)
@@ -106,15 +144,15 @@ class Version:
 class Video:
     id: str
     title: str
-    status: str
+    status: VideoStatus | str
     story_id: str | None
     brand_kit_id: str | None
     default_format: str
     duration_sec: float | None
     current_version: Version | None
     job: Job | None
-    created_at: str
-    updated_at: str
+    created_at: datetime
+    updated_at: datetime
     locale: str | None = None
     source_video_id: str | None = None
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
@@ -133,15 +171,15 @@ class Render:
     format: str
     resolution: int
     fps: int
-    status: str
+    status: TaskStatus | str
     progress: float
     url: str | None
     poster_url: str | None
     duration_sec: float | None
     bytes: int | None
     error: str | None
-    created_at: str
-    finished_at: str | None
+    created_at: datetime
+    finished_at: datetime | None
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
     @property
@@ -172,8 +210,8 @@ class Webhook:
     description: str | None
     events: list[str]
     enabled: bool
-    created_at: str
-    updated_at: str
+    created_at: datetime
+    updated_at: datetime
     disabled_reason: str | None = None
     secret: str | None = None  # only in the answer to create
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
