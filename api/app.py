@@ -89,7 +89,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
                 "JSON objects of the documented types (no numbers as strings, no 0/1 for booleans), without "
                 "unknown fields; text is Unicode without NUL characters or unpaired surrogates. A PATCH of a "
                 "video's `doc` is also linted (unknown references, timing) and a `fields` patch is checked "
-                "against the video's own story; both give 400 with every problem listed.")},
+                "against the video's own story; both give 400 with every problem listed."),
+                "license": {"name": "Proprietary"}},
             "servers": [{"url": settings.public_url}],  # served: the URL the request reached (api.document)
             "security": [{"bearerAuth": []}],
         },
@@ -128,6 +129,8 @@ def _refine(api: Api) -> None:
     from reelfarm.studio.stories import list_stories
 
     refine(api.spec.components.schemas, list_stories())
+    # flask-smorest registers its own pagination header schema; pages here are `next_cursor` bodies.
+    api.spec.components.schemas.pop("PaginationMetadata", None)
     default = api.spec.components.responses[api.DEFAULT_ERROR_RESPONSE_NAME]
     default["content"]["application/json"]["example"] = examples.error(500)
 

@@ -377,10 +377,17 @@ class WorkspaceSchema(Schema):
     credits = fields.Integer(required=True)
 
 
+class ApiKeyRefSchema(Schema):
+    """The calling key: its id and the prefix shown in lists (never the key itself)."""
+
+    id = fields.String(required=True, metadata={"format": "uuid"})
+    prefix = fields.String(required=True, metadata={"example": "rf_live_7Hq2"})
+
+
 class MeSchema(Schema):
     workspace = fields.Nested(WorkspaceSchema, required=True)
     rate_limit = fields.Nested(RateLimitPolicySchema, required=True)
-    api_key = fields.Dict(required=True, metadata={"description": "id and display prefix of the calling key"})
+    api_key = fields.Nested(ApiKeyRefSchema, required=True)
 
 
 class HealthSchema(Schema):
