@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
+from reelfarm.farm.queue import FORMER_TOP_LEVEL
 from tests.servers import ServerError, start_postgres, start_redis
-
-FORMER_TOP_LEVEL = frozenset({"api", "client", "console", "farm", "renderer", "shared", "studio"})
 
 
 class NoFormerTopLevelNames(importlib.abc.MetaPathFinder):

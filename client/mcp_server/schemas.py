@@ -13,6 +13,7 @@ a plain object with properties is nested under ``body``.
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -65,14 +66,17 @@ class InputSchema:
         found = {name: (arguments or {})[name] for name in self.query_params if name in (arguments or {})}
         return found or None
 
+    @functools.cached_property
+    def _validator(self) -> Any:
+        from jsonschema import Draft202012Validator  # comes with the `mcp` extra
+
+        return Draft202012Validator(self.schema)
+
     def problems(self, arguments: Any) -> list[dict[str, str]]:
         """Every way ``arguments`` breaks the schema, as ``{"field": JSON pointer, "message"}`` (the
         API's own detail shape): a missing or mistyped argument is named before anything is sent."""
-        from jsonschema import Draft202012Validator  # comes with the `mcp` extra
-
-        validator = Draft202012Validator(self.schema)
         found = []
-        for error in sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path]):
+        for error in sorted(self._validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path]):
             if len(error.absolute_path) > 1 or error.validator in ("anyOf", "oneOf", "allOf", "not"):
                 continue  # inside an argument: the API judges it, naming every problem with its pointer
             pointer = "".join(f"/{part}" for part in error.absolute_path)

@@ -30,10 +30,10 @@ from typing import Any
 import av
 import pytest
 
+from reelfarm.farm.queue import FORMER_TOP_LEVEL
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 
 ROOT = Path(__file__).resolve().parents[2]
-FORMER_TOP_LEVEL = ("api", "shared", "farm", "studio", "console", "renderer", "client")
 HEAVY = ("skia-python", "av", "numpy", "flask", "sqlalchemy", "scikit-learn", "psycopg2-binary", "PyOpenGL",
          "alt-profanity-check", "boto3", "rq")
 USER_MODULE = "raise ImportError('the user\\'s own {name}.py was imported')\n"
@@ -115,7 +115,7 @@ def server(server_bin: Path, user_dir: Path, tmp_path_factory: pytest.TempPathFa
 
 def test_the_server_wheel_installs_only_the_reelfarm_package(server_bin: Path, tmp_path: Path) -> None:
     probe = ("import importlib.util, json, sys\n"
-             f"print(json.dumps([n for n in {FORMER_TOP_LEVEL!r} if importlib.util.find_spec(n)]))")
+             f"print(json.dumps([n for n in {sorted(FORMER_TOP_LEVEL)!r} if importlib.util.find_spec(n)]))")
     done = run(server_bin, "python", "-P", "-c", probe, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []

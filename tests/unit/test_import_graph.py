@@ -21,10 +21,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from reelfarm.farm.queue import FORMER_TOP_LEVEL
+
 ROOT = Path(__file__).resolve().parents[2]
 # The folders mapped into the one ``reelfarm`` package (``reelfarm/<part>`` links to ``<part>/``).
 PARTS = ("api", "client", "console", "farm", "renderer", "shared", "studio")
-OLD_TOP_LEVEL = frozenset(PARTS)
+OLD_TOP_LEVEL = FORMER_TOP_LEVEL  # the names work queued by an earlier release may still use
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,10 @@ def circles(edges: list[Import]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return sorted(found, key=lambda c: (-len(c), c))
+
+
+def test_the_former_top_level_names_are_the_parts() -> None:
+    assert set(PARTS) == FORMER_TOP_LEVEL
 
 
 def test_no_import_circle_among_the_projects_modules() -> None:

@@ -54,9 +54,16 @@ def test_every_async_call_is_awaited() -> None:
             assert inspect.iscoroutinefunction(method), f"{resource}.{name}"
 
 
-def test_the_surface_sees_a_missing_method() -> None:
-    class Lacking(Client):
-        pass
+def test_the_comparison_sees_a_method_or_a_parameter_on_one_side_only() -> None:
+    class Wider(Client):
+        def extra(self) -> None:
+            pass
 
-    Lacking.me = None  # type: ignore[assignment,method-assign]
-    assert "me" not in surface(Lacking, Client(api_key="rf_live_x", base_url="http://127.0.0.1:9"))
+        def me(self, verbose: bool = False) -> Any:  # type: ignore[override]
+            return None
+
+    instance = Client(api_key="rf_live_x", base_url="http://127.0.0.1:9")
+    base, wider = surface(Client, instance), surface(Wider, instance)
+    assert set(wider) - set(base) == {"extra"}
+    assert wider["me"] != base["me"] and {k: v for k, v in wider.items() if k not in ("extra", "me")} == \
+        {k: v for k, v in base.items() if k != "me"}
