@@ -1,0 +1,281 @@
+# Generated from client/_async/client.py by scripts/generate_sync.py; edit that file and run the script.
+"""The SDK's resources and its client, written once (awaited); ``_sync/client.py`` is generated
+from this file by ``scripts/generate_sync.py``. Each resource is an attribute of the client, each method
+one API call (or a wait that polls).
+"""
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Iterator, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Self
+
+import httpx
+
+from reelfarm.client import calls, config, webhooks
+from reelfarm.client._sync import io
+from reelfarm.client._sync.transport import SyncTransport
+from reelfarm.client.errors import NotFoundError, WaitTimeout
+from reelfarm.client.http import ProgressFn
+from reelfarm.client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+from reelfarm.client.retry import Retry
+from reelfarm.client.waiting import finished, intervals, timed_out
+
+DEFAULT_TIMEOUT = 30.0
+
+
+class _Resource:
+    def __init__(self, transport: SyncTransport) -> None:
+        self._t = transport
+
+
+class Stories(_Resource):
+    def list(self) -> list[Story]:
+        return self._t.run(calls.list_stories())
+
+    def get(self, story_id: str) -> Story:
+        """One story by id (from the list; there is no single-story endpoint)."""
+        for story in self.list():
+            if story.id == story_id:
+                return story
+        raise NotFoundError(404, "not_found", f"No story {story_id!r}.")
+
+
+class BrandKits(_Resource):
+    def list(self) -> list[BrandKit]:
+        return self._t.run(calls.list_brand_kits())
+
+    def get(self, kit_id: str) -> BrandKit:
+        return self._t.run(calls.get_brand_kit(kit_id))
+
+    def update(self, kit_id: str, **changes: Any) -> BrandKit:
+        return self._t.run(calls.update_brand_kit(kit_id, **changes))
+
+
+class Brand(_Resource):
+    def extract(self, url: str, *, idempotency_key: str | None = None) -> Job:
+        """Start extracting a brand kit from a website; the job's result names the kit."""
+        return self._t.run(calls.extract_brand(url), idempotency_key=idempotency_key)
+
+
+class Jobs(_Resource):
+    def get(self, job_id: str) -> Job:
+        return self._t.run(calls.get_job(job_id))
+
+    def cancel(self, job_id: str, *, idempotency_key: str | None = None) -> Job:
+        return self._t.run(calls.cancel_job(job_id), idempotency_key=idempotency_key)
+
+    def wait(self, job_id: str, *, timeout: float = 600, on_progress: io.Listener | None = None,
+                   raise_on_failure: bool = True) -> Job:
+        """Poll until the job is finished; raises ``TaskFailed`` (failed, canceled) or ``WaitTimeout``.
+        ``on_progress`` may be a coroutine function in ``AsyncClient``."""
+        return _wait(lambda: self.get(job_id), "job", job_id, timeout, on_progress, raise_on_failure)
+
+
+class Renders(_Resource):
+    def get(self, render_id: str) -> Render:
+        return self._t.run(calls.get_render(render_id))
+
+    def cancel(self, render_id: str, *, idempotency_key: str | None = None) -> Render:
+        return self._t.run(calls.cancel_render(render_id), idempotency_key=idempotency_key)
+
+    def wait(self, render_id: str, *, timeout: float = 900, on_progress: io.Listener | None = None,
+                   raise_on_failure: bool = True) -> Render:
+        """Poll until the render is finished; raises ``TaskFailed`` (failed, canceled) or ``WaitTimeout``.
+        ``on_progress`` may be a coroutine function in ``AsyncClient`` (an MCP progress report)."""
+        return _wait(lambda: self.get(render_id), "render", render_id, timeout, on_progress, raise_on_failure)
+
+    def download(self, render: Render | str, path: str | Path, on_progress: ProgressFn | None = None) -> Path:
+        """Stream a succeeded render's MP4 into ``path`` (the URL is signed afresh first)."""
+        fresh = self.get(render if isinstance(render, str) else render.id)
+        if fresh.url is None:
+            raise ValueError(f"render {fresh.id} has no file yet (status {fresh.status})")
+        return self._t.download(fresh.url, path, on_progress)
+
+
+class Videos(_Resource):
+    def create(self, *, story_id: str | None = None, fields: Mapping[str, Any] | None = None,
+                     brief: str | None = None, title: str | None = None, brand_kit_id: str | None = None,
+                     url: str | None = None, format: str | None = None, duration_sec: float | None = None,
+                     locale: str | None = None, idempotency_key: str | None = None) -> Video:
+        """Create a video from a story (ready at once) or from a brief (``generating``; see ``wait``)."""
+        body = calls.video_body(story_id=story_id, fields=dict(fields) if fields is not None else None,
+                                brief=brief, title=title, brand_kit_id=brand_kit_id, url=url, format=format,
+                                duration_sec=duration_sec, locale=locale)
+        return self._t.run(calls.create_video(body), idempotency_key=idempotency_key)
+
+    def create_from_body(self, body: dict[str, Any], *, idempotency_key: str | None = None) -> Video:
+        """Create from the API's own body shape (as an agent sends it)."""
+        return self._t.run(calls.create_video(body), idempotency_key=idempotency_key)
+
+    def list(self, *, page_size: int | None = None) -> Iterator[Video]:
+        """Every video, newest first, following ``next_cursor`` page by page."""
+        cursor: str | None = None
+        while True:
+            page = self._t.run(calls.list_videos(page_size, cursor))
+            for video in page.data:
+                yield video
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def get(self, video_id: str) -> Video:
+        return self._t.run(calls.get_video(video_id))
+
+    def update(self, video_id: str, *, fields: Mapping[str, Any] | None = None,
+                     doc: Mapping[str, Any] | None = None, title: str | None = None,
+                     note: str | None = None) -> Video:
+        """Save a new version (``fields`` or ``doc``) and/or rename; returns the video."""
+        body = calls._compact(fields=dict(fields) if fields is not None else None,
+                              doc=dict(doc) if doc is not None else None, title=title, note=note)
+        return self._t.run(calls.update_video(video_id, body))
+
+    def archive(self, video_id: str) -> Video:
+        return self._t.run(calls.archive_video(video_id))
+
+    def versions(self, video_id: str) -> builtins.list[Version]:
+        return self._t.run(calls.list_versions(video_id))
+
+    def restore(self, video_id: str, number: int, *, idempotency_key: str | None = None) -> Video:
+        return self._t.run(calls.restore_version(video_id, number), idempotency_key=idempotency_key)
+
+    def version(self, video_id: str, number: int) -> Version:
+        return self._t.run(calls.get_version(video_id, number))
+
+    def renders(self, video_id: str) -> builtins.list[Render]:
+        return self._t.run(calls.list_renders(video_id))
+
+    def render(self, video_id: str, *, format: str, resolution: int | None = None,
+                     fps: int | None = None, idempotency_key: str | None = None) -> Render:
+        """Start an MP4 render (an identical finished one is returned instead)."""
+        return self._t.run(calls.create_render(video_id, calls.render_body(format, resolution, fps)), idempotency_key=idempotency_key)
+
+    def stills(self, video_id: str, times: Sequence[float], *, format: str | None = None, idempotency_key: str | None = None) -> Job:
+        return self._t.run(calls.create_stills(video_id, calls.stills_body(times, format)), idempotency_key=idempotency_key)
+
+    def variants(self, video_id: str, formats: Sequence[str], *, locales: Sequence[str] | None = None,
+                       resolution: int | None = None, idempotency_key: str | None = None) -> Variants:
+        body = calls.variants_body(formats, locales, resolution)
+        return self._t.run(calls.create_variants(video_id, body), idempotency_key=idempotency_key)
+
+    def wait(self, video_id: str, *, timeout: float = 600, on_progress: io.Listener | None = None) -> Video:
+        """Poll until the video is no longer ``generating``; a failed generation raises ``TaskFailed``."""
+        deadline = time.monotonic() + timeout
+        for delay in intervals():
+            video = self.get(video_id)
+            io.tell(on_progress, video)
+            if video.status != "generating":
+                if video.status == "failed" and video.job is not None:
+                    finished(video.job, "generation job", True)
+                return video
+            if time.monotonic() + delay > deadline:
+                raise WaitTimeout(f"video {video_id} still generating after {timeout:g} s", video)
+            io.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+class Webhooks(_Resource):
+    def create(self, url: str, *, events: Sequence[str] | None = None,
+                     description: str | None = None, idempotency_key: str | None = None) -> Webhook:
+        """Register an endpoint; the answer's ``secret`` is shown only this once."""
+        return self._t.run(calls.create_webhook(url, events, description), idempotency_key=idempotency_key)
+
+    def list(self) -> list[Webhook]:
+        return self._t.run(calls.list_webhooks())
+
+    def get(self, webhook_id: str) -> Webhook:
+        return self._t.run(calls.get_webhook(webhook_id))
+
+    def update(self, webhook_id: str, **changes: Any) -> Webhook:
+        return self._t.run(calls.update_webhook(webhook_id, **changes))
+
+    def delete(self, webhook_id: str) -> None:
+        self._t.run(calls.delete_webhook(webhook_id))
+
+    def deliveries(self, webhook_id: str) -> builtins.list[dict[str, Any]]:
+        return self._t.run(calls.list_deliveries(webhook_id))
+
+    def redeliver(self, webhook_id: str, delivery_id: str, *, idempotency_key: str | None = None) -> Any:
+        return self._t.run(calls.redeliver(webhook_id, delivery_id), idempotency_key=idempotency_key)
+
+    def test(self, webhook_id: str, *, idempotency_key: str | None = None) -> Any:
+        return self._t.run(calls.test_webhook(webhook_id), idempotency_key=idempotency_key)
+
+    verify = staticmethod(webhooks.verify)
+
+
+def _wait(get: Callable[[], Any], what: str, ident: str, timeout: float,
+                on_progress: io.Listener | None, raise_on_failure: bool) -> Any:
+    deadline = time.monotonic() + timeout
+    for delay in intervals():
+        state = get()
+        io.tell(on_progress, state)
+        if finished(state, what, raise_on_failure):
+            return state
+        if time.monotonic() + delay > deadline:
+            raise timed_out(what, ident, timeout, state)
+        io.sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class Client:
+    """The reelfarm API from Python (``AsyncClient``: awaited, on asyncio or trio; ``Client``: blocking).
+
+    Args:
+        api_key: ``rf_live_...``; default ``REELFARM_API_KEY``, then the ``reelfarm login`` file.
+        base_url: the server's root (``https://host``); default ``REELFARM_API_URL``, then the login
+            file, then ``http://127.0.0.1:8000``.
+        timeout: seconds for each HTTP request (or an ``httpx.Timeout``).
+        retry: how 429, 502/503/504 and connection errors are retried.
+        http: an httpx client to use instead of a new one (its base URL and headers are yours).
+    """
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
+                 timeout: float | httpx.Timeout = DEFAULT_TIMEOUT, retry: Retry | None = None,
+                 http: httpx.Client | None = None) -> None:
+        found = config.resolve(api_key, base_url)
+        self.api_key, self.base_url = found.api_key, found.base_url
+        self._t = SyncTransport(found.api_key, found.base_url, timeout, retry or Retry(), http)
+        self.stories = Stories(self._t)
+        self.brand_kits = BrandKits(self._t)
+        self.brand = Brand(self._t)
+        self.videos = Videos(self._t)
+        self.renders = Renders(self._t)
+        self.jobs = Jobs(self._t)
+        self.webhooks = Webhooks(self._t)
+
+    def me(self) -> Me:
+        """The key's workspace, plan, credits and rate limit."""
+        return self._t.run(calls.me())
+
+    def locales(self) -> list[dict[str, Any]]:
+        return self._t.run(calls.list_locales())
+
+    def render_video(self, video_id: str, *, format: str | None = None, resolution: int | None = None,
+                           fps: int | None = None, wait: bool = True, timeout: float = 900,
+                           on_progress: io.Listener | None = None, idempotency_key: str | None = None) -> Render:
+        """Render a video (in its default format unless told) and, with ``wait``, return it finished."""
+        fmt = format or (self.videos.get(video_id)).default_format
+        render = self.videos.render(video_id, format=fmt, resolution=resolution, fps=fps,
+                                      idempotency_key=idempotency_key)
+        if not wait:
+            return render
+        return self.renders.wait(render.id, timeout=timeout, on_progress=on_progress)
+
+    def fetch_bytes(self, url: str) -> bytes:
+        """The body of a signed URL the API handed out (a still, a poster)."""
+        return self._t.fetch_bytes(url)
+
+    def download(self, url: str, path: str | Path, on_progress: ProgressFn | None = None) -> Path:
+        """Stream any signed URL the API handed out (MP4, poster, still) into ``path``."""
+        return self._t.download(url, path, on_progress)
+
+    def close(self) -> None:
+        self._t.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,92 @@
+# Generated from client/_async/transport.py by scripts/generate_sync.py; edit that file and run the script.
+"""The transport: sends a ``Call`` over httpx, retries it, reads the answer, streams downloads.
+
+What to send (``prepare``), what an answer means (``decode``) and when to try again
+(``reelfarm.client.retry``) are plain functions in ``reelfarm.client.http``, shared by both sides.
+A POST gets its ``Idempotency-Key`` once, before the first try, so every retry of that one call
+carries the same key and the server creates and charges at most once.
+Downloads go to signed URLs without the API key: those URLs may point at another host.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+from reelfarm.client._sync import io
+from reelfarm.client.calls import Call
+from reelfarm.client.http import ProgressFn, check_key, decode, error_from, headers, prepare, retry_delay, unreachable
+from reelfarm.client.retry import Retry
+
+T = TypeVar("T")
+
+
+class SyncTransport:
+    """One connection pool to the API (an httpx client), with the key and retries."""
+
+    def __init__(self, api_key: str | None, base_url: str, timeout: float | httpx.Timeout, retry: Retry,
+                 http: httpx.Client | None = None) -> None:
+        self.api_key, self.base_url, self.retry = api_key, base_url, retry
+        self.http = http or httpx.Client(base_url=base_url, headers=headers(api_key), timeout=timeout)
+        self.sleep: io.Sleep = io.sleep
+
+    def run(self, call: Call[T], idempotency_key: str | None = None) -> T:
+        return call.parse(self.send(call, idempotency_key))
+
+    def send(self, call: Call[Any], idempotency_key: str | None = None) -> Any:
+        """``call``'s answer; a POST carries ``idempotency_key`` (default: a new key for this call,
+        kept through its retries)."""
+        check_key(self.api_key)
+        kwargs = prepare(call, {"Idempotency-Key": idempotency_key} if idempotency_key else None)
+        for attempt in range(self.retry.max_retries + 1):
+            try:
+                outcome: httpx.Response | httpx.TransportError = self.http.request(**kwargs)
+            except httpx.TransportError as exc:
+                outcome = exc
+            delay = retry_delay(self.retry, attempt, call.method, outcome)
+            if delay is None:
+                break
+            self.sleep(delay)
+        if isinstance(outcome, httpx.TransportError):
+            raise unreachable(f"{self.base_url.rstrip('/')}/api/v1{call.path}", outcome,
+                              f"{call.method} {call.path}: ") from outcome
+        return decode(outcome)
+
+    def fetch_bytes(self, url: str) -> bytes:
+        """A signed URL's whole body (stills are small)."""
+        try:
+            with httpx.Client(timeout=60, follow_redirects=True) as plain:
+                response = plain.get(url)
+        except httpx.TransportError as exc:
+            raise unreachable(url, exc, "download: ") from exc
+        if response.status_code >= 400:
+            raise error_from(response)
+        return response.content
+
+    def download(self, url: str, path: str | Path, on_progress: ProgressFn | None = None) -> Path:
+        """Stream ``url`` into ``path`` (written beside it first, then moved into place)."""
+        target = Path(path)
+        partial = target.with_name(target.name + ".part")
+        try:
+            with httpx.Client(timeout=60, follow_redirects=True) as plain, \
+                    plain.stream("GET", url) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise error_from(response)
+                total = int(response.headers["Content-Length"]) if "Content-Length" in response.headers else None
+                done = 0
+                with io.open_file(partial, "wb") as out:
+                    for chunk in response.iter_bytes(1 << 16):
+                        out.write(chunk)
+                        done += len(chunk)
+                        if on_progress:
+                            on_progress(done, total)
+        except httpx.TransportError as exc:
+            partial.unlink(missing_ok=True)
+            raise unreachable(url, exc, "download: ") from exc
+        partial.replace(target)
+        return target
+
+    def close(self) -> None:
+        self.http.close()
