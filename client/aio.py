@@ -8,7 +8,15 @@
 The code is ``reelfarm.client._async``; the blocking client is generated from it.
 """
 from reelfarm.client._async.client import (
-    DEFAULT_TIMEOUT, AsyncClient, Brand, BrandKits, Jobs, Renders, Stories, Videos, Webhooks,
+    DEFAULT_TIMEOUT,
+    AsyncClient,
+    Brand,
+    BrandKits,
+    Jobs,
+    Renders,
+    Stories,
+    Videos,
+    Webhooks,
 )
 from reelfarm.client._async.transport import AsyncTransport
 

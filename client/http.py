@@ -72,10 +72,10 @@ def _code(response: httpx.Response) -> str | None:
 
 
 def retry_delay(retry: Retry, attempt: int, method: str,
-                outcome: httpx.Response | httpx.TransportError) -> float | None:
+                outcome: httpx.Response | httpx.TransportError, elapsed: float = 0.0) -> float | None:
     if isinstance(outcome, httpx.TransportError):
         connect_failed = isinstance(outcome, (httpx.ConnectError, httpx.ConnectTimeout))
-        return retry.after_error(attempt, method, connect_failed)
+        return retry.after_error(attempt, method, connect_failed, elapsed)
     return retry.after_status(attempt, method, outcome.status_code, _code(outcome),
                               parse_retry_after(outcome.headers.get("Retry-After")))
 

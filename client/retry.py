@@ -7,6 +7,10 @@ retried depends on the method: GET, HEAD, DELETE and every POST (each carries an
 are retried on any of these; a PATCH, which the API does not deduplicate, only when it cannot
 have been applied: a refused connection or a 429.
 
+``connect_window`` bounds how long a request keeps trying to reach a server that refuses or does not
+answer the connection (the command line uses 3 s, so that a wrong URL is reported at once); without
+it, connection failures count against ``max_retries`` like any other error.
+
 Backoff is exponential with "equal jitter" (half fixed, half random), capped; a ``Retry-After``
 is honoured as given, plus a little jitter so that clients sharing a key spread out.
 """
@@ -27,6 +31,7 @@ class Retry:
     backoff: float = 0.5
     max_backoff: float = 8.0
     max_retry_after: float = 120.0
+    connect_window: float | None = None
 
     def _backoff(self, attempt: int) -> float:
         ceiling = min(self.max_backoff, self.backoff * 2 ** attempt)
@@ -46,9 +51,15 @@ class Retry:
             return min(retry_after, self.max_retry_after) + random.uniform(0, 0.25)
         return self._backoff(attempt)
 
-    def after_error(self, attempt: int, method: str, connect_failed: bool) -> float | None:
-        """Seconds to wait after a transport error, or None to give up."""
-        if attempt >= self.max_retries or (method not in SAFE_METHODS and not connect_failed):
+    def after_error(self, attempt: int, method: str, connect_failed: bool, elapsed: float = 0.0) -> float | None:
+        """Seconds to wait after a transport error, ``elapsed`` seconds after the first try, or None
+        to give up."""
+        if method not in SAFE_METHODS and not connect_failed:
+            return None
+        if connect_failed and self.connect_window is not None:
+            delay = self._backoff(min(attempt, 8))
+            return delay if elapsed + delay < self.connect_window else None
+        if attempt >= self.max_retries:
             return None
         return self._backoff(attempt)
 

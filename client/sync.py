@@ -10,7 +10,15 @@ The code is ``reelfarm.client._sync``, generated from the awaited ``reelfarm.cli
 ``scripts/generate_sync.py`` so that the two cannot drift.
 """
 from reelfarm.client._sync.client import (
-    DEFAULT_TIMEOUT, Brand, BrandKits, Client, Jobs, Renders, Stories, Videos, Webhooks,
+    DEFAULT_TIMEOUT,
+    Brand,
+    BrandKits,
+    Client,
+    Jobs,
+    Renders,
+    Stories,
+    Videos,
+    Webhooks,
 )
 from reelfarm.client._sync.transport import SyncTransport
 

@@ -9,6 +9,8 @@ Downloads go to signed URLs without the API key: those URLs may point at another
 """
 from __future__ import annotations
 
+import itertools
+import time
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,12 +41,13 @@ class SyncTransport:
         kept through its retries)."""
         check_key(self.api_key)
         kwargs = prepare(call, {"Idempotency-Key": idempotency_key} if idempotency_key else None)
-        for attempt in range(self.retry.max_retries + 1):
+        started = time.monotonic()
+        for attempt in itertools.count():
             try:
                 outcome: httpx.Response | httpx.TransportError = self.http.request(**kwargs)
             except httpx.TransportError as exc:
                 outcome = exc
-            delay = retry_delay(self.retry, attempt, call.method, outcome)
+            delay = retry_delay(self.retry, attempt, call.method, outcome, time.monotonic() - started)
             if delay is None:
                 break
             self.sleep(delay)

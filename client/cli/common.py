@@ -20,6 +20,7 @@ from reelfarm.client.errors import APIConnectionError, APIError, ReelfarmError, 
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_USAGE, EXIT_API, EXIT_TIMEOUT, EXIT_FAILED = 2, 3, 4, 5
+DEFAULT_CONNECT_TIMEOUT = 3.0
 EXIT_CODES_HELP = "Exit codes: 0 ok, 2 usage, 3 API error or unreachable, 4 timed out, 5 render/job failed."
 
 
@@ -30,14 +31,22 @@ class Session:
     api_key: str | None
     api_url: str | None
     as_json: bool
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     _client: Any = field(default=None, repr=False)
 
     @property
     def client(self) -> Any:
         if self._client is None:
-            from reelfarm.client.sync import Client
+            import httpx
 
-            self._client = Client(api_key=self.api_key, base_url=self.api_url)
+            from reelfarm.client.retry import Retry
+            from reelfarm.client.sync import DEFAULT_TIMEOUT, Client
+
+            # A server that refuses or does not answer is given connect_timeout in all (refusals retried
+            # within it, a server restarting say); every other retry is the SDK's.
+            timeout = httpx.Timeout(DEFAULT_TIMEOUT, connect=self.connect_timeout)
+            self._client = Client(api_key=self.api_key, base_url=self.api_url, timeout=timeout,
+                                  retry=Retry(connect_window=self.connect_timeout))
         return self._client
 
     def emit(self, data: Any, text: str | Callable[[], None]) -> None:
@@ -68,13 +77,17 @@ def api_command(func: F) -> F:
     """Adds ``--api-key``, ``--api-url`` and ``--json``; hands the command a ``Session``; maps errors."""
 
     @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON (for scripts).")
+    @click.option("--connect-timeout", envvar="REELFARM_CONNECT_TIMEOUT", type=click.FloatRange(min=0.1),
+                  default=DEFAULT_CONNECT_TIMEOUT, show_default=True, metavar="SECONDS",
+                  help="How long to keep trying to reach the server before exit 3.")
     @click.option("--api-url", envvar="REELFARM_API_URL", metavar="URL",
                   help="Server root (default: REELFARM_API_URL, the login file, http://127.0.0.1:8000).")
     @click.option("--api-key", envvar="REELFARM_API_KEY", metavar="KEY",
                   help="API key (default: REELFARM_API_KEY, then the key saved by `reelfarm login`).")
     @functools.wraps(func)
-    def wrapper(api_key: str | None, api_url: str | None, as_json: bool, **kwargs: Any) -> Any:
-        session = Session(api_key, api_url, as_json)
+    def wrapper(api_key: str | None, api_url: str | None, as_json: bool, connect_timeout: float,
+                **kwargs: Any) -> Any:
+        session = Session(api_key, api_url, as_json, connect_timeout)
         try:
             return func(session, **kwargs)
         except APIConnectionError as exc:  # before APIError, its base: no answer to describe

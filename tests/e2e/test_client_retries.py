@@ -74,7 +74,7 @@ def test_429_is_waited_out_by_the_sdk_and_the_cli(tmp_path: Path) -> None:
 
 def test_a_restarted_server_is_retried_through_and_the_post_lands_once(tmp_path: Path) -> None:
     served = Served(tmp_path)
-    env = {"REELFARM_API_URL": served.base, "REELFARM_API_KEY": served.key}
+    env = {"REELFARM_API_URL": served.base, "REELFARM_API_KEY": served.key, "REELFARM_CONNECT_TIMEOUT": "60"}
     try:
         stop(served.process)
         with Client(api_key=served.key, base_url=served.base, retry=PATIENT) as rf:

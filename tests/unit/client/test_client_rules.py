@@ -6,6 +6,7 @@ import json
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -50,6 +51,30 @@ def test_retries_follow_the_method_and_the_status():
     assert retry.after_status(0, "GET", 500, None, None) is None
     assert retry.after_error(0, "PATCH", connect_failed=True) is not None
     assert retry.after_error(0, "PATCH", connect_failed=False) is None
+
+
+def test_a_connect_window_bounds_the_time_spent_reaching_a_server_not_the_count() -> None:
+    windowed = Retry(max_retries=2, backoff=0.5, max_backoff=1.0, connect_window=3.0)
+    elapsed, attempt = 0.0, 0
+    while (delay := windowed.after_error(attempt, "GET", True, elapsed)) is not None:
+        elapsed, attempt = elapsed + delay, attempt + 1
+    assert elapsed < 3.0 and attempt > 2, "more tries than max_retries, all inside the window"
+    assert windowed.after_error(0, "GET", True, elapsed=2.99) is None
+    assert windowed.after_error(0, "GET", False, elapsed=0.0) is not None, "a read error still counts tries"
+    assert windowed.after_error(2, "GET", False, elapsed=0.0) is None
+
+
+def test_the_command_line_gives_up_on_a_refusing_server_within_its_connect_timeout() -> None:
+    from reelfarm.client.cli.common import Session
+    from reelfarm.client.errors import APIConnectionError
+
+    session = Session("rf_live_" + "x" * 38, "http://127.0.0.1:9", as_json=False, connect_timeout=1.0)
+    slept: list[float] = []
+    session.client._t.sleep = lambda seconds: (slept.append(seconds), time.sleep(seconds))
+    started = time.monotonic()
+    with pytest.raises(APIConnectionError, match="cannot reach http://127.0.0.1:9/api/v1/me"):
+        session.client.me()
+    assert time.monotonic() - started < 1.0 + 0.5 and slept, "refusals retried, within the window"
 
 
 DOC = {
