@@ -20,7 +20,8 @@ def mcp_command(over_http: bool, host: str, port: int, api_url: str | None) -> N
 
     Over stdio the API key comes from REELFARM_API_KEY (or `reelfarm login`); over HTTP each
     request brings its own bearer key, so one server serves many workspaces. Tool input schemas
-    are read from the API's OpenAPI document at start.
+    are read from the API's OpenAPI document: over stdio at start (exit 3 if the API cannot be
+    reached), over HTTP on first need, so the server comes up before the API does.
     """
     try:
         from reelfarm.client.mcp_server.server import serve_http, serve_stdio

@@ -27,8 +27,8 @@ DEFS = "#/$defs/"
 OPENAPI_PATH = "/api/v1/openapi.json"
 
 
-def fetch_openapi(base_url: str, attempts: int = 20) -> dict[str, Any]:
-    """The server's OpenAPI document (no key needed), tried for a few seconds while it starts."""
+def fetch_openapi(base_url: str, attempts: int = 6) -> dict[str, Any]:
+    """The server's OpenAPI document (no key needed), tried for about 3 s while it starts."""
     last: Exception | None = None
     for _ in range(attempts):
         try:
@@ -40,6 +40,18 @@ def fetch_openapi(base_url: str, attempts: int = 20) -> dict[str, Any]:
             time.sleep(0.5)
     url = base_url.rstrip("/") + OPENAPI_PATH
     raise APIConnectionError(f"cannot read {url}: {last}", url=url)
+
+
+async def fetch_openapi_async(base_url: str) -> dict[str, Any]:
+    """The server's OpenAPI document, one try (an MCP server over HTTP asks again on the next call)."""
+    url = base_url.rstrip("/") + OPENAPI_PATH
+    try:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=3.0)) as http:
+            response = await http.get(url)
+        response.raise_for_status()
+        return dict(response.json())
+    except (httpx.HTTPError, ValueError) as exc:
+        raise APIConnectionError(f"cannot read {url}: {exc or type(exc).__name__}", url=url) from exc
 
 
 @dataclass(frozen=True)

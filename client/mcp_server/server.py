@@ -16,11 +16,13 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server import Server
+from mcp.shared.exceptions import MCPError
 from mcp.server.context import ServerRequestContext
 
 from reelfarm.client import config
 from reelfarm.client.aio import AsyncClient
-from reelfarm.client.mcp_server.schemas import fetch_openapi
+from reelfarm.client.errors import APIConnectionError
+from reelfarm.client.mcp_server.schemas import fetch_openapi, fetch_openapi_async
 from reelfarm.client.mcp_server.tools import Toolbox, error_result
 
 INSTRUCTIONS = ("reelfarm makes videos. Pick a story (list_stories) and create_video with its fields, or give a "
@@ -28,23 +30,50 @@ INSTRUCTIONS = ("reelfarm makes videos. Pick a story (list_stories) and create_v
 KeyOf = Callable[[ServerRequestContext[Any]], str | None]
 
 
-def build_server(toolbox: Toolbox, base_url: str, key_of: KeyOf) -> Server[Any]:
+class LazyToolbox:
+    """The toolbox, built from the API's document on first need and kept: a server started while
+    the API is down comes up anyway, and each request until the API answers is told so."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self._toolbox: Toolbox | None = None
+        self._lock = anyio.Lock()
+
+    async def get(self) -> Toolbox:
+        async with self._lock:
+            if self._toolbox is None:
+                self._toolbox = Toolbox.from_openapi(await fetch_openapi_async(self.base_url))
+            return self._toolbox
+
+
+def build_server(toolbox: Toolbox | LazyToolbox, base_url: str, key_of: KeyOf) -> Server[Any]:
     """An MCP server whose tool calls go to ``base_url`` with the key ``key_of`` finds for the request."""
+
+    async def tools() -> Toolbox:
+        return await toolbox.get() if isinstance(toolbox, LazyToolbox) else toolbox
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=toolbox.listing())
+        try:
+            return types.ListToolsResult(tools=(await tools()).listing())
+        except APIConnectionError as exc:  # a protocol error: a listing has no room for a tool error
+            raise MCPError(types.INTERNAL_ERROR, f"the reelfarm API is unreachable: {exc}", {"url": exc.url}) from exc
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         key = key_of(ctx)
         if not key:
             return error_result({"status": 401, "code": "unauthorized", "message": "No API key."})
+        try:
+            toolbox_now = await tools()
+        except APIConnectionError as exc:
+            return error_result({"code": "unavailable", "message": f"the reelfarm API is unreachable: {exc}",
+                                 "url": exc.url})
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(progress, total, message)
 
         async with AsyncClient(api_key=key, base_url=base_url) as client:
-            return await toolbox.call(params.name, params.arguments or {}, client, report)
+            return await toolbox_now.call(params.name, params.arguments or {}, client, report)
 
     return Server("reelfarm", version="1", instructions=INSTRUCTIONS, on_list_tools=list_tools,
                   on_call_tool=call_tool)
@@ -100,6 +129,6 @@ def serve_http(api_url: str | None, host: str, port: int) -> None:
     import uvicorn
 
     base_url = config.resolve(None, api_url).base_url
-    server = build_server(Toolbox.from_openapi(fetch_openapi(base_url)), base_url, _request_key)
+    server = build_server(LazyToolbox(base_url), base_url, _request_key)
     app = server.streamable_http_app(stateless_http=True, host=host)
     uvicorn.run(require_bearer(app), host=host, port=port, log_level="warning", lifespan="on")

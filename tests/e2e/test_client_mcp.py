@@ -5,6 +5,7 @@ returned as an image; API errors as tool errors; a revoked key refused; another 
 blind to the first workspace's videos."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -22,9 +23,10 @@ import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from tests.e2e.test_client_sdk import ROOT, Served
-from tests.e2e.test_serve import free_port
+from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 
 TOOLS = {"whoami", "list_videos", "list_stories", "list_brand_kits", "extract_brand", "create_video", "get_video",
          "update_video", "render_video", "render_variants", "render_stills", "get_render", "get_job"}
@@ -127,22 +129,32 @@ def test_stdio_session_lists_tools_creates_renders_and_shows_a_still(served: Ser
     print("MCP transcript (stdio):\n" + json.dumps(transcript, indent=1))
 
 
-@pytest.fixture(scope="module")
-def mcp_http(served: Served) -> Iterator[str]:
+@contextlib.contextmanager
+def mcp_over_http(api_url: str) -> Iterator[str]:
+    """``reelfarm mcp --http`` for ``api_url``; yields its /mcp URL once it listens."""
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "reelfarm", "mcp", "--http", "--port", str(port)], cwd=ROOT,
-                               env=_env(REELFARM_API_URL=served.base), stdout=subprocess.DEVNULL,
+                               env=_env(REELFARM_API_URL=api_url), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.2)
-    yield f"http://127.0.0.1:{port}/mcp"
-    process.terminate()
-    process.wait(15)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert process.poll() is None, "the MCP server exited"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(15)
+
+
+@pytest.fixture(scope="module")
+def mcp_http(served: Served) -> Iterator[str]:
+    with mcp_over_http(served.base) as url:
+        yield url
 
 
 def test_http_serves_each_request_with_its_own_key(served: Served, mcp_http: str) -> None:
@@ -187,3 +199,33 @@ def test_mcp_with_the_api_unreachable_says_so_in_one_line(tmp_path: Path) -> Non
     assert "Traceback" not in done.stderr
     assert f"error: the reelfarm API is unreachable: cannot read {url}/api/v1/openapi.json" in done.stderr
 
+
+
+def test_over_http_a_server_started_before_the_api_answers_until_it_is_up(tmp_path: Path) -> None:
+    port = free_port()
+    api = f"http://127.0.0.1:{port}"
+    with mcp_over_http(api) as url:
+
+        async def down() -> None:
+            async with over_http(url, "rf_live_" + "x" * 38) as session:
+                with pytest.raises(MCPError, match=f"unreachable: cannot read {api}/api/v1/openapi.json"):
+                    await session.list_tools()
+                answer = await session.call_tool("whoami", {})
+                assert answer.is_error and answer.structured_content["error"]["code"] == "unavailable"
+                assert answer.structured_content["error"]["url"] == f"{api}/api/v1/openapi.json"
+
+        anyio.run(down)
+        process, lines = start_server(tmp_path / "data", port)
+        try:
+            key, _ = wait_for_key(lines)
+            wait_for_health(api)
+
+            async def up() -> None:
+                async with over_http(url, key) as session:
+                    assert {t.name for t in (await session.list_tools()).tools} == TOOLS
+                    me = await session.call_tool("whoami", {})
+                    assert not me.is_error and me.structured_content["workspace"]["name"] == "dev"
+
+            anyio.run(up)
+        finally:
+            stop(process)
