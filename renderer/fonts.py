@@ -45,6 +45,12 @@ def available_families() -> list[str]:
     return list(FAMILY_MODULES)
 
 
+# Font files are loaded by a font manager that knows no system fonts: Skia's default one is
+# fontconfig's, which reads the machine's configuration (and warns about it on stderr) though a
+# document can only name the packaged families.
+_FILES = skia.FontMgr.New_Custom_Empty()
+
+
 class FontBook:
     """Loads font files once per process and hands out a paragraph `FontCollection`."""
 
@@ -105,7 +111,7 @@ class FontBook:
     def _load(self, family: str) -> list[skia.Typeface]:
         if family not in self._files:
             paths = font_files(family)
-            faces = [skia.Typeface.MakeFromFile(str(p)) for p in paths]
+            faces = [_FILES.makeFromFile(str(p)) for p in paths]
             faces = [f for f in faces if f is not None]
             if not faces:
                 raise FontError(f"font family {family!r} has no loadable files")
