@@ -32,7 +32,7 @@ from reelfarm.api.schemas import ErrorEnvelopeSchema, VideoDocField
 from reelfarm.api.services import Services
 from reelfarm.console import blp as console_blp
 from reelfarm.farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
-from reelfarm.shared import logs
+from reelfarm.shared import logs, storage
 from reelfarm.shared.config import Settings
 from reelfarm.shared.errors import InsufficientCredits, NotFound
 from reelfarm.shared.ids import is_uuid
@@ -152,6 +152,19 @@ def _videodoc_components(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _install_hooks(app: Flask, services: Services) -> None:
+    if not services.settings.public_url_configured:
+        # No REELFARM_PUBLIC_URL: links handed out lead to the address this request reached (a
+        # server reached as localhost and as its LAN name answers each with its own).
+        @app.before_request
+        def served_here() -> None:
+            g.served_at = storage.serve_at(request.host_url)
+
+        @app.teardown_request
+        def served_done(_error: BaseException | None) -> None:
+            token = g.pop("served_at", None)
+            if token is not None:
+                storage.reset_served_at(token)
+
     @app.before_request
     def begin() -> Response | None:
         sent = request.headers.get("X-Request-Id", "")

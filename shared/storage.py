@@ -15,6 +15,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 from urllib.parse import quote, urlencode
@@ -25,9 +26,28 @@ from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.config import Settings, parse_storage_url
 from reelfarm.shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
 
+# The address a request came in on, while the API answers it and no public URL is configured:
+# links made meanwhile (signed file URLs, the console's invitation links) lead back to it.
+_SERVED_AT: ContextVar[str | None] = ContextVar("reelfarm_served_at", default=None)
+
 MAX_KEY_LENGTH = 512
 _KEY_SEGMENT = re.compile(r"[A-Za-z0-9._=+@-]+")
 _SIGNING_SALT = "reelfarm.storage.url"
+
+
+def serve_at(base: str) -> Token[str | None]:
+    """Until ``reset_served_at(token)``, links in this context lead to ``base`` (``http://host:port``)."""
+    return _SERVED_AT.set(base.rstrip("/"))
+
+
+def reset_served_at(token: Token[str | None]) -> None:
+    _SERVED_AT.reset(token)
+
+
+def public_base(configured: str) -> str:
+    """The root that links made now should lead to: the request's own address while one is being
+    answered without a configured public URL, otherwise ``configured``."""
+    return _SERVED_AT.get() or configured.rstrip("/")
 
 
 class Storage(Protocol):
@@ -133,7 +153,7 @@ class LocalStorage:
         check_key(key)
         expires = int(self._clock.now().timestamp()) + expires_in
         query = urlencode({"expires": expires, "sig": self._signature(key, expires)})
-        return f"{self.public_url}/files/{quote(key, safe='/')}?{query}"
+        return f"{public_base(self.public_url)}/files/{quote(key, safe='/')}?{query}"
 
     def verify(self, key: str, expires: int | str, sig: str) -> bool:
         """Whether a URL's ``key``, ``expires`` and ``sig`` are genuine and not yet expired.

@@ -18,6 +18,7 @@ from reelfarm.shared.db import transaction
 from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.repos import api_keys
 from reelfarm.shared.repos import users as users_repo
+from reelfarm.shared.storage import public_base
 
 EXPIRY_CHOICES = (("", "Never"), ("30", "In 30 days"), ("90", "In 90 days"), ("365", "In a year"))
 MAX_NAME = 200
@@ -97,7 +98,7 @@ def person_invite() -> Any:
         abort(400)
     try:
         made = web.accounts().create_user(g.workspace.id, email, role=role,
-                                          public_url=web.services().settings.public_url)
+                                          public_url=public_base(web.services().settings.public_url))
     except (EmailTaken, ValueError):
         return _page(400, problems={"email": "This address cannot be invited: it is not an email address, "
                                              "or it already has an account."}, invite_email=email)

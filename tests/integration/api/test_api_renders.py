@@ -197,3 +197,27 @@ def test_signed_file_urls_are_bound_to_their_object_and_expire(farm_client, tena
     assert_error(farm_client.get(f"{first.path}?{query}"), 403, "forbidden")
     clock.advance(11 * 60)  # stills are signed for 10 minutes
     assert_error(farm_client.get(f"{first.path}?{first.query}"), 403, "forbidden")
+
+
+def test_file_urls_lead_to_the_address_the_request_reached_unless_a_public_url_is_set(
+        farm_client, tenant, settings, clock):
+    video = _video(farm_client, tenant)
+    job = farm_client.post(f"/api/v1/videos/{video['id']}/stills", json={"times": [1]},
+                           headers=tenant.headers).get_json()
+    _wait(farm_client, f"/api/v1/jobs/{job['id']}", tenant.headers)
+    assert not settings.public_url_configured
+    for host in ("videos.lan:8123", "127.0.0.1:5123", "localhost"):
+        answer = farm_client.get(f"/api/v1/jobs/{job['id']}", headers={**tenant.headers, "Host": host}).get_json()
+        url = urlsplit(answer["result"]["stills"][0]["url"])
+        assert (url.scheme, url.netloc) == ("http", host)
+        assert farm_client.get(f"{url.path}?{url.query}").status_code == 200, "the same signature, any host"
+    configured = Settings.from_env({"REELFARM_DATA_DIR": str(settings.data_dir),
+                                    "REELFARM_DATABASE_URL": settings.database_url,
+                                    "REELFARM_PUBLIC_URL": "https://videos.example.com"})
+    services = Services.from_settings(configured, clock=clock)
+    try:
+        public = create_app(services=services).test_client()
+        answer = public.get(f"/api/v1/jobs/{job['id']}", headers={**tenant.headers, "Host": "videos.lan:8123"})
+        assert answer.get_json()["result"]["stills"][0]["url"].startswith("https://videos.example.com/files/")
+    finally:
+        services.engine.dispose()
