@@ -185,7 +185,7 @@ class RqFarm:
         from rq.exceptions import NoSuchJobError
         from rq.job import Job
 
-        from reelfarm.farm.renders import chunk_job_id, stitch_job_id
+        from reelfarm.farm.graph import chunk_job_id, stitch_job_id
         from reelfarm.shared.repos.renders import find_render
 
         with self.engine.connect() as conn:

@@ -22,7 +22,6 @@ from sqlalchemy import Connection, Engine
 
 from reelfarm import renderer
 from reelfarm.farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
-from reelfarm.farm.context import current, studio_of
 from reelfarm.farm.queue import JobQueue
 from reelfarm.farm.renders import renderable_version
 from reelfarm.farm.resources import job_resource
@@ -60,7 +59,7 @@ class JobService:
     """Starts, reads and cancels jobs."""
 
     def __init__(self, engine: Engine, queue: JobQueue, storage: Storage, clock: Clock,
-                 retries: int = 2, studio: Callable[[], Collaborators] | None = None) -> None:
+                 studio: Callable[[], Collaborators], retries: int = 2) -> None:
         self.engine = engine
         self.queue = queue
         self.storage = storage
@@ -70,10 +69,8 @@ class JobService:
 
     @property
     def studio(self) -> Collaborators:
-        """The studio's collaborators (moderation, translators) this service checks requests with:
-        the task context's unless the service was given its own."""
-        if self._studio is None:
-            return studio_of(current())
+        """The studio's collaborators (moderation, translators) this service checks requests with,
+        built on first use by whoever made the service (``reelfarm.farm.wiring``: the task context's)."""
         return self._studio()
 
     # -- brand extraction, generation, translation ------------------------------------------

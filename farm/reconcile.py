@@ -38,7 +38,10 @@ from reelfarm.farm.jobs import EXTRACT_BRAND_TASK, GENERATE_TASK, JOBS_QUEUE, ST
 from reelfarm.farm.queue import RQQueue
 from reelfarm.farm.routing import GPU_QUEUE, RENDER_QUEUE
 from reelfarm.farm.context import TaskContext, current
-from reelfarm.farm.tasks import fail_job, fail_render
+from reelfarm.farm.graph import (
+    QueuedTask, assets_job_id, chunk_job_id, render_graph, render_job_ids, stitch_job_id,
+)
+from reelfarm.farm.tasks import fail_job, lifecycle as ctx_lifecycle
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.repos import videos as videos_repo
@@ -87,45 +90,40 @@ class _Lost(Exception):
 
 
 def _reconcile_render(ctx: TaskContext, queue: RQQueue, render: renders_repo.Render, done: Reconciled) -> None:
-    ids = names.render_job_ids(render)
-    states = _states(queue, ids)
-    chunk_ids = ids[1:-1]
-    pending = [(i, job_id) for i, job_id in enumerate(chunk_ids)
-               if not ctx.storage.exists(names.segment_key(render.id, i))]
-    lost_chunks = [(i, job_id) for i, job_id in pending if states[job_id] not in _PRESENT]
-    stitch_id, assets_id = ids[-1], ids[0]
-    lost_stitch = states[stitch_id] not in _PRESENT
-    if not lost_chunks and not lost_stitch:
+    chunks = render.chunks or 0
+    states = _states(queue, render_job_ids(render.id, chunks))
+    pending = [i for i in range(chunks) if not ctx.storage.exists(names.segment_key(render.id, i))]
+    lost_chunks = [i for i in pending if states[chunk_job_id(render.id, i)] not in _PRESENT]
+    stitch_state = states[stitch_job_id(render.id)]
+    if not lost_chunks and stitch_state in _PRESENT:
         return
+    assets_state = states[assets_job_id(render.id)]
+    # The same graph as when the render was requested, less the chunks already stored.
+    graph = render_graph(render.id, chunks, needs_import=_needs_import(ctx, render, assets_state),
+                         chunk_queue=queue.chunk_queue() if lost_chunks else RENDER_QUEUE, pending=pending)
     try:
-        first = _assets_first(ctx, queue, render, states[assets_id], done)
-        chunk_queue = queue.chunk_queue() if lost_chunks else names.RENDER_QUEUE
-        for index, job_id in lost_chunks:
-            _enqueue(queue, names.RENDER_CHUNK_TASK, (render.id, index), job_id, chunk_queue, first, done)
-        if lost_chunks and states[stitch_id] == "deferred":
-            _drop_deferred(queue, stitch_id)  # re-register it on the chunks enqueued anew
-            lost_stitch = True
-        if lost_stitch:
-            _enqueue(queue, names.STITCH_TASK, (render.id,), stitch_id, names.RENDER_QUEUE,
-                     [job_id for _, job_id in pending], done)
+        if graph.assets is not None and assets_state not in _PRESENT:
+            _enqueue(queue, graph.assets, done)
+        for index in lost_chunks:
+            _enqueue(queue, graph.chunk(index), done)
+        if lost_chunks and stitch_state == "deferred":
+            _drop_deferred(queue, graph.stitch.job_id)  # re-register it on the chunks enqueued anew
+            stitch_state = None
+        if stitch_state not in _PRESENT:
+            _enqueue(queue, graph.stitch, done)
     except _Lost as exc:
-        if fail_render(render.id, f"the render's queued work was lost {MAX_REQUEUES} times ({exc}); try again"):
+        if ctx_lifecycle(ctx).fail(render.id, f"the render's queued work was lost {MAX_REQUEUES} times ({exc}); "
+                                   "try again"):
             done.failed_renders.append(render.id)
 
 
-def _assets_first(ctx: TaskContext, queue: RQQueue, render: renders_repo.Render, state: str | None,
-                  done: Reconciled) -> list[str]:
-    """The asset import the chunks must wait for, enqueued again when it was lost; [] when none."""
+def _needs_import(ctx: TaskContext, render: renders_repo.Render, state: str | None) -> bool:
+    """Whether the chunks must still wait for an import of the document's remote assets."""
     if render.status != "queued" or state == "finished":
-        return []  # a chunk has started, so the import is done
+        return False  # a chunk has started, so the import is done
     with ctx.engine.connect() as conn:
         doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
-    if not remote_assets(doc):
-        return []
-    job_id = names.assets_job_id(render.id)
-    if state not in _PRESENT:
-        _enqueue(queue, names.IMPORT_ASSETS_TASK, (render.id,), job_id, names.IMPORT_QUEUE, [], done)
-    return [job_id]
+    return bool(remote_assets(doc))
 
 
 def _reconcile_job(queue: RQQueue, job: jobs_repo.Job, done: Reconciled) -> None:
@@ -133,15 +131,14 @@ def _reconcile_job(queue: RQQueue, job: jobs_repo.Job, done: Reconciled) -> None
     if _states(queue, [job_id])[job_id] in _PRESENT:
         return
     try:
-        _enqueue(queue, _JOB_TASKS[job.kind], (job.id,), job_id, JOBS_QUEUE, [], done)
+        _enqueue(queue, QueuedTask(job_id, _JOB_TASKS[job.kind], (job.id,), JOBS_QUEUE), done)
     except _Lost as exc:
         if fail_job(job.id, f"the job's queued work was lost {MAX_REQUEUES} times ({exc}); try again"):
             done.failed_jobs.append(job.id)
 
 
-def _enqueue(queue: RQQueue, task: str, args: tuple[Any, ...], job_id: str, queue_name: str,
-             depends_on: list[str], done: Reconciled) -> None:
-    redis = queue.redis
+def _enqueue(queue: RQQueue, task: QueuedTask, done: Reconciled) -> None:
+    job_id, redis = task.job_id, queue.redis
     counter = f"reelfarm:{queue.namespace}requeued:{job_id}"
     with redis.pipeline() as pipe:
         pipe.incr(counter)
@@ -149,8 +146,9 @@ def _enqueue(queue: RQQueue, task: str, args: tuple[Any, ...], job_id: str, queu
         count = int(pipe.execute()[0])
     if count > MAX_REQUEUES:
         raise _Lost(job_id)
-    _forget_failure(queue, job_id, queue_name)
-    queue.enqueue(task, *args, job_id=job_id, queue=queue_name, depends_on=depends_on or None, retries=RETRIES)
+    _forget_failure(queue, job_id, task.queue)
+    queue.enqueue(task.task, *task.args, job_id=job_id, queue=task.queue, depends_on=list(task.depends_on) or None,
+                  retries=RETRIES)
     done.enqueued.append(job_id)
 
 

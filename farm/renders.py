@@ -26,11 +26,12 @@ from sqlalchemy.exc import IntegrityError
 
 from reelfarm import renderer
 from reelfarm.farm.assets import remote_assets
-from reelfarm.farm.errors import InvalidRequest, QueueUnavailable, StateConflict
-from reelfarm.farm.progress import ProgressStore, fraction
-from reelfarm.farm.resources import render_resource
+from reelfarm.farm.errors import InvalidRequest, QueueUnavailable
+from reelfarm.farm.graph import render_graph, render_job_ids
+from reelfarm.farm.lifecycle import RenderLifecycle
+from reelfarm.farm.progress import ProgressStore
 from reelfarm.farm.queue import JobQueue
-from reelfarm.farm.routing import RENDER_QUEUE  # stitches, and chunks when no GPU node takes them
+from reelfarm.farm.resources import render_resource
 from reelfarm.renderer.model import frame_count
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.config import Settings
@@ -40,12 +41,6 @@ from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos._locks import lock_workspace
 from reelfarm.shared.storage import Storage
 from reelfarm.studio.videos import VideoStateError
-
-RENDER_CHUNK_TASK = "reelfarm.farm.tasks.render_chunk"
-STITCH_TASK = "reelfarm.farm.tasks.stitch"
-IMPORT_ASSETS_TASK = "reelfarm.farm.tasks.import_assets"
-IMPORT_QUEUE = "jobs"  # the nodes that reach the internet (brand extraction); render nodes need not
-
 
 # -- names and numbers ----------------------------------------------------------------------
 
@@ -58,24 +53,6 @@ def dedup_hash(doc_hash: str, spec: renderer.RenderSpec, renderer_version: str =
 def credits_for(duration_sec: float) -> int:
     """What rendering a version costs: one credit per started minute, at least one."""
     return max(1, math.ceil(duration_sec / 60))
-
-
-def chunk_job_id(render_id: str, index: int) -> str:
-    return f"render-{render_id}-chunk-{index}"
-
-
-def stitch_job_id(render_id: str) -> str:
-    return f"render-{render_id}-stitch"
-
-
-def assets_job_id(render_id: str) -> str:
-    return f"render-{render_id}-assets"
-
-
-def render_job_ids(render: repo.Render) -> list[str]:
-    """Every queue job a render may have: the import of its remote assets, its chunks, its stitch."""
-    return ([assets_job_id(render.id)] + [chunk_job_id(render.id, i) for i in range(render.chunks or 0)]
-            + [stitch_job_id(render.id)])
 
 
 def render_prefix(render_id: str) -> str:
@@ -111,6 +88,7 @@ class RenderService:
         self.progress = progress
         self.settings = settings
         self.retries = retries
+        self.lifecycle = RenderLifecycle(engine, clock, storage, progress)
 
     def request(self, workspace_id: str, video_id: str, fmt: str, resolution: int = 1080,
                 fps: int | None = None) -> dict[str, Any]:
@@ -160,15 +138,7 @@ class RenderService:
             shared.errors.NotFound: no such render in the workspace.
             StateConflict: the render has already finished (succeeded, failed or canceled).
         """
-        with transaction(self.engine) as conn:
-            lock_workspace(conn, workspace_id)
-            render = repo.get_render(conn, workspace_id, render_id)
-            if render.status in repo.LIVE:  # keep the progress shown so far: it never goes back
-                repo.touch_render(conn, self.clock, render_id, fraction(self.progress, render_id, render.frames))
-            ended = repo.cancel_render(conn, self.clock, render_id) if render.status in repo.LIVE else None
-            if ended is None:
-                raise StateConflict(f"the render is {render.status}; only a queued or running render can be canceled")
-        self.progress.clear(render_id)
+        ended = self.lifecycle.cancel(workspace_id, render_id)
         self._drop_jobs(ended)  # its tasks would find the render canceled and do nothing anyway
         return render_resource(ended, self.storage, self.progress)
 
@@ -224,28 +194,22 @@ class RenderService:
 
     def _drop_jobs(self, render: repo.Render) -> None:
         """Best effort: jobs that made it into the queue find no render and do nothing anyway."""
-        for job_id in render_job_ids(render):
+        for job_id in render_job_ids(render.id, render.chunks or 0):
             try:
                 self.queue.cancel(job_id)
             except QueueUnavailable:
                 return
 
     def _enqueue(self, render: repo.Render, needs_import: bool) -> None:
-        """The render's tasks: its chunks (on the queue ``reelfarm.farm.routing`` picks) and then its stitch
-        (on ``render``), after the import of its remote assets when its document has any
-        (``reelfarm.farm.assets``)."""
+        """The render's job graph (``reelfarm.farm.graph``): its chunks on the queue
+        ``reelfarm.farm.routing`` picks, after the import of its remote assets when its document has
+        any (``reelfarm.farm.assets``), then its stitch."""
         self.progress.set_total(render.id, render.frames or 0)
-        first: list[str] = []
-        if needs_import:
-            first = [assets_job_id(render.id)]
-            self.queue.enqueue(IMPORT_ASSETS_TASK, render.id, job_id=first[0], queue=IMPORT_QUEUE, retries=self.retries)
-        chunk_ids = [chunk_job_id(render.id, i) for i in range(render.chunks or 0)]
-        chunk_queue = self.queue.chunk_queue()  # render-gpu while a GPU node is live (farm.routing)
-        for index, job_id in enumerate(chunk_ids):
-            self.queue.enqueue(RENDER_CHUNK_TASK, render.id, index, job_id=job_id, queue=chunk_queue,
-                               depends_on=first or None, retries=self.retries)
-        self.queue.enqueue(STITCH_TASK, render.id, job_id=stitch_job_id(render.id), queue=RENDER_QUEUE,
-                           depends_on=chunk_ids, retries=self.retries)
+        graph = render_graph(render.id, render.chunks or 0, needs_import=needs_import,
+                             chunk_queue=self.queue.chunk_queue())  # render-gpu while a GPU node is live
+        for task in graph:
+            self.queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue,
+                               depends_on=list(task.depends_on) or None, retries=self.retries)
 
 
 def renderable_version(conn: Connection, video: videos_repo.Video) -> videos_repo.Version:

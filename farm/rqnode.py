@@ -22,7 +22,6 @@ Each outage is logged once when it starts and once when it ends (``reelfarm.farm
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import time
 from collections.abc import Callable

@@ -26,17 +26,15 @@ from reelfarm.farm.assets import StorageAssets, import_remote_assets, imported_k
 from reelfarm.farm.context import TaskContext, current, studio_of
 from reelfarm.farm.errors import TaskFailed
 from reelfarm.farm.jobs import generation_ended
-from reelfarm.farm.progress import MAX_UNFINISHED, ProgressBatcher, fraction
+from reelfarm.farm.lifecycle import Finished, RenderLifecycle
+from reelfarm.farm.progress import MAX_UNFINISHED, ProgressBatcher
 from reelfarm.farm.resilience import Outage, is_database_outage, wait_until
-from reelfarm.farm.resources import render_resource
 from reelfarm.farm.scratch import scratch_dir
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos.objects import WorkspaceObjects
-from reelfarm.shared.repos.outbox import add_event
-from reelfarm.studio.resources import jsonable
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -62,6 +60,11 @@ class _Stopped(Exception):
 CHUNK_ENCODER_THREADS = 1
 
 
+def lifecycle(ctx: TaskContext) -> RenderLifecycle:
+    """The render lifecycle on the task context's database, storage and progress store."""
+    return RenderLifecycle(ctx.engine, ctx.clock, ctx.storage, ctx.progress)
+
+
 def import_assets(render_id: str) -> None:
     """Fetch the remote images and audio of the render's document into its storage folder, once,
     before any chunk draws (``reelfarm.farm.assets``). An asset the user must fix fails the render."""
@@ -74,8 +77,7 @@ def import_assets(render_id: str) -> None:
     except renderer.AssetError as exc:
         fail_render(render_id, _user_message(exc))
         return
-    with transaction(ctx.engine) as conn:
-        renders_repo.touch_render(conn, ctx.clock, render_id)
+    lifecycle(ctx).progressed(render_id)
 
 
 def _live_render(ctx: TaskContext, render_id: str) -> tuple[renders_repo.Render, dict[str, Any]] | None:
@@ -100,10 +102,10 @@ def _spec(render: renders_repo.Render) -> renderer.RenderSpec:
 def render_chunk(render_id: str, index: int) -> None:
     """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``."""
     ctx = current()
-    with transaction(ctx.engine) as conn:
-        render = renders_repo.start_render(conn, ctx.clock, render_id)
-        if render is None:
-            return  # canceled, failed, finished or gone: nothing to do
+    render = lifecycle(ctx).start(render_id)
+    if render is None:
+        return  # canceled, failed, finished or gone: nothing to do
+    with ctx.engine.connect() as conn:
         doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
     chunks = renderer.plan_chunks(render.frames or 0, render.chunks or 1)
     if index >= len(chunks):
@@ -127,10 +129,7 @@ def render_chunk(render_id: str, index: int) -> None:
 def _record_chunk(ctx: TaskContext, render_id: str) -> None:
     """Mark the render alive after a chunk is stored, waiting out a database outage: the segment
     is already in storage, and failing here would only have it drawn again."""
-    def touch() -> None:
-        with transaction(ctx.engine) as conn:
-            renders_repo.touch_render(conn, ctx.clock, render_id)
-    wait_until(touch, Outage("the database"), doing="recording a finished chunk", is_down=is_database_outage,
+    wait_until(lambda: lifecycle(ctx).progressed(render_id), Outage("the database"), doing="recording a finished chunk", is_down=is_database_outage,
                resumed="chunk recorded")
 
 
@@ -159,8 +158,7 @@ def stitch(render_id: str) -> None:
     missing = [key for key in keys if not ctx.storage.exists(key)]
     if missing:
         raise RuntimeError(f"segments missing for render {render_id}: {', '.join(missing)}")
-    with transaction(ctx.engine) as conn:
-        renders_repo.touch_render(conn, ctx.clock, render_id, MAX_UNFINISHED)
+    lifecycle(ctx).progressed(render_id, MAX_UNFINISHED)
     assets = _render_assets(ctx, render)
     with scratch_dir("stitch") as tmp:
         out, poster = os.path.join(tmp, "video.mp4"), os.path.join(tmp, "poster.jpg")
@@ -173,51 +171,13 @@ def stitch(render_id: str) -> None:
         ctx.storage.put_file(names.video_key(render_id), out, "video/mp4")
         ctx.storage.put_file(names.poster_key(render_id), poster, "image/jpeg")
         size = os.path.getsize(out)
-    _complete(ctx, render, size, keys + imported_keys(doc, names.render_prefix(render_id)))
-
-
-def _complete(ctx: TaskContext, render: renders_repo.Render, size: int, scratch_keys: list[str]) -> None:
-    with transaction(ctx.engine) as conn:
-        done = renders_repo.complete_render(
-            conn, ctx.clock, render.id, url_key=names.video_key(render.id), poster_key=names.poster_key(render.id),
-            size=size, duration_sec=(render.frames or 0) / render.fps)
-        if done is not None:
-            resource = render_resource(done, ctx.storage)
-            add_event(conn, ctx.clock, workspace_id=done.workspace_id, type="render.completed",
-                                   payload={"render": jsonable(resource)})
-    if done is None:  # canceled while stitching: its files are not anyone's
-        for key in (names.video_key(render.id), names.poster_key(render.id)):
-            ctx.storage.delete(key)
-    for key in scratch_keys:  # segments and imported assets
-        ctx.storage.delete(key)
-    ctx.progress.clear(render.id)
+    lifecycle(ctx).succeed(render, Finished(names.video_key(render_id), names.poster_key(render_id), size,
+                                            tuple(keys + imported_keys(doc, names.render_prefix(render_id)))))
 
 
 def fail_render(render_id: str, message: str) -> bool:
-    """Fail a live render with ``message``, release its charge and emit ``render.failed``.
-
-    Returns False when the render was not live (already finished, canceled or gone).
-    """
-    ctx = current()
-    with transaction(ctx.engine) as conn:
-        render = renders_repo.find_render(conn, render_id)
-        if render is None or render.status not in renders_repo.LIVE:
-            return False
-        # keep the progress shown so far: it never goes back
-        renders_repo.touch_render(conn, ctx.clock, render_id, fraction(ctx.progress, render_id, render.frames))
-        if render.charged_credits:
-            amount = render.charged_credits
-            message += f"; the {amount} credit{'s' if amount != 1 else ''} charged for it " + \
-                ("were" if amount != 1 else "was") + " refunded"
-        ended = renders_repo.fail_render(conn, ctx.clock, render_id, message)
-        if ended is not None:
-            resource = render_resource(ended, ctx.storage)
-            add_event(conn, ctx.clock, workspace_id=ended.workspace_id, type="render.failed",
-                                   payload={"render": jsonable(resource)})
-    if ended is not None:
-        ctx.progress.clear(render_id)
-        log.info("render %s failed: %s", render_id, message)
-    return ended is not None
+    """Fail a live render with ``message`` (refunded, ``render.failed``); False when it was not live."""
+    return lifecycle(current()).fail(render_id, message)
 
 
 class _Reporter:

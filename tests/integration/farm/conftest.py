@@ -129,7 +129,7 @@ def build_farm(engine: Engine, storage: LocalStorage, clock: Clock, progress: Pr
     configure(TaskContext(engine=engine, storage=storage, clock=clock, progress=progress, studio=studio))
     return Farm(engine, storage, clock, progress, queue,
                 RenderService(engine, queue, storage, clock, progress, retries=retries),
-                JobService(engine, queue, storage, clock, retries=retries, studio=lambda: studio))
+                JobService(engine, queue, storage, clock, studio=lambda: studio, retries=retries))
 
 
 def studio_for_tests(**env: str) -> Any:

@@ -23,7 +23,8 @@ from rq.utils import utcformat
 from reelfarm.farm.cli import farm_group, worker_command
 from reelfarm.farm.nodes import NodeRegistry, detect_capabilities
 from reelfarm.farm.queue import RQQueue
-from reelfarm.farm.renders import RenderService, chunk_job_id, stitch_job_id
+from reelfarm.farm.graph import chunk_job_id, stitch_job_id
+from reelfarm.farm.renders import RenderService
 from reelfarm.farm.routing import GPU_QUEUE, RENDER_QUEUE, Router, node_queues
 from reelfarm.shared.config import Settings
 from reelfarm.shared.errors import ConfigError

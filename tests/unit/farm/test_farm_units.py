@@ -23,15 +23,14 @@ from reelfarm.farm.errors import (
 from reelfarm.farm.jobs import job_resource
 from reelfarm.farm.progress import MemoryProgress, ProgressBatcher, fraction
 from reelfarm.farm.queue import describe_exception, on_rq_failure
+from reelfarm.farm.graph import chunk_job_id, stitch_job_id
 from reelfarm.farm.renders import (
     _validate,
-    chunk_job_id,
     credits_for,
     dedup_hash,
     poster_key,
     render_resource,
     segment_key,
-    stitch_job_id,
     video_key,
 )
 from reelfarm.renderer.model import Asset

@@ -1,0 +1,142 @@
+"""A render's lifecycle: every change of its status, with the refund, progress and outbox event
+that go with it, in one place.
+
+    queued ──start──▶ running ──succeed──▶ succeeded
+       │                 │
+       └──fail, cancel───┴──▶ failed | canceled
+
+``TRANSITIONS`` says which statuses each event may leave; any other is refused: a succeeded
+render cannot fail, a canceled one cannot succeed, nothing leaves failed or canceled. Each method
+is one transaction, and the repository's update is conditional on the same statuses, so two
+processes racing (a chunk failing while the API cancels) end with exactly one winner.
+
+Tasks, the reaper, reconciliation and the render service call it; nothing else writes a render's
+status.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from reelfarm.farm.errors import StateConflict
+from reelfarm.farm.progress import ProgressStore, fraction
+from reelfarm.farm.resources import render_resource
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import renders as repo
+from reelfarm.shared.repos._locks import lock_workspace
+from reelfarm.shared.repos.outbox import add_event
+from reelfarm.shared.storage import Storage
+from reelfarm.studio.resources import jsonable
+
+log = logging.getLogger("reelfarm.farm")
+
+STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
+LIVE = frozenset(repo.LIVE)
+# event -> (statuses it may leave, status it enters)
+TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
+    "start": (LIVE, "running"),       # a second chunk's start keeps it running
+    "succeed": (frozenset({"running"}), "succeeded"),
+    "fail": (LIVE, "failed"),
+    "cancel": (LIVE, "canceled"),
+}
+
+
+def allowed(status: str, event: str) -> bool:
+    """Whether ``event`` may happen to a render that is ``status``."""
+    return status in TRANSITIONS[event][0]
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What a stitch made: the stored video and poster, and the scratch files to delete after."""
+
+    video_key: str
+    poster_key: str
+    size: int
+    scratch_keys: tuple[str, ...] = ()
+
+
+class RenderLifecycle:
+    """The one writer of a render's status."""
+
+    def __init__(self, engine: Engine, clock: Clock, storage: Storage, progress: ProgressStore) -> None:
+        self.engine, self.clock, self.storage, self.progress = engine, clock, storage, progress
+
+    def start(self, render_id: str) -> repo.Render | None:
+        """A chunk starts: ``queued -> running`` (or stays running, marked alive); None when the
+        render is no longer live, so the chunk does nothing."""
+        with transaction(self.engine) as conn:
+            render = repo.find_render(conn, render_id)
+            if render is None or not allowed(render.status, "start"):
+                return None
+            return repo.start_render(conn, self.clock, render_id)
+
+    def progressed(self, render_id: str, progress: float | None = None) -> None:
+        """The render moved forward (a chunk stored, the stitch begun): not a change of status."""
+        with transaction(self.engine) as conn:
+            repo.touch_render(conn, self.clock, render_id, progress)
+
+    def succeed(self, render: repo.Render, made: Finished) -> repo.Render | None:
+        """``running -> succeeded`` with its files and ``render.completed``; None when refused (the
+        render was canceled or failed meanwhile), in which case the files made are deleted."""
+        with transaction(self.engine) as conn:
+            now = repo.find_render(conn, render.id)
+            done = None
+            if now is not None and allowed(now.status, "succeed"):
+                done = repo.complete_render(conn, self.clock, render.id, url_key=made.video_key,
+                                            poster_key=made.poster_key, size=made.size,
+                                            duration_sec=(render.frames or 0) / render.fps)
+            if done is not None:
+                add_event(conn, self.clock, workspace_id=done.workspace_id, type="render.completed",
+                          payload={"render": jsonable(render_resource(done, self.storage))})
+        if done is None:  # no one's files
+            for key in (made.video_key, made.poster_key):
+                self.storage.delete(key)
+        for key in made.scratch_keys:
+            self.storage.delete(key)
+        self.progress.clear(render.id)
+        return done
+
+    def fail(self, render_id: str, message: str) -> bool:
+        """``queued|running -> failed`` with ``message``, the charge released and ``render.failed``.
+        False when refused (already finished, canceled or gone)."""
+        with transaction(self.engine) as conn:
+            render = repo.find_render(conn, render_id)
+            if render is None or not allowed(render.status, "fail"):
+                return False
+            # keep the progress shown so far: it never goes back
+            repo.touch_render(conn, self.clock, render_id, fraction(self.progress, render_id, render.frames))
+            if render.charged_credits:
+                amount = render.charged_credits
+                message += f"; the {amount} credit{'s' if amount != 1 else ''} charged for it " + \
+                    ("were" if amount != 1 else "was") + " refunded"
+            ended = repo.fail_render(conn, self.clock, render_id, message)
+            if ended is not None:
+                add_event(conn, self.clock, workspace_id=ended.workspace_id, type="render.failed",
+                          payload={"render": jsonable(render_resource(ended, self.storage))})
+        if ended is not None:
+            self.progress.clear(render_id)
+            log.info("render %s failed: %s", render_id, message)
+        return ended is not None
+
+    def cancel(self, workspace_id: str, render_id: str) -> repo.Render:
+        """``queued|running -> canceled`` with the charge released (the client asked).
+
+        Raises:
+            shared.errors.NotFound: no such render in the workspace.
+            StateConflict: the render has already finished (succeeded, failed or canceled).
+        """
+        with transaction(self.engine) as conn:
+            lock_workspace(conn, workspace_id)
+            render = repo.get_render(conn, workspace_id, render_id)
+            ended = None
+            if allowed(render.status, "cancel"):  # keep the progress shown so far: it never goes back
+                repo.touch_render(conn, self.clock, render_id, fraction(self.progress, render_id, render.frames))
+                ended = repo.cancel_render(conn, self.clock, render_id)
+            if ended is None:
+                raise StateConflict(f"the render is {render.status}; only a queued or running render can be canceled")
+        self.progress.clear(render_id)
+        return ended
