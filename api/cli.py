@@ -11,7 +11,9 @@ from typing import Any
 
 import click
 
-PLANS = ("starter", "pro", "crypto_pro", "agency")
+from reelfarm.shared import plans
+
+PLANS = plans.NAMES
 DEV_WORKSPACE = "dev"
 DEV_CREDITS = 100
 DEV_OWNER = "owner@localhost"  # the first console user: an owner and operator of `dev`

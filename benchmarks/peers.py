@@ -9,7 +9,9 @@
 - `moviepy_frames`: the same MoviePy composition as RGBA frames in memory, a stand-in for our
   rasterizer's frames when that is not available yet.
 
-Nothing here imports `renderer`: the peers must keep working while our renderer changes.
+Nothing here imports the renderer's drawing or encoding: the peers must keep working while our
+renderer changes. Frame sizes come from `reelfarm.renderer.spec` (no Skia, no PyAV), the one
+definition of the formats.
 """
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from reelfarm.renderer.spec import frame_size  # noqa: F401 - benchmarks/fps.py sizes the peers' frames with it
+
 CRF = 20
 PRESET = "veryfast"
 
@@ -40,19 +44,6 @@ BT709_ARGS = [
     "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709",
     "-color_range", "tv",
 ]
-
-_SHORT_SIDE_FORMATS = {"16:9": (16, 9), "9:16": (9, 16), "1:1": (1, 1), "4:5": (4, 5)}
-
-
-def frame_size(fmt: str, resolution: int) -> tuple[int, int]:
-    """Width and height of `fmt` whose short side is `resolution` (even numbers, as x264 needs)."""
-    a, b = _SHORT_SIDE_FORMATS[fmt]
-    if a >= b:
-        w, h = resolution * a / b, resolution
-    else:
-        w, h = resolution, resolution * b / a
-    return int(round(w / 2) * 2), int(round(h / 2) * 2)
-
 
 def ffmpeg_exe() -> str:
     import imageio_ffmpeg

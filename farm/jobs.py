@@ -26,6 +26,7 @@ from reelfarm.farm.queue import JobQueue
 from reelfarm.farm.renders import renderable_version
 from reelfarm.farm.resources import job_resource
 from reelfarm.shared.clock import Clock
+from reelfarm.shared import plans
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import brand_kits as kits_repo
 from reelfarm.shared.repos import jobs as repo
@@ -48,7 +49,6 @@ JOBS_QUEUE = "jobs"
 STILLS_TASK = "reelfarm.farm.tasks.render_stills"
 EXTRACT_BRAND_TASK = "reelfarm.farm.studio_tasks.extract_brand"
 GENERATE_TASK = "reelfarm.farm.studio_tasks.generate_video"
-LOCALE_PLANS = ("pro", "agency")  # the plans whose workspaces may order translated copies
 
 
 def job_queue_id(job_id: str) -> str:
@@ -124,7 +124,7 @@ class JobService:
         """One translated copy per locale: a ``draft`` video and its queued ``generate`` job.
 
         Raises:
-            PlanFeatureUnavailable: the workspace's plan has no translated copies (``LOCALE_PLANS``).
+            PlanFeatureUnavailable: the workspace's plan has no translated copies (``reelfarm.shared.plans``).
             InvalidRequest: a locale is malformed, repeated, the video's own, or no engine has it.
             shared.errors.NotFound, studio.videos.VideoStateError: as for a render.
             QueueUnavailable: the queue is down; nothing was created.
@@ -154,7 +154,7 @@ class JobService:
         Raises as ``request_translations`` does, without creating anything.
         """
         with self.engine.connect() as conn:
-            if locales and ws_repo.get_workspace(conn, workspace_id).plan not in LOCALE_PLANS:
+            if locales and not plans.allows_locales(ws_repo.get_workspace(conn, workspace_id).plan):
                 raise PlanFeatureUnavailable("Translated copies need the Pro or Agency plan.")
             video = videos_repo.get_video(conn, workspace_id, video_id)
             version = renderable_version(conn, video)

@@ -38,12 +38,13 @@ from types import MappingProxyType
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from reelfarm.shared import plans
 from reelfarm.shared.errors import ConfigError
 
 T = TypeVar("T")
 
 RATE_LIMIT_WINDOW_SEC = 60
-DEFAULT_RATE_LIMITS: Mapping[str, int] = MappingProxyType({"pro": 600, "crypto_pro": 600, "agency": 3000})
+DEFAULT_RATE_LIMITS: Mapping[str, int] = plans.DEFAULT_RATE_LIMITS
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
 MIN_SECRET_LENGTH = 32
 DEFAULT_RETENTION_DAYS = 30

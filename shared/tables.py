@@ -37,6 +37,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
+from reelfarm.shared import plans
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -45,7 +47,7 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-PLANS = ("starter", "pro", "crypto_pro", "agency")
+PLANS = plans.NAMES
 VIDEO_STATUSES = ("draft", "generating", "ready", "failed", "archived")
 VERSION_SOURCES = ("story", "generate", "doc", "fields", "translate", "restore")
 JOB_STATUSES = ("queued", "running", "succeeded", "failed", "canceled")

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from reelfarm import renderer
+from reelfarm.renderer.spec import FORMATS
 from reelfarm.studio.translate import Translators
 from reelfarm.studio.translate.locales import direction_of, normalize_tag, script_of
 from reelfarm.studio.translate.placeholders import protect
@@ -43,7 +44,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 _SIDES = {"left": "right", "right": "left"}
 _ANCHOR_FLIP = {"top-left": "top-right", "top-right": "top-left", "left": "right", "right": "left",
                 "bottom-left": "bottom-right", "bottom-right": "bottom-left"}
-_OVERFLOW_FMT = re.compile(r"in (16:9|9:16|1:1|4:5)$")
+_OVERFLOW_FMT = re.compile(rf"in ({'|'.join(map(re.escape, FORMATS))})$")
 # A text layer at any depth: /scenes/0/layers/2/text or /scenes/0/layers/2/children/1/text.
 _LAYER_PTR = re.compile(r"^/scenes/(\d+)/layers/(\d+(?:/children/\d+)*)/text$")
 

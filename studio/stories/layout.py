@@ -12,14 +12,15 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from reelfarm.renderer.spec import FORMATS
+from reelfarm.renderer.spec import FORMAT_RATIOS, FORMATS
 from reelfarm.studio.errors import LayoutError
 from reelfarm.studio.stories.brand import Kit, contrast, token
 from reelfarm.studio.stories.measure import Typesetter
 from reelfarm.studio.stories.textfit import MIN_TEXT, ROLES, Fit, Role, fit_text, wrap_lines
 
 
-_SIZE = {"16:9": (16 / 9, 1.0), "9:16": (1.0, 16 / 9), "1:1": (1.0, 1.0), "4:5": (1.0, 1.25)}
+# (width, height) in short-side units, from the format's ratio.
+_SIZE = {f: (w / min(w, h), h / min(w, h)) for f, (w, h) in FORMAT_RATIOS.items()}
 _KIND = {"16:9": "wide", "9:16": "tall", "1:1": "square", "4:5": "portrait"}
 # Big type grows in the tall format, where lines are short and the frame long.
 _DISPLAY_SCALE = {"wide": 1.0, "tall": 1.15, "square": 0.95, "portrait": 1.05}

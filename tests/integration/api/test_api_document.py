@@ -236,3 +236,20 @@ def test_forwarded_headers_are_believed_only_from_the_trusted_proxies(with_apert
     behind = create_app(dataclasses.replace(services.settings, trusted_proxies=1), services=services)
     served = behind.test_client().get("/api/v1/openapi.json", headers=forwarded).get_json()
     assert served["servers"] == [{"url": "https://api.example.org"}]
+
+
+def test_the_command_lines_render_choices_are_the_documents(doc):
+    """The client cannot import the server, so ``reelfarm videos`` keeps its own lists of formats,
+    resolutions and frame rates: they are the ones the served document offers."""
+    from reelfarm.client.cli import videos as cli
+
+    render = doc["components"]["schemas"]["RenderCreate"]["properties"]
+
+    def enum(prop: dict[str, Any]) -> list[Any]:
+        if "$ref" in prop:
+            prop = doc["components"]["schemas"][prop["$ref"].rsplit("/", 1)[-1]]
+        return list(prop["enum"])
+
+    assert list(cli.FORMATS) == enum(render["format"])
+    assert [int(r) for r in cli.RESOLUTIONS.choices] == enum(render["resolution"])
+    assert [int(f) for f in cli.FPS.choices] == enum(render["fps"])

@@ -1,0 +1,45 @@
+"""The plans, and what each allows: the one definition the schema, the database, the API, the
+console and the command line take them from.
+
+| plan | API | translated copies | default rate limit (requests/min per key) |
+|---|---|---|---|
+| ``starter`` | no (403 ``plan_without_api``) | no | none |
+| ``pro`` | yes | yes | 600 |
+| ``crypto_pro`` | yes | no (403 ``plan_feature_unavailable``) | 600 |
+| ``agency`` | yes | yes | 3000 |
+
+Credits work the same on every plan (``reelfarm.farm.renders.credits_for``); an operator's
+``REELFARM_RATE_LIMITS`` may change the rate limits, not which plans have the API.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A plan and what a workspace on it may do."""
+
+    name: str
+    api: bool
+    locales: bool
+    rate_limit: int | None  # requests per minute per key; None without API access
+
+
+PLANS: Mapping[str, Plan] = MappingProxyType({p.name: p for p in (
+    Plan("starter", api=False, locales=False, rate_limit=None),
+    Plan("pro", api=True, locales=True, rate_limit=600),
+    Plan("crypto_pro", api=True, locales=False, rate_limit=600),
+    Plan("agency", api=True, locales=True, rate_limit=3000),
+)})
+NAMES: tuple[str, ...] = tuple(PLANS)
+LOCALE_PLANS: tuple[str, ...] = tuple(p.name for p in PLANS.values() if p.locales)
+DEFAULT_RATE_LIMITS: Mapping[str, int] = MappingProxyType(
+    {p.name: p.rate_limit for p in PLANS.values() if p.api and p.rate_limit is not None})
+
+
+def allows_locales(plan: str) -> bool:
+    """Whether a workspace on ``plan`` may order translated copies."""
+    return plan in LOCALE_PLANS
