@@ -13,11 +13,19 @@ transaction (``tests/unit/api/test_views_seam.py``).
     brand_kits    studio.brand_kits.BrandKitService
     comments      studio.comments.CommentService
     webhooks      studio.webhooks.WebhookService (endpoints), webhook_sender (farm.webhooks.WebhookSender)
+    accounts      shared.accounts.AccountService     the console's people: sign-in, links, passwords
+    api_keys      shared.apikeys.ApiKeyService       a workspace's API keys: create, list, revoke
+    read_models   shared.readmodels.ReadModels       the console's read-only lists (ledger, pictures, copies)
+    figures       shared.readmodels.FarmFigures      the farm-wide figures behind /metrics
+
+The console (``console/``) and ``/metrics`` (``api/metrics.py``) reach them the same way, through
+``services()``; ``tests/unit/api/test_views_seam.py`` keeps all three behind it.
 """
 from __future__ import annotations
 
 import mimetypes
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +41,17 @@ from reelfarm.api.ratelimit import RateLimiter, make_rate_limiter
 from reelfarm.farm.errors import QueueUnavailable
 from reelfarm.farm.jobs import JobService
 from reelfarm.farm.renders import RenderService
+from reelfarm.farm.routing import ALL_QUEUES
+from reelfarm.farm.status import collect_status
 from reelfarm.farm.videos import Videos
 from reelfarm.farm.webhooks import WebhookSender
 from reelfarm.farm.wiring import Farm, make_farm
+from reelfarm.shared.accounts import AccountService
+from reelfarm.shared.apikeys import ApiKeyService
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine, migrate
+from reelfarm.shared.readmodels import FarmFigures, ReadModels
 from reelfarm.shared.storage import LocalStorage, Storage, make_storage
 from reelfarm.studio.brand_kits import BrandKitService
 from reelfarm.studio.comments import CommentService
@@ -48,7 +61,8 @@ from reelfarm.studio.webhooks import WebhookService
 
 
 def services() -> Services:
-    """The running app's services (``create_app`` puts them in ``app.extensions``)."""
+    """The running app's services (``create_app`` puts them in ``app.extensions``): the one place
+    that reads them from there, for the API's views, the console and ``/metrics`` alike."""
     return current_app.extensions["reelfarm"]
 
 
@@ -67,6 +81,10 @@ class Services:
     idempotency: Idempotency = field(default=None)  # type: ignore[assignment]
     webhooks: WebhookService = field(default=None)  # type: ignore[assignment]
     webhook_sender: WebhookSender = field(default=None)  # type: ignore[assignment]
+    accounts: AccountService = field(default=None)  # type: ignore[assignment]
+    api_keys: ApiKeyService = field(default=None)  # type: ignore[assignment]
+    read_models: ReadModels = field(default=None)  # type: ignore[assignment]
+    figures: FarmFigures = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.videos is None:
@@ -84,6 +102,16 @@ class Services:
             self.rate_limiter = make_rate_limiter(self.settings, self.clock)
         if self.idempotency is None:
             self.idempotency = Idempotency(self.engine, self.clock)
+        if self.accounts is None:
+            self.accounts = AccountService(self.engine, self.clock, self.rate_limiter)
+        if self.api_keys is None:
+            self.api_keys = ApiKeyService(self.engine, self.clock)
+        if self.read_models is None:
+            self.read_models = ReadModels(self.engine, self.storage)
+        if self.figures is None:
+            queue = self.farm.queue
+            redis = getattr(queue, "redis", None)
+            self.figures = FarmFigures(self.engine, (lambda: _rq_waiting(redis, queue)) if redis is not None else None)
 
     @property
     def renders(self) -> RenderService:
@@ -119,6 +147,12 @@ class Services:
             raise Unavailable(f"queue unavailable: {exc}") from exc
         return {"status": "ok", "checks": {"database": "ok", "queue": "ok"}}
 
+    def farm_status(self) -> dict[str, Any]:
+        """What the farm is doing (``reelfarm farm status``): nodes, queue depths, renders in flight."""
+        queue = self.farm.queue
+        return collect_status(self.engine, self.farm.progress, self.clock, getattr(queue, "redis", None),
+                              getattr(queue, "namespace", ""))
+
     def signed_file(self, key: str, expires: str, sig: str) -> tuple[Path, str]:
         """The local path and type of a file behind a signed download URL.
 
@@ -144,3 +178,19 @@ class Services:
         storage = make_storage(settings, clock)
         return cls(settings=settings, engine=engine, storage=storage, clock=clock,
                    farm=make_farm(settings, engine, storage, clock))
+
+
+def _rq_waiting(redis: Any, queue: Any) -> dict[str, tuple[int, datetime | None]]:
+    """Per RQ queue of the farm: jobs waiting, and when the oldest of them was enqueued."""
+    from rq import Queue
+
+    found: dict[str, tuple[int, datetime | None]] = {}
+    for name in ALL_QUEUES:
+        rq_queue = Queue(queue.queue_name(name), connection=redis)
+        first = rq_queue.get_job_ids(0, 1)
+        job = rq_queue.fetch_job(first[0]) if first else None
+        enqueued = job.enqueued_at if job is not None else None
+        if enqueued is not None and enqueued.tzinfo is None:
+            enqueued = enqueued.replace(tzinfo=UTC)
+        found[name] = (rq_queue.count, enqueued)
+    return found

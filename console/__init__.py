@@ -8,9 +8,12 @@ It has its own ways in and out, and shares only the services:
 - Errors are HTML pages (``console/errors.py``), registered on the blueprint so they win over the
   API's JSON envelope for console routes; a catch-all route under ``/app`` gives the console's
   own not-found page.
-- Views call the same services as ``api/`` (``current_app.extensions["reelfarm"]``: videos,
-  renders, jobs, webhooks, brand kits through their repositories), scoped to the signed-in
-  user's workspace exactly as the API scopes to a key's.
+- Views call the same services as ``api/``, found the same way (``web.services()`` is
+  ``reelfarm.api.services.services()``): videos, renders, jobs, webhooks and brand kits, and the
+  console's own people (``shared/accounts.py``), API keys (``shared/apikeys.py``) and read-only
+  lists (``shared/readmodels.py``), each call scoped to the signed-in user's workspace exactly as
+  the API scopes to a key's. No console module holds SQL, a transaction, a repository or the
+  engine (``tests/unit/api/test_views_seam.py``).
 
 Pages are Jinja templates with a small script (``static/console/console.js``) that adds live
 progress by polling and copy buttons; every action is also a plain form post, so the console

@@ -30,10 +30,7 @@ def _begin() -> None:
     g.user = web.load_user()
     g.workspace = None
     if g.user is not None:
-        from reelfarm.shared.repos import workspaces
-
-        with web.services().engine.connect() as conn:
-            g.workspace = workspaces.get_workspace(conn, g.user.workspace_id)
+        g.workspace = web.services().accounts.workspace(g.user.workspace_id)
     web.check_csrf()
     if g.user is not None:
         web.count_request(g.user)

@@ -17,7 +17,7 @@ from flask import Blueprint, flash, jsonify, redirect, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from reelfarm.farm.errors import FarmError, InvalidRequest, QueueUnavailable, StateConflict
-from reelfarm.shared.db import database_outage
+from reelfarm.farm.resilience import is_database_outage
 from reelfarm.shared.errors import InsufficientCredits, NotFound
 from reelfarm.studio.errors import BriefRejected, InvalidFieldsError, StudioError
 from reelfarm.studio.videos import DocLintError, VideoStateError
@@ -92,7 +92,7 @@ def _unexpected(exc: Exception) -> Any:
         return _http(exc)
     if isinstance(exc, DOMAIN_ERRORS):
         return _domain(exc)
-    if database_outage(exc) is not None:
+    if is_database_outage(exc):
         log.warning("database unavailable: %s", exc)
         return page(503, "The database cannot be reached right now. Try again in a few seconds.")
     log.exception("console error on %s %s", request.method, request.path)

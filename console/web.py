@@ -26,15 +26,17 @@ import secrets
 from collections.abc import Callable
 from datetime import timedelta
 from functools import wraps
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, abort, current_app, g, redirect, request, session, url_for
 from flask.sessions import SecureCookieSessionInterface
 
-from reelfarm.console.accounts import AccountService
+from reelfarm.shared.accounts import User
 from reelfarm.shared.config import RateLimit
-from reelfarm.shared.repos.users import User
+
+if TYPE_CHECKING:
+    from reelfarm.api.services import Services
 
 log = logging.getLogger("reelfarm.console")
 
@@ -59,25 +61,28 @@ class ConsoleSessionInterface(SecureCookieSessionInterface):
         return bool(request and request.is_secure) or public.startswith("https://")
 
 
+def services() -> Services:
+    """The app's services, as the API's views find them (``reelfarm.api.services.services``).
+
+    Imported when called: ``reelfarm.api`` registers this package on import, so importing it
+    here at the top would make each package wait on the other when the console comes first.
+    """
+    from reelfarm.api.services import services as app_services
+
+    return app_services()
+
+
 def configure(app: Flask) -> None:
     """Session settings on the app (once, when the console is registered)."""
-    services = app.extensions["reelfarm"]
-    secret = services.settings.secret_key.encode("utf-8")
+    with app.app_context():
+        settings = services().settings
+    secret = settings.secret_key.encode("utf-8")
     app.secret_key = hmac.new(secret, b"reelfarm console sessions", hashlib.sha256).hexdigest()
     app.session_interface = ConsoleSessionInterface()
     app.config.update(SESSION_COOKIE_NAME=SESSION_COOKIE, SESSION_COOKIE_HTTPONLY=True,
                       SESSION_COOKIE_SAMESITE="Lax", SESSION_COOKIE_PATH="/app",
                       PERMANENT_SESSION_LIFETIME=timedelta(days=SESSION_DAYS),
-                      REELFARM_PUBLIC_URL=services.settings.public_url)
-    app.extensions["reelfarm_console"] = AccountService(services.engine, services.clock, services.rate_limiter)
-
-
-def services() -> Any:
-    return current_app.extensions["reelfarm"]
-
-
-def accounts() -> AccountService:
-    return current_app.extensions["reelfarm_console"]
+                      REELFARM_PUBLIC_URL=settings.public_url)
 
 
 # -- the session ---------------------------------------------------------------------------
@@ -106,7 +111,7 @@ def load_user() -> User | None:
     uid = session.get("uid")
     if not uid:
         return None
-    user = accounts().get(uid)
+    user = services().accounts.get(uid)
     age = services().clock.now().timestamp() - float(session.get("since", 0))
     if user is None or not hmac.compare_digest(str(session.get("stamp", "")), _stamp(user)) \
             or age > SESSION_DAYS * 86400:

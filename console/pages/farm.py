@@ -1,8 +1,8 @@
 """The farm (operators only): nodes and what they can do and run, queue depths, renders in
 flight with their frames per second, and the latest failed renders with their errors.
 
-The same snapshot as ``reelfarm farm status`` (``reelfarm.farm.status.collect_status``), read from Redis
-and the database on each load; the page refreshes itself every few seconds.
+The same snapshot as ``reelfarm farm status`` (``Services.farm_status``), read from Redis and the
+database on each load; the page refreshes itself every few seconds.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from typing import Any
 
 from flask import render_template
 
-from reelfarm.console import queries, web
+from reelfarm.console import web
 from reelfarm.console.blueprint import blp
-from reelfarm.farm.status import collect_status
 
 REFRESH_SEC = 5
 
@@ -24,10 +23,8 @@ REFRESH_SEC = 5
 def farm() -> Any:
     svc = web.services()
     queue = svc.farm.queue
-    redis = getattr(queue, "redis", None)
-    status = collect_status(svc.engine, svc.farm.progress, svc.clock, redis, getattr(queue, "namespace", ""))
-    with svc.engine.connect() as conn:
-        failed = queries.failed_renders(conn)
+    status = svc.farm_status()
+    failed = svc.read_models.failed_renders()
     columns = sorted({k for depth in status["queues"].values() for k in depth})
     nodes = status["nodes"] if status["mode"] == "farm" else [_this_server(queue)]
     return render_template("console/farm.html", status=status, nodes=nodes, failed=failed, columns=columns,

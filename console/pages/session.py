@@ -12,7 +12,7 @@ from flask import abort, flash, g, redirect, render_template, request, url_for
 
 from reelfarm.console import web
 from reelfarm.console.blueprint import blp
-from reelfarm.console.accounts import AccountError, Throttled
+from reelfarm.shared.accounts import AccountError, Throttled
 
 
 @blp.route("")
@@ -30,7 +30,8 @@ def sign_in() -> Any:
         return render_template("console/sign_in.html", next=target, email="")
     email = request.form.get("email", "")[:320]
     try:
-        user = web.accounts().sign_in(email, request.form.get("password", "")[:2048], request.remote_addr or "")
+        user = web.services().accounts.sign_in(email, request.form.get("password", "")[:2048],
+                                               request.remote_addr or "")
     except Throttled as exc:
         return render_template("console/sign_in.html", next=target, email=email, error=str(exc)), 429, \
             {"Retry-After": str(exc.retry_after)}
@@ -44,7 +45,7 @@ def sign_in() -> Any:
 def link(token: str) -> Any:
     if len(token) > 100:
         abort(404)
-    user = web.accounts().link_user(token)
+    user = web.services().accounts.link_user(token)
     if user is None:
         return render_template("console/link.html", user=None, token=token), 410
     if request.method == "GET":
@@ -54,7 +55,7 @@ def link(token: str) -> Any:
         return render_template("console/link.html", user=user, token=token,
                                error="The two passwords are not the same."), 400
     try:
-        user = web.accounts().use_link(token, password)
+        user = web.services().accounts.use_link(token, password)
     except AccountError as exc:
         return render_template("console/link.html", user=user, token=token, error=str(exc)), 400
     web.start_session(user)
@@ -78,7 +79,8 @@ def password() -> Any:
     if new != request.form.get("confirm", ""):
         return render_template("console/password.html", error="The two new passwords are not the same."), 400
     try:
-        user = web.accounts().change_password(g.user.id, request.form.get("current", ""), new)
+        user = web.services().accounts.change_password(g.workspace.id, g.user.id, request.form.get("current", ""),
+                                                       new)
     except AccountError as exc:
         return render_template("console/password.html", error=str(exc)), 400
     web.start_session(user)  # the old stamp no longer matches: other sessions end, this one goes on

@@ -12,12 +12,11 @@ from typing import Any
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
-from reelfarm.console import queries, web
+from reelfarm.console import web
 from reelfarm.console.blueprint import blp
-from reelfarm.shared.db import transaction
+from reelfarm.shared.accounts import EmailTaken
+from reelfarm.shared.apikeys import ApiKey
 from reelfarm.shared.ids import is_uuid
-from reelfarm.shared.repos import api_keys
-from reelfarm.shared.repos import users as users_repo
 from reelfarm.shared.storage import public_base
 
 EXPIRY_CHOICES = (("", "Never"), ("30", "In 30 days"), ("90", "In 90 days"), ("365", "In a year"))
@@ -27,10 +26,9 @@ MAX_NAME = 200
 def _page(status: int = 200, **extra: Any) -> Any:
     svc = web.services()
     ws = g.workspace
-    with svc.engine.connect() as conn:
-        keys = api_keys.list_api_keys(conn, ws.id)
-        ledger = queries.ledger(conn, ws.id)
-        people = users_repo.list_users(conn, ws.id) if g.user.is_owner else []
+    keys = svc.api_keys.list(ws.id)
+    ledger = svc.read_models.ledger(ws.id)
+    people = svc.accounts.people(ws.id) if g.user.is_owner else []
     rate = svc.settings.rate_limit_for(ws.plan)
     now = svc.clock.now()
     keys = sorted(keys, key=lambda k: (not k.is_active(now), -k.created_at.timestamp()))
@@ -56,22 +54,14 @@ def key_create() -> Any:
         problems["expires"] = "Choose one of the listed expiries."
     if problems:
         return _page(400, problems=problems, form=request.form)
-    svc = web.services()
-    expires = svc.clock.now() + timedelta(days=int(days)) if days else None
-    with transaction(svc.engine) as conn:
-        record, key = api_keys.create_api_key(conn, svc.clock, workspace_id=g.workspace.id, name=name,
-                                              expires_at=expires)
+    record, key = web.services().api_keys.create(g.workspace.id, name, timedelta(days=int(days)) if days else None)
     return _page(201, new_key=key, new_record=record)
 
 
-def _own_key(key_id: str) -> api_keys.ApiKey:
+def _own_key(key_id: str) -> ApiKey:
     if not is_uuid(key_id):
         abort(404)
-    with web.services().engine.connect() as conn:
-        found = [k for k in api_keys.list_api_keys(conn, g.workspace.id) if k.id == key_id]
-    if not found:
-        abort(404)
-    return found[0]
+    return web.services().api_keys.get(g.workspace.id, key_id)
 
 
 @blp.route("/settings/keys/<key_id>/revoke", methods=["GET", "POST"])
@@ -80,9 +70,7 @@ def key_revoke(key_id: str) -> Any:
     key = _own_key(key_id)
     if request.method == "GET":
         return render_template("console/key_revoke.html", key=key)
-    svc = web.services()
-    with transaction(svc.engine) as conn:
-        api_keys.revoke_api_key(conn, svc.clock, key.id)
+    web.services().api_keys.revoke(g.workspace.id, key.id)
     flash(f"The key “{key.name}” ({key.prefix}…) is revoked. Requests with it now get 401.", "ok")
     return redirect(url_for("console.settings") + "#keys")
 
@@ -90,15 +78,13 @@ def key_revoke(key_id: str) -> Any:
 @blp.route("/settings/people", methods=["POST"])
 @web.owner_only
 def person_invite() -> Any:
-    from reelfarm.shared.repos.users import EmailTaken
-
     email = request.form.get("email", "").strip()
     role = request.form.get("role", "member")
     if role not in ("owner", "member"):
         abort(400)
     try:
-        made = web.accounts().create_user(g.workspace.id, email, role=role,
-                                          public_url=public_base(web.services().settings.public_url))
+        made = web.services().accounts.create_user(g.workspace.id, email, role=role,
+                                               public_url=public_base(web.services().settings.public_url))
     except (EmailTaken, ValueError):
         return _page(400, problems={"email": "This address cannot be invited: it is not an email address, "
                                              "or it already has an account."}, invite_email=email)

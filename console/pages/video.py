@@ -18,7 +18,7 @@ from typing import Any
 
 from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
 
-from reelfarm.console import forms, queries, web
+from reelfarm.console import forms, web
 from reelfarm.console.blueprint import blp
 from reelfarm.farm.errors import PlanFeatureUnavailable
 from reelfarm.farm.renders import credits_for
@@ -58,10 +58,9 @@ def _page(video_id: str, problems: dict[str, str] | None = None, typed: dict[str
     video = svc.videos.get(ws, video_id)
     renders = svc.renders.list_for_video(ws, video_id)
     versions = svc.videos.versions(ws, video_id)
-    with svc.engine.connect() as conn:
-        copies = queries.translations(conn, ws, video_id)
-        still_job = _still_job(conn, ws, video_id)
-        fields = queries.current_fields(conn, ws, video_id)
+    copies = svc.read_models.translations(ws, video_id)
+    still_job = _still_job(ws, video_id)
+    fields = svc.read_models.current_fields(ws, video_id)
     controls = _controls(video, typed if typed is not None else fields)
     busy = any(r["status"] in ("queued", "running") for r in renders) or video["status"] == "generating" \
         or (still_job is not None and still_job["status"] in ("queued", "running")) \
@@ -74,10 +73,10 @@ def _page(video_id: str, problems: dict[str, str] | None = None, typed: dict[str
         title=video["title"]), status
 
 
-def _still_job(conn: Any, ws: str, video_id: str) -> dict[str, Any] | None:
+def _still_job(ws: str, video_id: str) -> dict[str, Any] | None:
     asked = request.args.get("still", "")
     if not is_uuid(asked):
-        latest = queries.latest_job(conn, ws, video_id, "stills")
+        latest = web.services().read_models.latest_job(ws, video_id, "stills")
         asked = latest["id"] if latest else ""
     if not asked:
         return None
@@ -110,8 +109,7 @@ def video_status(video_id: str) -> Any:
     svc = web.services()
     ws = g.workspace.id
     video = svc.videos.get(ws, _video_id(video_id))
-    with svc.engine.connect() as conn:
-        copies = queries.translations(conn, ws, video_id)
+    copies = svc.read_models.translations(ws, video_id)
     version = video["current_version"]
     return jsonify({"status": video["status"], "version": version["number"] if version else None,
                     "job": video["job"], "renders": svc.renders.list_for_video(ws, video_id),

@@ -12,7 +12,7 @@ from typing import Any
 
 from flask import abort, g, redirect, render_template, request, url_for
 
-from reelfarm.console import forms, queries, web
+from reelfarm.console import forms, web
 from reelfarm.console.blueprint import blp
 from reelfarm.renderer.spec import FORMATS
 from reelfarm.farm.errors import InvalidRequest
@@ -33,9 +33,7 @@ def videos() -> Any:
     if status not in STATUSES:
         status = ""
     shown, after = _page(status, request.args.get("after", "")[:200] or None)
-    svc = web.services()
-    with svc.engine.connect() as conn:
-        pictures = queries.pictures(conn, g.workspace.id, [v["id"] for v in shown], svc.storage)
+    pictures = web.services().read_models.pictures(g.workspace.id, [v["id"] for v in shown])
     return render_template("console/videos.html", videos=shown, pictures=pictures, status=status,
                            statuses=STATUSES, after=after, stories={s.id: s.name for s in list_stories()})
 

@@ -81,6 +81,16 @@ def revoke_api_key(conn: Connection, clock: Clock, key_id: str) -> ApiKey:
     return _get(conn, key_id)
 
 
+def get_api_key(conn: Connection, workspace_id: str, key_id: str) -> ApiKey:
+    """The workspace's key with this id, active or not. Raises NotFound (also for another
+    workspace's key)."""
+    row = conn.execute(select(api_keys).where(api_keys.c.workspace_id == workspace_id,
+                                              api_keys.c.id == key_id)).first()
+    if row is None:
+        raise NotFound("api_key", key_id)
+    return ApiKey(**row._mapping)
+
+
 def list_api_keys(conn: Connection, workspace_id: str) -> list[ApiKey]:
     """The workspace's keys, revoked and expired ones included, oldest first."""
     rows = conn.execute(select(api_keys).where(api_keys.c.workspace_id == workspace_id)

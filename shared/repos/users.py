@@ -8,7 +8,7 @@ A sign-in link carries a random token (``token_urlsafe(32)``, 256 bits); only it
 stored, with an expiry. A user has at most one outstanding link: issuing a new one replaces
 the old. Using it (``consume_link``) clears it in the same statement that checks it, so a link
 works once even when two requests race. Password hashes come from the caller (argon2 in
-``console/``): this module stores them and never sees a password.
+``shared/accounts.py``): this module stores them and never sees a password.
 """
 
 from __future__ import annotations
@@ -98,6 +98,14 @@ def create_user(conn: Connection, clock: Clock, *, workspace_id: str, email: str
 def get_user(conn: Connection, user_id: str) -> User:
     """Raises NotFound."""
     row = conn.execute(select(users).where(users.c.id == user_id)).first()
+    if row is None:
+        raise NotFound("user", user_id)
+    return User(**row._mapping)
+
+
+def get_workspace_user(conn: Connection, workspace_id: str, user_id: str) -> User:
+    """The workspace's user with this id. Raises NotFound (also for another workspace's user)."""
+    row = conn.execute(select(users).where(users.c.workspace_id == workspace_id, users.c.id == user_id)).first()
     if row is None:
         raise NotFound("user", user_id)
     return User(**row._mapping)

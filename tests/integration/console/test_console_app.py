@@ -48,10 +48,10 @@ def _token(client: FlaskClient, path: str = "/app/sign-in") -> str:
 
 def _user(app, tenant: Tenant, email: str, role: str = "member", operator: bool = False) -> str:
     """A user with their password set through their link; returns the link's token."""
-    made = app.extensions["reelfarm_console"].create_user(tenant.workspace_id, email, role=role,
-                                                          is_operator=operator, public_url="http://x")
+    accounts = app.extensions["reelfarm"].accounts
+    made = accounts.create_user(tenant.workspace_id, email, role=role, is_operator=operator, public_url="http://x")
     token = made.link.rsplit("/", 1)[1]
-    app.extensions["reelfarm_console"].use_link(token, PASSWORD)
+    accounts.use_link(token, PASSWORD)
     return token
 
 
@@ -63,7 +63,7 @@ def _sign_in(client: FlaskClient, email: str, password: str = PASSWORD) -> int:
 
 def test_links_work_once_expire_and_belong_to_one_user(app, services, clock, make_tenant):
     acme, other = make_tenant(name="acme"), make_tenant(name="other")
-    accounts = app.extensions["reelfarm_console"]
+    accounts = services.accounts
     first = accounts.create_user(acme.workspace_id, EMAIL["ann"].title(), role="owner", public_url="http://x")
     second = accounts.create_user(other.workspace_id, EMAIL["bob"], public_url="http://x")
     assert first.user.email == EMAIL["ann"] and first.link.startswith("http://x/app/sign-in/link/")

@@ -1,7 +1,7 @@
-"""People who sign in: passwords, one-time links, and throttled sign-in.
+"""People who sign in to the console: users of a workspace, passwords, one-time links, throttled sign-in.
 
-``AccountService(engine, clock, limiter)`` is the console's only way to a user's password. Hashes
-are argon2id (``argon2-cffi``'s defaults, rehashed on sign-in when those change). Sign-in answers
+``AccountService(engine, clock, limiter)`` is the only way to a user's password. Hashes are
+argon2id (``argon2-cffi``'s defaults, rehashed on sign-in when those change). Sign-in answers
 the same for an unknown email, a user without a password and a wrong password, and spends the
 same argon2 work on each (a dummy hash stands in), so neither the message nor the time tells
 whether an account exists.
@@ -10,6 +10,9 @@ Guessing is throttled on two counters, each a fixed window in the API's rate lim
 the embedded mode, Redis in a farm): attempts per account (the email's hash, so known or not
 is counted alike) and attempts per client address. Over either, the attempt is refused before
 any password is checked.
+
+What a workspace's people do is scoped to it: a user of another workspace is ``NotFound``.
+Signing in, and using a link, come before any workspace is known; the user found then names it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -27,7 +30,12 @@ from reelfarm.shared.clock import Clock
 from reelfarm.shared.config import RateLimit
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import users as repo
-from reelfarm.shared.repos.users import User
+from reelfarm.shared.repos import workspaces
+from reelfarm.shared.repos.users import EmailTaken, User
+from reelfarm.shared.repos.workspaces import Workspace
+
+__all__ = ["ACCOUNT_RATE", "ADDRESS_RATE", "MAX_PASSWORD", "MIN_PASSWORD", "WRONG", "AccountError", "AccountService",
+           "EmailTaken", "NewUser", "Throttled", "User", "Workspace", "check_password"]
 
 log = logging.getLogger("reelfarm.console")
 
@@ -36,6 +44,22 @@ MAX_PASSWORD = 1024
 ACCOUNT_RATE = RateLimit(limit=10, window_sec=900)  # attempts per email per 15 minutes
 ADDRESS_RATE = RateLimit(limit=50, window_sec=900)  # attempts per client address per 15 minutes
 WRONG = "The email or password is not right."
+
+
+class Standing(Protocol):
+    """A counter's answer (``reelfarm.api.ratelimit.Quota``)."""
+
+    @property
+    def allowed(self) -> bool: ...
+
+    @property
+    def retry_after(self) -> int: ...
+
+
+class Limiter(Protocol):
+    """Counts attempts per key and window (``reelfarm.api.ratelimit.RateLimiter``)."""
+
+    def hit(self, key_id: str, rate: RateLimit) -> Standing: ...
 
 
 class AccountError(Exception):
@@ -69,7 +93,7 @@ def check_password(password: str) -> str | None:
 class AccountService:
     """Users, links, passwords and sign-in; collaborators passed in, nothing global."""
 
-    def __init__(self, engine: Engine, clock: Clock, limiter: Any, hasher: PasswordHasher | None = None) -> None:
+    def __init__(self, engine: Engine, clock: Clock, limiter: Limiter, hasher: PasswordHasher | None = None) -> None:
         self.engine = engine
         self.clock = clock
         self.limiter = limiter
@@ -79,14 +103,27 @@ class AccountService:
     def create_user(self, workspace_id: str, email: str, role: str = "member", is_operator: bool = False,
                     public_url: str = "") -> NewUser:
         """A user and their first sign-in link. Raises EmailTaken, NotFound (workspace) or ValueError."""
-        from reelfarm.shared.repos import workspaces
-
         with transaction(self.engine) as conn:
             workspaces.get_workspace(conn, workspace_id)
             user = repo.create_user(conn, self.clock, workspace_id=workspace_id, email=email, role=role,
                                     is_operator=is_operator)
             token = repo.issue_link(conn, self.clock, user.id)
         return NewUser(user, repo.link_url(public_url, token))
+
+    def people(self, workspace_id: str) -> list[User]:
+        """The workspace's users, oldest first."""
+        with self.engine.connect() as conn:
+            return repo.list_users(conn, workspace_id)
+
+    def workspace(self, workspace_id: str) -> Workspace:
+        """The workspace a signed-in user belongs to (plan, credits). Raises NotFound."""
+        with self.engine.connect() as conn:
+            return workspaces.get_workspace(conn, workspace_id)
+
+    def get(self, user_id: str) -> User | None:
+        """The user a session names (a session carries the id; the user names the workspace)."""
+        with self.engine.connect() as conn:
+            return repo.find_user(conn, user_id)
 
     def link_user(self, token: str) -> User | None:
         """Who an unused, unexpired link is for (reading it does not use it up)."""
@@ -123,21 +160,18 @@ class AccountService:
             repo.record_sign_in(conn, self.clock, user.id)
             return repo.get_user(conn, user.id)
 
-    def change_password(self, user_id: str, current: str, new: str) -> User:
-        """Replace the password after checking the current one. Raises AccountError."""
+    def change_password(self, workspace_id: str, user_id: str, current: str, new: str) -> User:
+        """Replace the password after checking the current one. Raises AccountError, or NotFound
+        for a user of another workspace."""
         with self.engine.connect() as conn:
-            user = repo.get_user(conn, user_id)
+            user = repo.get_workspace_user(conn, workspace_id, user_id)
         if user.password_hash is None or not self._verify(user.password_hash, current):
             raise AccountError("The current password is not right.")
         problem = check_password(new)
         if problem:
             raise AccountError(problem)
         with transaction(self.engine) as conn:
-            return repo.set_password(conn, self.clock, user_id, self.hasher.hash(new))
-
-    def get(self, user_id: str) -> User | None:
-        with self.engine.connect() as conn:
-            return repo.find_user(conn, user_id)
+            return repo.set_password(conn, self.clock, user.id, self.hasher.hash(new))
 
     def _verify(self, stored: str, password: str) -> bool:
         try:

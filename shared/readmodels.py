@@ -1,0 +1,206 @@
+"""Read-only views that no API endpoint serves: the console's lists and the farm's figures.
+
+``ReadModels(engine, storage)``: the credit ledger, each video's picture for the grid (its latest
+render's poster, else its latest still), a video's translated copies, its current fields and
+latest job. Each of these takes the workspace id and filters every query by it, so one
+workspace never reads another's rows. ``failed_renders`` is for operators and spans
+workspaces on purpose.
+
+``FarmFigures(engine, waiting=None)``: the farm-wide totals ``/metrics`` reports (renders by
+status, credits charged and refunded, webhook deliveries by outcome, the oldest undelivered
+event and overdue retry) and the jobs waiting per queue, read together and kept for
+``cache_sec`` so frequent scrapes cost the database little. Operators' figures: no workspace
+is named in them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+
+from reelfarm.shared.storage import Storage
+from reelfarm.shared.tables import (
+    RENDER_CHARGE,
+    RENDER_REFUND,
+    RENDER_STATUSES,
+    credit_ledger,
+    event_outbox,
+    jobs,
+    queued_tasks,
+    renders,
+    videos,
+    webhook_deliveries,
+)
+
+LEDGER_LIMIT = 50
+POSTER_TTL_SEC = 3600
+STILL_TTL_SEC = 600
+FIGURES_CACHE_SEC = 10.0
+
+
+class ReadModels:
+    """The console's read-only lists, each scoped to a workspace (but the operators' failures)."""
+
+    def __init__(self, engine: Engine, storage: Storage) -> None:
+        self.engine = engine
+        self.storage = storage
+
+    def ledger(self, workspace_id: str, limit: int = LEDGER_LIMIT) -> list[dict[str, Any]]:
+        """The latest ledger rows, newest first, with the render's video and format where there is one."""
+        query = (select(credit_ledger.c.delta, credit_ledger.c.reason, credit_ledger.c.created_at,
+                        credit_ledger.c.render_id, renders.c.video_id, renders.c.format, renders.c.resolution,
+                        videos.c.title)
+                 .select_from(credit_ledger.outerjoin(renders, renders.c.id == credit_ledger.c.render_id)
+                              .outerjoin(videos, videos.c.id == renders.c.video_id))
+                 .where(credit_ledger.c.workspace_id == workspace_id)
+                 .order_by(credit_ledger.c.created_at.desc(), credit_ledger.c.id.desc()).limit(limit))
+        with self.engine.connect() as conn:
+            return [dict(row._mapping) for row in conn.execute(query)]
+
+    def pictures(self, workspace_id: str, video_ids: Sequence[str]) -> dict[str, str]:
+        """A signed picture URL per video that has one: the latest succeeded render's poster, else
+        the first frame of its latest stills job."""
+        if not video_ids:
+            return {}
+        found: dict[str, str] = {}
+        with self.engine.connect() as conn:
+            posters = conn.execute(
+                select(renders.c.video_id, renders.c.poster_key)
+                .where(renders.c.workspace_id == workspace_id, renders.c.video_id.in_(list(video_ids)),
+                       renders.c.status == "succeeded", renders.c.poster_key.is_not(None))
+                .order_by(renders.c.finished_at.desc())).all()
+            stills = conn.execute(
+                select(jobs.c.video_id, jobs.c.result)
+                .where(jobs.c.workspace_id == workspace_id, jobs.c.video_id.in_(list(video_ids)),
+                       jobs.c.kind == "stills", jobs.c.status == "succeeded")
+                .order_by(jobs.c.finished_at.desc())).all()
+        for video_id, key in posters:
+            found.setdefault(video_id, self.storage.url(key, POSTER_TTL_SEC))
+        for video_id, result in stills:
+            shots = (result or {}).get("stills") or []
+            if video_id not in found and shots:
+                found[video_id] = self.storage.url(shots[0]["key"], STILL_TTL_SEC)
+        return found
+
+    def translations(self, workspace_id: str, video_id: str) -> list[dict[str, Any]]:
+        """The video's translated copies, oldest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(videos.c.id, videos.c.title, videos.c.status, videos.c.locale, videos.c.created_at)
+                .where(videos.c.workspace_id == workspace_id, videos.c.source_video_id == video_id)
+                .order_by(videos.c.created_at, videos.c.id))
+            return [dict(row._mapping) for row in rows]
+
+    def current_fields(self, workspace_id: str, video_id: str) -> dict[str, Any] | None:
+        """The field values of the video's current version (what a fields edit starts from)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(videos.c.fields).where(videos.c.workspace_id == workspace_id,
+                                                             videos.c.id == video_id)).first()
+        return None if row is None else row[0]
+
+    def latest_job(self, workspace_id: str, video_id: str, kind: str) -> dict[str, Any] | None:
+        """The video's newest job of ``kind`` (id, status, created_at), or None."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(jobs.c.id, jobs.c.status, jobs.c.created_at)
+                .where(jobs.c.workspace_id == workspace_id, jobs.c.video_id == video_id, jobs.c.kind == kind)
+                .order_by(jobs.c.created_at.desc(), jobs.c.id.desc()).limit(1)).first()
+        return None if row is None else dict(row._mapping)
+
+    def failed_renders(self, since: datetime | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest failed renders across the farm, with their errors (operators only)."""
+        query = (select(renders.c.id, renders.c.workspace_id, renders.c.video_id, renders.c.format,
+                        renders.c.resolution, renders.c.fps, renders.c.error, renders.c.finished_at)
+                 .where(renders.c.status == "failed").order_by(renders.c.finished_at.desc()).limit(limit))
+        if since is not None:
+            query = query.where(renders.c.finished_at >= since)
+        with self.engine.connect() as conn:
+            return [dict(row._mapping) for row in conn.execute(query)]
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Farm-wide totals from the database."""
+
+    renders: dict[str, int]            # by status (every one, 0 when none), all time
+    charged: int                       # credits charged for renders (a positive number)
+    refunded: int                      # credits refunded for renders (a positive number)
+    deliveries: dict[str, int]         # webhook delivery attempts kept, by state
+    oldest_event: datetime | None      # the oldest event not yet dispatched
+    oldest_due: datetime | None        # the most overdue pending delivery
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What one read found; a part that could not be read (its server down) is None."""
+
+    taken_at: datetime
+    totals: Totals | None
+    waiting: dict[str, tuple[int, datetime | None]] | None  # per queue: jobs waiting, since when the oldest
+
+
+class FarmFigures:
+    """The farm-wide figures behind ``/metrics``, read at most every ``cache_sec`` seconds.
+
+    ``waiting`` counts the jobs waiting per queue where they live (RQ in a farm); without it,
+    the embedded queue's table is counted.
+    """
+
+    def __init__(self, engine: Engine, waiting: Callable[[], dict[str, tuple[int, datetime | None]]] | None = None,
+                 cache_sec: float = FIGURES_CACHE_SEC) -> None:
+        self.engine = engine
+        self.cache_sec = cache_sec
+        self._waiting = waiting or self.waiting_tasks
+        self._cached: tuple[float, Figures] | None = None
+        self._lock = threading.Lock()
+
+    def read(self) -> Figures:
+        """The figures, from the cache when it is younger than ``cache_sec``."""
+        with self._lock:
+            now = time.monotonic()
+            if self._cached is None or now - self._cached[0] > self.cache_sec:
+                self._cached = (now, self._read())
+            return self._cached[1]
+
+    def _read(self) -> Figures:
+        taken_at = datetime.now(UTC)
+        try:
+            totals: Totals | None = self.totals()
+        except Exception:  # noqa: BLE001 - an unreachable database shows in /readyz, not as missing figures
+            totals = None
+        try:
+            waiting: dict[str, tuple[int, datetime | None]] | None = self._waiting()
+        except Exception:  # noqa: BLE001 - likewise for Redis
+            waiting = None
+        return Figures(taken_at, totals, waiting)
+
+    def totals(self) -> Totals:
+        with self.engine.connect() as conn:
+            by_status = conn.execute(select(renders.c.status, func.count()).group_by(renders.c.status)).all()
+            charged = conn.execute(select(func.coalesce(func.sum(credit_ledger.c.delta), 0))
+                                   .where(credit_ledger.c.reason == RENDER_CHARGE)).scalar_one()
+            refunded = conn.execute(select(func.coalesce(func.sum(credit_ledger.c.delta), 0))
+                                    .where(credit_ledger.c.reason == RENDER_REFUND)).scalar_one()
+            outcomes = conn.execute(select(webhook_deliveries.c.state, func.count())
+                                    .group_by(webhook_deliveries.c.state)).all()
+            oldest_event = conn.execute(select(func.min(event_outbox.c.created_at))
+                                        .where(event_outbox.c.dispatched_at.is_(None))).scalar_one()
+            oldest_due = conn.execute(select(func.min(webhook_deliveries.c.next_attempt_at))
+                                      .where(webhook_deliveries.c.state == "pending")).scalar_one()
+        counts = {status: int(n) for status, n in by_status}
+        return Totals(renders={status: counts.get(status, 0) for status in RENDER_STATUSES}, charged=abs(int(charged)),
+                      refunded=abs(int(refunded)), deliveries={state: int(n) for state, n in outcomes},
+                      oldest_event=oldest_event, oldest_due=oldest_due)
+
+    def waiting_tasks(self) -> dict[str, tuple[int, datetime | None]]:
+        """Per queue of the embedded farm: tasks waiting to run and the earliest they could."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(queued_tasks.c.queue, func.count(), func.min(queued_tasks.c.run_after))
+                                .where(queued_tasks.c.status == "queued").group_by(queued_tasks.c.queue)).all()
+        return {name: (int(count), first) for name, count, first in rows}

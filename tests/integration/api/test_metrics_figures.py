@@ -1,0 +1,52 @@
+"""The farm-wide figures behind ``/metrics`` (``Services.figures``): read from the database, kept
+for a while, and partial rather than failed when a server is down."""
+from __future__ import annotations
+
+import secrets
+
+from reelfarm.shared.db import make_engine, transaction
+from reelfarm.shared.readmodels import FarmFigures
+from reelfarm.shared.repos import renders as renders_repo
+
+
+def _failed_render(services, clock, tenant, create_video) -> None:
+    video = create_video(tenant)
+    version_id = services.videos.get(tenant.workspace_id, video["id"])["current_version"]["id"]
+    with transaction(services.engine) as conn:
+        render = renders_repo.insert_render(conn, clock, renders_repo.NewRender(
+            workspace_id=tenant.workspace_id, video_id=video["id"], version_id=version_id, format="1:1",
+            resolution=720, fps=30, dedup_hash=secrets.token_hex(32), frames=1, chunks=1))
+        renders_repo.fail_render(conn, clock, render.id, "encoder crashed")
+
+
+def test_figures_are_read_once_per_cache_window(services, clock, make_tenant, create_video):
+    tenant = make_tenant()
+    kept = FarmFigures(services.engine, cache_sec=3600)
+    first = kept.read()
+    assert first.totals is not None and first.waiting is not None
+    assert set(first.totals.renders) >= {"queued", "running", "succeeded", "failed", "canceled"}
+    _failed_render(services, clock, tenant, create_video)
+    assert kept.read() is first
+    fresh = FarmFigures(services.engine, cache_sec=0).read()
+    assert fresh.totals.renders["failed"] == first.totals.renders["failed"] + 1
+
+
+def test_a_server_that_is_down_leaves_out_its_figures_only(services, tmp_path):
+    def redis_down() -> dict:
+        raise ConnectionError("redis is down")
+
+    without_queue = FarmFigures(services.engine, waiting=redis_down, cache_sec=0).read()
+    assert without_queue.totals is not None and without_queue.waiting is None
+    engine = make_engine(f"sqlite:///{tmp_path}/missing/reelfarm.db")
+    try:
+        without_database = FarmFigures(engine, cache_sec=0).read()
+    finally:
+        engine.dispose()
+    assert without_database.totals is None and without_database.waiting is None
+
+
+def test_metrics_report_the_services_figures(client, services):
+    text = client.get("/metrics").get_data(as_text=True)
+    figures = services.figures.read()
+    assert f'reelfarm_renders{{status="failed"}} {float(figures.totals.renders["failed"])}' in text
+    assert 'reelfarm_queue_depth{queue="render"}' in text and "reelfarm_webhook_lag_seconds" in text
