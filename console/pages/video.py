@@ -23,11 +23,11 @@ from reelfarm.console.blueprint import blp
 from reelfarm.farm.errors import PlanFeatureUnavailable
 from reelfarm.farm.renders import credits_for
 from reelfarm.renderer.spec import FORMATS, RESOLUTIONS
+from reelfarm.shared import plans
 from reelfarm.shared.ids import is_uuid
 from reelfarm.studio.errors import InvalidFieldsError
 from reelfarm.studio.stories import get_story
 
-LOCALE_PLANS = ("pro", "agency")
 REFRESH_SEC = 3
 
 
@@ -68,7 +68,8 @@ def _page(video_id: str, problems: dict[str, str] | None = None, typed: dict[str
     return render_template(
         "console/video.html", v=video, version=video["current_version"], renders=renders, versions=versions,
         copies=copies, job=video["job"], still=still_job, controls=controls, problems=problems or {},
-        formats=FORMATS, resolutions=RESOLUTIONS, locales=_locales(video), locale_plan=g.workspace.plan in LOCALE_PLANS,
+        formats=FORMATS, resolutions=RESOLUTIONS, locales=_locales(video),
+        locale_plan=plans.allows_locales(g.workspace.plan),
         cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if busy else None,
         title=video["title"]), status
 
@@ -199,7 +200,7 @@ def version_restore(video_id: str, number: int) -> Any:
 def translation_create(video_id: str) -> Any:
     locale = request.form.get("locale", "")
     svc = web.services()
-    if g.workspace.plan not in LOCALE_PLANS:
+    if not plans.allows_locales(g.workspace.plan):
         raise PlanFeatureUnavailable("Translated copies need the Pro or Agency plan.")
     svc.jobs.check_translations(g.workspace.id, _video_id(video_id), [locale])
     svc.jobs.request_translations(g.workspace.id, video_id, [locale])
