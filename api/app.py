@@ -111,11 +111,11 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
 
 
 def _document(api: Api) -> None:
-    from reelfarm import renderer
+    from reelfarm.renderer.model import doc_schema
 
     api.spec.components.security_scheme("bearerAuth", {"type": "http", "scheme": "bearer",
                                                        "description": "rf_live_ workspace API key"})
-    for name, schema in _videodoc_components(renderer.doc_schema()).items():
+    for name, schema in _videodoc_components(doc_schema()).items():
         api.spec.components.schema(name, component=schema)
     plugin = api.ma_plugin
 

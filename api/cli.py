@@ -134,7 +134,7 @@ def _first_start(services: Any) -> None:
     """On an empty database, create the `dev` workspace and print its key once."""
     from sqlalchemy import func, select
 
-    from reelfarm.renderer import NEUTRAL_BRAND
+    from reelfarm.renderer.tokens import NEUTRAL_BRAND
     from reelfarm.shared.db import transaction
     from reelfarm.shared.repos import api_keys, users, workspaces
     from reelfarm.shared.tables import workspaces as workspaces_table
@@ -167,7 +167,7 @@ def admin_group() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def create_workspace(name: str, plan: str, credits_: int, as_json: bool) -> None:
     """Create a workspace with the neutral brand kit; prints its id."""
-    from reelfarm.renderer import NEUTRAL_BRAND
+    from reelfarm.renderer.tokens import NEUTRAL_BRAND
     from reelfarm.shared.db import transaction
     from reelfarm.shared.repos import workspaces
 

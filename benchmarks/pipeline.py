@@ -44,7 +44,11 @@ import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
 
-from reelfarm import renderer
+from reelfarm.renderer.assets import LocalAssets
+from reelfarm.renderer.encode import X264Encoder
+from reelfarm.renderer.model import parse_doc
+from reelfarm.renderer.raster import SkiaRasterizer
+from reelfarm.renderer.spec import RenderSpec
 from reelfarm.renderer.encode import rgba_to_bt709
 from benchmarks.fps import DOC_PATH, FORMAT, FPS, ROOT, load_doc, scale_doc_time, write_bench_photo
 
@@ -88,7 +92,7 @@ def _cpu_seconds() -> float:
 
 def _encode(frames: list[np.ndarray], pixel_format: str, path: Path) -> dict[str, float]:
     h, w = (frames[0].shape[0] * 2 // 3, frames[0].shape[1]) if pixel_format == "yuv420p" else frames[0].shape[:2]
-    enc = renderer.X264Encoder()
+    enc = X264Encoder()
     t0, c0 = time.perf_counter(), _cpu_seconds()
     try:
         enc.start(str(path), w, h, FPS, pixel_format=pixel_format)
@@ -130,9 +134,9 @@ def whole_process(doc_file: Path, assets: Path, resolution: int, out: Path, work
 
 def run_resolution(doc: dict[str, Any], doc_file: Path, assets: Path, resolution: int, work: Path,
                    args: argparse.Namespace) -> dict[str, Any]:
-    spec = renderer.RenderSpec(FORMAT, resolution, FPS)
-    raster = renderer.SkiaRasterizer(renderer.parse_doc(doc), FORMAT, *spec.size, renderer.LocalAssets(str(assets)))
-    n = min(renderer.parse_doc(doc).frame_count, args.frames or 10**9)
+    spec = RenderSpec(FORMAT, resolution, FPS)
+    raster = SkiaRasterizer(parse_doc(doc), FORMAT, *spec.size, LocalAssets(str(assets)))
+    n = min(parse_doc(doc).frame_count, args.frames or 10**9)
     frames = [raster.render(spec.time(i)).copy() for i in range(n)]
     print(f"== {spec.width}x{spec.height}: {n} frames held ==")
     res: dict[str, Any] = {"resolution": resolution, "frames": n, "conversion_ms": measure_conversions(frames)}

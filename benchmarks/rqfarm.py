@@ -51,7 +51,7 @@ class RqFarm:
         from reelfarm.farm.progress import RedisProgress
         from reelfarm.farm.queue import RQQueue
         from reelfarm.farm.wiring import make_farm, make_redis
-        from reelfarm.renderer import NEUTRAL_BRAND
+        from reelfarm.renderer.tokens import NEUTRAL_BRAND
         from reelfarm.shared.clock import SystemClock
         from reelfarm.shared.config import Settings
         from reelfarm.shared.db import make_engine, migrate, transaction

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import av
 import skia
 
-from reelfarm.renderer import AssetError
+from reelfarm.renderer.errors import AssetError
 from reelfarm.renderer.model import Asset
 from reelfarm.shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
 from reelfarm.shared.storage import Storage

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine
 
-from reelfarm import renderer
+from reelfarm.renderer.spec import FORMATS
 from reelfarm.farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
 from reelfarm.farm.queue import JobQueue
 from reelfarm.farm.renders import renderable_version
@@ -358,9 +358,9 @@ def _check_values(times: Sequence[Any], fmt: str | None, duration: float) -> Non
             details.append({"field": f"/times/{i}", "code": "invalid_type", "message": "must be a number of seconds"})
         elif t < 0:
             details.append({"field": f"/times/{i}", "code": "out_of_range", "message": "must be 0 or more"})
-    if fmt is not None and fmt not in renderer.FORMATS:
+    if fmt is not None and fmt not in FORMATS:
         details.append({"field": "/format", "code": "invalid_choice",
-                        "message": f"must be one of {', '.join(renderer.FORMATS)}"})
+                        "message": f"must be one of {', '.join(FORMATS)}"})
     if details:
         raise InvalidRequest(details)
     late = [f"{t:g}" for t in times if t > duration]

@@ -95,7 +95,7 @@ class MeteredWorker(NodeWorker):
             self._observe_render(str(job.args[0]))
 
     def _chunk_frames(self, render_id: str, index: int) -> int:
-        from reelfarm.renderer import plan_chunks
+        from reelfarm.renderer.chunks import plan_chunks
         from reelfarm.shared.tables import renders
 
         if self.database is None:

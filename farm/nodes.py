@@ -118,7 +118,7 @@ def _text(value: Any) -> str:
 
 def _nvenc() -> bool:
     try:
-        from reelfarm.renderer import nvenc_available
+        from reelfarm.renderer.nvenc import nvenc_available
 
         return bool(nvenc_available())
     except Exception:  # noqa: BLE001

@@ -104,7 +104,7 @@ def resolve(path: str) -> Callable[..., Any]:
 def describe_exception(exc: BaseException | None) -> str:
     """A short reason for a failure, fit for a user: the message of errors meant for users,
     only the kind of anything else (internals stay in the logs)."""
-    from reelfarm.renderer import RendererError  # late: queueing work needs no Skia
+    from reelfarm.renderer.errors import RendererError  # late: queueing work needs no Skia
 
     if exc is None:
         return "the process running it stopped"

@@ -24,7 +24,9 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from reelfarm import renderer
+from reelfarm.renderer import RENDERER_VERSION
+from reelfarm.renderer.chunks import chunk_count
+from reelfarm.renderer.spec import RenderSpec, spec_problems
 from reelfarm.farm.assets import remote_assets
 from reelfarm.farm.errors import InvalidRequest, QueueUnavailable
 from reelfarm.farm.graph import render_graph, render_job_ids
@@ -44,7 +46,7 @@ from reelfarm.studio.videos import VideoStateError
 
 # -- names and numbers ----------------------------------------------------------------------
 
-def dedup_hash(doc_hash: str, spec: renderer.RenderSpec, renderer_version: str = renderer.RENDERER_VERSION) -> str:
+def dedup_hash(doc_hash: str, spec: RenderSpec, renderer_version: str = RENDERER_VERSION) -> str:
     """SHA-256 (hex) identifying a render's output: equal hashes make equal files."""
     canonical = json.dumps([doc_hash, spec.format, spec.resolution, spec.fps, renderer_version], separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -163,7 +165,7 @@ class RenderService:
 
     def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, fmt: str,
                         resolution: int, fps: int | None) -> tuple[repo.Render, bool]:
-        spec = renderer.RenderSpec(fmt, resolution, int(fps or version.doc.get("fps") or 30))
+        spec = RenderSpec(fmt, resolution, int(fps or version.doc.get("fps") or 30))
         digest = dedup_hash(version.doc_hash, spec)
         existing = repo.find_active_render(conn, version.video_id, digest)
         if existing is not None:
@@ -174,7 +176,7 @@ class RenderService:
         render = repo.insert_render(conn, self.clock, repo.NewRender(
             workspace_id=video.workspace_id, video_id=video.id, version_id=version.id,
             format=spec.format, resolution=spec.resolution, fps=spec.fps, dedup_hash=digest, frames=frames,
-            chunks=renderer.chunk_count(frames, spec.fps, slots=self.slots())), charged_credits=amount)
+            chunks=chunk_count(frames, spec.fps, slots=self.slots())), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         return render, True
@@ -228,9 +230,9 @@ def _validate(formats: Sequence[str], resolution: Any, fps: Any) -> None:
     if not formats:
         details.append({"field": "/formats", "code": "required", "message": "give at least one format"})
     for i, fmt in enumerate(formats):
-        for problem in renderer.spec_problems(fmt=fmt):
+        for problem in spec_problems(fmt=fmt):
             details.append({**problem.as_dict(), "field": "/format" if len(formats) == 1 else f"/formats/{i}"})
     given = {"resolution": resolution} if fps is None else {"resolution": resolution, "fps": fps}
-    details += [problem.as_dict() for problem in renderer.spec_problems(**given)]
+    details += [problem.as_dict() for problem in spec_problems(**given)]
     if details:
         raise InvalidRequest(details)

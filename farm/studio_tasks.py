@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from reelfarm.farm.context import TaskContext, current, studio_of
 from reelfarm.farm.tasks import fail_job
-from reelfarm.renderer import lint
+from reelfarm.renderer.linter import lint
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import brand_kits as kits_repo
 from reelfarm.shared.repos import jobs as jobs_repo

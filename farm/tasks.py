@@ -20,7 +20,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from reelfarm import renderer
+from reelfarm.renderer.chunks import plan_chunks
+from reelfarm.renderer.errors import AssetError, DocInvalid, FontError
+from reelfarm.renderer.model import parse_doc
+from reelfarm.renderer.spec import RenderSpec
 from reelfarm.farm import renders as names
 from reelfarm.farm.assets import StorageAssets, import_remote_assets, imported_keys
 from reelfarm.farm.context import TaskContext, current, studio_of
@@ -40,11 +43,11 @@ log = logging.getLogger("reelfarm.farm")
 
 STATUS_CHECK_SEC = 2.0  # how often a running chunk looks whether its render was canceled
 STILLS_PREFIX = "jobs"
-_PERMANENT = (renderer.AssetError, renderer.DocInvalid, renderer.FontError, TaskFailed)
+_PERMANENT = (AssetError, DocInvalid, FontError, TaskFailed)
 _ADVICE = {
-    renderer.AssetError: "fix or replace the asset, then render again",
-    renderer.FontError: "choose one of the fonts the renderer ships, then render again",
-    renderer.DocInvalid: "fix the document, then render again",
+    AssetError: "fix or replace the asset, then render again",
+    FontError: "choose one of the fonts the renderer ships, then render again",
+    DocInvalid: "fix the document, then render again",
 }
 
 
@@ -74,7 +77,7 @@ def import_assets(render_id: str) -> None:
     _, doc = live
     try:
         import_remote_assets(doc, studio_of(ctx).asset_fetcher, ctx.storage, names.render_prefix(render_id))
-    except renderer.AssetError as exc:
+    except AssetError as exc:
         fail_render(render_id, _user_message(exc))
         return
     lifecycle(ctx).progressed(render_id)
@@ -95,8 +98,8 @@ def _render_assets(ctx: TaskContext, render: renders_repo.Render) -> StorageAsse
                          names.render_prefix(render.id))
 
 
-def _spec(render: renders_repo.Render) -> renderer.RenderSpec:
-    return renderer.RenderSpec(render.format, render.resolution, render.fps)
+def _spec(render: renders_repo.Render) -> RenderSpec:
+    return RenderSpec(render.format, render.resolution, render.fps)
 
 
 def render_chunk(render_id: str, index: int) -> None:
@@ -107,7 +110,7 @@ def render_chunk(render_id: str, index: int) -> None:
         return  # canceled, failed, finished or gone: nothing to do
     with ctx.engine.connect() as conn:
         doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
-    chunks = renderer.plan_chunks(render.frames or 0, render.chunks or 1)
+    chunks = plan_chunks(render.frames or 0, render.chunks or 1)
     if index >= len(chunks):
         raise RuntimeError(f"render {render_id} has {len(chunks)} chunks, not {index + 1}")
     start, end = chunks[index]
@@ -138,12 +141,16 @@ def _draw_segment(ctx: TaskContext, render: renders_repo.Render, doc: dict[str, 
     """Draw ``frames`` with the node's rasterizer (GL falls back to the CPU with a logged reason)
     and encode them with x264."""
     spec, assets = _spec(render), _render_assets(ctx, render)
-    choice = ctx.raster or renderer.choose_raster(ctx.settings.raster if ctx.settings else "cpu")
-    parsed = renderer.parse_doc(doc)
+    from reelfarm.renderer.backends import choose_raster  # drawing and encoding load only where a chunk runs
+    from reelfarm.renderer.encode import X264Encoder
+    from reelfarm.renderer.render import render_segment
+
+    choice = ctx.raster or choose_raster(ctx.settings.raster if ctx.settings else "cpu")
+    parsed = parse_doc(doc)
     raster = choice.make(parsed, spec, assets, yuv=True)
     try:
-        renderer.render_segment(parsed, path, spec, frames, assets=assets, progress=report, raster=raster,
-                                encoder=renderer.X264Encoder(threads=CHUNK_ENCODER_THREADS))
+        render_segment(parsed, path, spec, frames, assets=assets, progress=report, raster=raster,
+                       encoder=X264Encoder(threads=CHUNK_ENCODER_THREADS))
     finally:
         raster.close()
 
@@ -154,6 +161,9 @@ def stitch(render_id: str) -> None:
     if (live := _live_render(ctx, render_id)) is None:
         return
     render, doc = live
+    from reelfarm.renderer.render import finish_video
+    from reelfarm.renderer.stills import write_poster
+
     keys = [names.segment_key(render_id, i) for i in range(render.chunks or 0)]
     missing = [key for key in keys if not ctx.storage.exists(key)]
     if missing:
@@ -163,8 +173,8 @@ def stitch(render_id: str) -> None:
     with scratch_dir("stitch") as tmp:
         out, poster = os.path.join(tmp, "video.mp4"), os.path.join(tmp, "poster.jpg")
         try:
-            renderer.finish_video(doc, [ctx.storage.open_local(key) for key in keys], out, assets)
-            renderer.write_poster(doc, poster, _spec(render), assets)
+            finish_video(doc, [ctx.storage.open_local(key) for key in keys], out, assets)
+            write_poster(doc, poster, _spec(render), assets)
         except _PERMANENT as exc:
             fail_render(render_id, _user_message(exc))
             return
@@ -236,15 +246,17 @@ def render_stills(job_id: str) -> None:
 
 
 def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], prefix: str) -> None:
+    from reelfarm.renderer.stills import iter_stills_png
+
     times: list[float] = list(job.params["times"])
     fmt, resolution = job.params["format"], int(job.params["resolution"])
     # A still's pixels do not depend on fps.
-    spec = renderer.RenderSpec(fmt, resolution)
+    spec = RenderSpec(fmt, resolution)
     width, height = spec.size
     images = []
     try:
         import_remote_assets(doc, studio_of(ctx).asset_fetcher, ctx.storage, prefix)
-        stills = renderer.iter_stills_png(doc, times, spec, StorageAssets(ctx.storage, WorkspaceObjects(ctx.engine, job.workspace_id), prefix))
+        stills = iter_stills_png(doc, times, spec, StorageAssets(ctx.storage, WorkspaceObjects(ctx.engine, job.workspace_id), prefix))
         for i in range(len(times)):
             images.append(next(stills))
             if not _stage(ctx, job.id, "render", 0.8 * (i + 1) / len(times)):

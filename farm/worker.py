@@ -126,7 +126,7 @@ def worker_name() -> str:
 def choose_node_raster(kind: str) -> tuple[Any, str]:
     """The node's rasterizer choice for ``kind`` and its GL renderer's name ("" on the CPU); a GL
     choice whose context cannot be made becomes the CPU, with the reason logged."""
-    from reelfarm.renderer import RasterChoice, choose_raster
+    from reelfarm.renderer.backends import RasterChoice, choose_raster
 
     choice = choose_raster(kind)
     if choice.kind != "gl":

@@ -8,7 +8,6 @@ both on this one.
 """
 from __future__ import annotations
 
-import math
 import multiprocessing as mp
 import os
 import shutil
@@ -20,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from reelfarm.renderer.assets import AssetSource
 from reelfarm.renderer.audio import mix_audio
+from reelfarm.renderer.chunks import plan_chunks
 from reelfarm.renderer.backends import RasterChoice, choose_raster
 from reelfarm.renderer.concat import concat_segments
 from reelfarm.renderer.encode import Encoder, X264Encoder
@@ -52,13 +52,6 @@ class RenderStats:
 
 
 # -- segments ---------------------------------------------------------------------------------
-
-def plan_chunks(total_frames: int, chunks: int) -> list[tuple[int, int]]:
-    """Split frames [0, total) into `chunks` contiguous, nearly equal [start, end) ranges."""
-    chunks = max(1, min(chunks, total_frames))
-    bounds = [round(i * total_frames / chunks) for i in range(chunks + 1)]
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
-
 
 def render_segment(doc: Doc | Mapping[str, Any], path: str, spec: RenderSpec, frames: range,
                    assets: AssetSource | None = None, encoder: Encoder | None = None,
@@ -211,14 +204,3 @@ def _render_pool(doc: Doc, jobs: list[_Job], spec: RenderSpec, choice: RasterCho
         pool.join()
     if progress is not None:
         progress(total, total)
-
-
-def chunk_count(total_frames: int, fps: int, seconds_per_chunk: float = 5.0, slots: int = 1) -> int:
-    """How many chunks a farm cuts `total_frames` into: about `seconds_per_chunk` each, rounded
-    up to a multiple of `slots` (chunks that can run at once) so that no chunk runs alone while
-    other slots sit idle at the end.
-    """
-    slots = max(1, slots)
-    chunks = max(1, math.ceil(total_frames / (fps * seconds_per_chunk)))
-    chunks = math.ceil(chunks / slots) * slots
-    return max(1, min(chunks, total_frames))

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from reelfarm import renderer
+from reelfarm.renderer.assets import LocalAssets
+from reelfarm.renderer.errors import RendererError, SpecInvalid
+from reelfarm.renderer.model import Doc
+from reelfarm.renderer.spec import FORMATS, MAX_FPS, MAX_RESOLUTION, MIN_RESOLUTION, RenderSpec
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 
 
 def _load_doc(path: str) -> dict[str, Any]:
@@ -22,12 +25,14 @@ def _load_doc(path: str) -> dict[str, Any]:
         raise click.ClickException(f"cannot read {path}: {exc}") from exc
 
 
-def _assets_for(doc_path: str, assets_dir: str | None) -> renderer.LocalAssets:
-    return renderer.LocalAssets(assets_dir or Path(doc_path).resolve().parent)
+def _assets_for(doc_path: str, assets_dir: str | None) -> LocalAssets:
+    return LocalAssets(assets_dir or Path(doc_path).resolve().parent)
 
 
-def _check(doc: dict[str, Any]) -> renderer.Doc:
-    report = renderer.lint(doc, check_layout=False)
+def _check(doc: dict[str, Any]) -> Doc:
+    from reelfarm.renderer.linter import lint  # drawing and encoding load only in the commands that use them
+
+    report = lint(doc, check_layout=False)
     if report.errors:
         for p in report.errors:
             click.echo(f"error {p.pointer or '/'} [{p.code}] {p.message}", err=True)
@@ -42,7 +47,9 @@ def _check(doc: dict[str, Any]) -> renderer.Doc:
 @click.option("--assets", "assets_dir", type=click.Path(file_okay=False), help="Root of asset keys.")
 def lint_command(doc_path: str, as_json: bool, assets_dir: str | None) -> None:
     """Lint a VideoDoc: errors stop a render, warnings are advice. Exit 1 on errors."""
-    report = renderer.lint(_load_doc(doc_path), assets=_assets_for(doc_path, assets_dir))
+    from reelfarm.renderer.linter import lint
+
+    report = lint(_load_doc(doc_path), assets=_assets_for(doc_path, assets_dir))
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:
@@ -53,17 +60,17 @@ def lint_command(doc_path: str, as_json: bool, assets_dir: str | None) -> None:
     sys.exit(1 if report.errors else 0)
 
 
-def _spec(doc: renderer.Doc, fmt: str | None, resolution: int, fps: int | None) -> renderer.RenderSpec:
+def _spec(doc: Doc, fmt: str | None, resolution: int, fps: int | None) -> RenderSpec:
     try:
-        return renderer.RenderSpec.for_doc(doc, fmt, resolution, fps)
-    except renderer.SpecInvalid as exc:
+        return RenderSpec.for_doc(doc, fmt, resolution, fps)
+    except SpecInvalid as exc:
         raise click.UsageError(str(exc)) from exc
 
 
 # What the command line accepts beyond the API's published choices is the renderer's own rule:
 # any size and rate it can render (previews, tests), checked once by RenderSpec.
-_RESOLUTION = click.IntRange(renderer.MIN_RESOLUTION, renderer.MAX_RESOLUTION)
-_FPS = click.IntRange(1, renderer.MAX_FPS)
+_RESOLUTION = click.IntRange(MIN_RESOLUTION, MAX_RESOLUTION)
+_FPS = click.IntRange(1, MAX_FPS)
 _RASTER = click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), default="auto", show_default=True,
                        envvar="REELFARM_RASTER", show_envvar=True,
                        help="Rasterizer: GL on an NVIDIA GPU (auto), Skia on the CPU, or GL on any EGL (gl).")
@@ -72,7 +79,7 @@ _RASTER = click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), def
 @click.command("render", epilog="\b\nA video stored on a reelfarm server: reelfarm videos render VIDEO_ID")
 @click.argument("doc_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="MP4 to write.")
-@click.option("--format", "fmt", type=click.Choice(renderer.FORMATS), help="Aspect ratio (default: the doc's).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Aspect ratio (default: the doc's).")
 @click.option("--resolution", type=_RESOLUTION, default=1080, show_default=True,
               help="Short side in pixels (the API offers 720, 1080, 2160).")
 @click.option("--fps", type=_FPS, help="Frame rate (default: the doc's; the API offers 24, 30, 60).")
@@ -85,6 +92,9 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: int,
     """Render a VideoDoc to an H.264 MP4 with a progress bar."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from reelfarm.renderer.render import render_video
+    from reelfarm.renderer.stills import write_poster
+
     doc = _check(_load_doc(doc_path))
     spec = _spec(doc, fmt, resolution, fps)
     assets = _assets_for(doc_path, assets_dir)
@@ -95,12 +105,12 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: int,
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
         try:
-            stats = renderer.render_video(doc, output, spec, workers=workers, assets=assets, progress=update,
+            stats = render_video(doc, output, spec, workers=workers, assets=assets, progress=update,
                                           raster=raster)
-        except renderer.RendererError as exc:
+        except RendererError as exc:
             raise click.ClickException(str(exc)) from exc
     if poster:
-        renderer.write_poster(doc, poster, spec, assets, raster=raster)
+        write_poster(doc, poster, spec, assets, raster=raster)
     click.echo(f"wrote {output}: {stats.width}x{stats.height} {stats.fps} fps, {stats.frames} frames, "
                f"{stats.bytes / 1e6:.1f} MB in {stats.seconds:.2f} s = {stats.frames_per_second:.1f} frames/s")
 
@@ -108,7 +118,7 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: int,
 @click.command("still")
 @click.argument("doc_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--time", "t", type=float, default=0.0, show_default=True, help="Seconds into the video.")
-@click.option("--format", "fmt", type=click.Choice(renderer.FORMATS))
+@click.option("--format", "fmt", type=click.Choice(FORMATS))
 @click.option("--resolution", type=_RESOLUTION, default=1080, show_default=True, help="Short side in pixels.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="PNG to write.")
 @click.option("--assets", "assets_dir", type=click.Path(file_okay=False))
@@ -116,13 +126,15 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: int,
 def still_command(doc_path: str, t: float, fmt: str | None, resolution: int, output: str,
                   assets_dir: str | None, raster: str) -> None:
     """Render one frame to a PNG."""
+    from reelfarm.renderer.stills import render_still_png
+
     doc = _check(_load_doc(doc_path))
     if not 0 <= t <= doc.duration:
         raise click.BadParameter(f"must be within 0..{doc.duration:g}", param_hint="--time")
     try:
-        png = renderer.render_still_png(doc, t, _spec(doc, fmt, resolution, None), _assets_for(doc_path, assets_dir),
+        png = render_still_png(doc, t, _spec(doc, fmt, resolution, None), _assets_for(doc_path, assets_dir),
                                         raster)
-    except renderer.RendererError as exc:
+    except RendererError as exc:
         raise click.ClickException(str(exc)) from exc
     Path(output).write_bytes(png)
     click.echo(f"wrote {output}")
@@ -132,7 +144,7 @@ def still_command(doc_path: str, t: float, fmt: str | None, resolution: int, out
 @click.argument("story_id", required=False)
 @click.option("--list", "list_", is_flag=True, help="List the built-in stories, one per line.")
 @click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="A field value (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(renderer.FORMATS), default="16:9", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="16:9", show_default=True)
 @click.option("--duration", type=float, help="Seconds (default: the story's).")
 @click.option("--brand", "brand_path", type=click.Path(exists=True, dir_okay=False), help="Brand tokens JSON.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Where to write the VideoDoc.")
@@ -150,7 +162,7 @@ def story_command(story_id: str | None, list_: bool, fields: tuple[str, ...], fm
     except KeyError as exc:
         raise click.ClickException(f"no story {story_id!r}; see `reelfarm story --list`") from exc
     values = _parse_fields(fields, story.fields)
-    brand = json.loads(Path(brand_path).read_text("utf-8")) if brand_path else renderer.NEUTRAL_BRAND
+    brand = json.loads(Path(brand_path).read_text("utf-8")) if brand_path else NEUTRAL_BRAND
     try:
         doc = story.build(values, brand, fmt, duration)
     except Exception as exc:  # the story's own validation error carries the details

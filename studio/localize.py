@@ -19,7 +19,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from reelfarm import renderer
+from reelfarm.renderer.linter import LintReport, lint
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.renderer.spec import FORMATS
 from reelfarm.studio.translate import Translators
 from reelfarm.studio.translate.locales import direction_of, normalize_tag, script_of
@@ -187,7 +188,7 @@ def _switch_fonts(doc: JSON, script: str) -> None:
     """
     family = SCRIPT_FAMILIES[script]
     chars = _SCRIPT_CHARS[script]
-    brand_fonts = {**renderer.NEUTRAL_BRAND["fonts"], **((doc.get("brand") or {}).get("fonts") or {})}
+    brand_fonts = {**NEUTRAL_BRAND["fonts"], **((doc.get("brand") or {}).get("fonts") or {})}
     for layer in _text_layers(doc):
         overrides = layer.get("formats", {}).values()
         texts = [layer.get("text", "")] + [o["text"] for o in overrides if "text" in o]
@@ -216,7 +217,7 @@ def _font_weight(font: Any, brand_fonts: JSON) -> int:
 def _fit_text(doc: JSON, report: Callable[[float], None]) -> None:
     """Let overflowing text shrink until lint finds no overflow in any format, or give up."""
     for n in range(MAX_FIT_PASSES):
-        overflows = _overflows(renderer.lint(doc))
+        overflows = _overflows(lint(doc))
         if not overflows:
             return
         changed = False
@@ -230,7 +231,7 @@ def _fit_text(doc: JSON, report: Callable[[float], None]) -> None:
             return
 
 
-def _overflows(report: renderer.LintReport) -> dict[tuple[int, tuple[int, ...]], set[str | None]]:
+def _overflows(report: LintReport) -> dict[tuple[int, tuple[int, ...]], set[str | None]]:
     """Overflowing text layers as (scene, index path through groups' children), with their formats."""
     found: dict[tuple[int, tuple[int, ...]], set[str | None]] = {}
     for problem in report.warnings:

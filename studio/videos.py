@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from reelfarm import renderer
+from reelfarm.renderer.linter import lint
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.errors import NotFound
@@ -182,7 +182,7 @@ class VideoService:
         return kit
 
     def _doc_version(self, conn: Any, workspace_id: str, doc: Mapping[str, Any], note: str | None) -> repo.NewVersion:
-        report = renderer.lint(doc)
+        report = lint(doc)
         problems = [_with_prefix(p.as_dict(), "/doc") for p in report.errors]
         problems += [{"field": f"/doc{pointer}", "code": "unknown_storage_key",
                       "message": f"no object of this workspace is stored under key {key!r}; use a key of this "
@@ -227,7 +227,7 @@ class VideoService:
     @staticmethod
     def _new_version(doc: dict[str, Any], source: str, fields: Mapping[str, Any] | None,
                      note: str | None) -> repo.NewVersion:
-        warnings = renderer.lint(doc).warnings
+        warnings = lint(doc).warnings
         return repo.NewVersion(doc=doc, source=source, note=note, fields=dict(fields) if fields else None,
                                lint=[p.as_dict() for p in warnings], duration_sec=float(doc["duration"]))
 

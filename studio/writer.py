@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reelfarm.renderer import lint
+from reelfarm.renderer.linter import lint
 from reelfarm.studio.briefs import (
     Facts,
     classify,

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from reelfarm.renderer import NEUTRAL_BRAND  # the one neutral kit, shared with the renderer
+from reelfarm.renderer.tokens import NEUTRAL_BRAND  # the one neutral kit, shared with the renderer
 
 COLOR_NAMES = ("primary", "secondary", "accent", "background", "text")
 MIN_CONTRAST = 4.5
@@ -109,7 +109,7 @@ def shipped_family(family: str, role: str) -> str:
 @functools.lru_cache(maxsize=1)
 def _shipped_families() -> tuple[str, ...]:
     try:
-        from reelfarm.renderer import available_families
+        from reelfarm.renderer.fonts import available_families
     except ImportError:  # no renderer in this process: keep families as given
         return ()
     return tuple(available_families())

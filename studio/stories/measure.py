@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Protocol
 
-from reelfarm import renderer
+from reelfarm.renderer.text import measure_text
 
 # Pixels per short side to measure at: the 1080p render and the linter's 360 px preview, whose
 # rounded glyph advances can wrap a line earlier. A box must hold the text at both.
@@ -43,7 +43,7 @@ class RendererTypesetter:
 def _measure(text: str, font: tuple[str, int], size: float, width: float, line_height: float,
              letter_spacing: float, px: float) -> tuple[float, bool]:
     box_w = width * px - MARGIN_PX
-    m = renderer.measure_text(text, font[0], font[1], size * px, box_w, line_height, letter_spacing)
+    m = measure_text(text, font[0], font[1], size * px, box_w, line_height, letter_spacing)
     # Every word must fit the width whole: a word wider than the box would break mid-word.
     return m.height / px, m.widest_word <= box_w
 

@@ -18,7 +18,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from reelfarm.renderer import FORMATS, NEUTRAL_BRAND, GLRasterizer, RenderSpec, parse_doc, render_still_png
+from reelfarm.renderer.gl import GLRasterizer
+from reelfarm.renderer.model import parse_doc
+from reelfarm.renderer.spec import FORMATS, RenderSpec
+from reelfarm.renderer.stills import render_still_png
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.renderer.raster import to_rgba
 from reelfarm.studio.stories import list_stories
 from tests.golden.imagediff import mismatch_fraction

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from reelfarm.cli import main
-from reelfarm.renderer import probe
+from reelfarm.renderer.concat import probe
 from reelfarm.studio.stories import list_stories
 
 

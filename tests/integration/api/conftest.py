@@ -18,7 +18,7 @@ from flask.testing import FlaskClient
 
 from reelfarm.api.app import create_app
 from reelfarm.api.services import Services
-from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import transaction

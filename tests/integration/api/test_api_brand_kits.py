@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 import uuid
 
-from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from tests.integration.api.support import assert_error, fields_of
 
 KIT_KEYS = {"id", "name", "source_url", "is_default", "tokens", "created_at", "updated_at"}

@@ -19,7 +19,7 @@ from reelfarm.api import examples
 from reelfarm.api.app import create_app
 from reelfarm.api.services import Services
 from reelfarm.farm.jobs import published_locales
-from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import transaction

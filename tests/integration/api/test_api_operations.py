@@ -133,7 +133,7 @@ def test_an_api_key_does_not_open_guarded_metrics(tmp_path, db_url):
     from reelfarm.shared.db import transaction
     from reelfarm.shared.clock import SystemClock
     from reelfarm.shared.repos import api_keys as keys_repo, workspaces as ws_repo
-    from reelfarm.renderer import NEUTRAL_BRAND
+    from reelfarm.renderer.tokens import NEUTRAL_BRAND
 
     settings = Settings.from_env({"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_DATABASE_URL": db_url,
                                   "REELFARM_METRICS_TOKEN": "m" * 40})

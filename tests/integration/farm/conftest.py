@@ -25,7 +25,7 @@ from reelfarm.farm.queue import JobQueue, RQQueue
 from reelfarm.farm.renders import RenderService
 from reelfarm.farm.context import TaskContext, configure
 from reelfarm.farm.wiring import make_redis
-from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine, transaction

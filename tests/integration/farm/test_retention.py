@@ -24,7 +24,7 @@ from reelfarm.farm.retention import Purged, PurgeSchedule, purge
 from reelfarm.farm.context import TaskContext, configure
 from reelfarm.farm.maintenance import embedded_maintenance
 from reelfarm.farm.worker import NodeHeartbeat
-from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine, transaction

@@ -24,7 +24,7 @@ from reelfarm.farm import webhooks as delivery
 from reelfarm.farm.progress import MemoryProgress
 from reelfarm.farm.queue import resolve
 from reelfarm.farm.context import TaskContext, configure
-from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import transaction

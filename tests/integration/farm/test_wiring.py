@@ -10,7 +10,7 @@ from reelfarm.farm.embedded import EmbeddedQueue
 from reelfarm.farm.progress import DatabaseProgress, MemoryProgress, RedisProgress
 from reelfarm.farm.queue import RQQueue
 from reelfarm.farm.wiring import make_farm, make_progress, make_queue
-from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import SystemClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine, migrate, transaction

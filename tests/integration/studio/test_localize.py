@@ -12,7 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from reelfarm import renderer
+from reelfarm.renderer.linter import lint
+from reelfarm.renderer.model import parse_doc
+from reelfarm.renderer.spec import RenderSpec
+from reelfarm.renderer.stills import poster_time, render_still
 from reelfarm.studio.errors import UnsupportedLocale
 from reelfarm.studio.localize import localize
 from reelfarm.studio.stories import NEUTRAL_BRAND, get_story, resolve_fields
@@ -77,12 +80,12 @@ def text_only(doc: dict[str, Any]) -> dict[str, Any]:
 
 def ink(doc: dict[str, Any], t: float, fmt: str = "16:9") -> np.ndarray:
     """Columns and rows of the pixels text inks at `t`."""
-    pixels = renderer.render_still(text_only(doc), t, renderer.RenderSpec(fmt, 360))
+    pixels = render_still(text_only(doc), t, RenderSpec(fmt, 360))
     return np.argwhere(pixels[:, :, :3].min(axis=2) < 128)
 
 
 def settled(doc: dict[str, Any]) -> float:
-    return renderer.poster_time(renderer.parse_doc(doc))
+    return poster_time(parse_doc(doc))
 
 
 @pytest.mark.parametrize("story_id", ["flash_sale", "hiring"])
@@ -103,7 +106,7 @@ def test_localized_copy_is_translated_fits_and_draws(translators: Translators, s
         else:
             assert translated != original
             assert target == "es" or translated == CANNED[target.upper()][original]
-    report = renderer.lint(out)
+    report = lint(out)
     assert report.errors == [] and report.warnings == []
     names = [name for name, _ in stages]
     assert names == ["translate"] * names.count("translate") + ["fit"] * names.count("fit")
@@ -174,8 +177,8 @@ def test_text_that_overflows_after_translation_shrinks_until_it_fits(translators
                       "w": 0.7, "font": {"family": "Montserrat", "weight": 800}}])
     unfitted = copy.deepcopy(doc)
     unfitted["scenes"][0]["layers"][0]["text"] = CANNED["DE"]["Unbelievable opportunities"]
-    assert renderer.lint(doc).warnings == []
-    assert {p.message for p in renderer.lint(unfitted).warnings} == {
+    assert lint(doc).warnings == []
+    assert {p.message for p in lint(unfitted).warnings} == {
         f"text overflows its box in {fmt}" for fmt in ("9:16", "1:1", "4:5")}
 
     out = localize(doc, source="en", target="de", translators=translators)
@@ -183,7 +186,7 @@ def test_text_that_overflows_after_translation_shrinks_until_it_fits(translators
     claim = out["scenes"][0]["layers"][0]
     assert claim["text"] == "Unglaubliche Entwicklungsmöglichkeiten"
     assert claim["auto_shrink"] is True and 0.0223 < claim["min_size"] < 0.08
-    assert renderer.lint(out).warnings == []
+    assert lint(out).warnings == []
 
 
 @pytest.mark.parametrize("depth", [1, 2])
@@ -203,8 +206,8 @@ def test_text_inside_groups_that_overflows_after_translation_shrinks(translators
     for _ in range(depth):
         holder = holder["children"][1]
     holder["text"] = CANNED["DE"]["Unbelievable opportunities"]
-    assert renderer.lint(doc).warnings == []
-    assert {(p.pointer, p.code) for p in renderer.lint(unfitted).warnings} == {(pointer, "text_overflow")}
+    assert lint(doc).warnings == []
+    assert {(p.pointer, p.code) for p in lint(unfitted).warnings} == {(pointer, "text_overflow")}
 
     out = localize(doc, source="en", target="de", translators=translators)
 
@@ -213,7 +216,7 @@ def test_text_inside_groups_that_overflows_after_translation_shrinks(translators
         fitted = fitted["children"][1]
     assert fitted["text"] == "Unglaubliche Entwicklungsmöglichkeiten"
     assert fitted["auto_shrink"] is True and 0.0223 < fitted["min_size"] < 0.08
-    assert renderer.lint(out).warnings == []
+    assert lint(out).warnings == []
 
 
 def test_groups_overrides_and_repeats_are_translated_in_one_batch(translators: Translators) -> None:
@@ -234,7 +237,7 @@ def test_groups_overrides_and_repeats_are_translated_in_one_batch(translators: T
     cta = out["scenes"][0]["layers"][1]
     assert "Berlín" in child["text"] and cta["formats"]["9:16"]["text"] == child["text"]
     assert out["title"] == cta["text"] != "Apply today"
-    assert renderer.lint(out).warnings == []
+    assert lint(out).warnings == []
 
 
 def test_arabic_mirrors_inside_groups_and_transitions(translators: Translators) -> None:
@@ -260,7 +263,7 @@ def test_arabic_mirrors_inside_groups_and_transitions(translators: Translators) 
     assert bar["x"] == 0.9 and bar["fill"]["angle"] == 150
     assert cta["align"] == "start" and cta["formats"]["9:16"] == {"x": 0.6, "align": "left"}
     assert scene["transition"]["direction"] == "right"
-    assert renderer.lint(out).errors == []
+    assert lint(out).errors == []
 
 
 def test_a_locale_no_engine_has_is_refused(translators: Translators) -> None:

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from reelfarm import renderer
+from reelfarm.renderer import RENDERER_VERSION
+from reelfarm.renderer.errors import AssetError
+from reelfarm.renderer.spec import RenderSpec
 from reelfarm.farm.assets import StorageAssets, imported_key
 from reelfarm.farm.errors import (
     FarmError,
@@ -58,13 +60,13 @@ def a_render(**changes: Any) -> Render:
 
 
 def test_dedup_hash_covers_every_input() -> None:
-    def spec(fmt: str = "16:9", resolution: int = 1080, fps: int = 30) -> renderer.RenderSpec:
-        return renderer.RenderSpec(fmt, resolution, fps)
+    def spec(fmt: str = "16:9", resolution: int = 1080, fps: int = 30) -> RenderSpec:
+        return RenderSpec(fmt, resolution, fps)
     base = dedup_hash("doc", spec())
-    assert base == dedup_hash("doc", spec(), renderer.RENDERER_VERSION)
+    assert base == dedup_hash("doc", spec(), RENDERER_VERSION)
     assert len(base) == 64 and int(base, 16) >= 0
     # Hashes stored by earlier releases must keep matching: the canonical form is fixed.
-    canonical = json.dumps(["doc", "16:9", 1080, 30, renderer.RENDERER_VERSION], separators=(",", ":"))
+    canonical = json.dumps(["doc", "16:9", 1080, 30, RENDERER_VERSION], separators=(",", ":"))
     assert base == hashlib.sha256(canonical.encode()).hexdigest()
     variants = {dedup_hash("doc2", spec()), dedup_hash("doc", spec("9:16")),
                 dedup_hash("doc", spec(resolution=720)), dedup_hash("doc", spec(fps=24)),
@@ -129,7 +131,7 @@ def test_stills_results_are_signed_on_every_read(tmp_path: Path) -> None:
 
 
 def test_failure_reasons_tell_users_what_they_can_act_on() -> None:
-    assert describe_exception(renderer.AssetError("asset 'x': unreadable")) == "asset 'x': unreadable"
+    assert describe_exception(AssetError("asset 'x': unreadable")) == "asset 'x': unreadable"
     assert describe_exception(TaskFailed("font missing")) == "font missing"
     assert describe_exception(KeyError("secret internals")) == "an internal error (KeyError)"
     assert describe_exception(None) == "the process running it stopped"
@@ -176,14 +178,14 @@ def test_assets_come_from_storage_only(storage: LocalStorage) -> None:
     storage.put_bytes("assets/other.png", b"theirs", "image/png")
     assets = StorageAssets(storage, KeySet("assets/a.png", "assets/b.png"))
     assert Path(assets.path("a", Asset("image", key="assets/a.png"))).read_bytes() == b"png"
-    with pytest.raises(renderer.AssetError, match="no object of this workspace is stored under key 'assets/b.png'"):
+    with pytest.raises(AssetError, match="no object of this workspace is stored under key 'assets/b.png'"):
         assets.path("b", Asset("image", key="assets/b.png"))
     # stored, but not the workspace's: refused with the same words as a missing object
-    with pytest.raises(renderer.AssetError, match="no object of this workspace is stored under key 'assets/other.png'"):
+    with pytest.raises(AssetError, match="no object of this workspace is stored under key 'assets/other.png'"):
         assets.path("o", Asset("image", key="assets/other.png"))
-    with pytest.raises(renderer.AssetError, match="is neither in storage nor at an http"):
+    with pytest.raises(AssetError, match="is neither in storage nor at an http"):
         assets.path("c", Asset("image", url="/etc/passwd"))
-    with pytest.raises(renderer.AssetError, match="is neither in storage nor at an http"):
+    with pytest.raises(AssetError, match="is neither in storage nor at an http"):
         assets.path("c", Asset("image", url="https://cdn.example/c.png"))  # no import was made for it
     imported = StorageAssets(storage, KeySet(), "renders/r1")
     with pytest.raises(RuntimeError, match="was not imported"):  # the import task runs first: lost, so retry

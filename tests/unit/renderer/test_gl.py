@@ -12,8 +12,14 @@ import numpy as np
 import pytest
 from av.video.reformatter import VideoReformatter
 
-from reelfarm.renderer import (GLRasterizer, RasterChoice, RenderSpec, SkiaRasterizer, choose_raster, parse_doc, probe,
-                      render_still, render_video)
+from reelfarm.renderer.backends import RasterChoice, choose_raster
+from reelfarm.renderer.concat import probe
+from reelfarm.renderer.gl import GLRasterizer
+from reelfarm.renderer.model import parse_doc
+from reelfarm.renderer.raster import SkiaRasterizer
+from reelfarm.renderer.render import render_video
+from reelfarm.renderer.spec import RenderSpec
+from reelfarm.renderer.stills import render_still
 from reelfarm.renderer.encode import rgba_to_bt709
 from reelfarm.renderer.raster import to_rgba
 from tests.golden.imagediff import mismatch_fraction
@@ -87,7 +93,7 @@ def test_auto_never_picks_software_gl():
 
 
 def test_hardware_only_gl_without_an_nvidia_gpu_falls_back_to_the_cpu_with_a_reason(doc, caplog):
-    from reelfarm.renderer import nvidia_gpu_present
+    from reelfarm.renderer.backends import nvidia_gpu_present
     if nvidia_gpu_present(7):
         pytest.skip("this machine has an NVIDIA GPU 7; the fallback needs a missing one")
     with caplog.at_level(logging.WARNING, "reelfarm.renderer.backends"):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from reelfarm.renderer import lint
+from reelfarm.renderer.linter import lint
 
 
 def codes(items):

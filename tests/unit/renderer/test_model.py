@@ -5,7 +5,9 @@ import json
 import jsonschema
 import pytest
 
-from reelfarm.renderer import DocInvalid, doc_schema, frame_size, parse_doc
+from reelfarm.renderer.errors import DocInvalid
+from reelfarm.renderer.model import doc_schema, parse_doc
+from reelfarm.renderer.spec import frame_size
 from reelfarm.renderer.easing import EASINGS, ease
 from reelfarm.renderer.timeline import Timeline, layer_state, value_at
 

@@ -1,6 +1,8 @@
 """renderer/ is a pure library: it imports nothing of the service."""
 from __future__ import annotations
 
+import ast
+import types
 from pathlib import Path
 
 from reelfarm import renderer
@@ -16,9 +18,21 @@ def test_renderer_imports_no_service_code():
     assert offenders == []
 
 
-def test_public_names_exist():
-    for name in renderer.__all__:
-        assert hasattr(renderer, name), name
+def test_names_are_imported_from_their_modules_not_through_the_package():
+    """Readers and tools follow ``render_video`` to ``reelfarm.renderer.render``: the package re-exports
+    nothing and loads nothing (no lazy ``__getattr__``); nothing imports a name through it."""
+    assert not hasattr(renderer, "__getattr__")
+    names = [n for n, v in vars(renderer).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)]
+    assert names == ["annotations", "RENDERER_VERSION"], "submodules only, once imported"
+    repo = Path(renderer.__file__).resolve().parents[1]
+    through = []
+    for part in ("api", "farm", "studio", "console", "shared", "renderer", "benchmarks", "tests"):
+        for path in (repo / part).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module == "reelfarm.renderer":
+                    through += [f"{path.name}: {a.name}" for a in node.names
+                                if a.name != "RENDERER_VERSION" and not (repo / "renderer" / f"{a.name}.py").exists()]
+    assert through == []
 
 
 def _modules_after(statement: str) -> set[str]:
@@ -34,12 +48,15 @@ def _modules_after(statement: str) -> set[str]:
 def test_importing_the_renderer_loads_no_service_library():
     """Render nodes and local commands start fast: no web, database, migration, queue or S3 code."""
     service = {"flask", "flask_smorest", "sqlalchemy", "alembic", "rq", "redis", "boto3", "botocore", "psycopg2"}
-    loaded = _modules_after("from reelfarm import renderer\nfrom reelfarm.renderer import render_video, render_still_png, lint")
+    loaded = _modules_after("from reelfarm.renderer.render import render_video\n"
+                            "from reelfarm.renderer.stills import render_still_png\n"
+                            "from reelfarm.renderer.linter import lint")
     assert loaded & service == set()
 
 
 def test_a_still_never_loads_the_encoder():
-    assert "av" not in _modules_after("from reelfarm import renderer\nrenderer.render_still_png")
+    assert "av" not in _modules_after("from reelfarm.renderer.stills import render_still_png")
+    assert _modules_after("from reelfarm import renderer") & {"av", "skia", "numpy"} == set()
 
 
 def test_the_local_commands_load_no_service_code():

@@ -3,7 +3,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reelfarm.renderer import RenderSpec, SkiaRasterizer, frame_size, parse_doc, render_still
+from reelfarm.renderer.model import parse_doc
+from reelfarm.renderer.raster import SkiaRasterizer
+from reelfarm.renderer.spec import RenderSpec, frame_size
+from reelfarm.renderer.stills import render_still
 from tests.helpers import write_png
 
 
@@ -89,14 +92,15 @@ def test_image_layer_with_cover_and_radius(tmp_path):
     doc["scenes"][0]["layers"] = [{"id": "img", "type": "image", "asset": "photo", "x": 0.5, "y": 0.5,
                                    "w": 1.0, "h": 1.0, "fit": "cover", "radius": 0.1,
                                    "ken_burns": {"from": {"scale": 1.0}, "to": {"scale": 1.3}}}]
-    from reelfarm.renderer import LocalAssets
+    from reelfarm.renderer.assets import LocalAssets
     frame = render_still(doc, 1.0, RenderSpec("16:9", 180), LocalAssets(tmp_path))
     assert tuple(frame[90, 160, :3]) != (255, 255, 255)
     assert tuple(frame[0, 0, :3]) == (255, 255, 255)  # rounded corner clipped
 
 
 def test_missing_asset_is_a_clear_error(tmp_path):
-    from reelfarm.renderer import AssetError, LocalAssets
+    from reelfarm.renderer.assets import LocalAssets
+    from reelfarm.renderer.errors import AssetError
     doc = _text_doc("x")
     doc["assets"] = {"photo": {"type": "image", "key": "nope.png"}}
     doc["scenes"][0]["layers"] = [{"id": "img", "type": "image", "asset": "photo", "w": 0.5, "h": 0.5}]
@@ -105,7 +109,8 @@ def test_missing_asset_is_a_clear_error(tmp_path):
 
 
 def test_corrupt_image_is_a_clear_error(tmp_path):
-    from reelfarm.renderer import AssetError, LocalAssets
+    from reelfarm.renderer.assets import LocalAssets
+    from reelfarm.renderer.errors import AssetError
     (tmp_path / "bad.png").write_bytes(b"\x89PNG not really")
     doc = _text_doc("x")
     doc["assets"] = {"photo": {"type": "image", "key": "bad.png"}}
@@ -150,7 +155,7 @@ def test_cjk_without_spaces_wraps_instead_of_overflowing():
 
 
 def test_svg_image_is_drawn(tmp_path):
-    from reelfarm.renderer import LocalAssets
+    from reelfarm.renderer.assets import LocalAssets
     (tmp_path / "logo.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100">'
                                        '<rect width="100" height="100" fill="#ff0000"/></svg>')
     doc = _text_doc("x")
@@ -193,7 +198,7 @@ def test_wipe_reveals_from_one_side():
 
 
 def test_measure_text_reports_height_and_the_widest_word():
-    from reelfarm.renderer import measure_text
+    from reelfarm.renderer.text import measure_text
     m = measure_text("Smart scheduling", "Montserrat", 800, 0.142 * 360, 288)
     assert m.widest_word > 288            # "scheduling" alone is wider than the box
     two_lines = measure_text("Smart scheduling", "Montserrat", 800, 40, 200)

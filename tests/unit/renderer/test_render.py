@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from reelfarm.renderer import LocalAssets, RasterChoice, RenderSpec, plan_chunks, probe, render_segment, render_still_png, render_video, write_poster
+from reelfarm.renderer.assets import LocalAssets
+from reelfarm.renderer.backends import RasterChoice
+from reelfarm.renderer.chunks import plan_chunks
+from reelfarm.renderer.concat import probe
+from reelfarm.renderer.render import render_segment, render_video
+from reelfarm.renderer.spec import RenderSpec
+from reelfarm.renderer.stills import render_still_png, write_poster
 from tests.helpers import write_tone
 
 
@@ -96,7 +102,7 @@ def test_colours_survive_render_and_encode(tmp_path):
 
 @pytest.mark.parametrize("frames,slots,expected", [(450, 1, 3), (450, 2, 4), (1800, 2, 12), (1800, 5, 15), (3, 8, 3)])
 def test_chunk_count_fills_every_slot(frames, slots, expected):
-    from reelfarm.renderer import chunk_count
+    from reelfarm.renderer.chunks import chunk_count
     assert chunk_count(frames, 30, slots=slots) == expected
 
 
@@ -129,7 +135,7 @@ def test_chunk_processes_die_on_sigterm_whatever_the_host_taught_them(doc, tmp_p
 
 
 def test_stills_from_one_rasterizer_equal_stills_drawn_alone(doc):
-    from reelfarm.renderer import iter_stills_png
+    from reelfarm.renderer.stills import iter_stills_png
     times = [2.9, 0.2, 3.25, 5.0]  # out of order, across the transition
     together = list(iter_stills_png(doc, times, RenderSpec("4:5", 180)))
     assert together == [render_still_png(doc, t, RenderSpec("4:5", 180)) for t in times]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reelfarm.renderer import NEUTRAL_BRAND
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.renderer.model import _fast_validator, _validator, schema_problems
 from reelfarm.studio.stories import list_stories
 

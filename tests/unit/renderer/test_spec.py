@@ -5,8 +5,9 @@ import dataclasses
 
 import pytest
 
-from reelfarm import renderer
-from reelfarm.renderer import RenderSpec, SpecInvalid, spec_problems
+from reelfarm.renderer.spec import FORMATS, FPS_CHOICES, RESOLUTIONS
+from reelfarm.renderer.errors import SpecInvalid
+from reelfarm.renderer.spec import RenderSpec, spec_problems
 
 
 def test_a_spec_knows_its_pixel_size_and_frame_times():
@@ -35,9 +36,9 @@ def test_values_not_given_are_not_checked():
 
 
 def test_the_published_choices_lie_within_what_can_be_rendered():
-    for fmt in renderer.FORMATS:
-        for resolution in renderer.RESOLUTIONS:
-            for fps in renderer.FPS_CHOICES:
+    for fmt in FORMATS:
+        for resolution in RESOLUTIONS:
+            for fps in FPS_CHOICES:
                 width, height = RenderSpec(fmt, resolution, fps).size
                 assert width % 2 == 0 and height % 2 == 0 and min(width, height) == resolution
 

@@ -371,9 +371,9 @@ def test_stories_still_build_from_estimates_without_the_text_engine(monkeypatch)
 
 @pytest.fixture(scope="module")
 def lint():
-    from reelfarm import renderer
+    from reelfarm.renderer.linter import lint
 
-    return renderer.lint
+    return lint
 
 
 @pytest.mark.parametrize("story_id", IDS)

@@ -1,0 +1,99 @@
+"""Each term of the domain is defined once: the plans in ``reelfarm.shared.plans``, the formats,
+resolutions and frame rates in ``reelfarm.renderer.spec``. A second literal list of plan names or
+of formats anywhere in the package or the benchmarks fails here, and the copies that must exist
+(the VideoDoc JSON Schema, the layout's design tables) are held equal to the definition."""
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from reelfarm.renderer import spec
+from reelfarm.shared import plans
+
+ROOT = Path(__file__).resolve().parents[2]
+PARTS = ("api", "client", "console", "farm", "renderer", "shared", "studio", "benchmarks")
+PLAN_NAMES = set(plans.NAMES)
+FORMAT_NAMES = set(spec.FORMATS)
+HOMES = {"shared/plans.py", "renderer/spec.py"}
+# The client cannot import the server: its lists are checked against the served document instead
+# (tests/integration/api/test_api_document.py). Migrations are history: they keep what they said.
+ELSEWHERE = {"client/cli/videos.py"}
+# Design tables keyed by format (how each is laid out), held to exactly the formats below.
+KEYED_BY_FORMAT = {"studio/stories/layout.py": {"_KIND", "_MARGIN"}}
+
+
+def _sources() -> list[tuple[str, ast.AST]]:
+    found = []
+    for part in PARTS:
+        for path in sorted((ROOT / part).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel in HOMES or rel in ELSEWHERE or "/migrations/" in rel or "__pycache__" in rel:
+                continue
+            found.append((rel, ast.parse(path.read_text(encoding="utf-8"))))
+    return found
+
+
+def _literal_strings(node: ast.AST) -> list[str]:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = node.elts
+    elif isinstance(node, ast.Dict):
+        items = [k for k in node.keys if k is not None]
+    else:
+        return []
+    return [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+
+
+def second_definitions(sources: list[tuple[str, ast.AST]]) -> list[str]:
+    """Literal collections naming two or more plans, or three or more formats (an example body
+    may name two formats; a definition names them all)."""
+    found = []
+    for rel, tree in sources:
+        tables = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id in KEYED_BY_FORMAT.get(rel, ()) for t in node.targets)}
+        for node in ast.walk(tree):
+            if id(node) in tables:
+                continue
+            values = set(_literal_strings(node))
+            if len(values & PLAN_NAMES) >= 2:
+                found.append(f"{rel}:{node.lineno}: plans {sorted(values & PLAN_NAMES)}")  # type: ignore[attr-defined]
+            if len(values & FORMAT_NAMES) >= 3:
+                found.append(f"{rel}:{node.lineno}: formats {sorted(values & FORMAT_NAMES)}")  # type: ignore[attr-defined]
+    return found
+
+
+def test_plans_and_formats_are_defined_once() -> None:
+    assert second_definitions(_sources()) == []
+
+
+def test_the_check_finds_a_second_definition() -> None:
+    planted = [("planted.py", ast.parse('PAID = ("pro", "agency")\nSIZES = {"16:9": 1, "9:16": 2, "1:1": 3}\n'))]
+    assert second_definitions(planted) == ["planted.py:1: plans ['agency', 'pro']",
+                                           "planted.py:2: formats ['16:9', '1:1', '9:16']"]
+
+
+def test_the_videodoc_schema_offers_the_specs_formats_and_frame_rates() -> None:
+    schema = json.loads((ROOT / "renderer/videodoc.schema.json").read_text())
+    assert schema["$defs"]["format"]["enum"] == list(spec.FORMATS)
+    assert schema["properties"]["fps"]["enum"] == list(spec.FPS_CHOICES)
+
+
+def test_the_layouts_design_tables_cover_exactly_the_formats() -> None:
+    from reelfarm.studio.stories import layout
+
+    for table in (layout._SIZE, layout._KIND, layout._MARGIN):
+        assert list(table) == list(spec.FORMATS)
+    for fmt, (w, h) in layout._SIZE.items():
+        width, height = spec.frame_size(fmt, 1080)
+        assert width / height == pytest.approx(w / h, rel=1e-3)
+
+
+def test_what_a_plan_allows_is_read_from_its_definition() -> None:
+    from reelfarm.shared.config import Settings
+
+    assert plans.LOCALE_PLANS == ("pro", "agency")
+    limits = Settings.from_env({"REELFARM_DATA_DIR": "/nonexistent"}).rate_limits
+    assert {p: r.limit for p, r in limits.items()} == {p.name: p.rate_limit for p in plans.PLANS.values() if p.api}
+    assert Settings.from_env({"REELFARM_DATA_DIR": "/nonexistent"}).rate_limit_for("starter") is None
