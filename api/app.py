@@ -31,7 +31,7 @@ from reelfarm.api.resources import (
 from reelfarm.api.schemas import ErrorEnvelopeSchema, VideoDocField
 from reelfarm.api.services import Services
 from reelfarm.console import blp as console_blp
-from reelfarm.farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
+from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
 from reelfarm.shared import logs, storage
 from reelfarm.shared.config import Settings
 from reelfarm.shared.errors import InsufficientCredits, NotFound

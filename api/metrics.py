@@ -30,7 +30,7 @@ from flask import Blueprint, Flask, Response, g, jsonify, request
 
 from reelfarm.api.errors import Unauthorized
 from reelfarm.api.services import services
-from reelfarm.farm.routing import ALL_QUEUES
+from reelfarm.farm.services.queues import ALL_QUEUES
 from reelfarm.shared import logs
 from reelfarm.shared.readmodels import FarmFigures, Totals
 

@@ -38,14 +38,14 @@ from reelfarm.api.auth import Caller
 from reelfarm.api.errors import Forbidden, Unavailable
 from reelfarm.api.idempotency import Idempotency
 from reelfarm.api.ratelimit import RateLimiter, make_rate_limiter
-from reelfarm.farm.errors import QueueUnavailable
-from reelfarm.farm.jobs import JobService
-from reelfarm.farm.renders import RenderService
-from reelfarm.farm.routing import ALL_QUEUES
-from reelfarm.farm.status import collect_status
-from reelfarm.farm.videos import Videos
-from reelfarm.farm.webhooks import WebhookSender
-from reelfarm.farm.wiring import Farm, make_farm
+from reelfarm.farm.services.errors import QueueUnavailable
+from reelfarm.farm.services.jobs import JobService
+from reelfarm.farm.services.renders import RenderService
+from reelfarm.farm.services.queues import ALL_QUEUES
+from reelfarm.farm.runtime.status import collect_status
+from reelfarm.farm.services.videos import Videos
+from reelfarm.farm.runtime.webhooks import WebhookSender
+from reelfarm.farm.runtime.wiring import Farm, make_farm
 from reelfarm.shared.accounts import AccountService
 from reelfarm.shared.apikeys import ApiKeyService
 from reelfarm.shared.clock import Clock, SystemClock

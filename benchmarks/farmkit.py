@@ -305,7 +305,7 @@ class RedisDB:
     """One Redis database (14 by default), flushed at start and at the end; nothing else touched."""
 
     def __init__(self, url: str = "redis://127.0.0.1:6379/14") -> None:
-        from reelfarm.farm.wiring import make_redis
+        from reelfarm.farm.runtime.wiring import make_redis
 
         self.url = url
         self.redis = make_redis(url)

@@ -356,7 +356,7 @@ def _round(x: float | None) -> float | None:
 def run(args: argparse.Namespace, work: Path, notes: list[str]) -> dict[str, Any]:
     import httpx
 
-    from reelfarm.farm.wiring import make_redis
+    from reelfarm.farm.runtime.wiring import make_redis
 
     redis_url = f"redis://127.0.0.1:6379/{args.redis_db}"
     probe = make_redis(redis_url)

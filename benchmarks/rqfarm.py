@@ -1,6 +1,6 @@
 """A farm on one machine for the benchmarks: real Redis, PostgreSQL and `reelfarm worker` processes.
 
-The render service runs in this process (`reelfarm.farm.wiring.make_farm` with an `RQQueue`, the same
+The render service runs in this process (`reelfarm.farm.runtime.wiring.make_farm` with an `RQQueue`, the same
 service the API builds); the nodes are `python -m reelfarm worker --queues render,jobs` child
 processes sharing its environment (database, Redis, data dir, storage, secret). Used by
 `benchmarks.farm workers` and `benchmarks.scaling`.
@@ -48,9 +48,9 @@ class RqFarm:
         return self
 
     def _setup(self) -> None:
-        from reelfarm.farm.progress import RedisProgress
-        from reelfarm.farm.queue import RQQueue
-        from reelfarm.farm.wiring import make_farm, make_redis
+        from reelfarm.farm.services.progress import RedisProgress
+        from reelfarm.farm.runtime.queue import RQQueue
+        from reelfarm.farm.runtime.wiring import make_farm, make_redis
         from reelfarm.renderer.tokens import NEUTRAL_BRAND
         from reelfarm.shared.clock import SystemClock
         from reelfarm.shared.config import Settings
@@ -143,7 +143,7 @@ class RqFarm:
         self.workers = []
 
     def alive_external_nodes(self) -> list[dict[str, Any]]:
-        from reelfarm.farm.nodes import NodeRegistry
+        from reelfarm.farm.runtime.nodes import NodeRegistry
 
         return [n for n in NodeRegistry(self.redis, self.namespace).nodes() if n["alive"]]
 
@@ -185,7 +185,7 @@ class RqFarm:
         from rq.exceptions import NoSuchJobError
         from rq.job import Job
 
-        from reelfarm.farm.graph import chunk_job_id, stitch_job_id
+        from reelfarm.farm.services.graph import chunk_job_id, stitch_job_id
         from reelfarm.shared.repos.renders import find_render
 
         with self.engine.connect() as conn:

@@ -8,7 +8,7 @@ console and the command line take them from.
 | ``crypto_pro`` | yes | no (403 ``plan_feature_unavailable``) | 600 |
 | ``agency`` | yes | yes | 3000 |
 
-Credits work the same on every plan (``reelfarm.farm.renders.credits_for``); an operator's
+Credits work the same on every plan (``reelfarm.farm.services.renders.credits_for``); an operator's
 ``REELFARM_RATE_LIMITS`` may change the rate limits, not which plans have the API.
 """
 from __future__ import annotations

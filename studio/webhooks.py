@@ -4,7 +4,7 @@ Each endpoint has its own signing secret, ``whsec_`` + base64 of 24 random bytes
 Standard Webhooks libraries take); it is returned once, by ``create``, and never shown again.
 A URL must be absolute http(s) and pass the SSRF guard's address rule (``SafeFetcher.vet``)
 when it is set; delivery checks it again on every attempt, since DNS answers change.
-Sending (the outbox dispatcher, attempts, retries, tests) lives in ``reelfarm.farm.webhooks``.
+Sending (the outbox dispatcher, attempts, retries, tests) lives in ``reelfarm.farm.runtime.webhooks``.
 """
 from __future__ import annotations
 

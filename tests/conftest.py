@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from reelfarm.farm.queue import FORMER_TOP_LEVEL
+from reelfarm.farm.runtime.queue import FORMER_TOP_LEVEL
 from tests.servers import ServerError, start_postgres, start_redis
 
 
@@ -26,7 +26,7 @@ class NoFormerTopLevelNames(importlib.abc.MetaPathFinder):
     """The repository root is on ``sys.path`` here (for ``tests.*``), which would make its folders
     importable by their bare names (``farm.tasks``). Installed, they exist only as ``reelfarm.*``:
     the tests see the same, so code that reaches a part by its old name fails here as it would for
-    a user (and work queued under old names runs only through ``reelfarm.farm.queue.task_path``)."""
+    a user (and work queued under old names runs only through ``reelfarm.farm.runtime.queue.task_path``)."""
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> None:

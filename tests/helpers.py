@@ -40,7 +40,7 @@ def absolute_imports(package_root: Path) -> Iterator[tuple[str, str]]:
 
 
 def part_of(module: str) -> str:
-    """The part a module belongs to: ``reelfarm.farm.tasks`` -> ``farm``; ``reelfarm.cli`` ->
+    """The part a module belongs to: ``reelfarm.farm.runtime.tasks`` -> ``farm``; ``reelfarm.cli`` ->
     ``reelfarm``; a third-party module -> its top-level name (``flask``)."""
     names = module.split(".")
     return names[1] if names[0] == "reelfarm" and len(names) > 1 else names[0]

@@ -42,6 +42,6 @@ def _this_server(queue: Any) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _capabilities() -> Any:
-    from reelfarm.farm.nodes import detect_capabilities
+    from reelfarm.farm.runtime.nodes import detect_capabilities
 
     return detect_capabilities()

@@ -20,8 +20,8 @@ from flask import abort, flash, g, jsonify, redirect, render_template, request, 
 
 from reelfarm.console import forms, web
 from reelfarm.console.blueprint import blp
-from reelfarm.farm.errors import PlanFeatureUnavailable
-from reelfarm.farm.renders import credits_for
+from reelfarm.farm.services.errors import PlanFeatureUnavailable
+from reelfarm.farm.services.renders import credits_for
 from reelfarm.renderer.spec import FORMATS, RESOLUTIONS
 from reelfarm.shared import plans
 from reelfarm.shared.ids import is_uuid
@@ -93,7 +93,7 @@ def _controls(video: dict[str, Any], values: dict[str, Any] | None) -> list[form
 
 def _locales(video: dict[str, Any]) -> list[str]:
     """The languages this video can be translated into (not its own)."""
-    from reelfarm.farm.jobs import published_locales
+    from reelfarm.farm.services.jobs import published_locales
 
     own = (video["locale"] or (video["current_version"] or {}).get("doc", {}).get("locale") or "en").split("-")[0]
     try:

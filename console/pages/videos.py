@@ -15,7 +15,7 @@ from flask import abort, g, redirect, render_template, request, url_for
 from reelfarm.console import forms, web
 from reelfarm.console.blueprint import blp
 from reelfarm.renderer.spec import FORMATS
-from reelfarm.farm.errors import InvalidRequest
+from reelfarm.farm.services.errors import InvalidRequest
 from reelfarm.studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
 from reelfarm.studio.stories import get_story, list_stories
 from reelfarm.studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC

@@ -2,7 +2,7 @@
 
 The primary key (workspace_id, key) is the lock: of several requests inserting the same key at
 once, exactly one insert succeeds. A record lives ``KEY_TTL``; ``purge_expired`` deletes older ones
-(``reelfarm.farm.retention`` calls it in batches).
+(``reelfarm.farm.runtime.retention`` calls it in batches).
 """
 
 from __future__ import annotations

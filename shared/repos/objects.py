@@ -53,7 +53,7 @@ def owned_by(conn: Connection, workspace_id: str, key: str) -> bool:
 class WorkspaceObjects:
     """The keys one workspace may read, asked of the database once per key.
 
-    A render task holds one for the render's workspace and hands it to ``reelfarm.farm.assets.StorageAssets``,
+    A render task holds one for the render's workspace and hands it to ``reelfarm.farm.services.assets.StorageAssets``,
     so the renderer's asset loader never sees storage beyond the workspace.
     """
 

@@ -2,7 +2,7 @@
 
 Every change that clients hear about (a render finished, a video generated, a comment written,
 a brand kit extracted) writes its event here in the same transaction as the change itself, so
-an event exists exactly when its change committed. ``reelfarm.farm.webhooks`` reads the outbox
+an event exists exactly when its change committed. ``reelfarm.farm.runtime.webhooks`` reads the outbox
 (``reelfarm.shared.repos.webhooks``: claim, fan out, purge) and delivers it.
 """
 from __future__ import annotations

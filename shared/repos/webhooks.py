@@ -10,7 +10,7 @@ Outbox rows are claimed with an UPDATE guarded by ``dispatched_at IS NULL``: whi
 gets the row (rowcount 1) fans it out, in the same transaction, so an event is fanned out once
 however many dispatchers run.
 
-Retention (``reelfarm.farm.retention``): ``purge_deliveries`` deletes finished attempts older than the
+Retention (``reelfarm.farm.runtime.retention``): ``purge_deliveries`` deletes finished attempts older than the
 period, and ``purge_events`` then deletes dispatched events older than it that have no attempt
 left; so an event stays while any attempt of it is pending, scheduled or still in the log.
 """

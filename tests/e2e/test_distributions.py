@@ -30,7 +30,7 @@ from typing import Any
 import av
 import pytest
 
-from reelfarm.farm.queue import FORMER_TOP_LEVEL
+from reelfarm.farm.runtime.queue import FORMER_TOP_LEVEL
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -48,7 +48,7 @@ class Farm:
         env.update(self.env, REELFARM_DATA_DIR=str(self.root / "worker"), REELFARM_PUBLIC_URL=self.base,
                    TMPDIR=str(self.root), PYTHONUNBUFFERED="1")
         log = open(self.root / "worker.log", "wb")  # noqa: SIM115 - closed with the process
-        self.worker = subprocess.Popen([sys.executable, "-m", "reelfarm.farm.cli", "worker", "--queues", "render,jobs"],
+        self.worker = subprocess.Popen([sys.executable, "-m", "reelfarm.farm.runtime.cli", "worker", "--queues", "render,jobs"],
                                        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                        cwd=Path(__file__).resolve().parents[2])
         return self.worker

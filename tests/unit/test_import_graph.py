@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from reelfarm.farm.queue import FORMER_TOP_LEVEL
+from reelfarm.farm.runtime.queue import FORMER_TOP_LEVEL
 
 ROOT = Path(__file__).resolve().parents[2]
 # The folders mapped into the one ``reelfarm`` package (``reelfarm/<part>`` links to ``<part>/``).
@@ -38,7 +38,7 @@ class Import:
 
 
 def project_modules(root: Path = ROOT) -> dict[str, Path]:
-    """Dotted name (``reelfarm.farm.tasks``) -> file of every module of the ``reelfarm`` package."""
+    """Dotted name (``reelfarm.farm.runtime.tasks``) -> file of every module of the ``reelfarm`` package."""
     found = {}
     folders = [(root / "reelfarm", "reelfarm", False)] + [(root / part, f"reelfarm.{part}", True) for part in PARTS]
     for folder, prefix, recurse in folders:
@@ -163,7 +163,7 @@ def test_the_graph_sees_function_level_imports_and_skips_type_checking(tmp_path:
 
 def old_name_imports(root: Path = ROOT) -> list[str]:
     """Every import, in the package, the tests and the benchmarks, of a part by its old top-level
-    name (``farm.tasks`` rather than ``reelfarm.farm.tasks``)."""
+    name (``farm.tasks`` rather than ``reelfarm.farm.runtime.tasks``)."""
     found = []
     folders = [root / "reelfarm", root / "tests", root / "benchmarks"] + [root / part for part in PARTS]
     for folder in folders:

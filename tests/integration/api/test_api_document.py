@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from reelfarm.api import examples
 from reelfarm.api.app import create_app
 from reelfarm.api.services import Services
-from reelfarm.farm.jobs import published_locales
+from reelfarm.farm.services.jobs import published_locales
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings

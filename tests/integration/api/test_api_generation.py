@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reelfarm.farm.studio_tasks import generate_video
+from reelfarm.farm.runtime.studio_tasks import generate_video
 from tests.integration.api.support import assert_error, fields_of
 
 BRIEF = ("Join our spring webinar on Tuesday 14 May at 18:00 CET with Dana Levi, our head of design. "

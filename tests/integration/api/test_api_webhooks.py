@@ -1,7 +1,7 @@
 """/webhooks: endpoints, their delivery log, redelivery and test events, with a real receiver.
 
 Deliveries run synchronously: the sender and dispatcher enqueue on an
-``InlineQueue`` whose ``drain`` runs ``reelfarm.farm.webhooks.deliver`` here. The clock starts at the real
+``InlineQueue`` whose ``drain`` runs ``reelfarm.farm.runtime.webhooks.deliver`` here. The clock starts at the real
 time because ``standardwebhooks`` checks the signed timestamp against the wall clock.
 """
 from __future__ import annotations
@@ -17,10 +17,10 @@ from standardwebhooks import Webhook
 
 import reelfarm.api.app as app_module
 from reelfarm.api.resources import webhooks as webhooks_resource
-from reelfarm.farm import webhooks as delivery
+from reelfarm.farm.runtime import webhooks as delivery
 from reelfarm.studio.fetch import make_fetcher
 from reelfarm.studio.webhooks import WebhookService
-from reelfarm.farm.webhooks import WebhookSender
+from reelfarm.farm.runtime.webhooks import WebhookSender
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings
 from tests.integration.api.support import assert_error, fields_of

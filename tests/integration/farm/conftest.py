@@ -18,13 +18,14 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select
 
-from reelfarm.farm.embedded import EmbeddedQueue
-from reelfarm.farm.jobs import JobService
-from reelfarm.farm.progress import DatabaseProgress, ProgressStore, RedisProgress
-from reelfarm.farm.queue import JobQueue, RQQueue
-from reelfarm.farm.renders import RenderService
-from reelfarm.farm.context import TaskContext, configure
-from reelfarm.farm.wiring import make_redis
+from reelfarm.farm.runtime.embedded import EmbeddedQueue
+from reelfarm.farm.services.jobs import JobService
+from reelfarm.farm.services.progress import DatabaseProgress, ProgressStore, RedisProgress
+from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.services.queues import JobQueue
+from reelfarm.farm.services.renders import RenderService
+from reelfarm.farm.runtime.context import TaskContext, configure
+from reelfarm.farm.runtime.wiring import make_redis
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.config import Settings
@@ -123,7 +124,7 @@ class Farm:
 
 def build_farm(engine: Engine, storage: LocalStorage, clock: Clock, progress: ProgressStore,
                queue: JobQueue, retries: int = 2, studio: Any = None) -> Farm:
-    """``studio`` (a ``reelfarm.farm.collaborators.Collaborators``) defaults to one built from a test environment: the
+    """``studio`` (a ``reelfarm.farm.services.collaborators.Collaborators``) defaults to one built from a test environment: the
     built-in writer and a fetcher allowed to reach loopback."""
     studio = studio or studio_for_tests()
     configure(TaskContext(engine=engine, storage=storage, clock=clock, progress=progress, studio=studio))
@@ -133,8 +134,8 @@ def build_farm(engine: Engine, storage: LocalStorage, clock: Clock, progress: Pr
 
 
 def studio_for_tests(**env: str) -> Any:
-    """Collaborators (``reelfarm.farm.collaborators``) from settings with ``env`` (loopback fetches allowed unless given)."""
-    from reelfarm.farm.collaborators import make_collaborators
+    """Collaborators (``reelfarm.farm.services.collaborators``) from settings with ``env`` (loopback fetches allowed unless given)."""
+    from reelfarm.farm.services.collaborators import make_collaborators
 
     env = {"REELFARM_FETCH_ALLOW_PRIVATE": "1", "REELFARM_SECRET_KEY": "x" * 40, **env}
     return make_collaborators(Settings.from_env(env))

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from reelfarm.farm.cli import COMMANDS, farm_group, worker_command
-from reelfarm.farm.nodes import Capabilities, NodeRegistry, detect_capabilities
+from reelfarm.farm.runtime.cli import COMMANDS, farm_group, worker_command
+from reelfarm.farm.runtime.nodes import Capabilities, NodeRegistry, detect_capabilities
 from tests.integration.farm.conftest import SECRET, Farm, make_doc
 
 

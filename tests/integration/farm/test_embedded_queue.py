@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, select, update
 
-from reelfarm.farm.embedded import EmbeddedQueue
+from reelfarm.farm.runtime.embedded import EmbeddedQueue
 from reelfarm.shared.db import make_engine, migrate
 from reelfarm.shared.tables import queued_tasks
 from tests.integration.farm.jobs_for_tests import recorded
@@ -148,7 +148,7 @@ def test_several_serving_processes_run_each_task_exactly_once(url: str, queues: 
 
 def test_tasks_run_at_a_lower_priority_than_the_serving_process(url: str, queues: list[EmbeddedQueue],
                                                                  tmp_path: Path) -> None:
-    from reelfarm.farm.embedded import TASK_NICENESS
+    from reelfarm.farm.runtime.embedded import TASK_NICENESS
 
     out = str(tmp_path / "nice")
     queue = new_queue(url, queues)

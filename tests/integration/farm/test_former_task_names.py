@@ -1,6 +1,7 @@
-"""Work queued by a farm running the release before the ``reelfarm.*`` namespace still runs after
-the upgrade: tasks and callbacks named ``farm.tasks.render_chunk``, ``farm.queue.on_rq_failure``,
-``farm.tasks.handle_task_failure`` (in Redis, or in the embedded queue's rows)."""
+"""Work queued by a farm running an earlier release still runs after the upgrade: tasks and callbacks
+named as the release before the ``reelfarm.*`` namespace named them (``farm.tasks.render_chunk``,
+``farm.queue.on_rq_failure``, ``farm.tasks.handle_task_failure``) and as the release before the
+farm's two rooms did (``reelfarm.farm.tasks.render_chunk``), in Redis or in the embedded queue's rows."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -12,38 +13,48 @@ from rq import SimpleWorker
 from rq.queue import Queue
 from sqlalchemy import select
 
-from reelfarm.farm import queue as queue_module
-from reelfarm.farm.queue import task_path
-from reelfarm.farm.rqnode import NodeWorker
+from reelfarm.farm.runtime import queue as queue_module
+from reelfarm.farm.runtime.queue import task_path
+from reelfarm.farm.runtime.rqnode import NodeWorker
 from reelfarm.shared.tables import queued_tasks
 from tests.integration.farm.conftest import Farm, make_doc, with_image
 from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
 
 
 def former(path: str) -> str:
-    """The name the release before the namespace gave a task (``reelfarm.farm.x`` -> ``farm.x``)."""
-    return path.removeprefix("reelfarm.")
+    """The name the release before the namespace gave a task (``reelfarm.farm.runtime.x`` -> ``farm.x``)."""
+    return path.removeprefix("reelfarm.").replace("farm.runtime.", "farm.").replace("farm.services.", "farm.")
+
+
+def before_the_rooms(path: str) -> str:
+    """The name the release before the farm's two rooms gave it (``reelfarm.farm.x``)."""
+    return f"reelfarm.{former(path)}"
 
 
 class FormerRelease:
     """Enqueues as the earlier release did: the same jobs under the old dotted names."""
 
-    def __init__(self, queue: Any) -> None:
-        self.queue = queue
+    def __init__(self, queue: Any, name: Any = former) -> None:
+        self.queue, self.name = queue, name
 
     def enqueue(self, func_path: str, *args: Any, **options: Any) -> None:
-        assert func_path.startswith("reelfarm."), func_path
-        self.queue.enqueue(former(func_path), *args, **options)
+        assert func_path.startswith("reelfarm.farm.runtime."), func_path
+        self.queue.enqueue(self.name(func_path), *args, **options)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.queue, name)
 
 
+@pytest.fixture(params=[former, before_the_rooms], ids=["before-the-namespace", "before-the-rooms"])
+def naming(request: pytest.FixtureRequest) -> Any:
+    return request.param
+
+
 @pytest.fixture
-def former_rq(rq_farm: Farm, monkeypatch: pytest.MonkeyPatch) -> Iterator[Farm]:
-    monkeypatch.setattr(queue_module, "RQ_ON_FAILURE", former(queue_module.RQ_ON_FAILURE))
-    monkeypatch.setattr(rq_farm.queue, "failure_handler", former(queue_module.DEFAULT_FAILURE_HANDLER))
-    monkeypatch.setattr(rq_farm.renders, "queue", FormerRelease(rq_farm.queue))
+def former_rq(rq_farm: Farm, naming: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Farm]:
+    monkeypatch.setattr(queue_module, "RQ_ON_FAILURE", naming(queue_module.RQ_ON_FAILURE))
+    monkeypatch.setattr(rq_farm.queue, "failure_handler", naming(queue_module.DEFAULT_FAILURE_HANDLER))
+    monkeypatch.setattr(rq_farm.renders, "queue", FormerRelease(rq_farm.queue, naming))
     yield rq_farm
 
 
@@ -53,19 +64,29 @@ def work_burst_as_a_node(redis: Any, namespace: str) -> None:
     SimpleWorker(queues, connection=redis, job_class=NodeWorker.job_class).work(burst=True, logging_level="WARNING")
 
 
-def test_task_path_maps_only_the_former_top_level_names() -> None:
-    assert task_path("farm.tasks.render_chunk") == "reelfarm.farm.tasks.render_chunk"
-    assert task_path("reelfarm.farm.tasks.stitch") == "reelfarm.farm.tasks.stitch"
+def test_task_path_maps_only_the_former_names() -> None:
+    assert task_path("farm.tasks.render_chunk") == "reelfarm.farm.runtime.tasks.render_chunk"
+    assert task_path("reelfarm.farm.tasks.stitch") == "reelfarm.farm.runtime.tasks.stitch"
+    assert task_path("farm.renders.segment_key") == "reelfarm.farm.services.renders.segment_key"
+    assert task_path("reelfarm.farm.runtime.tasks.stitch") == "reelfarm.farm.runtime.tasks.stitch"
     assert task_path("tests.integration.farm.jobs_for_tests.ok") == "tests.integration.farm.jobs_for_tests.ok"
 
 
+def test_every_former_farm_module_maps_to_one_that_exists() -> None:
+    import importlib
+
+    for module, room in queue_module.FORMER_FARM_MODULES.items():
+        importlib.import_module(f"reelfarm.farm.{room}.{module}")
+
+
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
-def test_a_render_queued_in_redis_under_the_former_names_runs(former_rq: Farm, redis: Any, namespace: str) -> None:
+def test_a_render_queued_in_redis_under_the_former_names_runs(former_rq: Farm, naming: Any, redis: Any,
+                                                              namespace: str) -> None:
     workspace = former_rq.workspace(credits=3)
     render = former_rq.renders.request(workspace, former_rq.video(workspace, make_doc(6)), "1:1", resolution=120)
     stored = Queue(f"{namespace}render", connection=redis).fetch_job(f"{namespace}render-{render['id']}-chunk-0")
-    assert stored is not None and stored.func_name == "farm.tasks.render_chunk"
-    assert stored._failure_callback_name == "farm.queue.on_rq_failure"
+    assert stored is not None and stored.func_name == naming("reelfarm.farm.runtime.tasks.render_chunk")
+    assert stored._failure_callback_name == naming("reelfarm.farm.runtime.queue.on_rq_failure")
 
     work_burst_as_a_node(redis, namespace)
 

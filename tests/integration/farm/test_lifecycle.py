@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, update
 
-from reelfarm.farm import lifecycle as lc
-from reelfarm.farm.errors import StateConflict
-from reelfarm.farm.lifecycle import TRANSITIONS, Finished, RenderLifecycle
+from reelfarm.farm.services import lifecycle as lc
+from reelfarm.farm.services.errors import StateConflict
+from reelfarm.farm.services.lifecycle import TRANSITIONS, Finished, RenderLifecycle
 from reelfarm.shared.db import transaction
 from reelfarm.shared.errors import NotFound
 from reelfarm.shared.repos import renders as renders_repo

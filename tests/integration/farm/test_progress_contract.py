@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from reelfarm.farm.progress import (
+from reelfarm.farm.services.progress import (
     DatabaseProgress,
     MemoryProgress,
     ProgressStore,
     RedisProgress,
     fraction,
 )
-from reelfarm.farm.wiring import make_redis
+from reelfarm.farm.runtime.wiring import make_redis
 from reelfarm.shared.db import make_engine, migrate
 from reelfarm.shared.ids import new_id
 

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from reelfarm.farm.embedded import EmbeddedQueue
-from reelfarm.farm.errors import QueueUnavailable
-from reelfarm.farm.queue import JobQueue, RQQueue
-from reelfarm.farm.wiring import make_redis
+from reelfarm.farm.runtime.embedded import EmbeddedQueue
+from reelfarm.farm.services.errors import QueueUnavailable
+from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.services.queues import JobQueue
+from reelfarm.farm.runtime.wiring import make_redis
 from reelfarm.shared.db import make_engine
 from tests.integration.farm.conftest import clear_tasks, work_burst
 from tests.integration.farm.jobs_for_tests import recorded

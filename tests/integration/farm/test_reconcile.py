@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from rq.job import Job
 
-from reelfarm.farm.graph import render_job_ids
-from reelfarm.farm.reconcile import reconcile
-from reelfarm.farm.renders import segment_key
+from reelfarm.farm.services.graph import render_job_ids
+from reelfarm.farm.runtime.reconcile import reconcile
+from reelfarm.farm.services.renders import segment_key
 from reelfarm.shared.repos.renders import find_render
 from tests.integration.farm.conftest import Farm, make_doc, work_burst
 from tests.integration.farm.test_remote_assets import AssetServer, remote_doc, server  # noqa: F401 - the fixture

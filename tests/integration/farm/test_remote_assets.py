@@ -21,10 +21,10 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from reelfarm.farm.assets import BRAND_LOGO, imported_key, remote_assets
-from reelfarm.farm.progress import RedisProgress
-from reelfarm.farm.queue import RQQueue
-from reelfarm.farm.renders import render_prefix
+from reelfarm.farm.services.assets import BRAND_LOGO, imported_key, remote_assets
+from reelfarm.farm.services.progress import RedisProgress
+from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.services.renders import render_prefix
 from reelfarm.shared.db import make_engine
 from reelfarm.shared.tables import queued_tasks
 from reelfarm.studio.fetch import SafeFetcher

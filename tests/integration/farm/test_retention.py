@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, Table, select
 
-from reelfarm.farm import retention
-from reelfarm.farm.nodes import Capabilities, NodeRegistry
-from reelfarm.farm.progress import MemoryProgress
-from reelfarm.farm.retention import Purged, PurgeSchedule, purge
-from reelfarm.farm.context import TaskContext, configure
-from reelfarm.farm.maintenance import embedded_maintenance
-from reelfarm.farm.worker import NodeHeartbeat
+from reelfarm.farm.runtime import retention
+from reelfarm.farm.runtime.nodes import Capabilities, NodeRegistry
+from reelfarm.farm.services.progress import MemoryProgress
+from reelfarm.farm.runtime.retention import Purged, PurgeSchedule, purge
+from reelfarm.farm.runtime.context import TaskContext, configure
+from reelfarm.farm.runtime.maintenance import embedded_maintenance
+from reelfarm.farm.runtime.worker import NodeHeartbeat
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings
@@ -44,7 +44,7 @@ FINGERPRINT = idem_repo.Fingerprint("POST", "/api/v1/videos", "0" * 64)
 
 
 def _maintain(queue: Any) -> None:
-    """One tick of the embedded executor's maintenance (``reelfarm.farm.maintenance``)."""
+    """One tick of the embedded executor's maintenance (``reelfarm.farm.runtime.maintenance``)."""
     embedded_maintenance(queue)()
 
 

@@ -20,12 +20,13 @@ from click.testing import CliRunner
 from rq.job import Job
 from rq.utils import utcformat
 
-from reelfarm.farm.cli import farm_group, worker_command
-from reelfarm.farm.nodes import NodeRegistry, detect_capabilities
-from reelfarm.farm.queue import RQQueue
-from reelfarm.farm.graph import chunk_job_id, stitch_job_id
-from reelfarm.farm.renders import RenderService
-from reelfarm.farm.routing import GPU_QUEUE, RENDER_QUEUE, Router, node_queues
+from reelfarm.farm.runtime.cli import farm_group, worker_command
+from reelfarm.farm.runtime.nodes import NodeRegistry, detect_capabilities
+from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.services.graph import chunk_job_id, stitch_job_id
+from reelfarm.farm.services.renders import RenderService
+from reelfarm.farm.runtime.routing import Router, node_queues
+from reelfarm.farm.services.queues import GPU_QUEUE, RENDER_QUEUE
 from reelfarm.shared.config import Settings
 from reelfarm.shared.errors import ConfigError
 from tests.integration.farm.conftest import PUBLIC_URL, SECRET, Farm, make_doc
@@ -94,7 +95,7 @@ def test_routing_follows_live_nodes_and_the_gpu_backlog(redis: Any, namespace: s
     registry.beat("cpu", detect_capabilities(), queues=[RENDER_QUEUE], state="idle", current_job=None)
     assert router.chunk_queue() == GPU_QUEUE  # nothing waits on render-gpu yet
 
-    RQQueue(redis, namespace=namespace).enqueue("reelfarm.farm.tasks.render_chunk", "r", 0, job_id="waiting", queue=GPU_QUEUE)
+    RQQueue(redis, namespace=namespace).enqueue("reelfarm.farm.runtime.tasks.render_chunk", "r", 0, job_id="waiting", queue=GPU_QUEUE)
     redis.hset(f"rq:job:{namespace}waiting", "enqueued_at", utcformat(datetime.now(UTC) - timedelta(seconds=31)))
     assert router.chunk_queue() == RENDER_QUEUE  # the GPU queue is backed up past the wait
     registry.mark_stopped("cpu")
@@ -220,9 +221,9 @@ def test_retries_due_on_the_gpu_queue_past_the_wait_move_to_the_cpu_queue(redis:
     registry, router = NodeRegistry(redis, namespace), Router(redis, namespace, gpu_wait_sec=30)
     gpu_queue = Queue(f"{namespace}{GPU_QUEUE}", connection=redis)
     now = datetime.now(UTC)
-    overdue = gpu_queue.enqueue_at(now - timedelta(seconds=40), "reelfarm.farm.tasks.render_chunk", "r", 0,
+    overdue = gpu_queue.enqueue_at(now - timedelta(seconds=40), "reelfarm.farm.runtime.tasks.render_chunk", "r", 0,
                                    job_id=f"{namespace}overdue")
-    due_soon = gpu_queue.enqueue_at(now - timedelta(seconds=5), "reelfarm.farm.tasks.render_chunk", "r", 1,
+    due_soon = gpu_queue.enqueue_at(now - timedelta(seconds=5), "reelfarm.farm.runtime.tasks.render_chunk", "r", 1,
                                     job_id=f"{namespace}due-soon")
     scheduled = ScheduledJobRegistry(queue=gpu_queue)
     assert set(scheduled.get_job_ids()) == {overdue.id, due_soon.id}

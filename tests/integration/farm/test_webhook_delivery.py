@@ -20,10 +20,10 @@ from sqlalchemy import Engine, select
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from reelfarm.farm import webhooks as delivery
-from reelfarm.farm.progress import MemoryProgress
-from reelfarm.farm.queue import resolve
-from reelfarm.farm.context import TaskContext, configure
+from reelfarm.farm.runtime import webhooks as delivery
+from reelfarm.farm.services.progress import MemoryProgress
+from reelfarm.farm.runtime.queue import resolve
+from reelfarm.farm.runtime.context import TaskContext, configure
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings

@@ -51,7 +51,7 @@ class Workers:
     def start(self, name: str, *extra: str) -> subprocess.Popen[bytes]:
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
         process = subprocess.Popen(
-            [sys.executable, "-m", "reelfarm.farm.cli", "worker", "--queues", "render", "--namespace", self.namespace,
+            [sys.executable, "-m", "reelfarm.farm.runtime.cli", "worker", "--queues", "render", "--namespace", self.namespace,
              "--name", f"{self.namespace}{name}", *extra],
             env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.started.append(process)

@@ -14,19 +14,19 @@ import pytest
 from reelfarm.renderer import RENDERER_VERSION
 from reelfarm.renderer.errors import AssetError
 from reelfarm.renderer.spec import RenderSpec
-from reelfarm.farm.assets import StorageAssets, imported_key
-from reelfarm.farm.errors import (
+from reelfarm.farm.services.assets import StorageAssets, imported_key
+from reelfarm.farm.services.errors import (
     FarmError,
     InvalidRequest,
     QueueUnavailable,
     StateConflict,
     TaskFailed,
 )
-from reelfarm.farm.jobs import job_resource
-from reelfarm.farm.progress import MemoryProgress, ProgressBatcher, fraction
-from reelfarm.farm.queue import describe_exception, on_rq_failure
-from reelfarm.farm.graph import chunk_job_id, stitch_job_id
-from reelfarm.farm.renders import (
+from reelfarm.farm.services.jobs import job_resource
+from reelfarm.farm.services.progress import MemoryProgress, ProgressBatcher, fraction
+from reelfarm.farm.runtime.queue import describe_exception, on_rq_failure
+from reelfarm.farm.services.graph import chunk_job_id, stitch_job_id
+from reelfarm.farm.services.renders import (
     _validate,
     credits_for,
     dedup_hash,
@@ -141,13 +141,13 @@ def test_failure_reasons_tell_users_what_they_can_act_on() -> None:
 
 def test_rq_failures_with_retries_left_are_not_final(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, list[Any], str]] = []
-    monkeypatch.setattr("reelfarm.farm.queue.resolve", lambda path: lambda *a: calls.append(a))
-    job = types.SimpleNamespace(id="j", retries_left=1, meta={}, func_name="reelfarm.farm.tasks.stitch", args=("r1",))
+    monkeypatch.setattr("reelfarm.farm.runtime.queue.resolve", lambda path: lambda *a: calls.append(a))
+    job = types.SimpleNamespace(id="j", retries_left=1, meta={}, func_name="reelfarm.farm.runtime.tasks.stitch", args=("r1",))
     on_rq_failure(job, None, RuntimeError, RuntimeError("x"), None)
     assert calls == []
     job.retries_left = 0
     on_rq_failure(job, None, RuntimeError, RuntimeError("x"), None)
-    assert calls == [("reelfarm.farm.tasks.stitch", ["r1"], "an internal error (RuntimeError)")]
+    assert calls == [("reelfarm.farm.runtime.tasks.stitch", ["r1"], "an internal error (RuntimeError)")]
 
 
 def test_progress_batches_reports() -> None:

@@ -1,7 +1,7 @@
 """A render's job graph, built once: its jobs, ids, queues and dependencies."""
 from __future__ import annotations
 
-from reelfarm.farm.graph import (
+from reelfarm.farm.services.graph import (
     IMPORT_ASSETS_TASK, RENDER_CHUNK_TASK, STITCH_TASK, render_graph, render_job_ids,
 )
 

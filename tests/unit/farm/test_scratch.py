@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reelfarm.farm.scratch import remove_stale, scratch_dir, scratch_root
+from reelfarm.farm.runtime.scratch import remove_stale, scratch_dir, scratch_root
 
-HOLDER = "from reelfarm.farm.scratch import scratch_dir\nimport time\nwith scratch_dir('chunk') as d:\n" \
+HOLDER = "from reelfarm.farm.runtime.scratch import scratch_dir\nimport time\nwith scratch_dir('chunk') as d:\n" \
          "    print(d, flush=True)\n    time.sleep(120)\n"
 
 

@@ -4,10 +4,10 @@
 ``EmbeddedQueue`` on the service's database and ``DatabaseProgress`` (one machine, nothing to
 install). The API builds a ``Farm`` with ``make_farm`` and calls ``farm.start()`` in each serving
 process (after gunicorn forks its workers): in embedded mode that process's executor runs queued
-tasks, and with RQ it repairs the farm on a timer (``reelfarm.farm.maintenance``); ``reelfarm worker``
+tasks, and with RQ it repairs the farm on a timer (``reelfarm.farm.runtime.maintenance``); ``reelfarm worker``
 builds its task context with ``make_task_context``.
 
-Importing this module hands ``reelfarm.farm.context`` its builder: a process that runs a task without
+Importing this module hands ``reelfarm.farm.runtime.context`` its builder: a process that runs a task without
 having been configured builds its context from the environment's settings.
 """
 
@@ -21,14 +21,15 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from reelfarm.farm.collaborators import Collaborators, make_collaborators
-from reelfarm.farm.context import TaskContext, configure, set_builder, studio_of
-from reelfarm.farm.embedded import EmbeddedQueue
-from reelfarm.farm.jobs import JobService
-from reelfarm.farm.maintenance import ROUND_SEC, WEBHOOK_SEC, embedded_maintenance, rq_maintenance
-from reelfarm.farm.progress import DatabaseProgress, MemoryProgress, ProgressStore, RedisProgress
-from reelfarm.farm.queue import JobQueue, RQQueue
-from reelfarm.farm.renders import RenderService
+from reelfarm.farm.runtime.context import TaskContext, configure, set_builder, studio_of
+from reelfarm.farm.runtime.embedded import EmbeddedQueue
+from reelfarm.farm.runtime.maintenance import ROUND_SEC, WEBHOOK_SEC, embedded_maintenance, rq_maintenance
+from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.services.collaborators import Collaborators, make_collaborators
+from reelfarm.farm.services.jobs import JobService
+from reelfarm.farm.services.progress import DatabaseProgress, MemoryProgress, ProgressStore, RedisProgress
+from reelfarm.farm.services.queues import JobQueue
+from reelfarm.farm.services.renders import RenderService
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine
@@ -50,7 +51,7 @@ def make_redis(url: str) -> Any:
 
 def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None) -> JobQueue:
     """``RQQueue`` when ``settings.redis_url`` is set, else an (unstarted) ``EmbeddedQueue``; each
-    with this process's share of the maintenance round as its hook (``reelfarm.farm.maintenance``)."""
+    with this process's share of the maintenance round as its hook (``reelfarm.farm.runtime.maintenance``)."""
     if settings.redis_url:
         queue = RQQueue(make_redis(settings.redis_url), maintenance_sec=ROUND_SEC,
                         gpu_wait_sec=settings.gpu_queue_wait_sec)

@@ -2,7 +2,7 @@
 
 They run wherever the queue runs them (an RQ work horse, an embedded pool process, a test's
 ``SimpleWorker``) and load everything else themselves through the process's task context
-(``reelfarm.farm.context``). Running a job twice is harmless: a chunk overwrites its deterministic
+(``reelfarm.farm.runtime.context``). Running a job twice is harmless: a chunk overwrites its deterministic
 segment key, and every status change is conditional, so a chunk of a canceled or finished render
 does nothing.
 
@@ -20,19 +20,19 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from reelfarm.farm.runtime.context import TaskContext, current, studio_of
+from reelfarm.farm.runtime.resilience import Outage, is_database_outage, wait_until
+from reelfarm.farm.runtime.scratch import scratch_dir
+from reelfarm.farm.services import renders as names
+from reelfarm.farm.services.assets import StorageAssets, import_remote_assets, imported_keys
+from reelfarm.farm.services.errors import TaskFailed
+from reelfarm.farm.services.jobs import generation_ended
+from reelfarm.farm.services.lifecycle import Finished, RenderLifecycle
+from reelfarm.farm.services.progress import MAX_UNFINISHED, ProgressBatcher
 from reelfarm.renderer.chunks import plan_chunks
 from reelfarm.renderer.errors import AssetError, DocInvalid, FontError
 from reelfarm.renderer.model import parse_doc
 from reelfarm.renderer.spec import RenderSpec
-from reelfarm.farm import renders as names
-from reelfarm.farm.assets import StorageAssets, import_remote_assets, imported_keys
-from reelfarm.farm.context import TaskContext, current, studio_of
-from reelfarm.farm.errors import TaskFailed
-from reelfarm.farm.jobs import generation_ended
-from reelfarm.farm.lifecycle import Finished, RenderLifecycle
-from reelfarm.farm.progress import MAX_UNFINISHED, ProgressBatcher
-from reelfarm.farm.resilience import Outage, is_database_outage, wait_until
-from reelfarm.farm.scratch import scratch_dir
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
@@ -70,7 +70,7 @@ def lifecycle(ctx: TaskContext) -> RenderLifecycle:
 
 def import_assets(render_id: str) -> None:
     """Fetch the remote images and audio of the render's document into its storage folder, once,
-    before any chunk draws (``reelfarm.farm.assets``). An asset the user must fix fails the render."""
+    before any chunk draws (``reelfarm.farm.services.assets``). An asset the user must fix fails the render."""
     ctx = current()
     if (live := _live_render(ctx, render_id)) is None:
         return

@@ -1,6 +1,6 @@
 """Videos as the API serves them: the studio's ``VideoService`` (stories, edits, versions) and
 the farm's jobs and renders (generation, translated copies, variants) behind one door, answering
-resources (``reelfarm.studio.resources``, ``reelfarm.farm.resources``).
+resources (``reelfarm.studio.resources``, ``reelfarm.farm.services.resources``).
 
 Which service makes a new video follows from the request: a ``story_id`` builds it at once
 (``VideoService.create_from_story``); without one, a brief and/or a site URL start a generation
@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reelfarm.farm.errors import InvalidRequest
-from reelfarm.farm.jobs import JobService
-from reelfarm.farm.renders import RenderService
-from reelfarm.farm.resources import job_resource
+from reelfarm.farm.services.errors import InvalidRequest
+from reelfarm.farm.services.jobs import JobService
+from reelfarm.farm.services.renders import RenderService
+from reelfarm.farm.services.resources import job_resource
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.storage import Storage
 from reelfarm.studio.resources import version_resource, video_resource

@@ -1,4 +1,4 @@
-"""Render requests: dedup, credits and the chunk plan (the Render resource: ``reelfarm.farm.resources``).
+"""Render requests: dedup, credits and the chunk plan (the Render resource: ``reelfarm.farm.services.resources``).
 
 ``RenderService.request`` is the one place a render is born. Under the workspace row lock (taken
 first, as everywhere; SQLite's ``BEGIN IMMEDIATE`` serialises the same way) it looks for an
@@ -24,17 +24,17 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
+from reelfarm.farm.services.assets import remote_assets
+from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable
+from reelfarm.farm.services.graph import render_graph, render_job_ids
+from reelfarm.farm.services.lifecycle import RenderLifecycle
+from reelfarm.farm.services.progress import ProgressStore
+from reelfarm.farm.services.queues import JobQueue
+from reelfarm.farm.services.resources import render_resource
 from reelfarm.renderer import RENDERER_VERSION
 from reelfarm.renderer.chunks import chunk_count
-from reelfarm.renderer.spec import RenderSpec, spec_problems
-from reelfarm.farm.assets import remote_assets
-from reelfarm.farm.errors import InvalidRequest, QueueUnavailable
-from reelfarm.farm.graph import render_graph, render_job_ids
-from reelfarm.farm.lifecycle import RenderLifecycle
-from reelfarm.farm.progress import ProgressStore
-from reelfarm.farm.queue import JobQueue
-from reelfarm.farm.resources import render_resource
 from reelfarm.renderer.model import frame_count
+from reelfarm.renderer.spec import RenderSpec, spec_problems
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import transaction
@@ -203,9 +203,9 @@ class RenderService:
                 return
 
     def _enqueue(self, render: repo.Render, needs_import: bool) -> None:
-        """The render's job graph (``reelfarm.farm.graph``): its chunks on the queue
-        ``reelfarm.farm.routing`` picks, after the import of its remote assets when its document has
-        any (``reelfarm.farm.assets``), then its stitch."""
+        """The render's job graph (``reelfarm.farm.services.graph``): its chunks on the queue
+        ``reelfarm.farm.runtime.routing`` picks, after the import of its remote assets when its document has
+        any (``reelfarm.farm.services.assets``), then its stitch."""
         self.progress.set_total(render.id, render.frames or 0)
         graph = render_graph(render.id, render.chunks or 0, needs_import=needs_import,
                              chunk_queue=self.queue.chunk_queue())  # render-gpu while a GPU node is live

@@ -25,9 +25,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from reelfarm.farm.errors import QueueUnavailable, StateConflict
-from reelfarm.farm.queue import JobQueue
-from reelfarm.farm.context import TaskContext, current
+from reelfarm.farm.runtime.context import TaskContext, current
+from reelfarm.farm.services.errors import QueueUnavailable, StateConflict
+from reelfarm.farm.services.queues import JobQueue
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import transaction
@@ -38,7 +38,7 @@ from reelfarm.studio.webhooks import delivery_resource
 
 log = logging.getLogger("reelfarm.farm")
 
-DELIVER = "reelfarm.farm.webhooks.deliver"
+DELIVER = "reelfarm.farm.runtime.webhooks.deliver"
 QUEUE = "jobs"  # a queue every worker listens on; deliveries are short
 TIMEOUT_SEC = 10.0
 LEASE = timedelta(seconds=60)  # longer than one attempt can take, so a lost sender's row is retried

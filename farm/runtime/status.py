@@ -1,4 +1,4 @@
-"""What the farm is doing: nodes with their capabilities (``reelfarm.farm.nodes``: rasterizer, GPU, memory,
+"""What the farm is doing: nodes with their capabilities (``reelfarm.farm.runtime.nodes``: rasterizer, GPU, memory,
 utilization, NVENC), queue depths, renders in flight (``reelfarm farm status``)."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from reelfarm.farm.embedded import EmbeddedQueue
-from reelfarm.farm.nodes import NodeRegistry
-from reelfarm.farm.progress import ProgressStore
-from reelfarm.farm.routing import ALL_QUEUES
+from reelfarm.farm.runtime.embedded import EmbeddedQueue
+from reelfarm.farm.runtime.nodes import NodeRegistry
+from reelfarm.farm.services.progress import ProgressStore
+from reelfarm.farm.services.queues import ALL_QUEUES
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.repos import renders as renders_repo
 

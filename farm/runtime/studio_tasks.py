@@ -17,8 +17,8 @@ import logging
 import uuid
 from collections.abc import Callable
 
-from reelfarm.farm.context import TaskContext, current, studio_of
-from reelfarm.farm.tasks import fail_job
+from reelfarm.farm.runtime.context import TaskContext, current, studio_of
+from reelfarm.farm.runtime.tasks import fail_job
 from reelfarm.renderer.linter import lint
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import brand_kits as kits_repo

@@ -18,8 +18,8 @@ import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from reelfarm.farm.context import current
-from reelfarm.farm.tasks import fail_job, fail_render
+from reelfarm.farm.runtime.context import current
+from reelfarm.farm.runtime.tasks import fail_job, fail_render
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 

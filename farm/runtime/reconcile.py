@@ -18,7 +18,7 @@ running or finished are left alone.
 
 It is idempotent and safe to run from several processes: job ids are deterministic and
 ``RQQueue.enqueue`` does nothing for a job that is waiting or running; callers hold a Redis lock
-so one process reconciles at a time (``reelfarm.farm.maintenance``); work younger than ``GRACE`` is not
+so one process reconciles at a time (``reelfarm.farm.runtime.maintenance``); work younger than ``GRACE`` is not
 looked at (the API commits first and enqueues right after); and tasks do nothing for a render or
 job that is no longer live, so a race with a task finishing costs at most a no-op run. Each job id
 is enqueued again at most ``MAX_REQUEUES`` times a day: past that the render or job is failed
@@ -32,16 +32,22 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from reelfarm.farm import renders as names
-from reelfarm.farm.assets import remote_assets
-from reelfarm.farm.jobs import EXTRACT_BRAND_TASK, GENERATE_TASK, JOBS_QUEUE, STILLS_TASK, job_queue_id
-from reelfarm.farm.queue import RQQueue
-from reelfarm.farm.routing import GPU_QUEUE, RENDER_QUEUE
-from reelfarm.farm.context import TaskContext, current
-from reelfarm.farm.graph import (
-    QueuedTask, assets_job_id, chunk_job_id, render_graph, render_job_ids, stitch_job_id,
+from reelfarm.farm.runtime.context import TaskContext, current
+from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.runtime.tasks import fail_job
+from reelfarm.farm.runtime.tasks import lifecycle as ctx_lifecycle
+from reelfarm.farm.services import renders as names
+from reelfarm.farm.services.assets import remote_assets
+from reelfarm.farm.services.graph import (
+    QueuedTask,
+    assets_job_id,
+    chunk_job_id,
+    render_graph,
+    render_job_ids,
+    stitch_job_id,
 )
-from reelfarm.farm.tasks import fail_job, lifecycle as ctx_lifecycle
+from reelfarm.farm.services.jobs import EXTRACT_BRAND_TASK, GENERATE_TASK, JOBS_QUEUE, STILLS_TASK, job_queue_id
+from reelfarm.farm.services.queues import GPU_QUEUE, RENDER_QUEUE
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.repos import videos as videos_repo

@@ -11,10 +11,10 @@
 Each kind is deleted in batches of ``BATCH`` rows, one short transaction each, so a purge never
 holds locks for long. A round takes at most ``MAX_BATCHES`` per kind, and starts no further batch
 after ``ROUND_SEC`` (a worker purges in its heartbeat thread, which must write within
-``reelfarm.farm.nodes.ALIVE_SEC``); a larger backlog is worked off over the next rounds.
+``reelfarm.farm.runtime.nodes.ALIVE_SEC``); a larger backlog is worked off over the next rounds.
 
 ``purge`` is idempotent and safe to run from several processes at once. It is a chore of the
-farm's maintenance round (``reelfarm.farm.maintenance``): in embedded mode at most every
+farm's maintenance round (``reelfarm.farm.runtime.maintenance``): in embedded mode at most every
 ``PURGE_EVERY_SEC`` in each process (``SCHEDULE``), in a farm once per ``PURGE_EVERY_SEC`` across
 the farm (under a Redis lock).
 """
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from reelfarm.farm.context import current
+from reelfarm.farm.runtime.context import current
 from reelfarm.shared.config import DEFAULT_RETENTION_DAYS, Settings
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import idempotency as idempotency_repo

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from reelfarm.farm.routing import RENDER_QUEUE  # stitches, and chunks when no GPU node takes them
+from reelfarm.farm.services.queues import JOBS_QUEUE, RENDER_QUEUE
 
-RENDER_CHUNK_TASK = "reelfarm.farm.tasks.render_chunk"
-STITCH_TASK = "reelfarm.farm.tasks.stitch"
-IMPORT_ASSETS_TASK = "reelfarm.farm.tasks.import_assets"
-IMPORT_QUEUE = "jobs"  # the nodes that reach the internet (brand extraction); render nodes need not
+RENDER_CHUNK_TASK = "reelfarm.farm.runtime.tasks.render_chunk"
+STITCH_TASK = "reelfarm.farm.runtime.tasks.stitch"
+IMPORT_ASSETS_TASK = "reelfarm.farm.runtime.tasks.import_assets"
+IMPORT_QUEUE = JOBS_QUEUE  # the nodes that reach the internet (brand extraction); render nodes need not
 
 
 def chunk_job_id(render_id: str, index: int) -> str:
@@ -73,7 +73,7 @@ def render_graph(render_id: str, chunks: int, *, needs_import: bool, chunk_queue
     Args:
         chunks: how many chunks the render was planned with.
         needs_import: its document has remote assets not imported yet: every chunk waits for them.
-        chunk_queue: the queue chunks go to (``reelfarm.farm.routing`` picks it; stitches always
+        chunk_queue: the queue chunks go to (``reelfarm.farm.runtime.routing`` picks it; stitches always
             go to ``render``).
         pending: the chunks whose segments are not stored yet (default: all); the stitch waits
             only for those.

@@ -41,10 +41,10 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, func, select, update
 from sqlalchemy.exc import OperationalError
 
-from reelfarm.farm.errors import QueueUnavailable
-from reelfarm.farm.nodes import pid_exists
-from reelfarm.farm.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
-from reelfarm.farm.routing import RENDER_QUEUE
+from reelfarm.farm.runtime.nodes import pid_exists
+from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
+from reelfarm.farm.services.errors import QueueUnavailable
+from reelfarm.farm.services.queues import RENDER_QUEUE
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.tables import queued_tasks as tasks

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from reelfarm.farm.errors import StateConflict
-from reelfarm.farm.progress import ProgressStore, fraction
-from reelfarm.farm.resources import render_resource
+from reelfarm.farm.services.errors import StateConflict
+from reelfarm.farm.services.progress import ProgressStore, fraction
+from reelfarm.farm.services.resources import render_resource
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import renders as repo

@@ -34,7 +34,7 @@ EMBEDDED_NOTE = (
 def worker_command(queues: str, burst: bool, name: str | None, namespace: str, metrics_port: int,
                    raster: str | None) -> None:
     """Run a render node: an RQ worker that heartbeats its capabilities into Redis."""
-    from reelfarm.farm.worker import run_worker
+    from reelfarm.farm.runtime.worker import run_worker
 
     settings = _farm_settings()
     names = [q.strip() for q in queues.split(",") if q.strip()]
@@ -72,8 +72,8 @@ def farm_group() -> None:
 @click.option("--namespace", default="", help="Prefix of queue names and keys (as given to the workers).")
 def status_command(as_json: bool, namespace: str) -> None:
     """Nodes, queue depths, and renders in flight with their frames per second."""
-    from reelfarm.farm.status import collect_status
-    from reelfarm.farm.wiring import make_progress, make_redis
+    from reelfarm.farm.runtime.status import collect_status
+    from reelfarm.farm.runtime.wiring import make_progress, make_redis
     from reelfarm.shared.clock import SystemClock
     from reelfarm.shared.config import ConfigError, Settings
     from reelfarm.shared.db import make_engine
@@ -157,10 +157,10 @@ def reap_command(every: float, namespace: str, as_json: bool) -> None:
     import dataclasses
     import time
 
-    from reelfarm.farm.context import configure
-    from reelfarm.farm.maintenance import REPAIR, Always, farm_round, rq_maintenance, rq_repair
-    from reelfarm.farm.queue import RQQueue
-    from reelfarm.farm.wiring import make_redis, make_task_context
+    from reelfarm.farm.runtime.context import configure
+    from reelfarm.farm.runtime.maintenance import REPAIR, Always, farm_round, rq_maintenance, rq_repair
+    from reelfarm.farm.runtime.queue import RQQueue
+    from reelfarm.farm.runtime.wiring import make_redis, make_task_context
 
     settings = _farm_settings()
     queue = RQQueue(make_redis(settings.redis_url), namespace=namespace)

@@ -1,17 +1,17 @@
 """Job queues: the interface the services enqueue through, and its RQ implementation.
 
-A job is a module-level function named by its dotted path (``reelfarm.farm.tasks.render_chunk``) with
+A job is a module-level function named by its dotted path (``reelfarm.farm.runtime.tasks.render_chunk``) with
 plain, JSON-able arguments (ids and numbers), under a caller-chosen id that is deterministic
 (``render-<id>-chunk-3``), so enqueueing twice replaces rather than duplicates. Jobs run at least
 once; the task functions are idempotent.
 
 When a job fails for good (its retries spent, or the process running it died with none left),
 the queue calls a *failure handler* ``handler(func_path, args, reason)``, by default
-``reelfarm.farm.tasks.handle_task_failure``, which fails the render or job it belongs to with a message
+``reelfarm.farm.runtime.tasks.handle_task_failure``, which fails the render or job it belongs to with a message
 and refunds. Backends:
 
 - ``RQQueue``: Redis with RQ, for a farm (``reelfarm worker`` on each node).
-- ``reelfarm.farm.embedded.EmbeddedQueue``: rows in the database and a process pool, the embedded default.
+- ``reelfarm.farm.runtime.embedded.EmbeddedQueue``: rows in the database and a process pool, the embedded default.
 """
 
 from __future__ import annotations
@@ -19,69 +19,29 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Protocol
+from types import MappingProxyType
+from typing import Any
 
-from reelfarm.farm.errors import QueueUnavailable, TaskFailed
-from reelfarm.farm.nodes import NodeRegistry
-from reelfarm.farm.resilience import is_database_outage
-from reelfarm.farm.routing import DEFAULT_GPU_WAIT_SEC, Router
+from reelfarm.farm.runtime.nodes import NodeRegistry
+from reelfarm.farm.runtime.resilience import is_database_outage
+from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, Router
+from reelfarm.farm.services.errors import QueueUnavailable, TaskFailed
+from reelfarm.farm.services.queues import JobQueue
 
 log = logging.getLogger("reelfarm.farm")
 
-DEFAULT_FAILURE_HANDLER = "reelfarm.farm.tasks.handle_task_failure"
+DEFAULT_FAILURE_HANDLER = "reelfarm.farm.runtime.tasks.handle_task_failure"
 DEFAULT_RETRY_INTERVALS = (5, 30, 120)
 DEFAULT_TIMEOUT_SEC = 600  # one chunk (about 5 s of video) or one stitch; far above either's cost
 RESULT_TTL_SEC = 3600
 FAILURE_TTL_SEC = 7 * 24 * 3600
-RQ_ON_FAILURE = "reelfarm.farm.queue.on_rq_failure"
+RQ_ON_FAILURE = "reelfarm.farm.runtime.queue.on_rq_failure"
 
 FailureHandler = Callable[[str, Sequence[Any], str], None]
 
-
-class JobQueue(Protocol):
-    """Where the services hand work to the farm."""
-
-    def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
-                depends_on: list[str] | None = None, retries: int = 2) -> None:
-        """Run ``func_path(*args)`` once every job in ``depends_on`` has succeeded.
-
-        A failure is retried up to ``retries`` more times; after that the failure handler runs.
-
-        Raises:
-            QueueUnavailable: the backend cannot be reached (nothing was enqueued by this call).
-        """
-        ...
-
-    def cancel(self, job_id: str) -> None:
-        """Drop the job if it has not run; best effort for a running one. Unknown ids are ignored.
-
-        Raises:
-            QueueUnavailable: the backend cannot be reached.
-        """
-        ...
-
-    def ping(self) -> None:
-        """Raises QueueUnavailable when the backend cannot be reached."""
-        ...
-
-    def start(self) -> None:
-        """Start this process's share of the farm's work (the embedded executor; for RQ, whose
-        nodes run the tasks, the API's repair timer), and its maintenance hook. Idempotent."""
-        ...
-
-    def stop(self, timeout: float | None = None) -> None:
-        """Stop what ``start`` started, waiting up to ``timeout`` seconds for running tasks."""
-        ...
-
-    def slots(self) -> int:
-        """How many chunks the farm can run at once now (renders are split into about as many)."""
-        ...
-
-    def chunk_queue(self) -> str:
-        """The queue a render's chunks go to now (``reelfarm.farm.routing``)."""
-        ...
+__all__ = ["JobQueue", "RQQueue"]  # JobQueue: the services' interface (reelfarm.farm.services.queues)
 
 
 # The parts were top-level packages before they moved under ``reelfarm``: work that a farm running
@@ -90,9 +50,27 @@ class JobQueue(Protocol):
 FORMER_TOP_LEVEL = frozenset({"api", "client", "console", "farm", "renderer", "shared", "studio"})
 
 
+# Then the farm's modules moved into two rooms (``reelfarm.farm.services``, ``reelfarm.farm.runtime``):
+# ``reelfarm.farm.tasks.stitch`` is now ``reelfarm.farm.runtime.tasks.stitch``.
+FORMER_FARM_MODULES: Mapping[str, str] = MappingProxyType({
+    **{m: "services" for m in ("assets", "collaborators", "errors", "graph", "jobs", "lifecycle", "progress",
+                               "renders", "resources", "videos")},
+    **{m: "runtime" for m in ("cli", "context", "embedded", "maintenance", "metrics", "nodes", "queue", "reaper",
+                              "reconcile", "resilience", "retention", "routing", "rqnode", "scratch", "status",
+                              "studio_tasks", "tasks", "webhooks", "wiring", "worker")},
+})
+
+
 def task_path(path: str) -> str:
-    """The current dotted path of a task or callback that may be named as an earlier release named it."""
-    return f"reelfarm.{path}" if path.split(".", 1)[0] in FORMER_TOP_LEVEL else path
+    """The current dotted path of a task or callback that may be named as an earlier release named it:
+    ``farm.tasks.stitch`` (before the namespace) and ``reelfarm.farm.tasks.stitch`` (before the farm's
+    two rooms) are both ``reelfarm.farm.runtime.tasks.stitch``."""
+    if path.split(".", 1)[0] in FORMER_TOP_LEVEL:
+        path = f"reelfarm.{path}"
+    parts = path.split(".")
+    if len(parts) > 3 and parts[:2] == ["reelfarm", "farm"] and parts[2] in FORMER_FARM_MODULES:
+        return ".".join([*parts[:2], FORMER_FARM_MODULES[parts[2]], *parts[2:]])
+    return path
 
 
 def resolve(path: str) -> Callable[..., Any]:
@@ -128,9 +106,9 @@ class RQQueue:
     seconds (RQ's scheduler, which ``reelfarm worker`` runs, moves them back to the queue).
 
     The tasks run on ``reelfarm worker`` nodes, so ``start`` only runs the ``maintenance`` hook
-    (when one is set: the API's share of ``reelfarm.farm.maintenance``) every ``maintenance_sec`` in a
+    (when one is set: the API's share of ``reelfarm.farm.runtime.maintenance``) every ``maintenance_sec`` in a
     daemon thread. Chunks go to the queue ``router`` picks from the nodes' heartbeats
-    (``reelfarm.farm.routing``; ``gpu_wait_sec`` is ``REELFARM_GPU_QUEUE_WAIT_SEC``).
+    (``reelfarm.farm.runtime.routing``; ``gpu_wait_sec`` is ``REELFARM_GPU_QUEUE_WAIT_SEC``).
     """
 
     def __init__(self, redis: Any, *, namespace: str = "", retry_intervals: Sequence[int] = DEFAULT_RETRY_INTERVALS,
@@ -265,7 +243,7 @@ def on_rq_failure(job: Any, connection: Any, exc_type: Any = None, exc_value: Ba
     RQ calls it on every failure, also those it is about to retry (``retries_left`` > 0), and for
     jobs whose worker died (``AbandonedJobError``, from the started-job registry's cleanup).
     A failure caused by a database outage, or one that cannot be recorded because of one, is not
-    the work's fault: the render or job is left live, and ``reelfarm.farm.reconcile`` enqueues it again
+    the work's fault: the render or job is left live, and ``reelfarm.farm.runtime.reconcile`` enqueues it again
     (RQ calls the job failed, which it counts as a lost queue entry).
     """
     if job.retries_left:
@@ -283,4 +261,4 @@ def on_rq_failure(job: Any, connection: Any, exc_type: Any = None, exc_value: Ba
         if not is_database_outage(exc):
             raise
         log.warning("the failure of job %s could not be recorded (the database is unreachable); "
-                    "reelfarm.farm.reconcile enqueues it again", job.id)
+                    "reelfarm.farm.runtime.reconcile enqueues it again", job.id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from reelfarm.farm.progress import ProgressStore, fraction
+from reelfarm.farm.services.progress import ProgressStore, fraction
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo

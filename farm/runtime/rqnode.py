@@ -12,11 +12,11 @@ render node must instead wait for its servers and carry on:
   database and spend a retry. When Redis is back it says so, registers the worker again if Redis
   lost its record (restarted empty), and hands back to the queue a job whose end it could not
   record (tasks are idempotent; a job Redis lost altogether is re-created from the database by
-  ``reelfarm.farm.reconcile``).
+  ``reelfarm.farm.runtime.reconcile``).
 - ``NodeScheduler`` (moves due retries to their queues) retries its loop with backoff instead of
   dying; RQ's maintenance, every ``MAINTENANCE_INTERVAL_SEC`` here, restarts it should it die anyway.
 
-Each outage is logged once when it starts and once when it ends (``reelfarm.farm.resilience.Outage``).
+Each outage is logged once when it starts and once when it ends (``reelfarm.farm.runtime.resilience.Outage``).
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from rq.job import Job
 from rq.scheduler import RQScheduler
 from sqlalchemy import Engine, text
 
-from reelfarm.farm.nodes import pid_exists
-from reelfarm.farm.queue import task_path
-from reelfarm.farm.resilience import (
+from reelfarm.farm.runtime.nodes import pid_exists
+from reelfarm.farm.runtime.queue import task_path
+from reelfarm.farm.runtime.resilience import (
     MAX_WAIT_SEC,
     REDIS_ERRORS,
     Backoff,

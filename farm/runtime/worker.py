@@ -1,27 +1,27 @@
 """``reelfarm worker``: an RQ worker for a farm node.
 
 Beside RQ's work loop (a forked work horse per job, retries, scheduled retries through its
-scheduler; ``reelfarm.farm.rqnode.NodeWorker`` keeps both alive through Redis and PostgreSQL outages) the
+scheduler; ``reelfarm.farm.runtime.rqnode.NodeWorker`` keeps both alive through Redis and PostgreSQL outages) the
 node runs one heartbeat thread that
 
-- writes the node's capabilities and current job to Redis every ``HEARTBEAT_SEC`` (``reelfarm.farm.nodes``);
+- writes the node's capabilities and current job to Redis every ``HEARTBEAT_SEC`` (``reelfarm.farm.runtime.nodes``);
 - every ``TIDY_SEC``: removes scratch folders left on this machine by killed processes
-  (``reelfarm.farm.scratch``);
-- every beat: runs the farm's maintenance round (``reelfarm.farm.maintenance.farm_round``) under the farm's
+  (``reelfarm.farm.runtime.scratch``);
+- every beat: runs the farm's maintenance round (``reelfarm.farm.runtime.maintenance.farm_round``) under the farm's
   Redis locks, so that each chore runs on one process of the farm per period: the repairs (hand
   back the jobs of dead nodes, enqueue again what Redis lost, fail renders past their bound)
-  every 30 s, webhook dispatch and chunk rerouting (``reelfarm.farm.routing``) every 5 s, and the
+  every 30 s, webhook dispatch and chunk rerouting (``reelfarm.farm.runtime.routing``) every 5 s, and the
   retention purge every 5 minutes.
 
 Rasterizer and queues: the node resolves ``--raster`` (``REELFARM_RASTER``: auto, cpu, gl; auto is GL
 on a node with an NVIDIA GPU, never software GL) once, and when that is GL it makes a GL context
-in a child process first (``reelfarm.farm.nodes.probe_gl``; EGL state must not reach the forked work
+in a child process first (``reelfarm.farm.runtime.nodes.probe_gl``; EGL state must not reach the forked work
 horses). If none can be made it logs why and draws on the CPU. Its chunks draw with that choice
-(``TaskContext.raster``), and its queues follow from it (``reelfarm.farm.routing.node_queues``): a GL node
+(``TaskContext.raster``), and its queues follow from it (``reelfarm.farm.runtime.routing.node_queues``): a GL node
 works ``render-gpu`` before ``render``; a CPU node never works ``render-gpu``. Each heartbeat
 carries the choice and, through nvidia-ml-py, the GPU's memory, utilization and NVENC capacity.
 
-``recover_orphans`` (``reelfarm.farm.maintenance``) also runs when the worker starts, before it takes a job: a node replacing one
+``recover_orphans`` (``reelfarm.farm.runtime.maintenance``) also runs when the worker starts, before it takes a job: a node replacing one
 that was killed picks the killed node's chunks up at once. It marks their started-registry
 entries expired and lets RQ's own abandoned-job handling do the rest (the job's ``on_failure``
 callback, then a retry if it has any left, else the failure handler fails and refunds the render).
@@ -41,15 +41,15 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from reelfarm.farm.context import configure
-from reelfarm.farm.maintenance import FarmLocks, Maintenance, lock_key, recover_orphans, rq_repair
-from reelfarm.farm.nodes import Capabilities, NodeRegistry, detect_capabilities, probe_gl, sample_gpu
-from reelfarm.farm.progress import RedisProgress
-from reelfarm.farm.queue import RQQueue
-from reelfarm.farm.resilience import Outage, is_outage, wait_until
-from reelfarm.farm.routing import DEFAULT_GPU_WAIT_SEC, node_queues
-from reelfarm.farm.scratch import remove_stale
-from reelfarm.farm.wiring import make_redis, make_task_context
+from reelfarm.farm.runtime.context import configure
+from reelfarm.farm.runtime.maintenance import FarmLocks, Maintenance, lock_key, recover_orphans, rq_repair
+from reelfarm.farm.runtime.nodes import Capabilities, NodeRegistry, detect_capabilities, probe_gl, sample_gpu
+from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.runtime.resilience import Outage, is_outage, wait_until
+from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, node_queues
+from reelfarm.farm.runtime.scratch import remove_stale
+from reelfarm.farm.runtime.wiring import make_redis, make_task_context
+from reelfarm.farm.services.progress import RedisProgress
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine, migrate
 
@@ -145,7 +145,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     """Work the given queues until stopped (or, with ``burst``, until they are empty).
 
     Returns whether any job was processed. Requires ``settings.redis_url``. With ``metrics_port``
-    the node serves Prometheus metrics there (``reelfarm.farm.metrics``). ``raster`` (default
+    the node serves Prometheus metrics there (``reelfarm.farm.runtime.metrics``). ``raster`` (default
     ``settings.raster``) picks the rasterizer and, with it, the render queues (module docstring).
 
     Raises:
@@ -153,7 +153,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     """
     from rq import Queue
 
-    from reelfarm.farm.metrics import MeteredWorker, serve_metrics  # late: Prometheus only on a node
+    from reelfarm.farm.runtime.metrics import MeteredWorker, serve_metrics  # late: Prometheus only on a node
 
     if not settings.redis_url:
         raise ValueError("run_worker needs REELFARM_REDIS_URL")

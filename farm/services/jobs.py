@@ -1,5 +1,5 @@
 """Asynchronous jobs (stills, brand extraction, generation from a brief, translated copies) and
-the Job resource is in ``reelfarm.farm.resources``. The creative jobs' tasks are in ``farm/studio_tasks.py``.
+the Job resource is in ``reelfarm.farm.services.resources``. The creative jobs' tasks are in ``farm/studio_tasks.py``.
 
 A job and what it works on (a ``generating`` or ``draft`` video) are written in one transaction
 and only then handed to the queue; if the queue refuses, both are removed again, so no job is
@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine
 
+from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
+from reelfarm.farm.services.queues import JOBS_QUEUE, JobQueue
+from reelfarm.farm.services.renders import renderable_version
+from reelfarm.farm.services.resources import job_resource
 from reelfarm.renderer.spec import FORMATS
-from reelfarm.farm.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
-from reelfarm.farm.queue import JobQueue
-from reelfarm.farm.renders import renderable_version
-from reelfarm.farm.resources import job_resource
-from reelfarm.shared.clock import Clock
 from reelfarm.shared import plans
+from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import brand_kits as kits_repo
 from reelfarm.shared.repos import jobs as repo
@@ -40,15 +40,14 @@ from reelfarm.studio.resources import jsonable, video_resource
 from reelfarm.studio.translate.locales import normalize_tag
 
 if TYPE_CHECKING:
-    from reelfarm.farm.collaborators import Collaborators
+    from reelfarm.farm.services.collaborators import Collaborators
 
 log = logging.getLogger("reelfarm.farm")
 
 MAX_STILLS = 20
-JOBS_QUEUE = "jobs"
-STILLS_TASK = "reelfarm.farm.tasks.render_stills"
-EXTRACT_BRAND_TASK = "reelfarm.farm.studio_tasks.extract_brand"
-GENERATE_TASK = "reelfarm.farm.studio_tasks.generate_video"
+STILLS_TASK = "reelfarm.farm.runtime.tasks.render_stills"
+EXTRACT_BRAND_TASK = "reelfarm.farm.runtime.studio_tasks.extract_brand"
+GENERATE_TASK = "reelfarm.farm.runtime.studio_tasks.generate_video"
 
 
 def job_queue_id(job_id: str) -> str:
@@ -70,7 +69,7 @@ class JobService:
     @property
     def studio(self) -> Collaborators:
         """The studio's collaborators (moderation, translators) this service checks requests with,
-        built on first use by whoever made the service (``reelfarm.farm.wiring``: the task context's)."""
+        built on first use by whoever made the service (``reelfarm.farm.runtime.wiring``: the task context's)."""
         return self._studio()
 
     # -- brand extraction, generation, translation ------------------------------------------

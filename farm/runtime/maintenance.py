@@ -3,16 +3,16 @@
 ``farm_round`` does, in this order, each chore that its *gate* says is due now:
 
 1. ``repair`` (a farm on RQ only): hand the started jobs of dead nodes back to RQ
-   (``recover_orphans``) and enqueue again the work Redis lost (``reelfarm.farm.reconcile``);
-2. ``reap``: fail and refund renders and jobs stalled past their bound (``reelfarm.farm.reaper``);
-3. ``webhooks``: fan new outbox events out to deliveries and enqueue due retries (``reelfarm.farm.webhooks``);
-4. ``retention``: delete rows past their retention (``reelfarm.farm.retention``);
+   (``recover_orphans``) and enqueue again the work Redis lost (``reelfarm.farm.runtime.reconcile``);
+2. ``reap``: fail and refund renders and jobs stalled past their bound (``reelfarm.farm.runtime.reaper``);
+3. ``webhooks``: fan new outbox events out to deliveries and enqueue due retries (``reelfarm.farm.runtime.webhooks``);
+4. ``retention``: delete rows past their retention (``reelfarm.farm.runtime.retention``);
 5. ``reroute`` (a farm on RQ only): move chunks that waited on ``render-gpu`` past
-   ``REELFARM_GPU_QUEUE_WAIT_SEC`` to ``render`` while a CPU-only node is live (``reelfarm.farm.routing``).
+   ``REELFARM_GPU_QUEUE_WAIT_SEC`` to ``render`` while a CPU-only node is live (``reelfarm.farm.runtime.routing``).
 
 One error policy: a chore that fails is logged with its traceback and the others still run; an
 outage (Redis or the database unreachable) ends the round, and ``Maintenance.run_once`` reports
-it once when it starts and once when it is over (``reelfarm.farm.resilience.Outage``), never a traceback
+it once when it starts and once when it is over (``reelfarm.farm.runtime.resilience.Outage``), never a traceback
 per round.
 
 Who runs it, and with which gate:
@@ -20,7 +20,7 @@ Who runs it, and with which gate:
 - each ``reelfarm worker``'s heartbeat thread, every beat (5 s), with ``FarmLocks``: one Redis lock
   per chore, taken for the chore's period, so one node of the farm does each chore per period
   (repairs and reaping every ``ROUND_SEC``, webhooks and rerouting every ``WEBHOOK_SEC``, retention
-  every ``reelfarm.farm.retention.PURGE_EVERY_SEC``), whichever node's beat comes first;
+  every ``reelfarm.farm.runtime.retention.PURGE_EVERY_SEC``), whichever node's beat comes first;
 - the embedded executor's timer (``EmbeddedQueue``'s maintenance hook, every ``WEBHOOK_SEC``) with
   ``EveryRound``: reaping and webhooks every round, retention when this process's schedule says;
 - an API process serving a farm on RQ (the ``RQQueue``'s maintenance hook, every ``ROUND_SEC``), with
@@ -36,14 +36,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from reelfarm.farm import retention
-from reelfarm.farm.nodes import NodeRegistry
-from reelfarm.farm.queue import JobQueue, RQQueue
-from reelfarm.farm.reaper import reap
-from reelfarm.farm.reconcile import reconcile
-from reelfarm.farm.resilience import Outage, is_outage
-from reelfarm.farm.routing import ALL_QUEUES
-from reelfarm.farm.webhooks import run_webhooks
+from reelfarm.farm.runtime import retention
+from reelfarm.farm.runtime.nodes import NodeRegistry
+from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.runtime.reaper import reap
+from reelfarm.farm.runtime.reconcile import reconcile
+from reelfarm.farm.runtime.resilience import Outage, is_outage
+from reelfarm.farm.runtime.webhooks import run_webhooks
+from reelfarm.farm.services.queues import ALL_QUEUES, JobQueue
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -94,7 +94,7 @@ class FarmLocks:
 
 class EveryRound:
     """The embedded executor's gate: every chore each round, retention when this process's
-    schedule (``reelfarm.farm.retention.SCHEDULE``) says it is due."""
+    schedule (``reelfarm.farm.runtime.retention.SCHEDULE``) says it is due."""
 
     def due(self, chore: str) -> bool:
         return retention.SCHEDULE.due() if chore == RETENTION else True
@@ -114,7 +114,7 @@ def farm_round(queue: JobQueue, gate: Gate, repair: Repair | None = None,
                reroute: Reroute | None = None) -> RoundResult | None:
     """One round of the chores ``gate`` lets run (module docstring); None when none was due.
 
-    Uses the task context (``reelfarm.farm.context.current()``) for the database and storage. Raises only
+    Uses the task context (``reelfarm.farm.runtime.context.current()``) for the database and storage. Raises only
     for an outage.
     """
     result, ran = RoundResult(), False

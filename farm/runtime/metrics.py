@@ -32,7 +32,8 @@ from typing import Any
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from reelfarm.farm.rqnode import NodeWorker
+
+from reelfarm.farm.runtime.rqnode import NodeWorker
 from reelfarm.shared import logs
 
 log = logging.getLogger("reelfarm.farm")

@@ -39,7 +39,7 @@ AUDIO_TYPES = ("audio/*", "video/mp4", "application/ogg", "application/octet-str
 MAX_IMAGE_BYTES = 25_000_000
 MAX_AUDIO_BYTES = 100_000_000
 ASSET_FETCH_OPTIONS: dict[str, float] = {"total_timeout": 60.0, "read_timeout": 20.0, "max_bytes": MAX_AUDIO_BYTES}
-"""How ``reelfarm.farm.collaborators.Collaborators.asset_fetcher`` is built: the largest asset allowed, within one minute."""
+"""How ``reelfarm.farm.services.collaborators.Collaborators.asset_fetcher`` is built: the largest asset allowed, within one minute."""
 
 
 def is_remote(url: str | None) -> bool:

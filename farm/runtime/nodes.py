@@ -8,7 +8,7 @@ capacity, or in ``nvml`` why there are none (not installed, no driver). The hash
 lives a day (so ``reelfarm farm status`` can show a node that went quiet); the node counts as
 alive while ``last_seen`` is recent and, on the same host, while its pid exists. That second
 test is what lets a worker that starts after a crash take over a killed node's jobs at once
-(``reelfarm.farm.worker.recover_orphans``) instead of waiting for RQ's registry entries to expire.
+(``reelfarm.farm.runtime.worker.recover_orphans``) instead of waiting for RQ's registry entries to expire.
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@ Tasks run wherever the queue runs them (an RQ work horse, an embedded pool proce
 ``SimpleWorker``) and take only ids and plain values; they find the database, storage, clock,
 progress store and the studio's collaborators here, through ``current()``.
 
-Whoever starts a process that runs tasks makes its context: the API (``reelfarm.farm.wiring.make_farm``),
+Whoever starts a process that runs tasks makes its context: the API (``reelfarm.farm.runtime.wiring.make_farm``),
 ``reelfarm worker`` and ``reelfarm farm reap`` call ``configure``; processes forked from them
 inherit it. A process nobody configured builds one the first time a task asks, with the builder
-handed in by ``set_builder`` (``reelfarm.farm.wiring`` hands in "from the environment's settings").
+handed in by ``set_builder`` (``reelfarm.farm.runtime.wiring`` hands in "from the environment's settings").
 
 This module is a leaf: it imports no other farm module, so every farm module may import it.
 """
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-    from reelfarm.farm.collaborators import Collaborators
-    from reelfarm.farm.progress import ProgressStore
+    from reelfarm.farm.services.collaborators import Collaborators
+    from reelfarm.farm.services.progress import ProgressStore
     from reelfarm.renderer.backends import RasterChoice
     from reelfarm.shared.clock import Clock
     from reelfarm.shared.config import Settings

@@ -15,7 +15,7 @@ asked for it whose GL context failed drops it with a logged reason. ``render-cpu
 another name of ``render``.
 
 At enqueue time ``Router.chunk_queue`` picks ``render-gpu`` while a node that works it is live
-(heartbeating, ``reelfarm.farm.nodes``), unless a CPU-only node is live and the GPU queue's oldest chunk has
+(heartbeating, ``reelfarm.farm.runtime.nodes``), unless a CPU-only node is live and the GPU queue's oldest chunk has
 already waited ``gpu_wait_sec``; otherwise ``render``. Chunks that wait on ``render-gpu`` longer
 than ``gpu_wait_sec`` (``REELFARM_GPU_QUEUE_WAIT_SEC``) are moved to ``render`` by the
 maintenance round (``Router.reroute``) while a CPU-only node is live; so are retries due on
@@ -31,15 +31,12 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from reelfarm.farm.nodes import NodeRegistry
+from reelfarm.farm.runtime.nodes import NodeRegistry
+from reelfarm.farm.services.queues import GPU_QUEUE, RENDER_QUEUE
 
 log = logging.getLogger("reelfarm.farm")
 
-RENDER_QUEUE = "render"
-GPU_QUEUE = "render-gpu"
-JOBS_QUEUE = "jobs"
 CPU_ALIAS = "render-cpu"
-ALL_QUEUES = (GPU_QUEUE, RENDER_QUEUE, JOBS_QUEUE)
 DEFAULT_GPU_WAIT_SEC = 30.0
 
 

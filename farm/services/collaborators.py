@@ -3,7 +3,7 @@
 ``Collaborators`` holds the SSRF-safe fetchers (pages for brand extraction; a larger, slower one
 for a render's remote images and audio), the brief moderator, the writer (an LLM one with the
 built-in one behind it, or the built-in one) and the translation engines. The task context
-carries one (``reelfarm.farm.context.studio_of`` builds it on first use with ``make_collaborators``), and
+carries one (``reelfarm.farm.runtime.context.studio_of`` builds it on first use with ``make_collaborators``), and
 ``JobService`` checks requests with the same one (moderation before a generation, the engines'
 locales before a translation).
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reelfarm.farm.assets import ASSET_FETCH_OPTIONS
+from reelfarm.farm.services.assets import ASSET_FETCH_OPTIONS
 from reelfarm.shared.config import Settings
 from reelfarm.studio.fetch import SafeFetcher, make_fetcher
 from reelfarm.studio.llm import make_writer

@@ -1,0 +1,55 @@
+"""The queues the services hand work to: their names, and the interface every backend implements
+(``reelfarm.farm.runtime.queue.RQQueue``, ``reelfarm.farm.runtime.embedded.EmbeddedQueue``).
+The services know only this; the runtime provides it."""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+RENDER_QUEUE = "render"  # stitches, and chunks when no GPU node takes them
+GPU_QUEUE = "render-gpu"  # chunks, while a node that rasterizes on a GPU is live
+JOBS_QUEUE = "jobs"  # brand extraction, generation, stills, asset imports: the nodes that reach the internet
+ALL_QUEUES = (GPU_QUEUE, RENDER_QUEUE, JOBS_QUEUE)
+
+
+class JobQueue(Protocol):
+    """Where the services hand work to the farm."""
+
+    def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
+                depends_on: list[str] | None = None, retries: int = 2) -> None:
+        """Run ``func_path(*args)`` once every job in ``depends_on`` has succeeded.
+
+        A failure is retried up to ``retries`` more times; after that the failure handler runs.
+
+        Raises:
+            QueueUnavailable: the backend cannot be reached (nothing was enqueued by this call).
+        """
+        ...
+
+    def cancel(self, job_id: str) -> None:
+        """Drop the job if it has not run; best effort for a running one. Unknown ids are ignored.
+
+        Raises:
+            QueueUnavailable: the backend cannot be reached.
+        """
+        ...
+
+    def ping(self) -> None:
+        """Raises QueueUnavailable when the backend cannot be reached."""
+        ...
+
+    def start(self) -> None:
+        """Start this process's share of the farm's work (the embedded executor; for RQ, whose
+        nodes run the tasks, the API's repair timer), and its maintenance hook. Idempotent."""
+        ...
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop what ``start`` started, waiting up to ``timeout`` seconds for running tasks."""
+        ...
+
+    def slots(self) -> int:
+        """How many chunks the farm can run at once now (renders are split into about as many)."""
+        ...
+
+    def chunk_queue(self) -> str:
+        """The queue a render's chunks go to now (``reelfarm.farm.runtime.routing``)."""
+        ...
