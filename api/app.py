@@ -78,7 +78,25 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         # `trusted_proxies` hops' X-Forwarded-* headers; a client cannot forge the hops before.
         n = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)  # type: ignore[method-assign]
-    app.config.update(
+    app.config.update(_config(settings))
+    app.extensions["reelfarm"] = services
+    api = ReelfarmApi(app)
+    _document(api)
+    for blueprint in BLUEPRINTS:
+        api.register_blueprint(blueprint)
+    app.register_blueprint(console_blp)  # the web console at /app: session sign-in, CSRF, HTML error pages
+    _refine(api)
+    metrics.install(app)  # before the other hooks, so it times them too
+    _install_hooks(app, services)
+    logging.getLogger("reelfarm").setLevel(settings.log_level)
+    if start_farm:
+        services.farm.start()  # embedded: the executor; RQ: farm repairs even while no render node is alive
+    return app
+
+
+def _config(settings: Settings) -> dict[str, Any]:
+    """Flask's and flask-smorest's settings: the document's title, version, servers and security."""
+    return dict(
         API_TITLE="reelfarm", API_VERSION="v1", OPENAPI_VERSION="3.1.0",
         OPENAPI_URL_PREFIX="/api/v1", OPENAPI_JSON_PATH="openapi.json",
         MAX_CONTENT_LENGTH=settings.max_body_bytes, JSON_SORT_KEYS=False, REELFARM_PUBLIC_URL=settings.public_url,
@@ -95,19 +113,6 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
             "security": [{"bearerAuth": []}],
         },
     )
-    app.extensions["reelfarm"] = services
-    api = ReelfarmApi(app)
-    _document(api)
-    for blueprint in BLUEPRINTS:
-        api.register_blueprint(blueprint)
-    app.register_blueprint(console_blp)  # the web console at /app: session sign-in, CSRF, HTML error pages
-    _refine(api)
-    metrics.install(app)  # before the other hooks, so it times them too
-    _install_hooks(app, services)
-    logging.getLogger("reelfarm").setLevel(settings.log_level)
-    if start_farm:
-        services.farm.start()  # embedded: the executor; RQ: farm repairs even while no render node is alive
-    return app
 
 
 def _document(api: Api) -> None:
@@ -152,6 +157,12 @@ def _videodoc_components(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _install_hooks(app: Flask, services: Services) -> None:
+    _install_links(app, services)
+    _install_request_checks(app, services)
+    _install_error_handlers(app)
+
+
+def _install_links(app: Flask, services: Services) -> None:
     if not services.settings.public_url_configured:
         # No REELFARM_PUBLIC_URL: links handed out lead to the address this request reached (a
         # server reached as localhost and as its LAN name answers each with its own).
@@ -165,6 +176,11 @@ def _install_hooks(app: Flask, services: Services) -> None:
             if token is not None:
                 storage.reset_served_at(token)
 
+
+def _install_request_checks(app: Flask, services: Services) -> None:
+    """Per request: its id, its caller (401, 403, 429), its path ids and body (404, 415, 400), its
+    idempotency key; then the per-response headers."""
+
     @app.before_request
     def begin() -> Response | None:
         sent = request.headers.get("X-Request-Id", "")
@@ -176,15 +192,7 @@ def _install_hooks(app: Flask, services: Services) -> None:
         caller = authenticate(services)
         logs.bind_context(workspace_id=caller.workspace.id)
         _count_request(services, caller)
-        for name, value in (request.view_args or {}).items():
-            if name in _ID_KINDS and not is_uuid(value):  # ids are UUIDs; anything else names no object
-                raise err.NotFoundError(f"No such {_ID_KINDS[name]} in this workspace.")
-            if name == "number" and not 1 <= value <= _MAX_VERSION:  # no such version, and no overflow
-                raise err.NotFoundError("No such version of this video.")
-        if request.method in _BODY_METHODS and request.content_length and not request.is_json:
-            raise _unsupported()
-        if request.method in _BODY_METHODS and request.is_json and (raw := request.get_data(cache=True)):
-            check_body(raw)
+        _check_path_and_body()
         return services.idempotency.begin(caller.workspace.id)
 
     @app.after_request
@@ -201,6 +209,23 @@ def _install_hooks(app: Flask, services: Services) -> None:
     def abandon(_error: BaseException | None) -> None:
         services.idempotency.abandon()  # a no-op unless no response was ever finished
 
+
+def _check_path_and_body() -> None:
+    """Ids in the path that cannot name an object are 404; a body that is not JSON is 415, JSON
+    the API does not take (duplicate keys, NUL, unpaired surrogates) 400."""
+    for name, value in (request.view_args or {}).items():
+        if name in _ID_KINDS and not is_uuid(value):  # ids are UUIDs; anything else names no object
+            raise err.NotFoundError(f"No such {_ID_KINDS[name]} in this workspace.")
+        if name == "number" and not 1 <= value <= _MAX_VERSION:  # no such version, and no overflow
+            raise err.NotFoundError("No such version of this video.")
+    if request.method in _BODY_METHODS and request.content_length and not request.is_json:
+        raise _unsupported()
+    if request.method in _BODY_METHODS and request.is_json and (raw := request.get_data(cache=True)):
+        check_body(raw)
+
+
+def _install_error_handlers(app: Flask) -> None:
+    """Every domain error in the one error envelope, with its status."""
     app.register_error_handler(err.ApiError, err.handle_api_error)
     app.register_error_handler(NotFound, lambda e: err.handle_api_error(err.NotFoundError(_not_found(e))))
     app.register_error_handler(UnknownStoryError, lambda e: err.handle_api_error(

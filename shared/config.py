@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from reelfarm.shared import plans
@@ -112,36 +112,9 @@ class Settings:
         """
         env = _Env(os.environ if environ is None else environ)
         data_dir = Path(env.get("REELFARM_DATA_DIR") or "./.reelfarm").expanduser().resolve()
-        database_url = env.parse("REELFARM_DATABASE_URL", _database_url) or f"sqlite:///{data_dir}/reelfarm.db"
-        storage_url = env.parse("REELFARM_STORAGE_URL", _storage_url) or f"file://{data_dir}/files"
         return cls(
-            data_dir=data_dir,
-            database_url=database_url,
-            storage_url=storage_url,
-            public_url=env.parse("REELFARM_PUBLIC_URL", _http_url) or "http://127.0.0.1:8000",
-            public_url_configured=bool(env.get("REELFARM_PUBLIC_URL")),
-            redis_url=env.parse("REELFARM_REDIS_URL", _redis_url),
-            s3_endpoint_url=env.parse("REELFARM_S3_ENDPOINT_URL", _http_url),
-            fetch_allow_private=bool(env.parse("REELFARM_FETCH_ALLOW_PRIVATE", _bool)),
-            rate_limits=MappingProxyType({
-                plan: RateLimit(env.parse(f"REELFARM_RATE_LIMIT_{plan.upper()}", _positive_int) or default)
-                for plan, default in DEFAULT_RATE_LIMITS.items()
-            }),
-            max_body_bytes=env.parse("REELFARM_MAX_BODY_BYTES", _positive_int) or DEFAULT_MAX_BODY_BYTES,
-            llm_base_url=env.parse("REELFARM_LLM_BASE_URL", _http_url),
-            llm_model=env.get("REELFARM_LLM_MODEL"),
-            llm_api_key=env.get("REELFARM_LLM_API_KEY"),
-            apertium=env.parse("REELFARM_APERTIUM", _bool) is not False,
-            libretranslate_url=env.parse("REELFARM_LIBRETRANSLATE_URL", _http_url),
-            libretranslate_api_key=env.get("REELFARM_LIBRETRANSLATE_API_KEY"),
-            deepl_api_key=env.get("REELFARM_DEEPL_API_KEY"),
-            deepl_url=env.parse("REELFARM_DEEPL_URL", _http_url),
+            **_places(env, data_dir), **_limits(env), **_farm(env), **_studio(env),
             log_level=env.parse("REELFARM_LOG_LEVEL", _log_level) or "INFO",
-            retention_days=env.parse("REELFARM_RETENTION_DAYS", _retention_days) or DEFAULT_RETENTION_DAYS,
-            raster=env.parse("REELFARM_RASTER", _raster) or "auto",
-            gpu_queue_wait_sec=env.parse("REELFARM_GPU_QUEUE_WAIT_SEC", _seconds) or DEFAULT_GPU_QUEUE_WAIT_SEC,
-            trusted_proxies=env.parse("REELFARM_TRUSTED_PROXIES", _proxy_count) or 0,
-            metrics_token=env.parse("REELFARM_METRICS_TOKEN", _secret),
             # Evaluated last (arguments go left to right): a malformed variable above leaves
             # no secret file behind.
             secret_key=env.parse("REELFARM_SECRET_KEY", _secret) or load_or_create_secret(data_dir),
@@ -150,6 +123,56 @@ class Settings:
     def rate_limit_for(self, plan: str) -> RateLimit | None:
         """The rate limit of ``plan``; None for plans without API access (``starter``)."""
         return self.rate_limits.get(plan)
+
+
+def _places(env: _Env, data_dir: Path) -> dict[str, Any]:
+    """Where the service keeps its data and where it is reached."""
+    return {
+        "data_dir": data_dir,
+        "database_url": env.parse("REELFARM_DATABASE_URL", _database_url) or f"sqlite:///{data_dir}/reelfarm.db",
+        "storage_url": env.parse("REELFARM_STORAGE_URL", _storage_url) or f"file://{data_dir}/files",
+        "public_url": env.parse("REELFARM_PUBLIC_URL", _http_url) or "http://127.0.0.1:8000",
+        "public_url_configured": bool(env.get("REELFARM_PUBLIC_URL")),
+        "s3_endpoint_url": env.parse("REELFARM_S3_ENDPOINT_URL", _http_url),
+        "trusted_proxies": env.parse("REELFARM_TRUSTED_PROXIES", _proxy_count) or 0,
+        "metrics_token": env.parse("REELFARM_METRICS_TOKEN", _secret),
+    }
+
+
+def _limits(env: _Env) -> dict[str, Any]:
+    """How much a client may send and ask, and how long files are kept."""
+    return {
+        "rate_limits": MappingProxyType({
+            plan: RateLimit(env.parse(f"REELFARM_RATE_LIMIT_{plan.upper()}", _positive_int) or default)
+            for plan, default in DEFAULT_RATE_LIMITS.items()
+        }),
+        "max_body_bytes": env.parse("REELFARM_MAX_BODY_BYTES", _positive_int) or DEFAULT_MAX_BODY_BYTES,
+        "fetch_allow_private": bool(env.parse("REELFARM_FETCH_ALLOW_PRIVATE", _bool)),
+        "retention_days": env.parse("REELFARM_RETENTION_DAYS", _retention_days) or DEFAULT_RETENTION_DAYS,
+    }
+
+
+def _farm(env: _Env) -> dict[str, Any]:
+    """The queue and how nodes draw."""
+    return {
+        "redis_url": env.parse("REELFARM_REDIS_URL", _redis_url),
+        "raster": env.parse("REELFARM_RASTER", _raster) or "auto",
+        "gpu_queue_wait_sec": env.parse("REELFARM_GPU_QUEUE_WAIT_SEC", _seconds) or DEFAULT_GPU_QUEUE_WAIT_SEC,
+    }
+
+
+def _studio(env: _Env) -> dict[str, Any]:
+    """The writer (an LLM, or the built-in one) and the translation engines."""
+    return {
+        "llm_base_url": env.parse("REELFARM_LLM_BASE_URL", _http_url),
+        "llm_model": env.get("REELFARM_LLM_MODEL"),
+        "llm_api_key": env.get("REELFARM_LLM_API_KEY"),
+        "apertium": env.parse("REELFARM_APERTIUM", _bool) is not False,
+        "libretranslate_url": env.parse("REELFARM_LIBRETRANSLATE_URL", _http_url),
+        "libretranslate_api_key": env.get("REELFARM_LIBRETRANSLATE_API_KEY"),
+        "deepl_api_key": env.get("REELFARM_DEEPL_API_KEY"),
+        "deepl_url": env.parse("REELFARM_DEEPL_URL", _http_url),
+    }
 
 
 def load_or_create_secret(data_dir: Path) -> str:

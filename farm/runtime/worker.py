@@ -41,6 +41,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import Engine
+
 from reelfarm.farm.runtime.context import configure
 from reelfarm.farm.runtime.maintenance import FarmLocks, Maintenance, lock_key, recover_orphans, rq_repair
 from reelfarm.farm.runtime.nodes import Capabilities, NodeRegistry, detect_capabilities, probe_gl, sample_gpu
@@ -139,6 +141,26 @@ def choose_node_raster(kind: str) -> tuple[Any, str]:
     return RasterChoice("cpu", choice.gpu_index), ""
 
 
+def _queues_for(raster_kind: str, requested: Sequence[str]) -> list[str]:
+    """The requested queues this node can work with its rasterizer. Raises ValueError for none."""
+    queues, dropped = node_queues(requested, raster_kind)
+    if dropped:
+        log.warning("this node draws on the CPU, so it does not work %s", ", ".join(dropped))
+    if not queues:
+        raise ValueError("no queue left to work: render-gpu needs a node that draws with GL")
+    return queues
+
+
+def _reach_redis_and_database(settings: Settings) -> tuple[Any, Engine]:
+    """Redis and the database (migrated), waiting out an outage of either at start."""
+    assert settings.redis_url
+    redis = make_redis(settings.redis_url)
+    engine = make_engine(settings.database_url)
+    wait_until(redis.ping, Outage("Redis"), doing="starting the node")
+    wait_until(lambda: migrate(engine), Outage("the database"), doing="starting the node")
+    return redis, engine
+
+
 def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, burst: bool = False,
                name: str | None = None, namespace: str = "", metrics_port: int = 0,
                raster: str | None = None) -> bool:
@@ -158,15 +180,8 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     if not settings.redis_url:
         raise ValueError("run_worker needs REELFARM_REDIS_URL")
     choice, gl_renderer = choose_node_raster(raster or settings.raster)
-    queues, dropped = node_queues(queues, choice.kind)
-    if dropped:
-        log.warning("this node draws on the CPU, so it does not work %s", ", ".join(dropped))
-    if not queues:
-        raise ValueError("no queue left to work: render-gpu needs a node that draws with GL")
-    redis = make_redis(settings.redis_url)
-    engine = make_engine(settings.database_url)
-    wait_until(redis.ping, Outage("Redis"), doing="starting the node")
-    wait_until(lambda: migrate(engine), Outage("the database"), doing="starting the node")
+    queues = _queues_for(choice.kind, queues)
+    redis, engine = _reach_redis_and_database(settings)
     remove_stale()
     context = make_task_context(settings, engine=engine,
                                 progress=RedisProgress(redis, prefix=f"reelfarm:{namespace}progress:"))
