@@ -6,6 +6,13 @@ configured public URL when the request came to that host (it keeps an ``https`` 
 a proxy in front adds), else the request's own scheme, host and port. The document is built once
 and its serialized form kept per server URL.
 
+What the server fills in when a request leaves a property out (a video's ``format``, a render's
+``resolution``, a story's fields) is said in the property's description ("Default: ...") in the
+schemas only request bodies use, not as ``default``: generators read ``default`` as "always
+present" (openapi-typescript's ``defaultNonNullable``, on unless turned off, makes such a property
+of a component schema required), and the smallest bodies the API takes would not type-check.
+Schemas that answers use too keep their ``default``, which there is what an answer carries.
+
 Swagger UI is flask-smorest's own page (``OPENAPI_SWAGGER_UI_PATH``) at ``/api/v1/docs``; its
 scripts and styles come from the ``swagger-ui-bundle-v2`` package (Swagger UI 5, which reads
 OpenAPI 3.1) and are served by the app itself at ``/api/v1/docs/assets/``, so the page needs no
@@ -57,7 +64,7 @@ class ServedDocument:
 
     def _openapi_json(self) -> flask.Response:
         if self._document is None:
-            self._document = self.spec.to_dict()
+            self._document = request_defaults_in_words(self.spec.to_dict())
             self._served = {}
         url = server_url(self._app.config["REELFARM_PUBLIC_URL"])
         if url not in self._served:
@@ -72,6 +79,65 @@ class ServedDocument:
         blueprint.add_url_rule(f"/{DOCS_PATH}/assets/<path:filename>", endpoint=ASSETS_ENDPOINT,
                                view_func=_asset)
         blueprint.add_url_rule(f"/{DOCS_PATH}/", endpoint=SLASH_ENDPOINT, view_func=_docs_page)
+
+
+_SCHEMAS = "#/components/schemas/"
+_SUBSCHEMA = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+              "unevaluatedItems", "unevaluatedProperties")
+_SUBSCHEMAS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+
+
+def request_defaults_in_words(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with the defaults of the component schemas that only request bodies reach
+    moved into the descriptions of their schemas (in place; returned)."""
+    schemas = document.get("components", {}).get("schemas", {})
+    requests: list[Any] = []
+    answers: list[Any] = list(document.get("components", {}).get("responses", {}).values())
+    for item in document.get("paths", {}).values():
+        for operation in item.values():
+            if isinstance(operation, dict):
+                requests.append(operation.get("requestBody"))
+                answers.append(operation.get("responses"))
+    for name in _reached(requests, schemas) - _reached(answers, schemas):
+        _describe_defaults(schemas[name])
+    return document
+
+
+def _reached(roots: list[Any], schemas: dict[str, Any]) -> set[str]:
+    """The names of the component schemas that ``roots`` reference, directly or through others."""
+    found: set[str] = set()
+    todo = list(roots)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith(_SCHEMAS):
+                name = ref[len(_SCHEMAS):]
+                if name in schemas and name not in found:
+                    found.add(name)
+                    todo.append(schemas[name])
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return found
+
+
+def _describe_defaults(schema: Any) -> None:
+    if not isinstance(schema, dict):
+        return
+    if "default" in schema:
+        said = f"Default: `{json.dumps(schema.pop('default'), ensure_ascii=False)}`."
+        before = str(schema.get("description") or "").rstrip()
+        schema["description"] = f"{before}{'' if before.endswith('.') else '.'} {said}" if before else said
+    for key in _SUBSCHEMA:
+        _describe_defaults(schema.get(key))
+    for key in _SUBSCHEMAS:
+        for sub in schema.get(key) or []:
+            _describe_defaults(sub)
+    for key in _SCHEMA_MAPS:
+        for sub in (schema.get(key) or {}).values():
+            _describe_defaults(sub)
 
 
 def _docs_page() -> Any:

@@ -144,7 +144,13 @@ ERROR_MESSAGES = {
 ERROR_DETAILS = {400: [{"field": "/format", "code": "invalid_choice", "message": "Must be one of: 16:9, 9:16, 1:1, 4:5."}]}
 
 
-def error(status: int) -> dict[str, Any]:
-    """The error envelope a ``status`` answer carries."""
-    return {"error": {"code": ERROR_CODES[status], "message": ERROR_MESSAGES[status],
+DOWNLOAD_ERRORS = {
+    403: ("forbidden", "This download link is invalid or has expired; fetch the resource again for a fresh one."),
+    404: ("not_found", "No such resource in this workspace.")}
+"""``GET /files/{key}``: its refusals, which are not about a workspace's objects."""
+
+
+def error(status: int, code: str | None = None, message: str | None = None) -> dict[str, Any]:
+    """The error envelope a ``status`` answer carries (``code`` and ``message`` where the route has its own)."""
+    return {"error": {"code": code or ERROR_CODES[status], "message": message or ERROR_MESSAGES[status],
                       "details": ERROR_DETAILS.get(status), "request_id": "req_3f2a9c1e0b7d4e55a1b2c3d4"}}

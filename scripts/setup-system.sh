@@ -4,9 +4,10 @@
 #   scripts/setup-system.sh          to serve: the EGL/GL libraries skia-python loads even to draw
 #                                    on the CPU, and Python's venv module
 #   scripts/setup-system.sh --test   also what the tests use: PostgreSQL and Redis server binaries
-#                                    (the tests start their own throwaway servers from them) and
-#                                    the offline translation engine, Apertium, with English-Spanish,
-#                                    and Chromium, the headless browser of the console's tests
+#                                    (the tests start their own throwaway servers from them), the
+#                                    offline translation engine, Apertium, with English-Spanish,
+#                                    Chromium, the headless browser of the console's tests, and
+#                                    Node.js with npm, for the TypeScript client's test
 #
 # Runs apt-get as root, or through sudo otherwise. Safe to run again: when everything is there
 # it does nothing, not even `apt-get update`.
@@ -21,6 +22,11 @@ esac
 # Debian's own python3 has no ensurepip (so no `python3 -m venv`) without python3-venv.
 if command -v python3 >/dev/null && ! python3 -c 'import ensurepip' 2>/dev/null; then
   packages="$packages python3-venv"
+fi
+
+# A node that brings its own npm (NodeSource, nvm) is kept: Debian's npm package conflicts with it.
+if [ "${1:-}" = "--test" ] && ! command -v npm >/dev/null; then
+  packages="$packages nodejs npm"
 fi
 
 missing=""

@@ -25,14 +25,28 @@ class Health(MethodView):
         return services().health()
 
 
+FILE_TYPES = ("video/mp4", "image/jpeg", "image/png", "application/octet-stream")
+"""What a file is served as: a render's MP4, its JPEG poster, a still's or a logo's PNG; any other
+stored file as bytes. OpenAPI 3.1 describes raw bytes by the media type alone (no schema)."""
+_SIGNED = [{"in": "query", "name": "expires", "required": True, "schema": {"type": "string"},
+            "description": "when the URL stops working, seconds since the epoch (as handed out)"},
+           {"in": "query", "name": "sig", "required": True, "schema": {"type": "string"},
+            "description": "the URL's signature (as handed out)"}]
+
+
 @blp.route("/files/<path:key>")
 class File(MethodView):
-    @blp.doc(security=[], operationId="downloadFile", responses={"200": {"description": "The file's bytes"},
-                                     "403": {"description": "Tampered or expired URL"}})
+    @blp.alt_response(403, schema=ErrorEnvelopeSchema, description="The URL was tampered with or has expired.",
+                      example=ex.error(403, *ex.DOWNLOAD_ERRORS[403]))
+    @blp.alt_response(404, schema=ErrorEnvelopeSchema, description="No such file (or this storage serves none).",
+                      example=ex.error(404, *ex.DOWNLOAD_ERRORS[404]))
+    @blp.doc(security=[], operationId="downloadFile", parameters=_SIGNED, responses={"200": {
+        "description": "The file's bytes, typed by its name.", "content": {t: {} for t in FILE_TYPES}}})
     def get(self, key):
         """Download a file
 
-        URLs handed out by the API are signed and expire; a tampered or expired one gives 403.
+        URLs handed out by the API (a render's `url` and `poster_url`, a still's `url`, a logo's) are
+        signed and expire; a tampered or expired one gives 403.
         """
         path, mimetype = services().signed_file(key, request.args.get("expires", ""), request.args.get("sig", ""))
         return send_file(path, mimetype=mimetype, conditional=True, max_age=0)
