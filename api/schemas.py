@@ -17,12 +17,13 @@ from reelfarm.api.contract import (
     pattern_meta,
 )
 from reelfarm.renderer.spec import FORMATS, FPS_CHOICES, RESOLUTIONS
+from reelfarm.shared import plans
 from reelfarm.studio.webhooks import EVENT_KINDS as WEBHOOK_EVENT_KINDS
 
 VIDEO_STATUSES = ["draft", "generating", "ready", "failed", "archived"]
 JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"]
 VERSION_SOURCES = ["story", "generate", "doc", "fields", "translate", "restore"]
-PLANS = ["starter", "pro", "crypto_pro", "agency"]
+PLANS = list(plans.NAMES)
 
 
 _SITE_URL_ERROR = "must be a website address: http(s)://host[:port][/path], or host[/path]"
