@@ -28,7 +28,7 @@ from reelfarm.api.resources import (
     videos,
     webhooks,
 )
-from reelfarm.api.schemas import ErrorEnvelopeSchema, VideoDocField
+from reelfarm.api.schemas.common import ErrorEnvelopeSchema, VideoDocField
 from reelfarm.api.services import Services
 from reelfarm.console import blp as console_blp
 from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict

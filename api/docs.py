@@ -12,7 +12,7 @@ from typing import Any
 from flask_smorest import Blueprint
 
 from reelfarm.api import examples
-from reelfarm.api.schemas import ErrorEnvelopeSchema
+from reelfarm.api.schemas.common import ErrorEnvelopeSchema
 
 DESCRIPTIONS = {
     400: "Invalid request: every problem is listed in `error.details` (JSON pointers).",

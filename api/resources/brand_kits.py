@@ -7,13 +7,13 @@ from flask_smorest import Blueprint
 from reelfarm.api import examples as ex
 from reelfarm.api.auth import current_workspace_id
 from reelfarm.api.docs import WITH_BODY, errors
-from reelfarm.api.schemas import (
+from reelfarm.api.schemas.brand_kits import (
     BrandExtractSchema,
     BrandKitListSchema,
     BrandKitPatchSchema,
     BrandKitSchema,
-    JobSchema,
 )
+from reelfarm.api.schemas.jobs import JobSchema
 from reelfarm.api.services import services
 
 blp = Blueprint("brand_kits", __name__, url_prefix="/api/v1/brand-kits", description="Brand kits")

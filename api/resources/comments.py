@@ -7,7 +7,7 @@ from flask_smorest import Blueprint
 from reelfarm.api import examples as ex
 from reelfarm.api.auth import current_workspace_id
 from reelfarm.api.docs import WITH_BODY, errors
-from reelfarm.api.schemas import CommentCreateSchema, CommentListSchema, CommentSchema
+from reelfarm.api.schemas.comments import CommentCreateSchema, CommentListSchema, CommentSchema
 from reelfarm.api.services import services
 
 blp = Blueprint("comments", __name__, url_prefix="/api/v1", description="Comments on videos")

@@ -6,7 +6,7 @@ from flask_smorest import Blueprint
 
 from reelfarm.api import examples as ex
 from reelfarm.api.docs import errors
-from reelfarm.api.schemas import LocaleListSchema, LocaleQuerySchema
+from reelfarm.api.schemas.locales import LocaleListSchema, LocaleQuerySchema
 from reelfarm.api.services import services
 
 blp = Blueprint("locales", __name__, url_prefix="/api/v1/locales", description="Translation locales")

@@ -7,7 +7,7 @@ from flask_smorest import Blueprint
 
 from reelfarm.api import examples as ex
 from reelfarm.api.docs import errors
-from reelfarm.api.schemas import MeSchema
+from reelfarm.api.schemas.me import MeSchema
 from reelfarm.api.services import services
 
 blp = Blueprint("me", __name__, url_prefix="/api/v1/me", description="The calling key's workspace")

@@ -7,8 +7,8 @@ from flask_smorest import Blueprint
 from reelfarm.api import examples as ex
 from reelfarm.api.auth import current_workspace_id
 from reelfarm.api.docs import WITH_BODY, errors
-from reelfarm.api.schemas import (
-    JobSchema,
+from reelfarm.api.schemas.jobs import JobSchema
+from reelfarm.api.schemas.renders import (
     RenderCreateSchema,
     RenderListSchema,
     RenderSchema,

@@ -6,7 +6,7 @@ from flask_smorest import Blueprint
 
 from reelfarm.api import examples as ex
 from reelfarm.api.docs import errors
-from reelfarm.api.schemas import StoryListSchema
+from reelfarm.api.schemas.stories import StoryListSchema
 from reelfarm.studio.stories import list_stories
 
 blp = Blueprint("stories", __name__, url_prefix="/api/v1/stories", description="Built-in stories")

@@ -6,7 +6,8 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from reelfarm.api import examples as ex
-from reelfarm.api.schemas import ErrorEnvelopeSchema, HealthSchema
+from reelfarm.api.schemas.common import ErrorEnvelopeSchema
+from reelfarm.api.schemas.system import HealthSchema
 from reelfarm.api.services import services
 
 blp = Blueprint("system", __name__, description="Health and downloads")

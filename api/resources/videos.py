@@ -7,7 +7,7 @@ from flask_smorest import Blueprint
 from reelfarm.api import examples as ex
 from reelfarm.api.auth import current_workspace_id
 from reelfarm.api.docs import WITH_BODY, errors
-from reelfarm.api.schemas import (
+from reelfarm.api.schemas.videos import (
     RestoreSchema,
     VersionListSchema,
     VersionSchema,
