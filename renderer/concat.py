@@ -20,9 +20,9 @@ import numpy as np
 
 from reelfarm.renderer.audio import add_aac_stream, iter_aac_packets
 from reelfarm.renderer.encode import open_mp4
-from reelfarm.renderer.errors import EncodeError
+from reelfarm.renderer.errors import EncodeError, SegmentsMismatch
 
-__all__ = ["concat_segments", "probe"]
+__all__ = ["check_segments", "concat_segments", "probe"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,10 @@ class _Layout:
     codec: str
     pix_fmt: str | None
     fps: Fraction
-    extradata: bytes
+    extradata: bytes  # the SPS and PPS (avcC)
+    profile: str | None = None
+    level: int | None = None
+    time_base: Fraction = Fraction(0)
 
     @classmethod
     def of(cls, stream: Any) -> _Layout:
@@ -46,7 +49,20 @@ class _Layout:
             cc.pix_fmt,
             Fraction(stream.average_rate or stream.guessed_rate or 0),
             bytes(cc.extradata or b""),
+            cc.profile,
+            getattr(cc, "level", None),
+            Fraction(stream.time_base or 0),
         )
+
+    def differences(self, other: _Layout) -> list[str]:
+        """What differs from ``other``, in words (``profile High vs Constrained Baseline``)."""
+        shown = {"extradata": "SPS/PPS"}
+        found = []
+        for name in ("width", "height", "codec", "pix_fmt", "fps", "profile", "level", "time_base", "extradata"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                found.append(shown[name] if name == "extradata" else f"{name} {mine} vs {theirs}")
+        return found
 
 
 class _AudioFeed:
@@ -139,6 +155,27 @@ def _copy_segment(
     return end
 
 
+def check_segments(segment_paths: Sequence[str], names: Sequence[str] | None = None) -> None:
+    """Refuse, before anything is written, segments whose codec parameters differ from the first's.
+
+    ``names`` are how the message names the segments (default: their paths).
+
+    Raises:
+        SegmentsMismatch: naming every segment that differs, and how.
+        EncodeError: a segment cannot be read.
+    """
+    names = list(names or segment_paths)
+    layouts = []
+    for path in segment_paths:
+        with _open_segment(path) as seg:
+            layouts.append(_Layout.of(_video_stream(seg, path)))
+    odd = [(names[i], layout.differences(layouts[0])) for i, layout in enumerate(layouts) if layout != layouts[0]]
+    if odd:
+        detail = "; ".join(f"{name}: {', '.join(diff)}" for name, diff in odd)
+        raise SegmentsMismatch(f"segments were encoded with different codec parameters than {names[0]} ({detail}); "
+                               "joining them would make a file players cannot decode", [name for name, _ in odd])
+
+
 def concat_segments(
     segment_paths: Sequence[str],
     out_path: str,
@@ -155,6 +192,7 @@ def concat_segments(
     """
     if not segment_paths:
         raise ValueError("concat_segments needs at least one segment")
+    check_segments(segment_paths)
     with _open_segment(segment_paths[0]) as first:
         template = _video_stream(first, segment_paths[0])
         ref, tb = _Layout.of(template), Fraction(template.time_base)

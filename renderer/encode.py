@@ -38,13 +38,20 @@ from reelfarm.renderer.errors import EncodeError
 
 log = logging.getLogger(__name__)
 
-__all__ = [
+__all__ = [  # the helpers are public: reelfarm.renderer.nvenc shares them
+    "DEFAULT_GOP_SECONDS",
     "Encoder",
     "X264Encoder",
     "available_h264_encoders",
+    "check_frame",
+    "check_geometry",
+    "check_pixel_format",
+    "close_quietly",
     "encode_frames",
+    "gop_frames",
     "open_mp4",
     "rgba_to_bt709",
+    "to_bt709_frame",
 ]
 
 FASTSTART = {"movflags": "+faststart"}
@@ -80,7 +87,7 @@ class Encoder(Protocol):
 # --------------------------------------------------------------------------------------
 
 
-def _check_geometry(width: int, height: int, fps: int) -> None:
+def check_geometry(width: int, height: int, fps: int) -> None:
     """Reject sizes 4:2:0 cannot represent before any file is created."""
     if width <= 0 or height <= 0 or width % 2 or height % 2:
         raise EncodeError(
@@ -93,12 +100,12 @@ def _check_geometry(width: int, height: int, fps: int) -> None:
 PIXEL_FORMATS = ("rgba", "bgra", "yuv420p")
 
 
-def _check_pixel_format(pixel_format: str) -> None:
+def check_pixel_format(pixel_format: str) -> None:
     if pixel_format not in PIXEL_FORMATS:
         raise EncodeError(f"pixel_format must be one of {', '.join(PIXEL_FORMATS)}, not {pixel_format!r}")
 
 
-def _check_frame(rgba: np.ndarray, width: int, height: int, pixel_format: str = "rgba") -> np.ndarray:
+def check_frame(rgba: np.ndarray, width: int, height: int, pixel_format: str = "rgba") -> np.ndarray:
     """Validate a frame; return it C-contiguous (copying only if it is not).
 
     Packed frames are (height, width, 4); yuv420p frames are the three planes one after the
@@ -168,7 +175,7 @@ def _tag_bt709(cc: Any) -> None:
     cc.color_range = AVCOL_RANGE_MPEG
 
 
-def _gop_frames(fps: int, gop_seconds: float) -> int:
+def gop_frames(fps: int, gop_seconds: float) -> int:
     """Keyframe interval in frames: a few seconds keeps seeking cheap and files small."""
     return max(1, round(fps * gop_seconds))
 
@@ -181,7 +188,7 @@ def open_mp4(path: str) -> Any:
         raise EncodeError(f"cannot create output file {path!r}: {exc}") from exc
 
 
-def _close_quietly(container: Any) -> None:
+def close_quietly(container: Any) -> None:
     """Close a container on an error path, where a second error would hide the first."""
     try:
         container.close()
@@ -232,8 +239,8 @@ class X264Encoder:
         """
         if self._container is not None:
             raise EncodeError("encoder already started; call finish() first")
-        _check_geometry(width, height, fps)
-        _check_pixel_format(pixel_format)
+        check_geometry(width, height, fps)
+        check_pixel_format(pixel_format)
         self._size, self.frames_written, self._failed = (width, height), 0, False
         self._pixel_format = pixel_format
         self._container = open_mp4(path)
@@ -241,7 +248,7 @@ class X264Encoder:
             self._stream = self._add_stream(width, height, fps)
             self._container.start_encoding()
         except (av.FFmpegError, ValueError) as exc:
-            _close_quietly(self._container)
+            close_quietly(self._container)
             self._container = self._stream = None
             raise EncodeError(
                 f"cannot open libx264 (preset={self.preset!r}, crf={self.crf}): {exc}"
@@ -258,7 +265,7 @@ class X264Encoder:
         cc.thread_type = "FRAME"
         cc.thread_count = self.threads
         cc.profile = "High"
-        cc.gop_size = _gop_frames(fps, self.gop_seconds)
+        cc.gop_size = gop_frames(fps, self.gop_seconds)
         cc.flags = int(cc.flags) | int(Flags.closed_gop)
         _tag_bt709(cc)
         return stream
@@ -268,7 +275,7 @@ class X264Encoder:
         if self._stream is None or self._failed:
             raise EncodeError("write() called on an encoder that is not started or has failed")
         try:
-            pixels = _check_frame(rgba, *self._size, self._pixel_format)
+            pixels = check_frame(rgba, *self._size, self._pixel_format)
             # x264 copies the picture in before encode() returns, so the caller may reuse it.
             frame = to_bt709_frame(self._sws, pixels, self._pixel_format)
             frame.pts = self.frames_written
@@ -288,12 +295,12 @@ class X264Encoder:
         if container is None:
             return
         if self._failed or stream is None:
-            _close_quietly(container)
+            close_quietly(container)
             return
         try:
             container.mux(stream.encode(None))
         except av.FFmpegError as exc:
-            _close_quietly(container)
+            close_quietly(container)
             raise EncodeError(f"flushing libx264 failed: {exc}") from exc
         try:
             container.close()

@@ -65,6 +65,16 @@ class EncodeError(RendererError):
     """Encoding frames or muxing the output file failed."""
 
 
+class SegmentsMismatch(EncodeError):
+    """Segments of one video were encoded with different codec parameters (profile, level, SPS/PPS,
+    size, frame rate, time base): joined by stream copy they would make a file that breaks in
+    players. ``segments`` names the ones that differ from the first."""
+
+    def __init__(self, message: str, segments: list[str]) -> None:
+        super().__init__(message)
+        self.segments = segments
+
+
 class RasterError(RendererError):
     """A GPU rasterizer cannot be made or used here: no EGL, no context, no GPU, a failed read-back."""
 

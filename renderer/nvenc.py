@@ -22,11 +22,11 @@ from reelfarm.renderer.encode import (
     DEFAULT_GOP_SECONDS,
     Encoder,
     X264Encoder,
-    _check_frame,
-    _check_geometry,
-    _check_pixel_format,
-    _close_quietly,
-    _gop_frames,
+    check_frame,
+    check_geometry,
+    check_pixel_format,
+    close_quietly,
+    gop_frames,
     open_mp4,
     to_bt709_frame,
 )
@@ -69,7 +69,7 @@ class H264AnnexBMuxer:
     def __init__(
         self, path: str, width: int, height: int, fps: int, tag_bt709: bool = True
     ) -> None:
-        _check_geometry(width, height, fps)
+        check_geometry(width, height, fps)
         self.frames = 0
         self._tb = Fraction(1, fps)
         self._container = open_mp4(path)
@@ -81,7 +81,7 @@ class H264AnnexBMuxer:
             self._parser = av.CodecContext.create("h264", "r")
             self._bsf = av.BitStreamFilterContext(_BT709_METADATA, "h264") if tag_bt709 else None
         except (av.FFmpegError, ValueError) as exc:
-            _close_quietly(self._container)
+            close_quietly(self._container)
             raise EncodeError(f"cannot set up H.264 muxing for {path!r}: {exc}") from exc
 
     def write(self, data: bytes) -> int:
@@ -101,7 +101,7 @@ class H264AnnexBMuxer:
 
     def abort(self) -> None:
         """Close the file without flushing, on an error path."""
-        _close_quietly(self._container)
+        close_quietly(self._container)
 
     def _mux_packets(self, packets: list[Any]) -> int:
         before = self.frames
@@ -202,7 +202,7 @@ class NvencEncoder:
 
     def options(self, fps: int) -> dict[str, str]:
         """CreateEncoder keyword options (PyNvVideoCodec stringifies them anyway)."""
-        gop = _gop_frames(fps, self.gop_seconds)
+        gop = gop_frames(fps, self.gop_seconds)
         opts: dict[str, Any] = {
             "codec": "h264",
             "preset": self.nvenc_preset,
@@ -228,9 +228,9 @@ class NvencEncoder:
         """
         if self._nvenc is not None or self._muxer is not None:
             raise EncodeError("encoder already started; call finish() first")
-        _check_geometry(width, height, fps)
+        check_geometry(width, height, fps)
         nvc = _import_nvc()
-        _check_pixel_format(pixel_format)
+        check_pixel_format(pixel_format)
         self._size, self.frames_written, self._failed = (width, height), 0, False
         self._pixel_format = pixel_format
         try:
@@ -245,7 +245,7 @@ class NvencEncoder:
         if self._nvenc is None or self._muxer is None or self._failed:
             raise EncodeError("write() called on an encoder that is not started or has failed")
         try:
-            pixels = _check_frame(rgba, *self._size, self._pixel_format)
+            pixels = check_frame(rgba, *self._size, self._pixel_format)
             nv12 = to_bt709_frame(self._sws, pixels, self._pixel_format, "nv12").to_ndarray()
             self._muxer.write(_bitstream_bytes(self._nvenc.Encode(nv12.reshape(-1))))
         except EncodeError:
@@ -276,7 +276,31 @@ class NvencEncoder:
             raise EncodeError(f"writing the MP4 trailer failed: {exc}") from exc
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
+def nvenc_probe(gpu_id: int = 0) -> tuple[bool, str]:
+    """Whether an H.264 NVENC session can be opened on GPU ``gpu_id``, and if not, why: no NVIDIA
+    driver or GPU, PyNvVideoCodec missing, no encoder units on this GPU (H100, H200), or the
+    driver's session limit reached. Cached per GPU: the answer does not change while the process
+    lives (a session limit may clear, but a node decides once, at start)."""
+    from reelfarm.renderer.backends import nvidia_gpu_present
+
+    try:
+        nvc = _import_nvc()
+    except EncodeError as exc:
+        if not nvidia_gpu_present(gpu_id):
+            return False, f"no NVIDIA GPU {gpu_id} or driver on this machine (/dev/nvidia{gpu_id} absent)"
+        return False, f"PyNvVideoCodec cannot be loaded: {exc.__cause__ or exc} (pip install 'reelfarm[nvenc]')"
+    try:
+        encoder = nvc.CreateEncoder(256, 256, "NV12", True, codec="h264", gpu_id=gpu_id)
+    except Exception as exc:  # noqa: BLE001 - PyNvVideoCodec raises its own types
+        text = str(exc)
+        if "OUT_OF_MEMORY" in text or "session" in text.lower() or "INCOMPATIBLE_CLIENT_KEY" in text:
+            return False, f"the GPU's NVENC sessions are all in use ({text})"
+        return False, f"no NVENC on this GPU ({text or type(exc).__name__})"
+    del encoder
+    return True, "an H.264 NVENC session opened"
+
+
 def nvenc_available() -> bool:
     """True only if PyNvVideoCodec imports and an H.264 NVENC session can be opened.
 
@@ -284,14 +308,7 @@ def nvenc_available() -> bool:
     and only fails when a session is created. Cached: the answer does not change while the
     process lives.
     """
-    try:
-        nvc = _import_nvc()
-        encoder = nvc.CreateEncoder(256, 256, "NV12", True, codec="h264")
-    except Exception:  # noqa: BLE001
-        log.debug("NVENC unavailable", exc_info=True)
-        return False
-    del encoder
-    return True
+    return nvenc_probe()[0]
 
 
 # --------------------------------------------------------------------------------------
@@ -301,7 +318,7 @@ def nvenc_available() -> bool:
 _KINDS = ("auto", "nvenc", "x264")
 
 
-def _accepted_kwargs(cls: type[Encoder], kw: dict[str, Any]) -> dict[str, Any]:
+def accepted_options(cls: type[Encoder], kw: dict[str, Any]) -> dict[str, Any]:
     """Keep the options ``cls`` understands, so one settings dict can serve both encoders."""
     params = inspect.signature(cls.__init__).parameters
     return {key: value for key, value in kw.items() if key in params}
@@ -321,7 +338,7 @@ def make_encoder(kind: str = "auto", **kw: Any) -> Encoder:
     if unknown:
         raise TypeError(f"unknown encoder option(s): {', '.join(unknown)}")
     if kind in ("auto", "nvenc") and nvenc_available():
-        return NvencEncoder(**_accepted_kwargs(NvencEncoder, kw))
+        return NvencEncoder(**accepted_options(NvencEncoder, kw))
     if kind == "nvenc":
         log.warning("NVENC was requested but is not available; encoding with libx264")
-    return X264Encoder(**_accepted_kwargs(X264Encoder, kw))
+    return X264Encoder(**accepted_options(X264Encoder, kw))

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 from reelfarm.renderer.assets import AssetSource
 from reelfarm.renderer.audio import mix_audio
 from reelfarm.renderer.chunks import plan_chunks
-from reelfarm.renderer.backends import RasterChoice, choose_raster
+from reelfarm.renderer.backends import EncoderChoice, RasterChoice, choose_encoder, choose_raster
 from reelfarm.renderer.concat import concat_segments
 from reelfarm.renderer.encode import Encoder, X264Encoder
 from reelfarm.renderer.model import Doc, frame_count, parse_doc
@@ -104,13 +104,13 @@ _Job = tuple[str, range]
 
 
 def _worker_init(source: Mapping[str, Any], spec: RenderSpec, choice: RasterChoice, assets: Any, counter: Any,
-                 encoder_kw: dict[str, Any]) -> None:
+                 family: EncoderChoice, encoder_kw: dict[str, Any]) -> None:
     # Forked children inherit the parent's Python signal handlers; a chunk process must die on
     # SIGTERM and leave SIGINT to its parent.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     doc = parse_doc(source)
-    _WORKER.update(doc=doc, spec=spec, counter=counter, encoder_kw=encoder_kw, assets=assets,
+    _WORKER.update(doc=doc, spec=spec, counter=counter, family=family, encoder_kw=encoder_kw, assets=assets,
                    raster=choice.make(doc, spec, assets, yuv=True))
 
 
@@ -122,22 +122,24 @@ def _worker_chunk(job: _Job) -> int:
     def tick(n: int) -> None:
         with counter.get_lock():
             counter.value += n
-    return render_segment(w["doc"], path, w["spec"], frames, w["assets"], X264Encoder(**w["encoder_kw"]), tick,
+    return render_segment(w["doc"], path, w["spec"], frames, w["assets"], w["family"].make(**w["encoder_kw"]), tick,
                           w["raster"])
 
 
 def render_video(doc: Doc | Mapping[str, Any], out_path: str, spec: RenderSpec | None = None,
                  workers: int | None = None, assets: AssetSource | None = None,
                  progress: Progress | None = None, encoder_kw: dict[str, Any] | None = None,
-                 raster: str | RasterChoice = "cpu") -> RenderStats:
+                 raster: str | RasterChoice = "cpu", encoder: str | EncoderChoice = "x264") -> RenderStats:
     """Render a whole MP4 on this machine, chunks spread over `workers` processes.
 
     `spec` defaults to the document's format and fps at 1080. `raster` names the rasterizer
     ("cpu", "gl", "auto"; see `reelfarm.renderer.backends`); a GL one also converts to YUV on the GPU.
+    `encoder` names the encoder family ("x264", "nvenc", "auto"); every chunk uses the same one.
     """
     doc = as_doc(doc)
     spec = spec or RenderSpec.for_doc(doc)
     choice = choose_raster(raster)
+    family = choose_encoder(encoder)
     workers = max(1, workers or os.cpu_count() or 1)
     total = frame_count(doc.duration, spec.fps)
     began = time.perf_counter()
@@ -146,9 +148,9 @@ def render_video(doc: Doc | Mapping[str, Any], out_path: str, spec: RenderSpec |
         chunks = plan_chunks(total, workers if total < 8 * spec.fps * workers else workers * 2)
         jobs = [(os.path.join(tmp, f"seg{i:04d}.mp4"), range(a, b)) for i, (a, b) in enumerate(chunks)]
         if workers == 1 or len(jobs) == 1:
-            _render_inline(doc, jobs, spec, choice, assets, progress, total, encoder_kw or {})
+            _render_inline(doc, jobs, spec, choice, assets, progress, total, family, encoder_kw or {})
         else:
-            _render_pool(doc, jobs, spec, choice, assets, progress, total, workers, encoder_kw or {})
+            _render_pool(doc, jobs, spec, choice, assets, progress, total, workers, family, encoder_kw or {})
         finish_video(doc, [j[0] for j in jobs], out_path, assets)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -157,7 +159,8 @@ def render_video(doc: Doc | Mapping[str, Any], out_path: str, spec: RenderSpec |
 
 
 def _render_inline(doc: Doc, jobs: list[_Job], spec: RenderSpec, choice: RasterChoice,
-                   assets: AssetSource | None, progress: Progress | None, total: int, encoder_kw: dict) -> None:
+                   assets: AssetSource | None, progress: Progress | None, total: int, family: EncoderChoice,
+                   encoder_kw: dict) -> None:
     done = 0
     raster = choice.make(doc, spec, assets, yuv=True)
 
@@ -167,7 +170,7 @@ def _render_inline(doc: Doc, jobs: list[_Job], spec: RenderSpec, choice: RasterC
         if progress is not None:
             progress(done, total)
     for path, frames in jobs:
-        render_segment(doc, path, spec, frames, assets, X264Encoder(**encoder_kw), tick, raster)
+        render_segment(doc, path, spec, frames, assets, family.make(**encoder_kw), tick, raster)
 
 
 def _pool_context(choice: RasterChoice) -> Any:
@@ -179,14 +182,15 @@ def _pool_context(choice: RasterChoice) -> Any:
 
 
 def _render_pool(doc: Doc, jobs: list[_Job], spec: RenderSpec, choice: RasterChoice, assets: AssetSource | None,
-                 progress: Progress | None, total: int, workers: int, encoder_kw: dict) -> None:
+                 progress: Progress | None, total: int, workers: int, family: EncoderChoice,
+                 encoder_kw: dict) -> None:
     ctx = _pool_context(choice)
     counter = ctx.Value("i", 0)
     # Two x264 threads per chunk process: it encodes one frame while the process draws the next,
     # which one thread each could not (measured at 1080p on 2 cores: about 7% more frames/s).
     encoder_kw = {"threads": CHUNK_X264_THREADS, **encoder_kw} if workers > 1 else encoder_kw
     pool = ctx.Pool(min(workers, len(jobs)), _worker_init,
-                    (dict(doc.source), spec, choice, assets, counter, encoder_kw))
+                    (dict(doc.source), spec, choice, assets, counter, family, encoder_kw))
     try:
         result = pool.map_async(_worker_chunk, jobs, chunksize=1)
         while not result.ready():

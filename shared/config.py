@@ -97,6 +97,7 @@ class Settings:
     log_level: str = "INFO"
     retention_days: int = DEFAULT_RETENTION_DAYS
     raster: str = "auto"  # REELFARM_RASTER: auto (GL on an NVIDIA GPU, else CPU), cpu or gl
+    encoder: str = "auto"  # REELFARM_ENCODER: auto (NVENC where a session opens, else x264), x264 or nvenc
     gpu_queue_wait_sec: float = DEFAULT_GPU_QUEUE_WAIT_SEC  # REELFARM_GPU_QUEUE_WAIT_SEC (farm.routing)
     trusted_proxies: int = 0  # REELFARM_TRUSTED_PROXIES: proxies in front whose X-Forwarded-* are believed
     metrics_token: str | None = field(default=None, repr=False)  # REELFARM_METRICS_TOKEN: guards /metrics
@@ -157,6 +158,7 @@ def _farm(env: _Env) -> dict[str, Any]:
     return {
         "redis_url": env.parse("REELFARM_REDIS_URL", _redis_url),
         "raster": env.parse("REELFARM_RASTER", _raster) or "auto",
+        "encoder": env.parse("REELFARM_ENCODER", _encoder) or "auto",
         "gpu_queue_wait_sec": env.parse("REELFARM_GPU_QUEUE_WAIT_SEC", _seconds) or DEFAULT_GPU_QUEUE_WAIT_SEC,
     }
 
@@ -328,6 +330,12 @@ def _secret(raw: str) -> str:
 def _raster(raw: str) -> str:
     if raw not in ("auto", "cpu", "gl"):
         raise ValueError("expected auto, cpu or gl")
+    return raw
+
+
+def _encoder(raw: str) -> str:
+    if raw not in ("auto", "x264", "nvenc"):
+        raise ValueError("expected auto, x264 or nvenc")
     return raw
 
 

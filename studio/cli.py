@@ -76,6 +76,12 @@ _RASTER = click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), def
                        help="Rasterizer: GL on an NVIDIA GPU (auto), Skia on the CPU, or GL on any EGL (gl).")
 
 
+_ENCODER = click.option("--encoder", type=click.Choice(["auto", "x264", "nvenc"]), default="auto", show_default=True,
+                        envvar="REELFARM_ENCODER", show_envvar=True,
+                        help="Encoder: NVENC where a session opens (auto), x264, or NVENC only (refused where "
+                             "it cannot be had).")
+
+
 @click.command("render", epilog="\b\nA video stored on a reelfarm server: reelfarm videos render VIDEO_ID")
 @click.argument("doc_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="MP4 to write.")
@@ -87,14 +93,22 @@ _RASTER = click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), def
 @click.option("--assets", "assets_dir", type=click.Path(file_okay=False), help="Root of asset keys.")
 @click.option("--poster", type=click.Path(dir_okay=False), help="Also write a JPEG poster here.")
 @_RASTER
+@_ENCODER
 def render_command(doc_path: str, output: str, fmt: str | None, resolution: int, fps: int | None,
-                   workers: int | None, assets_dir: str | None, poster: str | None, raster: str) -> None:
+                   workers: int | None, assets_dir: str | None, poster: str | None, raster: str,
+                   encoder: str) -> None:
     """Render a VideoDoc to an H.264 MP4 with a progress bar."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     from reelfarm.renderer.render import render_video
     from reelfarm.renderer.stills import write_poster
 
+    from reelfarm.renderer.backends import choose_encoder
+
+    try:
+        family = choose_encoder(encoder)  # once, before drawing: a refusal is one line
+    except RendererError as exc:
+        raise click.ClickException(str(exc)) from exc
     doc = _check(_load_doc(doc_path))
     spec = _spec(doc, fmt, resolution, fps)
     assets = _assets_for(doc_path, assets_dir)
@@ -106,13 +120,14 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: int,
             bar.update(task, completed=done, total=total)
         try:
             stats = render_video(doc, output, spec, workers=workers, assets=assets, progress=update,
-                                          raster=raster)
+                                 raster=raster, encoder=family)
         except RendererError as exc:
             raise click.ClickException(str(exc)) from exc
     if poster:
         write_poster(doc, poster, spec, assets, raster=raster)
     click.echo(f"wrote {output}: {stats.width}x{stats.height} {stats.fps} fps, {stats.frames} frames, "
-               f"{stats.bytes / 1e6:.1f} MB in {stats.seconds:.2f} s = {stats.frames_per_second:.1f} frames/s")
+               f"{stats.bytes / 1e6:.1f} MB in {stats.seconds:.2f} s = {stats.frames_per_second:.1f} frames/s "
+               f"({family.family})")
 
 
 @click.command("still")

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from reelfarm.farm.services.collaborators import Collaborators
     from reelfarm.farm.services.progress import ProgressStore
-    from reelfarm.renderer.backends import RasterChoice
+    from reelfarm.renderer.backends import EncoderChoice, RasterChoice
     from reelfarm.shared.clock import Clock
     from reelfarm.shared.config import Settings
     from reelfarm.shared.storage import Storage
@@ -36,7 +36,8 @@ class TaskContext:
     ``studio`` (the studio's collaborators: fetchers, moderation, writer, translators) is built
     on first use by ``studio_of`` with ``build_studio`` when it was not given. ``raster`` is the
     rasterizer this node chose for chunks (``reelfarm worker`` resolves and probes it once); when
-    None, chunks resolve ``settings.raster`` (CPU without settings).
+    None, chunks resolve ``settings.raster`` (CPU without settings). ``encoder`` is the node's encoder
+    family, chosen once at start the same way; when None, chunks encode with x264.
     """
 
     engine: Engine
@@ -47,6 +48,7 @@ class TaskContext:
     studio: Collaborators | None = None
     build_studio: Callable[[], Collaborators] | None = None
     raster: RasterChoice | None = None
+    encoder: EncoderChoice | None = None
 
 
 _CONTEXT: TaskContext | None = None

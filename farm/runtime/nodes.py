@@ -42,6 +42,7 @@ class Capabilities:
     nvenc: bool
     raster: str = "cpu"  # the rasterizer chunks draw with here: "cpu" or "gl"
     gl_renderer: str = ""  # GL_RENDERER of the node's GL context (e.g. "llvmpipe (LLVM 15.0.6, 256 bits)")
+    encoder: str = "x264"  # the encoder family every chunk of this node uses: "x264" or "nvenc"
 
 
 @dataclass(frozen=True)
@@ -59,12 +60,13 @@ class GpuSample:
     nvenc_capacity: int | None = None
 
 
-def detect_capabilities(raster: str = "cpu", gl_renderer: str = "") -> Capabilities:
+def detect_capabilities(raster: str = "cpu", gl_renderer: str = "", encoder: str = "x264") -> Capabilities:
     """This machine: cores, the first NVIDIA GPU's model (pynvml, if installed) and whether NVENC
     can open a session. Every probe is guarded: a missing driver or library means "none"."""
     gpu = gpu_model()
     return Capabilities(hostname=socket.gethostname(), pid=os.getpid(), cores=os.cpu_count() or 1,
-                        gpu=gpu, nvenc=_nvenc() if gpu else False, raster=raster, gl_renderer=gl_renderer)
+                        gpu=gpu, nvenc=_nvenc() if gpu else False, raster=raster, gl_renderer=gl_renderer,
+                        encoder=encoder)
 
 
 def gpu_model() -> str | None:

@@ -30,7 +30,7 @@ from reelfarm.farm.services.jobs import generation_ended
 from reelfarm.farm.services.lifecycle import Finished, RenderLifecycle
 from reelfarm.farm.services.progress import MAX_UNFINISHED, ProgressBatcher
 from reelfarm.renderer.chunks import plan_chunks
-from reelfarm.renderer.errors import AssetError, DocInvalid, FontError
+from reelfarm.renderer.errors import AssetError, DocInvalid, FontError, SegmentsMismatch
 from reelfarm.renderer.model import parse_doc
 from reelfarm.renderer.spec import RenderSpec
 from reelfarm.shared.db import transaction
@@ -43,10 +43,11 @@ log = logging.getLogger("reelfarm.farm")
 
 STATUS_CHECK_SEC = 2.0  # how often a running chunk looks whether its render was canceled
 STILLS_PREFIX = "jobs"
-_PERMANENT = (AssetError, DocInvalid, FontError, TaskFailed)
+_PERMANENT = (AssetError, DocInvalid, FontError, SegmentsMismatch, TaskFailed)
 _ADVICE = {
     AssetError: "fix or replace the asset, then render again",
     FontError: "choose one of the fonts the renderer ships, then render again",
+    SegmentsMismatch: "render again",
     DocInvalid: "fix the document, then render again",
 }
 
@@ -139,10 +140,9 @@ def _record_chunk(ctx: TaskContext, render_id: str) -> None:
 def _draw_segment(ctx: TaskContext, render: renders_repo.Render, doc: dict[str, Any], path: str, frames: range,
                   report: _Reporter) -> None:
     """Draw ``frames`` with the node's rasterizer (GL falls back to the CPU with a logged reason)
-    and encode them with x264."""
+    and encode them with the node's encoder family (x264 where the node chose none)."""
     spec, assets = _spec(render), _render_assets(ctx, render)
-    from reelfarm.renderer.backends import choose_raster  # drawing and encoding load only where a chunk runs
-    from reelfarm.renderer.encode import X264Encoder
+    from reelfarm.renderer.backends import EncoderChoice, choose_raster  # loaded only where a chunk runs
     from reelfarm.renderer.render import render_segment
 
     choice = ctx.raster or choose_raster(ctx.settings.raster if ctx.settings else "cpu")
@@ -150,7 +150,7 @@ def _draw_segment(ctx: TaskContext, render: renders_repo.Render, doc: dict[str, 
     raster = choice.make(parsed, spec, assets, yuv=True)
     try:
         render_segment(parsed, path, spec, frames, assets=assets, progress=report, raster=raster,
-                       encoder=X264Encoder(threads=CHUNK_ENCODER_THREADS))
+                       encoder=(ctx.encoder or EncoderChoice()).make(threads=CHUNK_ENCODER_THREADS))
     finally:
         raster.close()
 
@@ -161,6 +161,7 @@ def stitch(render_id: str) -> None:
     if (live := _live_render(ctx, render_id)) is None:
         return
     render, doc = live
+    from reelfarm.renderer.concat import check_segments
     from reelfarm.renderer.render import finish_video
     from reelfarm.renderer.stills import write_poster
 
@@ -173,7 +174,9 @@ def stitch(render_id: str) -> None:
     with scratch_dir("stitch") as tmp:
         out, poster = os.path.join(tmp, "video.mp4"), os.path.join(tmp, "poster.jpg")
         try:
-            finish_video(doc, [ctx.storage.open_local(key) for key in keys], out, assets)
+            local = [ctx.storage.open_local(key) for key in keys]
+            check_segments(local, names=[f"segment {i + 1}" for i in range(len(keys))])  # one encoder family
+            finish_video(doc, local, out, assets)
             write_poster(doc, poster, _spec(render), assets)
         except _PERMANENT as exc:
             fail_render(render_id, _user_message(exc))

@@ -163,15 +163,17 @@ def _reach_redis_and_database(settings: Settings) -> tuple[Any, Engine]:
 
 def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, burst: bool = False,
                name: str | None = None, namespace: str = "", metrics_port: int = 0,
-               raster: str | None = None) -> bool:
+               raster: str | None = None, encoder: str | None = None) -> bool:
     """Work the given queues until stopped (or, with ``burst``, until they are empty).
 
     Returns whether any job was processed. Requires ``settings.redis_url``. With ``metrics_port``
     the node serves Prometheus metrics there (``reelfarm.farm.runtime.metrics``). ``raster`` (default
-    ``settings.raster``) picks the rasterizer and, with it, the render queues (module docstring).
+    ``settings.raster``) picks the rasterizer and, with it, the render queues (module docstring);
+    ``encoder`` (default ``settings.encoder``) the encoder family every chunk of this node uses.
 
     Raises:
         ValueError: no Redis URL, or no queue left to work (``render-gpu`` alone on a CPU node).
+        EncoderUnavailable: ``nvenc`` asked for where its probe failed (the reason is the message).
     """
     from rq import Queue
 
@@ -179,13 +181,16 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
 
     if not settings.redis_url:
         raise ValueError("run_worker needs REELFARM_REDIS_URL")
+    from reelfarm.renderer.backends import choose_encoder
+
+    family = choose_encoder(encoder or settings.encoder)  # before anything else: a refusal takes nothing
     choice, gl_renderer = choose_node_raster(raster or settings.raster)
     queues = _queues_for(choice.kind, queues)
     redis, engine = _reach_redis_and_database(settings)
     remove_stale()
     context = make_task_context(settings, engine=engine,
                                 progress=RedisProgress(redis, prefix=f"reelfarm:{namespace}progress:"))
-    context.raster = choice
+    context.raster, context.encoder = choice, family
     configure(context)
     queue_names = [f"{namespace}{q}" for q in queues]
     worker = MeteredWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
@@ -193,12 +198,12 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     if metrics_port:
         serve_metrics(metrics_port)
     registry = NodeRegistry(redis, namespace)
-    caps = detect_capabilities(choice.kind, gl_renderer)
+    caps = detect_capabilities(choice.kind, gl_renderer, family.family)
     heartbeat = NodeHeartbeat(worker, registry, caps, queues, queue_names, maintenance_lock=lock_key(namespace),
                               gpu_wait_sec=settings.gpu_queue_wait_sec)
-    log.info("node %s: %d cores, raster %s%s, GPU %s, NVENC %s; queues %s", worker.name, caps.cores, caps.raster,
-             f" ({gl_renderer})" if gl_renderer else "", caps.gpu or "none", "yes" if caps.nvenc else "no",
-             ", ".join(queue_names))
+    log.info("node %s: %d cores, raster %s%s, encoder %s, GPU %s, NVENC %s; queues %s", worker.name, caps.cores,
+             caps.raster, f" ({gl_renderer})" if gl_renderer else "", caps.encoder, caps.gpu or "none",
+             "yes" if caps.nvenc else "no", ", ".join(queue_names))
     heartbeat.beat()
     recover_orphans(redis, queue_names, registry)
     heartbeat.start()

@@ -43,7 +43,7 @@ def test_story_build_lint_still_render(tmp_path, doc):
     doc_path.write_text(json.dumps(doc))
     result = run("render", str(doc_path), "-o", str(mp4), "--resolution", "720", "--fps", "24", "--workers", "2")
     assert result.exit_code == 0, result.output
-    assert "frames/s" in result.output.strip().splitlines()[-1]
+    assert result.output.strip().splitlines()[-1].endswith("frames/s (x264)"), "auto is x264 without NVENC"
     info = probe(str(mp4))
     assert (info["width"], info["height"], info["frames"]) == (1280, 720, 144)
 
@@ -62,6 +62,16 @@ def test_lint_exits_nonzero_on_errors(tmp_path, doc):
     path.write_text(json.dumps(doc))
     result = run("lint", str(path))
     assert result.exit_code == 1 and "less than the minimum of 6" in result.output
+
+
+def test_render_asked_for_nvenc_where_it_cannot_be_had_refuses_in_one_line(tmp_path, doc):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    result = CliRunner().invoke(main, ["render", str(path), "-o", str(tmp_path / "x.mp4"), "--encoder", "nvenc"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    [line] = result.output.strip().splitlines()
+    assert line.startswith("Error: NVENC cannot be used: ")
+    assert not (tmp_path / "x.mp4").exists()
 
 
 def test_render_refuses_a_broken_doc(tmp_path, doc):

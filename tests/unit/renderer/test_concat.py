@@ -9,9 +9,9 @@ import av
 import numpy as np
 import pytest
 
-from reelfarm.renderer.concat import concat_segments, probe
+from reelfarm.renderer.concat import check_segments, concat_segments, probe
 from reelfarm.renderer.encode import X264Encoder, encode_frames
-from reelfarm.renderer.errors import EncodeError
+from reelfarm.renderer.errors import EncodeError, SegmentsMismatch
 
 W, H, FPS, RATE = 160, 90, 30, 48000
 SEGMENTS = [(30, (200, 30, 30)), (45, (30, 200, 30)), (15, (30, 30, 200))]  # 1 s, 1.5 s, 0.5 s
@@ -153,9 +153,23 @@ def test_audio_and_video_are_interleaved(joined_with_audio: Path) -> None:
 def test_segments_with_other_settings_are_refused(segments: list[str], tmp_path: Path) -> None:
     other = str(tmp_path / "wide.mp4")
     encode_frames(X264Encoder(threads=1), other, 320, H, FPS, segment_frames(5, (0, 0, 0), 320))
-    with pytest.raises(EncodeError, match="different settings"):
+    with pytest.raises(SegmentsMismatch, match="different codec parameters"):
         concat_segments([segments[0], other], str(tmp_path / "out.mp4"))
-    assert not (tmp_path / "out.mp4").exists()  # no half-written file is left behind
+    assert not (tmp_path / "out.mp4").exists()  # nothing is written
+
+
+def test_segments_of_two_encoder_settings_are_named_with_what_differs(segments: list[str], tmp_path: Path) -> None:
+    """Same size and frame rate, other x264 settings (ultrafast: no CABAC, another profile and SPS/PPS),
+    as a segment of another encoder family would be."""
+    other = str(tmp_path / "ultrafast.mp4")
+    encode_frames(X264Encoder(threads=1, preset="ultrafast"), other, W, H, FPS, segment_frames(30, (9, 9, 9)))
+    assert probe(other)["profile"] != probe(segments[0])["profile"]
+    with pytest.raises(SegmentsMismatch) as caught:
+        check_segments([segments[0], segments[1], other], names=["one", "two", "three"])
+    assert caught.value.segments == ["three"]
+    message = str(caught.value)
+    assert "three: profile" in message and "SPS/PPS" in message and "one" in message and "two:" not in message
+    check_segments(segments)  # the same settings pass
 
 
 def test_missing_segment_is_an_encode_error(segments: list[str], tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import types
 from fractions import Fraction
 from pathlib import Path
@@ -17,7 +18,7 @@ from av.video.frame import PictureType
 from reelfarm.renderer import encode, nvenc
 from reelfarm.renderer.concat import probe
 from reelfarm.renderer.encode import X264Encoder, available_h264_encoders, encode_frames
-from reelfarm.renderer.nvenc import H264AnnexBMuxer, NvencEncoder, make_encoder, nvenc_available
+from reelfarm.renderer.nvenc import H264AnnexBMuxer, NvencEncoder, make_encoder, nvenc_available, nvenc_probe
 from reelfarm.renderer.errors import EncodeError, RendererError
 
 W, H, FPS = 160, 90, 30
@@ -206,13 +207,13 @@ def test_make_encoder_rejects_unknown_kind_and_options() -> None:
 
 def test_nvenc_unavailable_without_pynvvideocodec(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "PyNvVideoCodec", None)  # import now raises ImportError
-    nvenc_available.cache_clear()
+    nvenc_probe.cache_clear()
     try:
         assert nvenc_available() is False
         with pytest.raises(EncodeError, match="NVENC is not available"):
             NvencEncoder().start("/tmp/never.mp4", W, H, FPS)
     finally:
-        nvenc_available.cache_clear()
+        nvenc_probe.cache_clear()
 
 
 # ------------------------------------------------------------------------------ NVENC plumbing
@@ -267,9 +268,9 @@ def fake_pynvvideocodec(monkeypatch: pytest.MonkeyPatch) -> list[_FakeNvEncoder]
     module = types.ModuleType("PyNvVideoCodec")
     module.CreateEncoder = create  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "PyNvVideoCodec", module)
-    nvenc_available.cache_clear()
+    nvenc_probe.cache_clear()
     yield created
-    nvenc_available.cache_clear()
+    nvenc_probe.cache_clear()
 
 
 def test_nvenc_plumbing_with_stand_in(tmp_path: Path, fake_pynvvideocodec: list[Any]) -> None:
@@ -334,3 +335,53 @@ def test_real_nvenc_output(tmp_path: Path) -> None:
     encode_frames(NvencEncoder(), str(red), 320, 180, FPS, [solid((255, 0, 0), 320, 180)] * 2)
     y = decode_all(red)[0].to_ndarray()[:180].astype(int)
     assert np.abs(y[8:-8, 8:-8] - 63).max() <= 2
+
+
+# ------------------------------------------------------------------------------ choosing the encoder family
+
+def test_x264_is_chosen_when_asked_and_auto_falls_back_to_it_without_nvenc() -> None:
+    from reelfarm.renderer.backends import EncoderChoice, choose_encoder
+
+    nvenc_probe.cache_clear()
+    assert choose_encoder("x264") == EncoderChoice("x264")
+    assert choose_encoder("auto").family == "x264"  # no NVENC here
+    assert isinstance(choose_encoder("auto").make(threads=1), X264Encoder)
+    with pytest.raises(ValueError, match="unknown encoder 'vp9'"):
+        choose_encoder("vp9")
+
+
+def test_nvenc_asked_for_where_it_cannot_be_had_is_refused_with_the_probes_reason() -> None:
+    from reelfarm.renderer.backends import EncoderUnavailable, choose_encoder
+
+    nvenc_probe.cache_clear()
+    ok, reason = nvenc_probe()
+    assert not ok and ("no NVIDIA GPU 0 or driver" in reason or "PyNvVideoCodec cannot be loaded" in reason)
+    with pytest.raises(EncoderUnavailable, match=f"NVENC cannot be used: {re.escape(reason)}"):
+        choose_encoder("nvenc")
+
+
+def test_a_gpu_without_encoder_units_and_a_full_session_table_are_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("PyNvVideoCodec")
+    failures = iter([RuntimeError("NV_ENC_ERR_UNSUPPORTED_DEVICE"), RuntimeError("NV_ENC_ERR_OUT_OF_MEMORY")])
+
+    def create(*_: Any, **__: Any) -> None:
+        raise next(failures)
+
+    module.CreateEncoder = create  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "PyNvVideoCodec", module)
+    nvenc_probe.cache_clear()
+    try:
+        assert nvenc_probe(0) == (False, "no NVENC on this GPU (NV_ENC_ERR_UNSUPPORTED_DEVICE)")
+        assert nvenc_probe(1)[1].startswith("the GPU's NVENC sessions are all in use")
+    finally:
+        nvenc_probe.cache_clear()
+
+
+def test_auto_is_nvenc_where_a_session_opens_and_its_encoders_drop_x264_options(
+        fake_pynvvideocodec: list[Any]) -> None:
+    from reelfarm.renderer.backends import choose_encoder
+
+    chosen = choose_encoder("auto")
+    assert chosen.family == "nvenc"
+    encoder = chosen.make(threads=1, crf=18)  # x264's options are not NVENC's: dropped
+    assert isinstance(encoder, NvencEncoder)

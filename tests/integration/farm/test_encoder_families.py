@@ -1,0 +1,65 @@
+"""One encoder family per render: the node's encoder is handed to its chunks, and a stitch that
+finds segments of two families (here x264 and a stand-in for NVENC: x264 at another preset, whose
+SPS/PPS and profile differ as NVENC's would) fails the render loudly, refunded, naming the
+segments, and stores no file."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from reelfarm.farm.runtime import tasks
+from reelfarm.farm.runtime.context import current
+from reelfarm.farm.services.renders import segment_key, video_key
+from reelfarm.renderer.backends import EncoderChoice
+from reelfarm.renderer.concat import probe
+from tests.integration.farm.conftest import Farm, make_doc
+from tests.integration.farm.test_render_embedded import assert_video, local_file
+
+STAND_IN_NVENC = EncoderChoice("x264", options=(("preset", "ultrafast"),))
+
+
+@pytest.fixture
+def node(embedded: Farm) -> Iterator[Farm]:
+    ctx = current()
+    before = ctx.encoder
+    yield embedded
+    ctx.encoder = before
+
+
+def _render(farm: Farm) -> tuple[str, str]:
+    workspace = farm.workspace(credits=3)
+    render = farm.renders.request(workspace, farm.video(workspace, make_doc(6)), "16:9", 144, 24)
+    return workspace, render["id"]
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_chunks_encode_with_the_nodes_encoder(node: Farm) -> None:
+    workspace, render_id = _render(node)
+    current().encoder = STAND_IN_NVENC
+    for index in range(2):
+        tasks.render_chunk(render_id, index)
+    assert probe(node.storage.open_local(segment_key(render_id, 0)))["profile"] == "Constrained Baseline"
+    tasks.stitch(render_id)
+    done = node.renders.get(workspace, render_id)
+    assert done["status"] == "succeeded", done["error"]
+    assert_video(local_file(node.storage, done["url"]), 256, 144, 24, 6 * 24, audio=False)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_stitch_of_two_families_fails_the_render_refunded_naming_the_segment(node: Farm) -> None:
+    workspace, render_id = _render(node)
+    assert node.balance(workspace) == 2
+    current().encoder = None  # x264, the default
+    tasks.render_chunk(render_id, 0)
+    current().encoder = STAND_IN_NVENC
+    tasks.render_chunk(render_id, 1)
+
+    tasks.stitch(render_id)
+
+    failed = node.renders.get(workspace, render_id)
+    assert failed["status"] == "failed" and failed["url"] is None
+    assert "segment 2: profile" in failed["error"] and "segment 1" in failed["error"]
+    assert "; render again; the 1 credit charged for it was refunded" in failed["error"]
+    assert node.balance(workspace) == 3
+    assert not node.storage.exists(video_key(render_id))
