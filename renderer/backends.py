@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reelfarm.renderer.assets import AssetSource
 from reelfarm.renderer.errors import EncodeError, RasterError
+from reelfarm.renderer.gpu import nvidia_gpu_present
 from reelfarm.renderer.model import Doc
 from reelfarm.renderer.raster import Rasterizer, SkiaRasterizer
 from reelfarm.renderer.spec import RenderSpec
@@ -38,19 +38,6 @@ log = logging.getLogger(__name__)
 RASTER_KINDS = ("auto", "cpu", "gl")
 ENCODER_KINDS = ("auto", "x264", "nvenc")
 ENCODER_FAMILIES = ("x264", "nvenc")
-_NVIDIA_PROC = Path("/proc/driver/nvidia/gpus")
-
-
-def nvidia_gpu_present(gpu_index: int = 0) -> bool:
-    """True when the NVIDIA kernel driver exposes GPU `gpu_index` (no library is loaded to ask)."""
-    if Path(f"/dev/nvidia{gpu_index}").exists():
-        return True
-    try:
-        return len(list(_NVIDIA_PROC.iterdir())) > gpu_index
-    except OSError:
-        return False
-
-
 @dataclass(frozen=True)
 class RasterChoice:
     """A resolved choice: `kind` is "cpu" or "gl"; `hardware_only` refuses software GL."""

@@ -282,7 +282,7 @@ def nvenc_probe(gpu_id: int = 0) -> tuple[bool, str]:
     driver or GPU, PyNvVideoCodec missing, no encoder units on this GPU (H100, H200), or the
     driver's session limit reached. Cached per GPU: the answer does not change while the process
     lives (a session limit may clear, but a node decides once, at start)."""
-    from reelfarm.renderer.backends import nvidia_gpu_present
+    from reelfarm.renderer.gpu import nvidia_gpu_present
 
     try:
         nvc = _import_nvc()
