@@ -1,7 +1,7 @@
 """The collaborators a running API needs, built once from settings, and the one way a view
 reaches them: ``services()``.
 
-Every view is the same three steps: its request schema (``api/schemas.py``) validates the body,
+Every view is the same three steps: its request schema (``api/schemas/``) validates the body,
 one call on a service found here does the work, and its response schema renders the answer.
 The services answer resources (plain dicts in the shapes the schemas document) and raise domain
 errors, which ``api/app.py`` maps to the error envelope; no view touches a repository or a

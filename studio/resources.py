@@ -1,5 +1,5 @@
 """The shapes clients see for videos, versions and brand kits: one definition for the API's answers
-and the webhook events the farm writes (``api/schemas.py`` documents them).
+and the webhook events the farm writes (``api/schemas/`` documents them).
 
 A brand kit's logo is kept in storage under ``tokens.logo.key``; the resource shows a URL signed
 afresh on each read (valid 7 days) in its place, never the key.

@@ -1,4 +1,4 @@
-"""The Render and Job resources: what clients see of a render or a job (``api/schemas.py``
+"""The Render and Job resources: what clients see of a render or a job (``api/schemas/``
 documents them; webhook events carry the same shapes).
 
 Files are never shown by their storage key: a succeeded render's MP4 and poster are URLs signed

@@ -5,7 +5,7 @@ resources (``reelfarm.studio.resources``, ``reelfarm.farm.services.resources``).
 Which service makes a new video follows from the request: a ``story_id`` builds it at once
 (``VideoService.create_from_story``); without one, a brief and/or a site URL start a generation
 job (``JobService.request_generation``). Which combinations are valid is the request schema's
-business (``api/schemas.py``), not this module's.
+business (``api/schemas/``), not this module's.
 
 A page of videos is addressed by an opaque cursor, ``<microseconds since the epoch>.<row id>``
 (``reelfarm.api.contract.CURSOR`` is its pattern).
