@@ -82,11 +82,12 @@ def resolve(path: str) -> Callable[..., Any]:
 def describe_exception(exc: BaseException | None) -> str:
     """A short reason for a failure, fit for a user: the message of errors meant for users,
     only the kind of anything else (internals stay in the logs)."""
+    from reelfarm.farm.services.lifecycle import OtherEncoderFamily
     from reelfarm.renderer.errors import RendererError  # late: queueing work needs no Skia
 
     if exc is None:
         return "the process running it stopped"
-    if isinstance(exc, (TaskFailed, RendererError)):
+    if isinstance(exc, (TaskFailed, RendererError, OtherEncoderFamily)):
         return str(exc)
     name = type(exc).__name__
     if name == "AbandonedJobError":

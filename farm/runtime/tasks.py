@@ -106,7 +106,8 @@ def _spec(render: renders_repo.Render) -> RenderSpec:
 def render_chunk(render_id: str, index: int) -> None:
     """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``."""
     ctx = current()
-    render = lifecycle(ctx).start(render_id)
+    render = lifecycle(ctx).start(render_id, (ctx.encoder.family if ctx.encoder else "x264"),
+                                  ctx.raster.kind if ctx.raster else "cpu")  # OtherEncoderFamily: retried elsewhere
     if render is None:
         return  # canceled, failed, finished or gone: nothing to do
     with ctx.engine.connect() as conn:

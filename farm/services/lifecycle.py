@@ -59,20 +59,38 @@ class Finished:
     scratch_keys: tuple[str, ...] = ()
 
 
+class OtherEncoderFamily(StateConflict):
+    """A chunk's node encodes with another family than the render's segments so far: joined, they
+    would not play. The chunk must be drawn by a node of the render's family."""
+
+    def __init__(self, render_id: str, family: str, node_family: str) -> None:
+        super().__init__(f"render {render_id}'s segments are encoded with {family}; this node encodes with "
+                         f"{node_family}")
+        self.family, self.node_family = family, node_family
+
+
 class RenderLifecycle:
     """The one writer of a render's status."""
 
     def __init__(self, engine: Engine, clock: Clock, storage: Storage, progress: ProgressStore) -> None:
         self.engine, self.clock, self.storage, self.progress = engine, clock, storage, progress
 
-    def start(self, render_id: str) -> repo.Render | None:
+    def start(self, render_id: str, encoder: str | None = None, raster: str | None = None) -> repo.Render | None:
         """A chunk starts: ``queued -> running`` (or stays running, marked alive); None when the
-        render is no longer live, so the chunk does nothing."""
+        render is no longer live, so the chunk does nothing. The first chunk records its node's
+        ``encoder`` family and ``raster`` on the render.
+
+        Raises:
+            OtherEncoderFamily: the render's segments so far are of another encoder family.
+        """
         with transaction(self.engine) as conn:
             render = repo.find_render(conn, render_id)
             if render is None or not allowed(render.status, "start"):
                 return None
-            return repo.start_render(conn, self.clock, render_id)
+            started = repo.start_render(conn, self.clock, render_id, encoder, raster)
+        if started is not None and encoder is not None and started.encoder not in (None, encoder):
+            raise OtherEncoderFamily(render_id, started.encoder, encoder)
+        return started
 
     def progressed(self, render_id: str, progress: float | None = None) -> None:
         """The render moved forward (a chunk stored, the stitch begun): not a change of status."""

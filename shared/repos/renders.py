@@ -63,6 +63,8 @@ class Render:
     frames: int | None
     chunks: int | None
     progressed_at: datetime | None
+    encoder: str | None = None
+    raster: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,9 +144,14 @@ def charge_render(conn: Connection, clock: Clock, render: Render, amount: int) -
                 render_id=render.id, version_id=render.version_id)
 
 
-def start_render(conn: Connection, clock: Clock, render_id: str) -> Render | None:
-    """Mark a chunk's start: ``queued -> running`` the first time. None unless the render is live."""
+def start_render(conn: Connection, clock: Clock, render_id: str, encoder: str | None = None,
+                 raster: str | None = None) -> Render | None:
+    """Mark a chunk's start: ``queued -> running`` the first time, recording the first chunk's
+    ``encoder`` family and ``raster``. None unless the render is live."""
     now = clock.now()
+    if encoder is not None:
+        conn.execute(update(renders).where(renders.c.id == render_id, renders.c.encoder.is_(None))
+                     .values(encoder=encoder, raster=raster))
     conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status == "queued")
                  .values(status="running", started_at=now))
     conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status == "running")

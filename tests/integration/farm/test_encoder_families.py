@@ -10,7 +10,10 @@ import pytest
 
 from reelfarm.farm.runtime import tasks
 from reelfarm.farm.runtime.context import current
+from reelfarm.farm.runtime.queue import describe_exception
+from reelfarm.farm.services.lifecycle import OtherEncoderFamily
 from reelfarm.farm.services.renders import segment_key, video_key
+from reelfarm.shared.repos.renders import find_render
 from reelfarm.renderer.backends import EncoderChoice
 from reelfarm.renderer.concat import probe
 from tests.integration.farm.conftest import Farm, make_doc
@@ -63,3 +66,24 @@ def test_a_stitch_of_two_families_fails_the_render_refunded_naming_the_segment(n
     assert "; render again; the 1 credit charged for it was refunded" in failed["error"]
     assert node.balance(workspace) == 3
     assert not node.storage.exists(video_key(render_id))
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+def test_the_render_records_its_first_chunks_family_and_a_chunk_of_another_refuses_to_draw(node: Farm) -> None:
+    workspace, render_id = _render(node)
+    current().encoder = EncoderChoice("x264")
+    tasks.render_chunk(render_id, 0)
+    with node.engine.connect() as conn:
+        made = find_render(conn, render_id)
+    assert made is not None and (made.encoder, made.raster) == ("x264", "cpu")
+
+    current().encoder = EncoderChoice("stand-in-nvenc", options=(("preset", "ultrafast"),))
+    with pytest.raises(OtherEncoderFamily) as refused:
+        tasks.render_chunk(render_id, 1)
+    assert describe_exception(refused.value) == (f"render {render_id}'s segments are encoded with x264; this node "
+                                                 "encodes with stand-in-nvenc")
+    assert not node.storage.exists(segment_key(render_id, 1)), "nothing drawn"
+    current().encoder = EncoderChoice("x264")
+    tasks.render_chunk(render_id, 1)  # its retry, on a node of the render's family
+    tasks.stitch(render_id)
+    assert node.renders.get(workspace, render_id)["status"] == "succeeded"
