@@ -12,6 +12,7 @@ from flask.blueprints import BlueprintSetupState
 
 from reelfarm.console import web
 from reelfarm.console.errors import install as _install_errors
+from reelfarm.shared import storage
 
 blp = Blueprint("console", __name__, url_prefix="/app", template_folder="templates",
                 static_folder="static", static_url_path="/static")
@@ -44,6 +45,17 @@ def _finish(response: Response) -> Response:
 @blp.app_template_global()
 def csrf_token() -> str:
     return web.csrf_token()
+
+
+@blp.app_template_global()
+def refresh_url(anchor: str = "") -> str:
+    return web.refresh_url(anchor)
+
+
+@blp.app_template_global()
+def download_url(url: str, name: str) -> str:
+    """A signed file URL that downloads the file as ``name`` (``shared.storage.download_url``)."""
+    return storage.download_url(url, name)
 
 
 _install_errors(blp)

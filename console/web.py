@@ -7,6 +7,11 @@ stamp of their password hash, so changing the password ends every other session;
 at most ``SESSION_DAYS``. Only the cookie opens the console: an ``Authorization`` header is
 never read here, and the API never reads the cookie, so neither credential works for the other.
 
+A secret shown once (a new API key, a webhook's signing secret, an invitation link) is made by a
+form post and shown by the page that post redirects to, so reloading that page makes nothing
+new: ``show_once`` puts it in the session encrypted (the cookie is signed, not encrypted, and
+browsers keep it on disk), and ``take_once`` takes it out on the next page, which alone shows it.
+
 CSRF: every session holds a random token; every POST must send it back, as the form field
 ``csrf_token`` or the ``X-CSRF-Token`` header (the script's requests), compared in constant
 time. A POST whose ``Origin`` names another site is refused too.
@@ -19,15 +24,18 @@ Content-Security-Policy (scripts and styles only from the app itself), no framin
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
+import json
 import logging
 import secrets
 from collections.abc import Callable
 from datetime import timedelta
 from functools import wraps
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from flask import Flask, Response, abort, current_app, g, redirect, request, session, url_for
 from flask.sessions import SecureCookieSessionInterface
@@ -44,6 +52,8 @@ SESSION_COOKIE = "reelfarm_session"
 SESSION_DAYS = 7
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"
+ONCE_FIELD = "once"
+REFRESH_PARAM = "refresh"
 CONSOLE_RATE = RateLimit(limit=600, window_sec=60)
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https: http:; "
@@ -118,6 +128,60 @@ def load_user() -> User | None:
         session.clear()
         return None
     return user
+
+
+def _once_key() -> bytes:
+    secret = current_app.secret_key
+    key = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret or b"")
+    return hmac.new(key, b"reelfarm console secrets shown once", hashlib.sha256).digest()
+
+
+def _keystream(nonce: bytes, length: int) -> bytes:
+    """HMAC-SHA256 in counter mode: as many pseudo-random bytes as ``length`` under ``nonce``."""
+    key = _once_key()
+    blocks = (hmac.new(key, nonce + i.to_bytes(4, "big"), hashlib.sha256).digest() for i in range(length // 32 + 1))
+    return b"".join(blocks)[:length]
+
+
+def show_once(kind: str, value: dict[str, str]) -> None:
+    """Keep ``value`` (a secret and what names it) for the next page that asks for ``kind``."""
+    data = json.dumps(value).encode("utf-8")
+    nonce = secrets.token_bytes(16)
+    sealed = nonce + bytes(a ^ b for a, b in zip(data, _keystream(nonce, len(data)), strict=True))
+    session.setdefault(ONCE_FIELD, {})[kind] = base64.urlsafe_b64encode(sealed).decode("ascii")
+    session.modified = True
+
+
+def take_once(kind: str) -> dict[str, str] | None:
+    """The value ``show_once`` kept for ``kind``, removed from the session; None if there is none."""
+    kept = session.get(ONCE_FIELD) or {}
+    if kind not in kept:
+        return None
+    sealed = kept.pop(kind)
+    if kept:
+        session[ONCE_FIELD] = kept
+    else:
+        session.pop(ONCE_FIELD, None)
+    session.modified = True
+    try:
+        raw = base64.urlsafe_b64decode(str(sealed))
+        nonce, cipher = raw[:16], raw[16:]
+        value = json.loads(bytes(a ^ b for a, b in zip(cipher, _keystream(nonce, len(cipher)), strict=True)))
+    except (ValueError, binascii.Error):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def refresh_url(anchor: str = "") -> str:
+    """This page again, for a meta refresh, with its ``refresh`` count raised by one.
+
+    A refresh to the page's own address only scrolls when the address ends in an anchor (the
+    server sees no request); an address that differs in its query is loaded again.
+    """
+    args = [(k, v) for k, v in request.args.items(multi=True) if k != REFRESH_PARAM]
+    count = request.args.get(REFRESH_PARAM, "0")
+    args.append((REFRESH_PARAM, str(int(count) % 1000 + 1 if count.isdigit() and len(count) < 5 else 1)))
+    return f"{request.path}?{urlencode(args)}{anchor}"
 
 
 def csrf_token() -> str:

@@ -1,8 +1,8 @@
 """Read-only views that no API endpoint serves: the console's lists and the farm's figures.
 
 ``ReadModels(engine, storage)``: the credit ledger, each video's picture for the grid (its latest
-render's poster, else its latest still), a video's translated copies, its current fields and
-latest job. Each of these takes the workspace id and filters every query by it, so one
+render's poster, else its latest still), how each video was made (its first version's source and
+a translated copy's original), a video's translated copies, its current fields and latest job. Each of these takes the workspace id and filters every query by it, so one
 workspace never reads another's rows. ``failed_renders`` is for operators and spans
 workspaces on purpose.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, and_, func, select
 
 from reelfarm.shared.storage import Storage
 from reelfarm.shared.tables import (
@@ -34,6 +34,7 @@ from reelfarm.shared.tables import (
     jobs,
     queued_tasks,
     renders,
+    versions,
     videos,
     webhook_deliveries,
 )
@@ -87,6 +88,22 @@ class ReadModels:
             if video_id not in found and shots:
                 found[video_id] = self.storage.url(shots[0]["key"], STILL_TTL_SEC)
         return found
+
+    def origins(self, workspace_id: str, video_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """How each video was made, for the grid's labels: ``source``, its first version's
+        (``story``, ``generate``, ``translate``, ``doc``; None before it has one), and
+        ``original_title``, a translated copy's original's (None when there is none)."""
+        if not video_ids:
+            return {}
+        original = videos.alias("original")
+        query = (select(videos.c.id, versions.c.source, original.c.title)
+                 .select_from(videos.outerjoin(versions, and_(versions.c.video_id == videos.c.id, versions.c.number == 1))
+                              .outerjoin(original, and_(original.c.id == videos.c.source_video_id,
+                                                        original.c.workspace_id == workspace_id)))
+                 .where(videos.c.workspace_id == workspace_id, videos.c.id.in_(list(video_ids))))
+        with self.engine.connect() as conn:
+            return {video_id: {"source": source, "original_title": title}
+                    for video_id, source, title in conn.execute(query)}
 
     def translations(self, workspace_id: str, video_id: str) -> list[dict[str, Any]]:
         """The video's translated copies, oldest first."""

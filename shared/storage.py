@@ -4,6 +4,11 @@ Keys are relative, slash-separated paths (``renders/<id>/video.mp4``). Download 
 signed and expire: ``LocalStorage`` signs ``{public_url}/files/{key}?expires=..&sig=..``
 itself and checks them in ``verify`` (the API's ``/files/`` route calls it); ``S3Storage``
 hands out presigned S3 URLs.
+
+A ``/files/`` URL with ``download=1`` (``download_url``) is answered as an attachment named by
+its ``name`` parameter (``attachment_name``, ``content_disposition``); without it the file is
+``inline`` for players. Only the key and the expiry are signed, so these parameters neither
+break a signature nor stand in for one.
 """
 
 from __future__ import annotations
@@ -13,12 +18,13 @@ import os
 import re
 import shutil
 import tempfile
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, Protocol
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from itsdangerous import Signer
 
@@ -33,6 +39,11 @@ _SERVED_AT: ContextVar[str | None] = ContextVar("reelfarm_served_at", default=No
 MAX_KEY_LENGTH = 512
 _KEY_SEGMENT = re.compile(r"[A-Za-z0-9._=+@-]+")
 _SIGNING_SALT = "reelfarm.storage.url"
+DOWNLOAD_PARAM = "download"
+NAME_PARAM = "name"
+MAX_NAME_CHARS = 150
+_RESERVED_IN_NAMES = re.compile(r'[/\\:*?"<>|]')
+_UNSAFE_IN_FALLBACK = re.compile(r'[^A-Za-z0-9 !#$&\'()+,.;=@\[\]^_`{}~-]')
 
 
 def serve_at(base: str) -> Token[str | None]:
@@ -171,6 +182,44 @@ class LocalStorage:
 
     def _signature(self, key: str, expires: int) -> str:
         return self._signer.get_signature(_signed_value(key, expires)).decode("ascii")
+
+
+def download_url(url: str, name: str) -> str:
+    """``url``, a signed ``/files/`` URL, asking for the file as an attachment called ``name``.
+
+    A URL signed another way (an S3 presigned URL signs its whole query) is returned unchanged:
+    a parameter added to it would break its signature.
+    """
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in (DOWNLOAD_PARAM, NAME_PARAM)]
+    if "/files/" not in parts.path or not {"expires", "sig"} <= {k for k, _ in query}:
+        return url
+    query += [(DOWNLOAD_PARAM, "1"), (NAME_PARAM, name)]
+    return parts._replace(query=urlencode(query, quote_via=quote)).geturl()
+
+
+def attachment_name(asked: str, key: str) -> str:
+    """The name a download of ``key`` is saved under: ``asked`` without control characters or
+    path and reserved punctuation, at most ``MAX_NAME_CHARS`` long and ending in the key's own
+    extension; the key's file name when nothing of ``asked`` is left."""
+    suffix = PurePosixPath(key).suffix
+    text = "".join(ch for ch in unicodedata.normalize("NFC", asked[:1000]) if unicodedata.category(ch)[0] != "C")
+    text = " ".join(_RESERVED_IN_NAMES.sub("-", text).split()).strip(" .-")
+    if suffix and text.lower().endswith(suffix.lower()):
+        text = text[:-len(suffix)].rstrip(" .-")
+    text = text[:MAX_NAME_CHARS - len(suffix)].rstrip(" .-")
+    return f"{text}{suffix}" if text else PurePosixPath(key).name
+
+
+def content_disposition(name: str) -> str:
+    """``attachment`` naming ``name`` twice (RFC 6266): an ASCII fallback in ``filename`` for
+    old clients and the UTF-8 name in ``filename*``."""
+    suffix = PurePosixPath(name).suffix
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    plain = " ".join(_UNSAFE_IN_FALLBACK.sub("_", plain).split())
+    if not plain.removesuffix(suffix).strip(" ._"):
+        plain = f"download{suffix}"
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 def _signed_value(key: str, expires: int) -> bytes:

@@ -9,6 +9,7 @@ from reelfarm.api import examples as ex
 from reelfarm.api.schemas.common import ErrorEnvelopeSchema
 from reelfarm.api.schemas.system import HealthSchema
 from reelfarm.api.services import services
+from reelfarm.shared.storage import DOWNLOAD_PARAM, NAME_PARAM, attachment_name, content_disposition
 
 blp = Blueprint("system", __name__, description="Health and downloads")
 
@@ -32,7 +33,12 @@ stored file as bytes. OpenAPI 3.1 describes raw bytes by the media type alone (n
 _SIGNED = [{"in": "query", "name": "expires", "required": True, "schema": {"type": "string"},
             "description": "when the URL stops working, seconds since the epoch (as handed out)"},
            {"in": "query", "name": "sig", "required": True, "schema": {"type": "string"},
-            "description": "the URL's signature (as handed out)"}]
+            "description": "the URL's signature (as handed out)"},
+           {"in": "query", "name": DOWNLOAD_PARAM, "required": False, "schema": {"type": "string"},
+            "description": "`1`: answer as an attachment (a download) rather than inline; not signed"},
+           {"in": "query", "name": NAME_PARAM, "required": False, "schema": {"type": "string"},
+            "description": "with `download=1`, the file name to save as (sanitised; the file's own extension "
+                           "is kept); not signed"}]
 
 
 @blp.route("/files/<path:key>")
@@ -47,7 +53,12 @@ class File(MethodView):
         """Download a file
 
         URLs handed out by the API (a render's `url` and `poster_url`, a still's `url`, a logo's) are
-        signed and expire; a tampered or expired one gives 403.
+        signed and expire; a tampered or expired one gives 403. Files are served inline; with
+        `download=1` as an attachment named by `name`.
         """
         path, mimetype = services().signed_file(key, request.args.get("expires", ""), request.args.get("sig", ""))
-        return send_file(path, mimetype=mimetype, conditional=True, max_age=0)
+        response = send_file(path, mimetype=mimetype, conditional=True, max_age=0)
+        if request.args.get(DOWNLOAD_PARAM) == "1":
+            name = attachment_name(request.args.get(NAME_PARAM, ""), key)
+            response.headers["Content-Disposition"] = content_disposition(name)
+        return response

@@ -2,8 +2,10 @@
 
 Fonts are shown in their own typeface: ``/app/fonts/<family>.css`` declares the family from the
 renderer's own font files (the same ones a render uses), served by ``/app/fonts/file/...``.
-Extraction is a job; the page follows its stages by polling (as renders do) and, without
-JavaScript, refreshes itself until the job is done.
+Extraction is a job named in the page's address (``?job=``), so its outcome survives a reload:
+the page follows its stages by polling (as renders do) and loads itself again, the job still
+named, once the job has ended, even if it ended before the first look; without JavaScript it
+refreshes itself until the job is done. A failed job shows its error; a finished one, the new kit.
 """
 
 from __future__ import annotations
@@ -30,11 +32,16 @@ def brand_kits_page() -> Any:
     asked = request.args.get("job", "")
     if is_uuid(asked):
         job = svc.jobs.get(g.workspace.id, asked)
+    if job is not None and job["kind"] != "brand_extract":
+        job = None
     busy = job is not None and job["status"] in ("queued", "running")
+    made = (job or {}).get("result") or {}
+    new_kit = next((k for k in kits if job and job["status"] == "succeeded" and k["id"] == made.get("brand_kit_id")),
+                   None)
     families = sorted({family for k in kits for f in (k["tokens"].get("fonts") or {}).values()
                        if isinstance(f, dict) and (family := f.get("family"))})
-    return render_template("console/brand_kits.html", kits=kits, job=job, families=families,
-                           refresh=REFRESH_SEC if busy else None)
+    return render_template("console/brand_kits.html", kits=kits, job=job, new_kit=new_kit, families=families,
+                           refresh=REFRESH_SEC if busy else None, refresh_anchor="#extract")
 
 
 @blp.route("/brand-kits/extract", methods=["POST"])

@@ -1,8 +1,10 @@
 """Settings: the plan, credits and ledger; API keys (create, shown once; revoke with confirmation).
 
-A new key is shown in the answer to the form post that made it and nowhere else: it is not put
-in the session, a redirect or a log, and the database keeps only its hash. Everyone in the
-workspace sees the keys' names and prefixes; owners create and revoke them.
+A new key (and a new person's sign-in link) is shown once, on the page the form post redirects
+to: it crosses the redirect encrypted in the session (``web.show_once``) and is gone from it once
+shown, so a reload shows only the key's prefix and makes nothing. It is never put in a URL or a
+log, and the database keeps only its hash. Everyone in the workspace sees the keys' names and
+prefixes; owners create and revoke them.
 """
 
 from __future__ import annotations
@@ -39,7 +41,13 @@ def _page(status: int = 200, **extra: Any) -> Any:
 @blp.route("/settings")
 @web.signed_in
 def settings() -> Any:
-    return _page()
+    key, link = web.take_once("key"), web.take_once("link")
+    shown: dict[str, Any] = {}
+    if key:
+        shown.update(new_key=key["key"], new_key_name=key["name"])
+    if link:
+        shown.update(new_link=link["link"], new_person_email=link["email"])
+    return _page(**shown)
 
 
 @blp.route("/settings/keys", methods=["POST"])
@@ -55,7 +63,8 @@ def key_create() -> Any:
     if problems:
         return _page(400, problems=problems, form=request.form)
     record, key = web.services().api_keys.create(g.workspace.id, name, timedelta(days=int(days)) if days else None)
-    return _page(201, new_key=key, new_record=record)
+    web.show_once("key", {"key": key, "name": record.name})
+    return redirect(url_for("console.settings") + "#keys", code=303)
 
 
 def _own_key(key_id: str) -> ApiKey:
@@ -88,4 +97,5 @@ def person_invite() -> Any:
     except (EmailTaken, ValueError):
         return _page(400, problems={"email": "This address cannot be invited: it is not an email address, "
                                              "or it already has an account."}, invite_email=email)
-    return _page(201, new_link=made.link, new_person=made.user)
+    web.show_once("link", {"link": made.link, "email": made.user.email})
+    return redirect(url_for("console.settings") + "#people", code=303)

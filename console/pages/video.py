@@ -6,7 +6,9 @@ server-sent events because the serving processes are gunicorn threads (4 per wor
 event stream would hold one for as long as a page stays open; the numbers already live in the
 database or Redis (``ProgressStore``) with no push channel to relay; and a plain GET passes any
 proxy and resumes by itself after a restart. Without JavaScript the page refreshes itself every few
-seconds (``<noscript>`` meta refresh) while work is in flight.
+seconds (``<noscript>`` meta refresh) while work is in flight, to an address with a changed
+``refresh`` count and the anchor of the part that is working: a refresh to the page's own address
+would only scroll when that address ends in an anchor, as it does after a form post.
 
 Every action is a form post answered with a redirect (303) back to the page, or, when the script
 asks for JSON (``Accept: application/json``), with the render or job it started.
@@ -25,6 +27,7 @@ from reelfarm.farm.services.renders import credits_for
 from reelfarm.renderer.spec import FORMATS, RESOLUTIONS
 from reelfarm.shared import plans
 from reelfarm.shared.ids import is_uuid
+from reelfarm.shared.storage import download_url
 from reelfarm.studio.errors import InvalidFieldsError
 from reelfarm.studio.stories import get_story
 
@@ -62,16 +65,27 @@ def _page(video_id: str, problems: dict[str, str] | None = None, typed: dict[str
     still_job = _still_job(ws, video_id)
     fields = svc.read_models.current_fields(ws, video_id)
     controls = _controls(video, typed if typed is not None else fields)
-    busy = any(r["status"] in ("queued", "running") for r in renders) or video["status"] == "generating" \
-        or (still_job is not None and still_job["status"] in ("queued", "running")) \
-        or any(c["status"] in ("draft", "generating") for c in copies)
+    anchor = _busy_anchor(video, renders, still_job, copies)
     return render_template(
         "console/video.html", v=video, version=video["current_version"], renders=renders, versions=versions,
         copies=copies, job=video["job"], still=still_job, controls=controls, problems=problems or {},
         formats=FORMATS, resolutions=RESOLUTIONS, locales=_locales(video),
         locale_plan=plans.allows_locales(g.workspace.plan),
-        cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if busy else None,
-        title=video["title"]), status
+        cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if anchor is not None else None,
+        refresh_anchor=anchor, title=video["title"]), status
+
+
+def _busy_anchor(video: dict[str, Any], renders: list[dict[str, Any]], still_job: dict[str, Any] | None,
+                 copies: list[dict[str, Any]]) -> str | None:
+    """Where a page that refreshes itself (no JavaScript) should stay: the part still working, or
+    None when nothing is."""
+    if any(r["status"] in ("queued", "running") for r in renders):
+        return "#renders"
+    if still_job is not None and still_job["status"] in ("queued", "running"):
+        return "#preview"
+    if any(c["status"] in ("draft", "generating") for c in copies):
+        return "#translations"
+    return "" if video["status"] == "generating" else None
 
 
 def _still_job(ws: str, video_id: str) -> dict[str, Any] | None:
@@ -120,9 +134,15 @@ def video_status(video_id: str) -> Any:
 @blp.route("/jobs/<job_id>.json")
 @web.signed_in
 def job_status(job_id: str) -> Any:
+    """A job, as the page's script follows it; a still carries a ``download_url`` too, saving it as
+    ``<name> <time> s.png`` (``name``: the page's title for it)."""
     if not is_uuid(job_id):
         abort(404)
-    return jsonify(web.services().jobs.get(g.workspace.id, job_id))
+    job = web.services().jobs.get(g.workspace.id, job_id)
+    name = request.args.get("name", "")[:200] or "still"
+    for still in ((job.get("result") or {}).get("stills") or []) if job["kind"] == "stills" else []:
+        still["download_url"] = download_url(still["url"], f"{name} {still['time']:g} s.png")
+    return jsonify(job)
 
 
 @blp.route("/videos/<video_id>/renders", methods=["POST"])

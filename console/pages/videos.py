@@ -19,6 +19,7 @@ from reelfarm.farm.services.errors import InvalidRequest
 from reelfarm.studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
 from reelfarm.studio.stories import get_story, list_stories
 from reelfarm.studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC
+from reelfarm.studio.translate.locales import locale_name
 
 STATUSES = ("draft", "generating", "ready", "failed", "archived")
 PAGE = 24
@@ -33,9 +34,39 @@ def videos() -> Any:
     if status not in STATUSES:
         status = ""
     shown, after = _page(status, request.args.get("after", "")[:200] or None)
-    pictures = web.services().read_models.pictures(g.workspace.id, [v["id"] for v in shown])
-    return render_template("console/videos.html", videos=shown, pictures=pictures, status=status,
-                           statuses=STATUSES, after=after, stories={s.id: s.name for s in list_stories()})
+    reads = web.services().read_models
+    pictures = reads.pictures(g.workspace.id, [v["id"] for v in shown])
+    labels = _labels(shown, reads.origins(g.workspace.id, [v["id"] for v in shown]))
+    return render_template("console/videos.html", videos=shown, pictures=pictures, labels=labels, status=status,
+                           statuses=STATUSES, after=after)
+
+
+def _labels(shown: list[dict[str, Any]], origins: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """How each video was made, by its first version's source: its story, a brief, a document,
+    or a translated copy (its language and original)."""
+    stories = {s.id: s.name for s in list_stories()}
+    labels = {}
+    for video in shown:
+        origin = origins.get(video["id"]) or {}
+        source = origin.get("source")
+        if source == "translate" or video["source_video_id"]:
+            language = _language(video["locale"]) if video["locale"] else "Translated"
+            original = origin.get("original_title")
+            labels[video["id"]] = f"{language} copy of “{original}”" if original else f"{language} copy"
+        elif source == "generate" or (source is None and not video["story_id"]):
+            labels[video["id"]] = "From a brief"
+        elif source == "doc":
+            labels[video["id"]] = "From a document"
+        else:
+            labels[video["id"]] = stories.get(video["story_id"] or "", video["story_id"] or "From a story")
+    return labels
+
+
+def _language(tag: str) -> str:
+    try:
+        return locale_name(tag)
+    except ValueError:
+        return tag
 
 
 def _page(status: str, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:

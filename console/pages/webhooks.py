@@ -1,5 +1,8 @@
 """Webhooks (owners): endpoints, the signing secret shown once, test events, deliveries, redelivery.
 
+A new endpoint's signing secret is shown once, on the list the form post redirects to
+(``web.show_once``), so a reload adds no second endpoint.
+
 The same ``WebhookService`` and ``WebhookSender`` as ``/api/v1/webhooks``: URLs vetted the same
 way, every attempt in the endpoint's delivery log, redeliveries with the same ``webhook-id``.
 """
@@ -31,7 +34,10 @@ def _list_page(status: int = 200, **extra: Any) -> Any:
 @blp.route("/webhooks")
 @web.owner_only
 def webhooks() -> Any:
-    return _list_page()
+    made = web.take_once("webhook")
+    if made is None:
+        return _list_page()
+    return _list_page(new_secret=made["secret"], new_endpoint_url=made["url"])
 
 
 @blp.route("/webhooks", methods=["POST"])
@@ -45,7 +51,8 @@ def webhook_create() -> Any:
     except InvalidFieldsError as exc:
         message = "; ".join(d.get("message", "") for d in exc.details)
         return _list_page(400, url_error=f"This address cannot be used: {message}.", typed_url=url)
-    return _list_page(201, new_secret=made["secret"], new_endpoint=made)
+    web.show_once("webhook", {"secret": made["secret"], "url": made["url"]})
+    return redirect(url_for("console.webhooks"), code=303)
 
 
 @blp.route("/webhooks/<webhook_id>")

@@ -1,9 +1,12 @@
 """The console in a real browser (Debian's headless Chromium, driven by Playwright) against a real
-`reelfarm serve`: sign-in link, API keys, a story video previewed, rendered with live progress,
-played and downloaded, the pages people and operators see, and the refusals.
+`reelfarm serve`: sign-in link, API keys (shown once; a reload makes none), a story video
+previewed, rendered with live progress, played and downloaded under its title, rendered again
+without JavaScript, translated, a brand extraction that fails (with and without JavaScript), the
+pages people and operators see, and the refusals.
 
-Screenshots of every page land in ``tests/artifacts/console/`` (CI keeps them as artifacts).
-Playwright never downloads a browser here: it drives the system's ``chromium``.
+Screenshots of every page land in ``tests/artifacts/console/`` (CI keeps them as artifacts), or in
+``CONSOLE_SHOTS_DIR`` when set. Playwright never downloads a browser here: it drives the system's
+``chromium``.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "tests" / "artifacts" / "console"
+SHOTS = Path(os.environ.get("CONSOLE_SHOTS_DIR") or ROOT / "tests" / "artifacts" / "console")
 LINK_LINE = re.compile(r"Console sign-in link for (\S+) \(works once, for a day\): (\S+)")
 PASSWORD = "correct horse battery staple"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
@@ -91,6 +94,10 @@ def test_console_in_a_browser(tmp_path, browser):
         _api_keys(page, base)
         _credentials_do_not_cross(context, base, dev_key)
         video_url = _story_video(page, base, tmp_path)
+        _without_javascript(browser, base, email, video_url)
+        _translated_copy(page, base, video_url)
+        _brand_extraction_fails(page, base)
+        _brand_extraction_fails_without_javascript(browser, base, email)
         _other_pages(page, base)
         _csrf_refused(context, base, video_url)
         _member_and_other_workspace(browser, base, data_dir, port, dev_key)
@@ -129,7 +136,12 @@ def _api_keys(page: Page, base: str) -> None:
     expect(shown).to_have_value(re.compile(r"^rf_live_[0-9A-Za-z]{38}$"))
     key = shown.input_value()
     expect(page.get_by_role("button", name="Copy")).to_be_visible()
+    assert page.url.endswith("/app/settings#keys")  # the form post was answered with a redirect
     _shot(page, "04-settings-new-key")
+    page.reload()  # shows nothing again and makes no second key
+    expect(page.locator("#new-key")).to_have_count(0)
+    expect(page.get_by_role("row").filter(has_text="browser key")).to_have_count(1)
+    assert key not in page.content()
     me = httpx.get(f"{base}/api/v1/me", headers={"Authorization": f"Bearer {key}"}, timeout=10)
     assert me.status_code == 200 and me.json()["workspace"]["name"] == "dev"
     page.goto(f"{base}/app/settings")  # shown once: a reload shows only its prefix
@@ -178,6 +190,10 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
                            "return i && i.complete && i.naturalWidth === 1080 && i.naturalHeight === 1920; }",
                            timeout=30_000)
     _shot(page, "09-video-still")
+    still_href = page.locator("#still-download").get_attribute("href")
+    still = httpx.get(still_href, timeout=30)
+    assert still.status_code == 200 and still.headers["Content-Disposition"].startswith(
+        'attachment; filename="Hello from the browser still 2.5 s.png";')
 
     page.evaluate("""() => { window.__seen = []; const list = document.getElementById('render-list');
         new MutationObserver(() => document.querySelectorAll('[data-render-percent]').forEach(
@@ -199,8 +215,17 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
 
     with page.expect_download() as download:
         page.get_by_role("link", name=re.compile("Download MP4")).click()
+    assert download.value.suggested_filename == "Hello from the browser 9x16 720p.mp4"
     target = tmp_path / "downloaded.mp4"
     download.value.save_as(target)
+    href = page.get_by_role("link", name=re.compile("Download MP4")).get_attribute("href")
+    named = httpx.get(href, timeout=30)
+    assert named.status_code == 200 and named.headers["Content-Disposition"] == (
+        'attachment; filename="Hello from the browser 9x16 720p.mp4"; '
+        "filename*=UTF-8''Hello%20from%20the%20browser%209x16%20720p.mp4")
+    played = httpx.get(page.locator("#render-list video").get_attribute("src"), headers={"Range": "bytes=0-1"})
+    assert played.status_code == 206 and played.headers["Content-Disposition"].startswith("inline")
+    assert httpx.get(href.replace("expires=", "expires=1"), timeout=10).status_code == 403
     with av.open(str(target)) as container:
         stream = container.streams.video[0]
         frames = sum(1 for _ in container.decode(video=0))
@@ -217,6 +242,93 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
     expect(page.locator(".tile img")).to_have_count(1)
     _shot(page, "13-videos-grid")
     return video_url
+
+
+def _sign_in(page: Page, base: str, email: str) -> None:
+    page.goto(f"{base}/app/sign-in")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Videos")).to_be_visible()
+
+
+def _without_javascript(browser: Browser, base: str, email: str, video_url: str) -> None:
+    """A render started without JavaScript: the page refreshes itself (a real reload, though the
+    post left an anchor in the address) until the render has succeeded."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
+    page = context.new_page()
+    _sign_in(page, base, email)
+    page.goto(video_url)
+    page.get_by_role("button", name="Render 1:1 at 720p").click()
+    expect(page.locator(".flash-ok")).to_contain_text("Rendering 1:1 at 720p")
+    assert page.url.endswith("#renders")
+    item = page.locator(".render").filter(has_text="1:1 · 720p")
+    _shot(page, "23-no-js-render-running")
+    expect(item.locator("[data-render-status]")).to_have_text("succeeded", timeout=240_000)
+    assert re.search(r"\?refresh=\d+#renders$", page.url), page.url  # reloaded by the meta refresh
+    expect(item.get_by_role("link", name=re.compile("Download MP4"))).to_be_visible()
+    _shot(page, "24-no-js-render-done")
+    context.close()
+
+
+def _translated_copy(page: Page, base: str, video_url: str) -> None:
+    page.goto(video_url)
+    page.get_by_label("Language").select_option("es")
+    page.get_by_role("button", name="Translate").click()
+    copy = page.locator("#copy-list li").filter(has_text="Hello from the browser (es)")
+    expect(copy.locator("[data-copy-status]")).to_have_text("ready", timeout=120_000)
+    page.goto(f"{base}/app/videos")
+    tile = page.locator(".tile").filter(has_text="Hello from the browser (es)")
+    expect(tile.locator("[data-origin]")).to_have_text("Spanish copy of “Hello from the browser”")
+    original = page.locator(".tile").filter(has=page.get_by_role("link", name="Hello from the browser", exact=True))
+    expect(original.locator("[data-origin]")).to_have_text("Announcement")
+    _shot(page, "25-videos-grid-with-copy")
+
+
+def _brand_extraction_fails(page: Page, base: str) -> None:
+    """A job that fails at once shows its error, the job staying in the address; so does one the
+    page was drawn for while it ran, whether the first check finds it ended or still running."""
+    page.goto(f"{base}/app/brand-kits")
+    page.get_by_label("Website address").fill("http://127.0.0.1:9/")
+    page.get_by_role("button", name="Extract").click()
+    error = page.locator("#extract-job .flash-error")
+    expect(error).to_contain_text("loopback", timeout=30_000)
+    expect(error).to_contain_text("The brand could not be extracted")
+    match = re.search(r"/app/brand-kits\?job=([0-9a-f-]{36})", page.url)
+    assert match, page.url
+    _shot(page, "26-brand-extract-failed")
+    job_url = f"{base}/app/brand-kits?job={match.group(1)}"
+    job = page.request.get(f"{base}/app/jobs/{match.group(1)}.json").json()
+    assert job["status"] == "failed"
+
+    def drawn_while_running(route) -> None:
+        html = route.fetch().text().replace('data-job-status="failed"', 'data-job-status="running"')
+        route.fulfill(body=html.replace("The brand could not be extracted", "(not yet)"),
+                      headers={"Content-Type": "text/html; charset=utf-8"})
+
+    for first_check in ("failed", "running"):
+        page.route(re.compile(r".*/app/brand-kits\?job=.*"), drawn_while_running, times=1)
+        if first_check == "running":
+            page.route(re.compile(r".*/app/jobs/.*\.json"), lambda route: route.fulfill(json={**job, "status": "running"}),
+                       times=1)
+        page.goto(job_url)
+        expect(error).to_contain_text("The brand could not be extracted", timeout=30_000)
+        expect(error).to_contain_text("loopback")
+        assert page.url.startswith(job_url), page.url
+        page.unroute_all()
+
+
+def _brand_extraction_fails_without_javascript(browser: Browser, base: str, email: str) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
+    page = context.new_page()
+    _sign_in(page, base, email)
+    page.goto(f"{base}/app/brand-kits")
+    page.get_by_label("Website address").fill("http://127.0.0.1:9/")
+    page.get_by_role("button", name="Extract").click()
+    expect(page.locator("#extract-job .flash-error")).to_contain_text("loopback", timeout=30_000)
+    assert re.search(r"/app/brand-kits\?job=[0-9a-f-]{36}", page.url), page.url
+    _shot(page, "27-brand-extract-failed-no-js")
+    context.close()
 
 
 def _other_pages(page: Page, base: str) -> None:
@@ -274,11 +386,7 @@ def _member_and_other_workspace(browser: Browser, base: str, data_dir: Path, por
 def _narrow(browser: Browser, base: str, email: str, video_url: str) -> None:
     context = browser.new_context(viewport={"width": 360, "height": 740}, device_scale_factor=2)
     page = context.new_page()
-    page.goto(f"{base}/app/sign-in")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="Videos")).to_be_visible()
+    _sign_in(page, base, email)
     _shot(page, "20-narrow-videos")
     page.goto(video_url)
     _shot(page, "21-narrow-video")

@@ -62,15 +62,30 @@
     text.addEventListener("input", function () { if (/^#[0-9A-Fa-f]{6}$/.test(text.value)) { picker.value = text.value; } });
   });
 
-  /* jobs (brand extraction, generation): follow the stage, reload when finished */
+  /* load `target` again, even when it differs from this address only in its anchor */
+  function reloadAt(target) {
+    var url = new URL(target || location.href, location.href);
+    if (url.pathname + url.search === location.pathname + location.search) {
+      history.replaceState(null, "", url.href);
+      location.reload();
+    } else {
+      location.assign(url.href);
+    }
+  }
+
+  /* jobs (brand extraction, generation): follow the stage; once the job has ended (even before
+     the first look), load the page again so the server shows its outcome */
+  function isLive(status) { return status === "queued" || status === "running"; }
   $$("[data-job-url]").forEach(function (box) {
-    var bar = $("[data-job-progress]", box), stage = $("[data-job-stage]", box), wasLive = false;
+    var bar = $("[data-job-progress]", box), stage = $("[data-job-stage]", box), badge = $("[data-job-badge] .status", box);
+    if (!isLive(box.getAttribute("data-job-status") || "queued")) { return; }
     (function tick() {
       getJSON(box.getAttribute("data-job-url")).then(function (job) {
         if (bar) { bar.value = job.progress; bar.textContent = Math.round(job.progress * 100) + "%"; }
         if (stage) { stage.textContent = job.stage || job.status; }
-        if (job.status === "queued" || job.status === "running") { wasLive = true; setTimeout(tick, POLL_MS); }
-        else if (wasLive) { location.assign(box.getAttribute("data-job-done") || location.href); }
+        if (badge) { badge.textContent = job.status; badge.className = "status status-" + job.status; }
+        if (isLive(job.status)) { setTimeout(tick, POLL_MS); }
+        else { reloadAt(box.getAttribute("data-job-done")); }
       }).catch(function () { setTimeout(tick, POLL_MS * 3); });
     })();
   });
@@ -108,7 +123,11 @@
             if (pct) { pct.textContent = value + "%"; }
           }
         });
-        state.copies.forEach(function (c) { if (c.status === "draft" || c.status === "generating") { live = true; } });
+        state.copies.forEach(function (c) {
+          var shown = $('[data-copy-status="' + c.id + '"] .status', page);
+          if (!shown || shown.textContent !== c.status) { changed = true; }
+          if (c.status === "draft" || c.status === "generating") { live = true; }
+        });
         if (state.status === "generating") { live = true; }
         if (page.getAttribute("data-last") && page.getAttribute("data-last") !== state.status) { changed = true; }
         page.setAttribute("data-last", state.status);
@@ -147,6 +166,8 @@
     img.src = still.url;
     img.classList.remove("stale");
     frame.removeAttribute("aria-busy");
+    var save = document.getElementById("still-download");
+    if (save && still.download_url) { save.href = still.download_url; save.hidden = false; }
   }
   function requestStill() {
     var mine = ++asked;
@@ -171,5 +192,6 @@
     stillForm.addEventListener("submit", function (event) { event.preventDefault(); requestStill(); });
   }
 
-  if ($("[data-status=queued]", page) || $("[data-status=running]", page) || document.getElementById("job")) { poll(); }
+  if ($("[data-status=queued], [data-status=running], [data-status=draft], [data-status=generating]", page) ||
+      document.getElementById("job")) { poll(); }
 })();

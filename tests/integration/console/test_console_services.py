@@ -142,3 +142,20 @@ def test_failed_renders_are_the_farms_across_workspaces(services, clock, make_te
         failed.append(render.id)
     shown = {r["id"]: r for r in services.read_models.failed_renders(since=start, limit=1000)}
     assert set(failed) <= set(shown) and {shown[i]["error"] for i in failed} == {"encoder crashed"}
+
+
+def test_origins_name_a_first_versions_source_and_an_original_of_the_same_workspace(services, make_tenant,
+                                                                                    create_video):
+    acme, other = make_tenant(name="acme"), make_tenant(name="other")
+    ours, copy, theirs = create_video(acme, title="Ours"), create_video(acme, title="Copia"), create_video(other)
+    services.videos.update(acme.workspace_id, copy["id"], title="Copia")  # a rename makes no version
+    with transaction(services.engine) as conn:
+        conn.execute(update(videos).where(videos.c.id == copy["id"]).values(source_video_id=ours["id"], locale="es"))
+        conn.execute(update(videos).where(videos.c.id == theirs["id"]).values(source_video_id=ours["id"]))
+    reads = services.read_models
+    found = reads.origins(acme.workspace_id, [ours["id"], copy["id"], theirs["id"]])
+    assert found == {ours["id"]: {"source": "story", "original_title": None},
+                     copy["id"]: {"source": "story", "original_title": "Ours"}}
+    assert reads.origins(other.workspace_id, [theirs["id"]]) == {theirs["id"]: {"source": "story",
+                                                                                "original_title": None}}
+    assert reads.origins(other.workspace_id, [ours["id"]]) == {} and reads.origins(acme.workspace_id, []) == {}

@@ -1,0 +1,251 @@
+"""What the console shows after an action, over a real database (SQLite and PostgreSQL), two
+workspaces side by side: secrets shown once after a redirect (a reload makes nothing), a brand
+extraction's outcome, a page that refreshes itself without JavaScript, downloads named after the
+video, and how each video in the grid was made.
+"""
+from __future__ import annotations
+
+import re
+import secrets
+import time
+import zlib
+from html import unescape
+from urllib.parse import urlsplit
+
+from flask.testing import FlaskClient
+from itsdangerous import base64_decode
+from sqlalchemy import update
+
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import jobs as jobs_repo
+from reelfarm.shared.repos import renders as renders_repo
+from reelfarm.shared.tables import versions, videos
+from tests.integration.api.conftest import (  # noqa: F401  (fixtures)
+    Tenant,
+    app,
+    client,
+    clock,
+    create_video,
+    make_tenant,
+    services,
+    settings,
+)
+
+PASSWORD = "a long enough password"
+
+
+def _token(client: FlaskClient, path: str = "/app/sign-in") -> str:
+    page = client.get(path)
+    return re.search(r'name="csrf_token" value="([^"]+)"', page.get_data(as_text=True)).group(1)
+
+
+def _owner(app, tenant: Tenant) -> FlaskClient:
+    """A signed-in browser of a new owner of ``tenant``'s workspace."""
+    email = f"owner-{secrets.token_hex(4)}@example.com"
+    accounts = app.extensions["reelfarm"].accounts
+    made = accounts.create_user(tenant.workspace_id, email, role="owner", public_url="http://x")
+    accounts.use_link(made.link.rsplit("/", 1)[1], PASSWORD)
+    browser = app.test_client()
+    signed = browser.post("/app/sign-in", data={"csrf_token": _token(browser), "email": email, "password": PASSWORD})
+    assert signed.status_code == 302
+    return browser
+
+
+def _shown(page: str, field: str) -> str | None:
+    match = re.search(rf'id="{field}" type="text" readonly value="([^"]+)"', page)
+    return unescape(match.group(1)) if match else None
+
+
+def _session_cookie(browser: FlaskClient) -> str:
+    return browser.get_cookie("reelfarm_session", path="/app").value
+
+
+def test_a_new_key_is_shown_once_after_a_redirect_and_a_reload_makes_nothing(app, services, make_tenant):
+    acme, other = make_tenant(name="acme"), make_tenant(name="other")
+    ann = _owner(app, acme)
+    before = len(services.api_keys.list(acme.workspace_id))
+    made = ann.post("/app/settings/keys", data={"csrf_token": _token(ann, "/app/settings"), "name": "ci",
+                                                "expires": "30"})
+    assert made.status_code == 303 and made.headers["Location"] == "/app/settings#keys"
+    assert "rf_live_" not in made.get_data(as_text=True)
+    page = ann.get("/app/settings").get_data(as_text=True)
+    key = _shown(page, "new-key")
+    assert key is not None and key.startswith("rf_live_") and "Your new key “ci”" in page
+    assert len(services.api_keys.list(acme.workspace_id)) == before + 1
+    assert [k.name for k in services.api_keys.list(other.workspace_id)] == ["test key"]
+
+    for _ in range(2):  # a reload: nothing shown, nothing made
+        again = ann.get("/app/settings").get_data(as_text=True)
+        assert _shown(again, "new-key") is None and key not in again and key[:12] in again
+    assert len(services.api_keys.list(acme.workspace_id)) == before + 1
+    bob = _owner(app, other)
+    assert key[:12] not in bob.get("/app/settings").get_data(as_text=True)
+
+
+def _cookie_payload(browser: FlaskClient) -> bytes:
+    """What the session cookie carries (signed, not encrypted: anyone holding it can read this)."""
+    value = _session_cookie(browser)
+    raw = base64_decode(value.lstrip(".").split(".")[0])
+    return zlib.decompress(raw) if value.startswith(".") else raw
+
+
+def test_a_secret_crosses_the_redirect_encrypted_and_is_gone_once_shown(app, make_tenant):
+    tenant = make_tenant()
+    ann = _owner(app, tenant)
+    ann.post("/app/settings/keys", data={"csrf_token": _token(ann, "/app/settings"), "name": "ci", "expires": ""})
+    in_flight = _cookie_payload(ann)
+    key = _shown(ann.get("/app/settings").get_data(as_text=True), "new-key")
+    assert key is not None
+    assert b'"once"' in in_flight and key[8:20].encode() not in in_flight
+    assert b'"once"' not in _cookie_payload(ann)
+    assert _shown(ann.get("/app/settings").get_data(as_text=True), "new-key") is None
+
+
+def test_a_webhook_secret_and_an_invitation_link_are_shown_once_too(app, services, make_tenant):
+    tenant = make_tenant()
+    ann = _owner(app, tenant)
+    made = ann.post("/app/webhooks", data={"csrf_token": _token(ann, "/app/webhooks"),
+                                           "url": "https://hooks.example.com/a"})
+    assert made.status_code == 303 and made.headers["Location"] == "/app/webhooks"
+    page = ann.get("/app/webhooks").get_data(as_text=True)
+    secret = _shown(page, "new-secret")
+    assert secret is not None and secret.startswith("whsec_") and "https://hooks.example.com/a" in page
+    again = ann.get("/app/webhooks").get_data(as_text=True)
+    assert secret not in again and _shown(again, "new-secret") is None
+    assert len(services.webhooks.list_all(tenant.workspace_id)) == 1
+
+    email = f"new-{secrets.token_hex(4)}@example.com"
+    invited = ann.post("/app/settings/people", data={"csrf_token": _token(ann, "/app/settings"), "email": email})
+    assert invited.status_code == 303 and invited.headers["Location"] == "/app/settings#people"
+    link = _shown(ann.get("/app/settings").get_data(as_text=True), "new-link")
+    assert link is not None and "/app/sign-in/link/" in link
+    assert link not in ann.get("/app/settings").get_data(as_text=True)
+    assert [p.email for p in services.accounts.people(tenant.workspace_id)].count(email) == 1
+
+
+def _wait_job(browser: FlaskClient, job_id: str) -> dict:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        job = browser.get(f"/app/jobs/{job_id}.json").get_json()
+        if job["status"] not in ("queued", "running"):
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} did not end")
+
+
+def test_a_failed_brand_extraction_shows_its_error_and_keeps_its_job_in_the_address(app, services, make_tenant):
+    acme, other = make_tenant(name="acme"), make_tenant(name="other")
+    ann, bob = _owner(app, acme), _owner(app, other)
+    services.farm.start()
+    try:
+        asked = ann.post("/app/brand-kits/extract", data={"csrf_token": _token(ann, "/app/brand-kits"),
+                                                          "url": "http://127.0.0.1:9/"})
+        assert asked.status_code == 303
+        target = urlsplit(asked.headers["Location"])
+        job_id = re.fullmatch(r"job=([0-9a-f-]{36})", target.query).group(1)
+        assert target.path == "/app/brand-kits" and target.fragment == "extract"
+        job = _wait_job(ann, job_id)
+    finally:
+        services.farm.stop(10)
+    assert job["status"] == "failed" and "loopback" in job["error"]
+    page = ann.get(f"/app/brand-kits?job={job_id}").get_data(as_text=True)
+    assert "The brand could not be extracted" in page and unescape(page).count(job["error"]) == 1
+    assert 'data-job-status="failed"' in page and 'http-equiv="refresh"' not in page
+    assert f'data-job-done="/app/brand-kits?job={job_id}#extract"' in page
+    assert bob.get(f"/app/brand-kits?job={job_id}").status_code == 404
+    assert bob.get(f"/app/jobs/{job_id}.json").status_code == 404
+
+
+def test_a_finished_extraction_shows_the_new_kit_and_a_queued_one_refreshes_to_itself(app, services, clock,
+                                                                                      make_tenant):
+    tenant = make_tenant(second_kit=True)
+    ann = _owner(app, tenant)
+    with transaction(services.engine) as conn:
+        done = jobs_repo.create_job(conn, clock, workspace_id=tenant.workspace_id, kind="brand_extract",
+                                    params={"url": "https://example.com"})
+        jobs_repo.start_job(conn, clock, done.id, "fetch")
+        jobs_repo.finish_job(conn, clock, done.id, {"brand_kit_id": tenant.other_kit_id})
+        waiting = jobs_repo.create_job(conn, clock, workspace_id=tenant.workspace_id, kind="brand_extract",
+                                       params={"url": "https://example.com"})
+    page = ann.get(f"/app/brand-kits?job={done.id}").get_data(as_text=True)
+    assert "Done: the kit" in page and f'href="#kit-{tenant.other_kit_id}">“Second”' in page
+    assert f'id="kit-{tenant.other_kit_id}"' in page and "kit-new" in page
+    queued = ann.get(f"/app/brand-kits?job={waiting.id}").get_data(as_text=True)
+    assert (f'<noscript><meta http-equiv="refresh" content="2; url=/app/brand-kits?job={waiting.id}&amp;refresh=1'
+            '#extract"></noscript>') in queued
+    later = ann.get(f"/app/brand-kits?job={waiting.id}&refresh=1").get_data(as_text=True)
+    assert f"url=/app/brand-kits?job={waiting.id}&amp;refresh=2#extract" in later
+
+
+def test_a_render_in_flight_refreshes_the_page_to_a_new_address_at_its_anchor(app, services, make_tenant,
+                                                                              create_video):
+    tenant = make_tenant(credits=10)
+    ann = _owner(app, tenant)
+    video = create_video(tenant)
+    started = ann.post(f"/app/videos/{video['id']}/renders", data={
+        "csrf_token": _token(ann, "/app/settings"), "format": "9:16", "resolution": "720"})
+    assert started.status_code == 303 and started.headers["Location"].endswith("#renders")
+    page = ann.get(f"/app/videos/{video['id']}").get_data(as_text=True)
+    assert f'content="3; url=/app/videos/{video["id"]}?refresh=1#renders"' in page
+    again = ann.get(f"/app/videos/{video['id']}?refresh=1").get_data(as_text=True)
+    assert f'url=/app/videos/{video["id"]}?refresh=2#renders' in again
+
+
+def _local(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.path}?{parts.query}"
+
+
+def _succeeded_render(services, clock, tenant: Tenant, video_id: str, fmt: str = "9:16") -> str:
+    version_id = services.videos.get(tenant.workspace_id, video_id)["current_version"]["id"]
+    key = f"renders/{secrets.token_hex(8)}/video.mp4"
+    services.storage.put_bytes(key, b"not really an mp4", "video/mp4")
+    with transaction(services.engine) as conn:
+        render = renders_repo.insert_render(conn, clock, renders_repo.NewRender(
+            workspace_id=tenant.workspace_id, video_id=video_id, version_id=version_id, format=fmt,
+            resolution=720, fps=30, dedup_hash=secrets.token_hex(32), frames=1, chunks=1))
+        renders_repo.complete_render(conn, clock, render.id, url_key=key, poster_key=None, size=17,
+                                     duration_sec=1.0)
+    return render.id
+
+
+def test_the_download_button_saves_the_file_under_the_videos_title(app, services, clock, make_tenant,
+                                                                    create_video):
+    tenant = make_tenant()
+    ann = _owner(app, tenant)
+    video = create_video(tenant, title="Oferta de café / primavera")
+    _succeeded_render(services, clock, tenant, video["id"])
+    page = ann.get(f"/app/videos/{video['id']}").get_data(as_text=True)
+    href = unescape(re.search(r'<a href="([^"]+)" download="[^"]*" class="button small">Download MP4', page).group(1))
+    assert "download=1" in href and "name=" in href
+    saved = ann.get(_local(href))
+    assert saved.status_code == 200 and saved.data == b"not really an mp4"
+    assert saved.headers["Content-Disposition"] == (
+        'attachment; filename="Oferta de cafe - primavera 9x16 720p.mp4"; '
+        "filename*=UTF-8''Oferta%20de%20caf%C3%A9%20-%20primavera%209x16%20720p.mp4")
+    player = re.search(r'<video [^>]*src="([^"]+)"', page).group(1)
+    assert "download" not in player
+    inline = ann.get(_local(unescape(player)))
+    assert inline.headers["Content-Disposition"].startswith("inline")
+
+
+def test_the_grid_says_how_each_video_was_made(app, services, make_tenant, create_video):
+    acme, other = make_tenant(name="acme"), make_tenant(name="other")
+    ann = _owner(app, acme)
+    story = create_video(acme, title="Spring sale")
+    copy = create_video(acme, title="Spring sale (es)")
+    brief = create_video(acme, title="Written for us")
+    theirs = create_video(other, title="Their copy")
+    with transaction(services.engine) as conn:
+        conn.execute(update(videos).where(videos.c.id == copy["id"]).values(source_video_id=story["id"], locale="es"))
+        conn.execute(update(versions).where(versions.c.video_id == copy["id"]).values(source="translate"))
+        conn.execute(update(versions).where(versions.c.video_id == brief["id"]).values(source="generate"))
+        conn.execute(update(videos).where(videos.c.id == theirs["id"]).values(source_video_id=story["id"], locale="de"))
+    grid = unescape(ann.get("/app/videos").get_data(as_text=True))
+    labels = dict(re.findall(r'<span class="tile-title">([^<]+)</span>.*?data-origin>([^<]+)</p>', grid, re.DOTALL))
+    assert labels == {"Spring sale": "Announcement", "Spring sale (es)": "Spanish copy of “Spring sale”",
+                      "Written for us": "From a brief"}
+    bob = _owner(app, other)
+    theirs_label = dict(re.findall(r'<span class="tile-title">([^<]+)</span>.*?data-origin>([^<]+)</p>',
+                                   unescape(bob.get("/app/videos").get_data(as_text=True)), re.DOTALL))
+    assert theirs_label == {"Their copy": "German copy"}  # another workspace's title is never read
