@@ -29,6 +29,7 @@ from reelfarm.api.resources import (
     webhooks,
 )
 from reelfarm.api.schemas.common import ErrorEnvelopeSchema, VideoDocField
+from reelfarm.api.server import ENVIRON_REQUEST_ID
 from reelfarm.api.services import Services
 from reelfarm.console import blp as console_blp
 from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
@@ -185,6 +186,7 @@ def _install_request_checks(app: Flask, services: Services) -> None:
     def begin() -> Response | None:
         sent = request.headers.get("X-Request-Id", "")
         g.request_id = sent if _REQUEST_ID.match(sent) else f"req_{secrets.token_hex(12)}"
+        request.environ[ENVIRON_REQUEST_ID] = g.request_id  # for the server's log of a request cut at shutdown
         logs.clear_context()
         logs.bind_context(request_id=g.request_id)
         if request.endpoint in PUBLIC_ENDPOINTS | document.PUBLIC or request.endpoint is None or request.blueprint == "console":

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from reelfarm.api.server import DRAIN_SEC, GRACEFUL_SEC
 from reelfarm.shared import plans
 
 PLANS = plans.NAMES
@@ -57,37 +58,46 @@ def _emit(as_json: bool, data: Any, text: str) -> None:
 @click.option("--workers", default=2, show_default=True, type=int, help="gunicorn worker processes")
 @click.option("--migrate/--no-migrate", default=True, show_default=True,
               help="Bring the database schema up to date first (a farm may run `reelfarm migrate` apart).")
-def serve_command(host: str, port: int, workers: int, migrate: bool) -> None:
+@click.option("--drain-sec", type=click.FloatRange(min=0), default=DRAIN_SEC, show_default=True,
+              envvar="REELFARM_DRAIN_SEC", show_envvar=True,
+              help="On SIGTERM, /readyz answers 503 and the server keeps serving this long, closing each "
+                   "connection after its answer, before it stops accepting connections.")
+@click.option("--graceful-sec", type=click.IntRange(min=1), default=GRACEFUL_SEC, show_default=True,
+              envvar="REELFARM_GRACEFUL_SEC", show_envvar=True,
+              help="From SIGTERM to exit, the drain included; a request still running then is logged and cut.")
+def serve_command(host: str, port: int, workers: int, migrate: bool, drain_sec: float, graceful_sec: int) -> None:
     """Serve the API with gunicorn (migrations run first unless --no-migrate)."""
-    _metrics_dir()  # before anything imports prometheus_client, and before gunicorn forks
-    from gunicorn.app.base import BaseApplication
+    from reelfarm.api.server import STOP_MARGIN_SEC
 
+    if drain_sec + STOP_MARGIN_SEC >= graceful_sec:
+        raise click.BadParameter(f"the drain ({drain_sec:g} s) must end more than {STOP_MARGIN_SEC} s before "
+                                 f"the graceful timeout ({graceful_sec} s)", param_hint="--drain-sec")
+    _metrics_dir()  # before anything imports prometheus_client, and before gunicorn forks
     from reelfarm.api.app import create_app
-    from reelfarm.api.server import KEEPALIVE_SEC, WORKER_CLASS
+    from reelfarm.api.server import KEEPALIVE_SEC, WORKER_CLASS, Server
     from reelfarm.shared.logs import configure_logging
 
     services = _services(migrate=migrate, settings=_served_settings(host, port))
     configure_logging(services.settings.log_level)
     _first_start(services)
 
-    class Server(BaseApplication):
-        def load_config(self) -> None:
-            self.cfg.set("bind", f"{host}:{port}")
-            self.cfg.set("workers", workers)
-            self.cfg.set("worker_class", WORKER_CLASS)  # gthread, refusing in the error envelope
-            self.cfg.set("keepalive", KEEPALIVE_SEC)
-            self.cfg.set("threads", 4)
-            self.cfg.set("accesslog", "-")
-            self.cfg.set("logger_class", "reelfarm.api.accesslog.JsonGunicornLogger")
-            self.cfg.set("loglevel", services.settings.log_level.lower())
-            self.cfg.set("timeout", 120)
-            self.cfg.set("child_exit", _forget_worker_metrics)
+    def load() -> Any:
+        # Runs in each forked worker: its own engine, and its own embedded executor.
+        return create_app(services.settings, start_farm=True)
 
-        def load(self) -> Any:
-            # Runs in each forked worker: its own engine, and its own embedded executor.
-            return create_app(services.settings, start_farm=True)
-
-    Server().run()
+    Server({
+        "bind": f"{host}:{port}",
+        "workers": workers,
+        "worker_class": WORKER_CLASS,  # gthread, refusing in the error envelope and draining on SIGTERM
+        "keepalive": KEEPALIVE_SEC,
+        "threads": 4,
+        "accesslog": "-",
+        "logger_class": "reelfarm.api.accesslog.JsonGunicornLogger",
+        "loglevel": services.settings.log_level.lower(),
+        "timeout": 120,
+        "graceful_timeout": graceful_sec,
+        "child_exit": _forget_worker_metrics,
+    }, load, drain_sec=drain_sec).run()
 
 
 @click.command("migrate")

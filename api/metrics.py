@@ -28,7 +28,8 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, g, jsonify, request
 
-from reelfarm.api.errors import Unauthorized
+from reelfarm.api.errors import Unauthorized, Unavailable
+from reelfarm.api.server import ENVIRON_DRAINING
 from reelfarm.api.services import services
 from reelfarm.farm.services.queues import ALL_QUEUES
 from reelfarm.shared import logs
@@ -65,7 +66,10 @@ def live() -> Response:
 
 @blp.get("/readyz")
 def ready() -> Response:
-    """503 (``Services.health``) while the database or the queue does not answer."""
+    """503 (``Services.health``) while the database or the queue does not answer, and from the
+    moment the server is told to stop (``reelfarm.api.server``: it drains)."""
+    if request.environ.get(ENVIRON_DRAINING):
+        raise Unavailable("this server is stopping: it answers the requests it has, and takes no new work")
     return jsonify(services().health())
 
 

@@ -11,23 +11,63 @@ the connection (the stream can no longer be trusted).
 Connections are kept open ``KEEPALIVE_SEC`` between requests: longer than the idle timeouts of
 common client pools (httpx 5 s, Node 5 s) and of load balancers in front (60 s), so the server is
 never the side that closes a connection a client is about to reuse.
+
+Stopping. SIGTERM (a deploy, a scale-down, a node drain) and gunicorn's graceful reload (SIGHUP,
+whose old workers get SIGTERM) start a drain in each worker:
+
+1. ``/readyz`` answers 503 at once (``ENVIRON_DRAINING`` in the WSGI environ), so a load balancer
+   that checks it stops sending work; ``/livez`` stays 200.
+2. For ``drain_sec`` (``reelfarm serve --drain-sec``, ``REELFARM_DRAIN_SEC``) the worker serves
+   as before and keeps accepting connections, for a balancer that has not noticed yet, but answers
+   every request with ``Connection: close``: a client on a kept-alive connection is told, in an
+   answer, to take its next request elsewhere, and is never cut between two.
+3. Then it stops accepting. When the listening socket closes with this server (a stop, not a
+   reload, where the new workers keep it), new handshakes are dropped first (a socket filter on
+   SYNs), those under way get ``SETTLE_SEC`` to complete, every connection the kernel has queued
+   is accepted and served, and the socket is shut. A client that connects later is refused (its
+   SYN is not answered, then refused) before it has sent anything, rather than reset after it
+   has sent its request. On a reload the queue stays with the new workers.
+4. Requests in flight finish and are answered with ``Connection: close``; kept-alive connections
+   idle through the drain are closed between requests. A worker exits by the graceful timeout
+   (``--graceful-sec``, ``REELFARM_GRACEFUL_SEC``, counted from SIGTERM and including the drain);
+   a request still running then is logged with its request id, and the master kills the worker.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import logging
+import math
+import mmap
 import secrets
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
-from gunicorn import util
+from gunicorn import arbiter, util
+from gunicorn.app.base import BaseApplication
 from gunicorn.http import errors as http_errors
-from gunicorn.workers.gthread import ThreadWorker
+from gunicorn.workers.gthread import TConn, ThreadWorker
 
 log = logging.getLogger("reelfarm.api")
 
 KEEPALIVE_SEC = 75
 WORKER_CLASS = "reelfarm.api.server.EnvelopeWorker"
+DRAIN_SEC = 5.0  # the default of REELFARM_DRAIN_SEC
+GRACEFUL_SEC = 30  # the default of REELFARM_GRACEFUL_SEC (gunicorn's graceful_timeout)
+SETTLE_SEC = 0.25  # for handshakes under way when new ones stop being answered
+STOP_MARGIN_SEC = 2  # a worker stops waiting this long before the master kills it
+ENVIRON_DRAINING = "reelfarm.draining"
+ENVIRON_REQUEST_ID = "reelfarm.request_id"
+
+_SO_ATTACH_FILTER = 26  # Linux; Python's socket module does not name it
+# classic BPF on a TCP segment: drop it (return 0) when SYN is set and ACK is not, keep it otherwise
+_DROP_SYN = ((0x30, 0, 0, 13), (0x54, 0, 0, 0x12), (0x15, 0, 1, 0x02), (0x06, 0, 0, 0), (0x06, 0, 0, 0xFFFFFFFF))
 
 # exception class -> (status, reason phrase, code); every other client error is a plain 400
 _REFUSALS: dict[type[BaseException], tuple[int, str, str]] = {
@@ -87,9 +127,105 @@ class EnvelopeWorker(ThreadWorker):
     waits in the kernel's queue for the first worker with a thread free. Keep-alive connections
     it already holds are served as before. (``_in_flight`` is touched only by the worker's main
     thread: gunicorn queues, and hears back from, its request threads there.)
+
+    On SIGTERM it drains instead of stopping at once (the module docstring's "Stopping"): the
+    drain runs in the worker's main loop, which wakes when the next step is due.
     """
 
+    wsgi: Any
     _in_flight = 0
+    _drain_until: float | None = None  # set by SIGTERM
+    _close_at: float | None = None  # set when the drain is over
+    _stop_by = math.inf
+    _listening = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._running: dict[int, tuple[float, dict[str, Any]]] = {}  # request thread -> (start, environ)
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        app = self.wsgi
+
+        def served(environ: dict[str, Any], start_response: Any) -> Any:
+            environ[ENVIRON_DRAINING] = self._drain_until is not None
+            self._running[threading.get_ident()] = (time.monotonic(), environ)
+            return app(environ, start_response)
+
+        self.wsgi = served
+
+    def handle_request(self, req: Any, conn: Any) -> bool:
+        if self._drain_until is not None:
+            req.must_close = True  # answered with Connection: close
+        try:
+            return super().handle_request(req, conn)
+        finally:
+            self._running.pop(threading.get_ident(), None)
+
+    def handle_exit(self, sig: Any, frame: Any) -> None:
+        """SIGTERM: not ready from now on; serve through the drain, then stop (see the module docstring)."""
+        if self._drain_until is not None:
+            return
+        now = time.monotonic()
+        self._stop_by = now + self.cfg.graceful_timeout - STOP_MARGIN_SEC
+        self._drain_until = now + (self.app.drain_sec if isinstance(self.app, Server) else 0.0)
+        self.method_queue.defer(lambda: None)  # wake the loop
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        if self.alive and self._drain_until is not None:
+            due = self._drain_step(time.monotonic(), self._drain_until)
+            if not self.alive:
+                return
+            timeout = min(timeout, max(0.0, due - time.monotonic()))
+        super().wait_for_and_dispatch_events(timeout)
+
+    def _drain_step(self, now: float, drain_until: float) -> float:
+        """Move the drain on; returns when it next has something to do."""
+        if now < drain_until:
+            return drain_until
+        final = isinstance(self.app, Server) and bool(self.app.closing_listener)
+        if self._close_at is None:
+            dropped = [_drop_new_handshakes(listener) for listener in self.sockets] if final else [False]
+            self._close_at = now + (SETTLE_SEC if all(dropped) else 0.0)
+        if now < self._close_at:
+            return self._close_at
+        self._stop_listening(final)
+        # this worker's own copy of the settings: what is left before the master's deadline
+        self.cfg.set("graceful_timeout", max(0, math.ceil(self._stop_by - time.monotonic())))
+        self.alive = False
+        return now
+
+    def _stop_listening(self, final: bool) -> None:
+        """No more connections: when the listening socket goes with this server, those the kernel
+        has queued are accepted first, and the socket is shut for every process holding it."""
+        self.set_accept_enabled(False)
+        self._listening = False
+        for listener in self.sockets:
+            if final:
+                self._accept_queued(listener)
+                try:
+                    listener.shutdown(socket.SHUT_RDWR)
+                except OSError:  # another worker shut it first
+                    pass
+            listener.close()
+
+    def _accept_queued(self, listener: Any) -> None:
+        listener.setblocking(False)
+        while True:
+            try:
+                client, addr = listener.accept()
+            except OSError:  # none left (EAGAIN), or another worker shut it (EINVAL)
+                return
+            self.nr_conns += 1
+            client.setblocking(True)
+            self.enqueue_req(TConn(self.cfg, client, addr, listener.getsockname()))
+
+    def run(self) -> None:
+        super().run()
+        for started, environ in list(self._running.values()):
+            log.error("graceful timeout: a request still running after %.1f s is cut: %s %s",
+                      time.monotonic() - started, environ.get("REQUEST_METHOD"), environ.get("PATH_INFO"),
+                      extra={"request_id": environ.get(ENVIRON_REQUEST_ID)})
 
     def enqueue_req(self, conn: Any) -> None:
         self._in_flight += 1
@@ -100,12 +236,19 @@ class EnvelopeWorker(ThreadWorker):
         super().finish_request(conn, fs)
 
     def accept(self, listener: Any) -> None:
-        super().accept(listener)
+        try:
+            super().accept(listener)
+        except OSError:
+            if self._drain_until is None:
+                raise
+            self._listening = False  # another worker has shut the socket at the end of the drain
+            self.set_accept_enabled(False)
+            return
         if self._saturated():
             self.set_accept_enabled(False)
 
     def set_accept_enabled(self, enabled: bool) -> None:
-        super().set_accept_enabled(enabled and not self._saturated())
+        super().set_accept_enabled(enabled and self._listening and not self._saturated())
 
     def _saturated(self) -> bool:
         return self._in_flight >= self.cfg.threads
@@ -123,3 +266,64 @@ class EnvelopeWorker(ThreadWorker):
             util.write_nonblock(client, envelope_response(status, reason, code, details, request_id))
         except Exception:  # the client is gone; nothing more to tell it
             log.debug("could not send the error answer", extra={"request_id": request_id})
+
+
+def _drop_new_handshakes(listener: Any) -> bool:
+    """Make a TCP listening socket drop SYNs (Linux): handshakes already under way still complete
+    and queue, new ones get no answer. False where that cannot be done."""
+    if sys.platform != "linux" or listener.family not in (socket.AF_INET, socket.AF_INET6):
+        return False
+    program = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *op) for op in _DROP_SYN))
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER,
+                            struct.pack("HP", len(_DROP_SYN), ctypes.addressof(program)))
+    except OSError:
+        return False
+    return True
+
+
+class SharedFlag:
+    """A flag the master sets and the workers it has forked read (anonymous shared memory)."""
+
+    def __init__(self) -> None:
+        self._memory = mmap.mmap(-1, 1)
+
+    def set(self) -> None:
+        self._memory[0] = 1
+
+    def __bool__(self) -> bool:
+        return self._memory[0] == 1
+
+
+class Arbiter(arbiter.Arbiter):
+    """gunicorn's master, telling its workers when the listening socket goes with it: on a stop,
+    not on a reload or a re-exec, nor under systemd (which keeps the socket)."""
+
+    def stop(self, graceful: bool = True) -> None:
+        if self.reexec_pid == self.master_pid == 0 and not self.systemd:
+            self.app.closing_listener.set()
+        super().stop(graceful)
+
+
+class Server(BaseApplication):
+    """gunicorn with ``options`` as its settings, serving what ``load`` makes in each worker, and
+    stopping with the drain described above."""
+
+    def __init__(self, options: dict[str, Any], load: Callable[[], Any], drain_sec: float = DRAIN_SEC) -> None:
+        self.options, self._load, self.drain_sec = options, load, drain_sec
+        self.closing_listener = SharedFlag()
+        super().__init__()
+
+    def load_config(self) -> None:
+        for name, value in self.options.items():
+            self.cfg.set(name, value)
+
+    def load(self) -> Any:
+        return self._load()
+
+    def run(self) -> None:
+        try:
+            Arbiter(self).run()
+        except RuntimeError as exc:  # as gunicorn's own run(): a master that cannot start says why
+            print(f"\nError: {exc}\n", file=sys.stderr, flush=True)
+            sys.exit(1)

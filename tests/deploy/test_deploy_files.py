@@ -102,6 +102,33 @@ def test_the_farm_is_probed_scaled_and_drained_as_documented() -> None:
     assert gpu["containers"][0]["command"][:4] == ["reelfarm", "worker", "--queues", "render-gpu,render"]
 
 
+def test_the_api_is_taken_out_of_service_before_it_stops_and_exits_within_its_grace_period() -> None:
+    """api/server.py, "Stopping": SIGTERM makes /readyz 503 and starts the drain; the listener closes
+    at its end; the process is gone by the graceful timeout, counted from SIGTERM."""
+    from reelfarm.api.server import DRAIN_SEC, GRACEFUL_SEC, STOP_MARGIN_SEC
+
+    by_name = {(r["kind"], r["metadata"]["name"]): r for r in resources()}
+    pod = by_name[("Deployment", "reelfarm-api")]["spec"]["template"]["spec"]
+    api = pod["containers"][0]
+    env = {e["name"]: e["value"] for e in api.get("env", [])}
+    drain = float(env.get("REELFARM_DRAIN_SEC", DRAIN_SEC))
+    graceful = int(env.get("REELFARM_GRACEFUL_SEC", GRACEFUL_SEC))
+    assert not {"--drain-sec", "--graceful-sec"} & set(api["command"])
+    assert drain + STOP_MARGIN_SEC < graceful  # as `reelfarm serve` requires
+    probe = api["readinessProbe"]
+    assert probe["httpGet"]["path"] == "/readyz"
+    # probed every periodSeconds, unready after failureThreshold 503s: before the drain ends
+    assert probe["periodSeconds"] * probe["failureThreshold"] <= drain
+    sleep, seconds = api["lifecycle"]["preStop"]["exec"]["command"]
+    assert sleep == "sleep"
+    assert pod["terminationGracePeriodSeconds"] >= int(seconds) + graceful + 5
+
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]["api"]
+    environment = compose.get("environment", {})
+    assert "REELFARM_GRACEFUL_SEC" not in environment and "--graceful-sec" not in compose["command"]
+    assert int(compose["stop_grace_period"].removesuffix("s")) >= GRACEFUL_SEC + 5
+
+
 @pytest.mark.parametrize("dockerfile", sorted((DEPLOY / "docker").glob("Dockerfile*")), ids=lambda p: p.name)
 def test_dockerfiles_pass_hadolint(dockerfile: Path) -> None:
     run = subprocess.run([str(Path(sys.executable).parent / "hadolint"), "--config",
@@ -121,7 +148,7 @@ def test_shell_scripts_pass_shellcheck() -> None:
 def test_grafana_dashboard_queries_only_exported_metrics() -> None:
     dashboard = json.loads((DEPLOY / "grafana" / "reelfarm-farm.json").read_text())
     exported = set()
-    for module in ("api/metrics.py", "farm/metrics.py"):
+    for module in ("api/metrics.py", "farm/runtime/metrics.py"):
         exported |= set(re.findall(r'"(reelfarm_[a-z_]+)"', (ROOT / module).read_text()))
     exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
     assert exprs
