@@ -219,4 +219,13 @@ def rq_maintenance(queue: RQQueue, owner: str, chores: Sequence[str] = (REPAIR,)
                    queues: Sequence[str] = QUEUES) -> Maintenance:
     """A farm's round under its locks (the API's share by default: the repairs alone)."""
     return Maintenance(queue, FarmLocks(queue.redis, lock_key(queue.namespace), owner, chores),
-                       rq_repair(queue, queues), reroute=queue.router.reroute)
+                       rq_repair(queue, queues), reroute=lambda: queue.router.reroute() + _fall_back(queue))
+
+
+def _fall_back(queue: RQQueue) -> list[str]:
+    """Renders moved off NVENC (``reelfarm.farm.runtime.families``), with the task context's lifecycle."""
+    from reelfarm.farm.runtime.context import current
+    from reelfarm.farm.runtime.families import fall_back
+    from reelfarm.farm.runtime.tasks import lifecycle
+
+    return fall_back(queue, lifecycle(current()))

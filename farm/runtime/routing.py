@@ -6,7 +6,20 @@ Queues (RQ lists ``rq:queue:<namespace><name>``):
   works it; it kept its name so that nodes, dashboards and scalers set up before routing existed
   carry on unchanged.
 - ``render-gpu`` (``GPU_QUEUE``): chunks for nodes that draw with the GL rasterizer.
+- ``render-nvenc`` (``NVENC_QUEUE``): chunks of renders whose encoder family is NVENC. Only nodes
+  that encode with NVENC work it (first); they work the other render queues too, encoding those
+  chunks with x264, which every node has.
 - ``jobs``: asset imports, stills, brand extraction, generation (unchanged).
+
+Encoder families. The segments of one render are all of one family, since segments of two cannot
+be joined into a file that plays everywhere. The family is chosen when the render's chunks are
+enqueued: NVENC while a node that encodes with it is live (its chunks go to ``render-nvenc``),
+x264 otherwise, and recorded on the render (``reelfarm.farm.services.lifecycle``). When chunks
+wait on ``render-nvenc`` past ``gpu_wait_sec`` and no NVENC node is live, or one is live but a
+node without NVENC is idle-able (live), the maintenance round moves the *whole render* to x264
+(``Router.fall_back``): its family is switched, the segments NVENC already made are deleted and
+drawn again, its waiting chunks move to ``render`` and its stitch waits for all of them anew; a
+chunk that was drawing meanwhile sees the switch and draws again with x264 before it stores.
 
 A node names its queues with ``--queues``; ``node_queues`` expands them by the rasterizer the node
 runs with: on a GL node ``render`` means ``render-gpu`` then ``render`` (GPU work first, CPU work
@@ -32,7 +45,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reelfarm.farm.runtime.nodes import NodeRegistry
-from reelfarm.farm.services.queues import GPU_QUEUE, RENDER_QUEUE
+from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -40,16 +53,18 @@ CPU_ALIAS = "render-cpu"
 DEFAULT_GPU_WAIT_SEC = 30.0
 
 
-def node_queues(requested: Iterable[str], raster_kind: str) -> tuple[list[str], list[str]]:
-    """The queues a node with rasterizer ``raster_kind`` ("cpu" or "gl") works, in priority order,
-    and the requested names it dropped (``render-gpu`` on a CPU node)."""
+def node_queues(requested: Iterable[str], raster_kind: str, encoder: str = "x264") -> tuple[list[str], list[str]]:
+    """The queues a node with rasterizer ``raster_kind`` ("cpu" or "gl") and encoder family
+    ``encoder`` works, in priority order, and the requested names it dropped (``render-gpu`` on a
+    CPU node, ``render-nvenc`` on a node without NVENC)."""
     queues: list[str] = []
     dropped: list[str] = []
     for name in requested:
         name = RENDER_QUEUE if name == CPU_ALIAS else name
-        if name == RENDER_QUEUE and raster_kind == "gl":
-            expanded = [GPU_QUEUE, RENDER_QUEUE]
-        elif name == GPU_QUEUE and raster_kind != "gl":
+        if name == RENDER_QUEUE:
+            expanded = ([NVENC_QUEUE] if encoder == "nvenc" else []) + \
+                       ([GPU_QUEUE] if raster_kind == "gl" else []) + [RENDER_QUEUE]
+        elif (name == GPU_QUEUE and raster_kind != "gl") or (name == NVENC_QUEUE and encoder != "nvenc"):
             dropped.append(name)
             expanded = []
         else:
@@ -81,6 +96,9 @@ class Router:
     def chunk_queue(self) -> str:
         """The queue for chunks enqueued now; ``render`` when the registry cannot be read."""
         try:
+            nodes = NodeRegistry(self.redis, self.namespace).nodes()
+            if any(works(n, NVENC_QUEUE) for n in nodes) and self.oldest_wait(NVENC_QUEUE) < self.gpu_wait_sec:
+                return NVENC_QUEUE
             gpu, cpu = self.live()
             if gpu and cpu and self.oldest_gpu_wait() >= self.gpu_wait_sec:
                 return RENDER_QUEUE
@@ -91,7 +109,11 @@ class Router:
 
     def oldest_gpu_wait(self) -> float:
         """Seconds the oldest chunk on ``render-gpu`` has waited (0 when none waits)."""
-        head = self.redis.lindex(self._list_key(GPU_QUEUE), 0)
+        return self.oldest_wait(GPU_QUEUE)
+
+    def oldest_wait(self, queue: str) -> float:
+        """Seconds the oldest job on ``queue`` has waited (0 when none waits)."""
+        head = self.redis.lindex(self._list_key(queue), 0)
         if head is None:
             return 0.0
         enqueued = _enqueued_at(self.redis, head)
@@ -123,16 +145,17 @@ class Router:
                 break  # the list is in enqueue order: the rest waited less
             stale.append(_text(raw))
         return [job_id for job_id in reversed(stale)  # pushed to the front: the oldest ends first
-                if self.redis.lrem(self._list_key(GPU_QUEUE), 1, job_id) and self._requeue(job_id)]
+                if self.redis.lrem(self._list_key(GPU_QUEUE), 1, job_id) and self.requeue(job_id)]
 
     def _move_due_retries(self) -> list[str]:
         from rq.registry import ScheduledJobRegistry
 
         registry = ScheduledJobRegistry(f"{self.namespace}{GPU_QUEUE}", connection=self.redis)
         due = self.redis.zrangebyscore(registry.key, 0, time.time() - self.gpu_wait_sec)
-        return [_text(raw) for raw in due if self.redis.zrem(registry.key, raw) and self._requeue(_text(raw))]
+        return [_text(raw) for raw in due if self.redis.zrem(registry.key, raw) and self.requeue(_text(raw))]
 
-    def _requeue(self, job_id: str) -> bool:
+    def requeue(self, job_id: str) -> bool:
+        """Put a job (taken out of its list) at the front of ``render``; False when it is gone."""
         from rq import Queue
         from rq.exceptions import NoSuchJobError
         from rq.job import Job

@@ -27,7 +27,7 @@ from reelfarm.farm.services import renders as names
 from reelfarm.farm.services.assets import StorageAssets, import_remote_assets, imported_keys
 from reelfarm.farm.services.errors import TaskFailed
 from reelfarm.farm.services.jobs import generation_ended
-from reelfarm.farm.services.lifecycle import Finished, RenderLifecycle
+from reelfarm.farm.services.lifecycle import Finished, OtherEncoderFamily, RenderLifecycle
 from reelfarm.farm.services.progress import MAX_UNFINISHED, ProgressBatcher
 from reelfarm.renderer.chunks import plan_chunks
 from reelfarm.renderer.errors import AssetError, DocInvalid, FontError, SegmentsMismatch
@@ -106,8 +106,8 @@ def _spec(render: renders_repo.Render) -> RenderSpec:
 def render_chunk(render_id: str, index: int) -> None:
     """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``."""
     ctx = current()
-    render = lifecycle(ctx).start(render_id, (ctx.encoder.family if ctx.encoder else "x264"),
-                                  ctx.raster.kind if ctx.raster else "cpu")  # OtherEncoderFamily: retried elsewhere
+    # OtherEncoderFamily (the render's family is not this node's): raised, retried on another node
+    render = lifecycle(ctx).start(render_id, _families(ctx), ctx.raster.kind if ctx.raster else "cpu")
     if render is None:
         return  # canceled, failed, finished or gone: nothing to do
     with ctx.engine.connect() as conn:
@@ -120,7 +120,11 @@ def render_chunk(render_id: str, index: int) -> None:
     with scratch_dir("chunk") as tmp:
         path = os.path.join(tmp, f"seg{index}.mp4")
         try:
-            _draw_segment(ctx, render, doc, path, range(start, end), report)
+            family = render.encoder or "x264"
+            _draw_segment(ctx, render, doc, path, range(start, end), report, family)
+            if (now := lifecycle(ctx).family(render_id)) not in (None, family):
+                # moved to another family while this chunk drew: its segment would not join
+                _draw_segment(ctx, render, doc, path, range(start, end), _Reporter(ctx, render_id), now)
         except _Stopped:
             return
         except _PERMANENT as exc:
@@ -138,12 +142,19 @@ def _record_chunk(ctx: TaskContext, render_id: str) -> None:
                resumed="chunk recorded")
 
 
+def _families(ctx: TaskContext) -> tuple[str, ...]:
+    """The encoder families this node can encode: its own, and x264, which every node has."""
+    own = ctx.encoder.family if ctx.encoder is not None else "x264"
+    return (own,) if own == "x264" else (own, "x264")
+
+
 def _draw_segment(ctx: TaskContext, render: renders_repo.Render, doc: dict[str, Any], path: str, frames: range,
-                  report: _Reporter) -> None:
+                  report: _Reporter, family: str = "x264") -> None:
     """Draw ``frames`` with the node's rasterizer (GL falls back to the CPU with a logged reason)
-    and encode them with the node's encoder family (x264 where the node chose none)."""
+    and encode them with the render's encoder ``family`` (the node's own encoder when it is that
+    family, x264 otherwise)."""
     spec, assets = _spec(render), _render_assets(ctx, render)
-    from reelfarm.renderer.backends import EncoderChoice, choose_raster  # loaded only where a chunk runs
+    from reelfarm.renderer.backends import choose_raster  # loaded only where a chunk runs
     from reelfarm.renderer.render import render_segment
 
     choice = ctx.raster or choose_raster(ctx.settings.raster if ctx.settings else "cpu")
@@ -151,9 +162,19 @@ def _draw_segment(ctx: TaskContext, render: renders_repo.Render, doc: dict[str, 
     raster = choice.make(parsed, spec, assets, yuv=True)
     try:
         render_segment(parsed, path, spec, frames, assets=assets, progress=report, raster=raster,
-                       encoder=(ctx.encoder or EncoderChoice()).make(threads=CHUNK_ENCODER_THREADS))
+                       encoder=_encoder(ctx, family, render.id).make(threads=CHUNK_ENCODER_THREADS))
     finally:
         raster.close()
+
+
+def _encoder(ctx: TaskContext, family: str, render_id: str) -> Any:
+    from reelfarm.renderer.backends import EncoderChoice
+
+    if ctx.encoder is not None and ctx.encoder.family == family:
+        return ctx.encoder
+    if family != "x264":
+        raise OtherEncoderFamily(render_id, family, "/".join(_families(ctx)))
+    return EncoderChoice("x264")
 
 
 def stitch(render_id: str) -> None:

@@ -141,11 +141,12 @@ def choose_node_raster(kind: str) -> tuple[Any, str]:
     return RasterChoice("cpu", choice.gpu_index), ""
 
 
-def _queues_for(raster_kind: str, requested: Sequence[str]) -> list[str]:
-    """The requested queues this node can work with its rasterizer. Raises ValueError for none."""
-    queues, dropped = node_queues(requested, raster_kind)
+def _queues_for(raster_kind: str, requested: Sequence[str], encoder: str = "x264") -> list[str]:
+    """The requested queues this node can work with its rasterizer and encoder. Raises ValueError
+    for none."""
+    queues, dropped = node_queues(requested, raster_kind, encoder)
     if dropped:
-        log.warning("this node draws on the CPU, so it does not work %s", ", ".join(dropped))
+        log.warning("this node (raster %s, encoder %s) does not work %s", raster_kind, encoder, ", ".join(dropped))
     if not queues:
         raise ValueError("no queue left to work: render-gpu needs a node that draws with GL")
     return queues
@@ -185,7 +186,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
 
     family = choose_encoder(encoder or settings.encoder)  # before anything else: a refusal takes nothing
     choice, gl_renderer = choose_node_raster(raster or settings.raster)
-    queues = _queues_for(choice.kind, queues)
+    queues = _queues_for(choice.kind, queues, family.family)
     redis, engine = _reach_redis_and_database(settings)
     remove_stale()
     context = make_task_context(settings, engine=engine,

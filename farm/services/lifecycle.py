@@ -75,22 +75,52 @@ class RenderLifecycle:
     def __init__(self, engine: Engine, clock: Clock, storage: Storage, progress: ProgressStore) -> None:
         self.engine, self.clock, self.storage, self.progress = engine, clock, storage, progress
 
-    def start(self, render_id: str, encoder: str | None = None, raster: str | None = None) -> repo.Render | None:
-        """A chunk starts: ``queued -> running`` (or stays running, marked alive); None when the
-        render is no longer live, so the chunk does nothing. The first chunk records its node's
-        ``encoder`` family and ``raster`` on the render.
+    def start(self, render_id: str, families: tuple[str, ...] = ("x264",), raster: str | None = None
+              ) -> repo.Render | None:
+        """A chunk starts on a node that can encode ``families``: ``queued -> running`` (or stays
+        running, marked alive); None when the render is no longer live, so the chunk does nothing.
+        A render without a family yet (queued before families existed) gets x264, which every
+        node has; the first chunk records its ``raster``.
 
         Raises:
-            OtherEncoderFamily: the render's segments so far are of another encoder family.
+            OtherEncoderFamily: the render's family is not one this node can encode.
         """
         with transaction(self.engine) as conn:
             render = repo.find_render(conn, render_id)
             if render is None or not allowed(render.status, "start"):
                 return None
-            started = repo.start_render(conn, self.clock, render_id, encoder, raster)
-        if started is not None and encoder is not None and started.encoder not in (None, encoder):
-            raise OtherEncoderFamily(render_id, started.encoder, encoder)
+            started = repo.start_render(conn, self.clock, render_id, "x264", raster)
+        if started is not None and started.encoder not in families:
+            raise OtherEncoderFamily(render_id, str(started.encoder), "/".join(families))
         return started
+
+    def family(self, render_id: str) -> str | None:
+        """The render's encoder family now (None for a render that is gone)."""
+        with self.engine.connect() as conn:
+            render = repo.find_render(conn, render_id)
+        return render.encoder if render is not None else None
+
+    def plan_family(self, render_id: str, family: str) -> None:
+        """The family the render's chunks are routed for, set when they are enqueued."""
+        with transaction(self.engine) as conn:
+            repo.set_encoder(conn, render_id, family)
+
+    def switch_family(self, render_id: str, segment_keys: list[str], to: str = "x264") -> list[int] | None:
+        """Move a live render to encoder family ``to`` (no node of its family took its chunks in
+        time): the segments already made by the old family are deleted, and their indexes
+        returned, to be drawn again. None when the render is not live or already of ``to``."""
+        with transaction(self.engine) as conn:
+            render = repo.find_render(conn, render_id)
+            if render is None or not allowed(render.status, "start") or render.encoder in (None, to):
+                return None
+            if not repo.set_encoder(conn, render_id, to, was=render.encoder):
+                return None
+        redo = [i for i, key in enumerate(segment_keys) if self.storage.exists(key)]
+        for i in redo:
+            self.storage.delete(segment_keys[i])
+        log.warning("render %s moved from %s to %s; %d segment(s) to draw again", render_id, render.encoder, to,
+                    len(redo))
+        return redo
 
     def progressed(self, render_id: str, progress: float | None = None) -> None:
         """The render moved forward (a chunk stored, the stitch begun): not a change of status."""

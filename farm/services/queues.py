@@ -7,8 +7,14 @@ from typing import Any, Protocol
 
 RENDER_QUEUE = "render"  # stitches, and chunks when no GPU node takes them
 GPU_QUEUE = "render-gpu"  # chunks, while a node that rasterizes on a GPU is live
+NVENC_QUEUE = "render-nvenc"  # chunks of renders encoded with NVENC, while a node that encodes with it is live
 JOBS_QUEUE = "jobs"  # brand extraction, generation, stills, asset imports: the nodes that reach the internet
-ALL_QUEUES = (GPU_QUEUE, RENDER_QUEUE, JOBS_QUEUE)
+ALL_QUEUES = (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE, JOBS_QUEUE)
+
+
+def family_of(chunk_queue: str) -> str:
+    """The encoder family of a render whose chunks go to ``chunk_queue``."""
+    return "nvenc" if chunk_queue == NVENC_QUEUE else "x264"
 
 
 class JobQueue(Protocol):

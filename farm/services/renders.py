@@ -29,7 +29,7 @@ from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable
 from reelfarm.farm.services.graph import render_graph, render_job_ids
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.progress import ProgressStore
-from reelfarm.farm.services.queues import JobQueue
+from reelfarm.farm.services.queues import JobQueue, family_of
 from reelfarm.farm.services.resources import render_resource
 from reelfarm.renderer import RENDERER_VERSION
 from reelfarm.renderer.chunks import chunk_count
@@ -207,8 +207,9 @@ class RenderService:
         ``reelfarm.farm.runtime.routing`` picks, after the import of its remote assets when its document has
         any (``reelfarm.farm.services.assets``), then its stitch."""
         self.progress.set_total(render.id, render.frames or 0)
-        graph = render_graph(render.id, render.chunks or 0, needs_import=needs_import,
-                             chunk_queue=self.queue.chunk_queue())  # render-gpu while a GPU node is live
+        chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
+        self.lifecycle.plan_family(render.id, family_of(chunk_queue))  # before any chunk can start
+        graph = render_graph(render.id, render.chunks or 0, needs_import=needs_import, chunk_queue=chunk_queue)
         for task in graph:
             self.queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue,
                                depends_on=list(task.depends_on) or None, retries=self.retries)

@@ -151,13 +151,25 @@ def start_render(conn: Connection, clock: Clock, render_id: str, encoder: str | 
     now = clock.now()
     if encoder is not None:
         conn.execute(update(renders).where(renders.c.id == render_id, renders.c.encoder.is_(None))
-                     .values(encoder=encoder, raster=raster))
+                     .values(encoder=encoder))
+    if raster is not None:
+        conn.execute(update(renders).where(renders.c.id == render_id, renders.c.raster.is_(None))
+                     .values(raster=raster))
     conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status == "queued")
                  .values(status="running", started_at=now))
     conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status == "running")
                  .values(progressed_at=now))
     render = find_render(conn, render_id)
     return render if render is not None and render.status in LIVE else None
+
+
+def set_encoder(conn: Connection, render_id: str, family: str, was: str | None = None) -> bool:
+    """Give a live render its encoder family: planned at enqueue (``was`` None: only if none is set),
+    or switched from ``was``. False when the render is not live or its family is not ``was``."""
+    held = renders.c.encoder.is_(None) if was is None else renders.c.encoder == was
+    done = conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status.in_(LIVE), held)
+                        .values(encoder=family))
+    return bool(done.rowcount)
 
 
 def touch_render(conn: Connection, clock: Clock, render_id: str, progress: float | None = None) -> None:

@@ -18,6 +18,7 @@ from reelfarm.renderer.backends import EncoderChoice
 from reelfarm.renderer.concat import probe
 from tests.integration.farm.conftest import Farm, make_doc
 from tests.integration.farm.test_render_embedded import assert_video, local_file
+from tests.stand_in_nvenc import stand_in_nvenc  # noqa: F401 - the fixture
 
 STAND_IN_NVENC = EncoderChoice("x264", options=(("preset", "ultrafast"),))
 
@@ -69,21 +70,25 @@ def test_a_stitch_of_two_families_fails_the_render_refunded_naming_the_segment(n
 
 
 @pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
-def test_the_render_records_its_first_chunks_family_and_a_chunk_of_another_refuses_to_draw(node: Farm) -> None:
+def test_a_chunk_encodes_with_its_renders_family_and_a_node_without_it_refuses_to_draw(
+        node: Farm, stand_in_nvenc: None) -> None:
     workspace, render_id = _render(node)
-    current().encoder = EncoderChoice("x264")
+    with node.engine.connect() as conn:
+        planned = find_render(conn, render_id)
+    assert planned is not None and planned.encoder == "x264", "the embedded queue plans x264"
+    current().encoder = EncoderChoice("nvenc")  # an NVENC node still encodes an x264 render with x264
     tasks.render_chunk(render_id, 0)
+    assert probe(node.storage.open_local(segment_key(render_id, 0)))["profile"] == "High"
     with node.engine.connect() as conn:
         made = find_render(conn, render_id)
     assert made is not None and (made.encoder, made.raster) == ("x264", "cpu")
 
-    current().encoder = EncoderChoice("stand-in-nvenc", options=(("preset", "ultrafast"),))
+    life = tasks.lifecycle(current())
+    assert life.switch_family(render_id, [segment_key(render_id, i) for i in range(2)], to="nvenc") == [0]
+    assert not node.storage.exists(segment_key(render_id, 0)), "the other family's segment is gone, to redraw"
+    current().encoder = EncoderChoice("x264")
     with pytest.raises(OtherEncoderFamily) as refused:
         tasks.render_chunk(render_id, 1)
-    assert describe_exception(refused.value) == (f"render {render_id}'s segments are encoded with x264; this node "
-                                                 "encodes with stand-in-nvenc")
+    assert describe_exception(refused.value) == (f"render {render_id}'s segments are encoded with nvenc; this node "
+                                                 "encodes with x264")
     assert not node.storage.exists(segment_key(render_id, 1)), "nothing drawn"
-    current().encoder = EncoderChoice("x264")
-    tasks.render_chunk(render_id, 1)  # its retry, on a node of the render's family
-    tasks.stitch(render_id)
-    assert node.renders.get(workspace, render_id)["status"] == "succeeded"

@@ -51,7 +51,7 @@ def test_a_render_whose_jobs_redis_lost_is_enqueued_again_as_the_same_graph_and_
     assert _snapshot(redis, namespace, render["id"], chunks) == {}
     again = reconcile(rq_farm.queue, grace=timedelta(seconds=-5))  # type: ignore[arg-type]
 
-    assert sorted(again.enqueued) == sorted(first)
+    assert sorted(j for j in again.enqueued if render["id"] in j) == sorted(first)  # other tests' renders aside
     assert _snapshot(redis, namespace, render["id"], chunks) == first
     work_burst(redis, namespace)
     done = rq_farm.renders.get(workspace, render["id"])
