@@ -98,7 +98,8 @@ def test_the_farm_is_probed_scaled_and_drained_as_documented() -> None:
         assert all(t["type"] == "redis" and t["metadata"]["listName"].startswith("rq:queue:") for t in triggers)
     assert by_name[("ScaledObject", "reelfarm-worker-gpu")]["spec"]["minReplicaCount"] == 0
     gpu_lists = [t["metadata"]["listName"] for t in by_name[("ScaledObject", "reelfarm-worker-gpu")]["spec"]["triggers"]]
-    assert gpu_lists == ["rq:queue:render-gpu", "rq:queue:render"]  # its own queue, and CPU backlog to start from zero
+    # its own queues (GL chunks, NVENC renders' chunks), and the CPU backlog to start from zero
+    assert gpu_lists == ["rq:queue:render-gpu", "rq:queue:render-nvenc", "rq:queue:render"]
     assert gpu["containers"][0]["command"][:4] == ["reelfarm", "worker", "--queues", "render-gpu,render"]
 
 
