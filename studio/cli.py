@@ -7,15 +7,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from reelfarm.renderer.assets import LocalAssets
 from reelfarm.renderer.errors import RendererError, SpecInvalid
-from reelfarm.renderer.model import Doc
 from reelfarm.renderer.spec import FORMATS, MAX_FPS, MAX_RESOLUTION, MIN_RESOLUTION, RenderSpec
-from reelfarm.renderer.tokens import NEUTRAL_BRAND
+
+if TYPE_CHECKING:  # the document model and assets load in the commands that read a document
+    from reelfarm.renderer.assets import LocalAssets
+    from reelfarm.renderer.model import Doc
 
 
 def _load_doc(path: str) -> dict[str, Any]:
@@ -26,6 +27,8 @@ def _load_doc(path: str) -> dict[str, Any]:
 
 
 def _assets_for(doc_path: str, assets_dir: str | None) -> LocalAssets:
+    from reelfarm.renderer.assets import LocalAssets
+
     return LocalAssets(assets_dir or Path(doc_path).resolve().parent)
 
 
@@ -177,6 +180,8 @@ def story_command(story_id: str | None, list_: bool, fields: tuple[str, ...], fm
     except KeyError as exc:
         raise click.ClickException(f"no story {story_id!r}; see `reelfarm story --list`") from exc
     values = _parse_fields(fields, story.fields)
+    from reelfarm.renderer.tokens import NEUTRAL_BRAND
+
     brand = json.loads(Path(brand_path).read_text("utf-8")) if brand_path else NEUTRAL_BRAND
     try:
         doc = story.build(values, brand, fmt, duration)
