@@ -57,6 +57,15 @@ class Server:
             self.lines.put(line)
         self.lines.put(None)
 
+    def close(self) -> None:
+        """Stop it if it still runs, and end what it leaves behind in its process group (the task
+        processes of a worker killed at the graceful timeout outlive it)."""
+        stop(self.process)
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
     def terminate(self) -> float:
         """SIGTERM to the master alone, as Kubernetes sends it; when it was sent."""
         sent = time.monotonic()
@@ -163,7 +172,7 @@ def test_sigterm_under_load_answers_every_request_it_was_sent(tmp_path: Path) ->
         probed_until.set()
         prober.join(timeout=10)
     finally:
-        stop(server.process)
+        server.close()
 
     assert load.cut == [], load.cut
     assert server.process.returncode == 0
@@ -184,7 +193,7 @@ def test_sigterm_under_load_answers_every_request_it_was_sent(tmp_path: Path) ->
         wait_for_health(again.base)
         assert titles(again.base, key) == load.created  # a POST cut short created nothing
     finally:
-        stop(again.process)
+        again.close()
     assert len(load.created) > CLIENTS
 
 
@@ -207,7 +216,7 @@ def test_a_request_running_past_the_graceful_timeout_is_logged_and_the_server_ex
         elapsed = time.monotonic() - sigterm
     finally:
         stalled.close()
-        stop(server.process)
+        server.close()
 
     assert elapsed < graceful + 1.5
     logged = [line for line in server.printed if "graceful timeout: a request still running" in line]
