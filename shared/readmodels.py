@@ -1,8 +1,9 @@
 """Read-only views that no API endpoint serves: the console's lists and the farm's figures.
 
-``ReadModels(engine, storage)``: the credit ledger, each video's picture for the grid (its latest
-render's poster, else its latest still), how each video was made (its first version's source and
-a translated copy's original), a video's translated copies, its current fields and latest job. Each of these takes the workspace id and filters every query by it, so one
+``ReadModels(engine, storage)``: the credit ledger, each video's picture for the grid (in its own
+format: a poster or a still, the current version's first), how each video was made (its first
+version's source and a translated copy's original), a video's translated copies, its current
+fields and latest job. Each of these takes the workspace id and filters every query by it, so one
 workspace never reads another's rows. ``failed_renders`` is for operators and spans
 workspaces on purpose.
 
@@ -65,29 +66,37 @@ class ReadModels:
             return [dict(row._mapping) for row in conn.execute(query)]
 
     def pictures(self, workspace_id: str, video_ids: Sequence[str]) -> dict[str, str]:
-        """A signed picture URL per video that has one: the latest succeeded render's poster, else
-        the first frame of its latest stills job."""
+        """A signed picture URL per video that has one in its own format (a 9:16 video never gets
+        a 16:9 poster): a succeeded render's poster of the current version, else a still of the
+        current version, else an older version's poster, else an older still; the newest of each."""
         if not video_ids:
             return {}
-        found: dict[str, str] = {}
+        ids = list(video_ids)
         with self.engine.connect() as conn:
             posters = conn.execute(
-                select(renders.c.video_id, renders.c.poster_key)
-                .where(renders.c.workspace_id == workspace_id, renders.c.video_id.in_(list(video_ids)),
-                       renders.c.status == "succeeded", renders.c.poster_key.is_not(None))
-                .order_by(renders.c.finished_at.desc())).all()
+                select(renders.c.video_id, renders.c.poster_key, renders.c.version_id, videos.c.current_version_id)
+                .select_from(renders.join(videos, videos.c.id == renders.c.video_id))
+                .where(renders.c.workspace_id == workspace_id, videos.c.workspace_id == workspace_id,
+                       renders.c.video_id.in_(ids), renders.c.status == "succeeded",
+                       renders.c.poster_key.is_not(None), renders.c.format == videos.c.default_format)
+                .order_by(renders.c.finished_at.desc(), renders.c.id)).all()
             stills = conn.execute(
-                select(jobs.c.video_id, jobs.c.result)
-                .where(jobs.c.workspace_id == workspace_id, jobs.c.video_id.in_(list(video_ids)),
-                       jobs.c.kind == "stills", jobs.c.status == "succeeded")
-                .order_by(jobs.c.finished_at.desc())).all()
-        for video_id, key in posters:
-            found.setdefault(video_id, self.storage.url(key, POSTER_TTL_SEC))
-        for video_id, result in stills:
+                select(jobs.c.video_id, jobs.c.params, jobs.c.result, videos.c.default_format,
+                       videos.c.current_version_id)
+                .select_from(jobs.join(videos, videos.c.id == jobs.c.video_id))
+                .where(jobs.c.workspace_id == workspace_id, videos.c.workspace_id == workspace_id,
+                       jobs.c.video_id.in_(ids), jobs.c.kind == "stills", jobs.c.status == "succeeded")
+                .order_by(jobs.c.finished_at.desc(), jobs.c.id)).all()
+        best: dict[str, tuple[int, str, int]] = {}  # video id: (rank, key, seconds the URL lasts)
+        for video_id, key, version_id, current in posters:
+            _keep(best, video_id, (0 if version_id == current else 2, key, POSTER_TTL_SEC))
+        for video_id, params, result, fmt, current in stills:
             shots = (result or {}).get("stills") or []
-            if video_id not in found and shots:
-                found[video_id] = self.storage.url(shots[0]["key"], STILL_TTL_SEC)
-        return found
+            params = params or {}
+            if shots and params.get("format") == fmt:
+                rank = 1 if params.get("version_id") == current else 3
+                _keep(best, video_id, (rank, shots[0]["key"], STILL_TTL_SEC))
+        return {video_id: self.storage.url(key, ttl) for video_id, (_, key, ttl) in best.items()}
 
     def origins(self, workspace_id: str, video_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """How each video was made, for the grid's labels: ``source``, its first version's
@@ -97,7 +106,8 @@ class ReadModels:
             return {}
         original = videos.alias("original")
         query = (select(videos.c.id, versions.c.source, original.c.title)
-                 .select_from(videos.outerjoin(versions, and_(versions.c.video_id == videos.c.id, versions.c.number == 1))
+                 .select_from(videos.outerjoin(versions, and_(versions.c.video_id == videos.c.id,
+                                                              versions.c.number == 1))
                               .outerjoin(original, and_(original.c.id == videos.c.source_video_id,
                                                         original.c.workspace_id == workspace_id)))
                  .where(videos.c.workspace_id == workspace_id, videos.c.id.in_(list(video_ids))))
@@ -122,13 +132,18 @@ class ReadModels:
         return None if row is None else row[0]
 
     def latest_job(self, workspace_id: str, video_id: str, kind: str) -> dict[str, Any] | None:
-        """The video's newest job of ``kind`` (id, status, created_at), or None."""
+        """The video's newest job of ``kind`` (id, status, created_at, and the ``version_id`` it
+        was made for, None when its kind names none), or None."""
         with self.engine.connect() as conn:
             row = conn.execute(
-                select(jobs.c.id, jobs.c.status, jobs.c.created_at)
+                select(jobs.c.id, jobs.c.status, jobs.c.created_at, jobs.c.params)
                 .where(jobs.c.workspace_id == workspace_id, jobs.c.video_id == video_id, jobs.c.kind == kind)
                 .order_by(jobs.c.created_at.desc(), jobs.c.id.desc()).limit(1)).first()
-        return None if row is None else dict(row._mapping)
+        if row is None:
+            return None
+        found = dict(row._mapping)
+        params = found.pop("params") or {}
+        return {**found, "version_id": params.get("version_id") if isinstance(params, dict) else None}
 
     def failed_renders(self, since: datetime | None = None, limit: int = 20) -> list[dict[str, Any]]:
         """The latest failed renders across the farm, with their errors (operators only)."""
@@ -139,6 +154,13 @@ class ReadModels:
             query = query.where(renders.c.finished_at >= since)
         with self.engine.connect() as conn:
             return [dict(row._mapping) for row in conn.execute(query)]
+
+
+def _keep(best: dict[str, tuple[int, str, int]], video_id: str, found: tuple[int, str, int]) -> None:
+    """Keep ``found`` for the video unless it already has a picture of the same or a better rank
+    (the rows come newest first)."""
+    if video_id not in best or found[0] < best[video_id][0]:
+        best[video_id] = found
 
 
 @dataclass(frozen=True)

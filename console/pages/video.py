@@ -10,6 +10,10 @@ seconds (``<noscript>`` meta refresh) while work is in flight, to an address wit
 ``refresh`` count and the anchor of the part that is working: a refresh to the page's own address
 would only scroll when that address ends in an anchor, as it does after a form post.
 
+Renders belong to versions: each is labelled with its version's number; the player shows the
+current version's latest render; older versions' renders are listed as out of date, each with a
+button that renders the current version in its format and resolution.
+
 Every action is a form post answered with a redirect (303) back to the page, or, when the script
 asks for JSON (``Accept: application/json``), with the render or job it started.
 """
@@ -62,17 +66,33 @@ def _page(video_id: str, problems: dict[str, str] | None = None, typed: dict[str
     renders = svc.renders.list_for_video(ws, video_id)
     versions = svc.videos.versions(ws, video_id)
     copies = svc.read_models.translations(ws, video_id)
-    still_job = _still_job(ws, video_id)
+    still_job = _still_job(ws, video_id, (video["current_version"] or {}).get("id"))
     fields = svc.read_models.current_fields(ws, video_id)
     controls = _controls(video, typed if typed is not None else fields)
     anchor = _busy_anchor(video, renders, still_job, copies)
     return render_template(
-        "console/video.html", v=video, version=video["current_version"], renders=renders, versions=versions,
+        "console/video.html", v=video, version=video["current_version"], versions=versions,
+        **_by_version(video, renders, versions),
         copies=copies, job=video["job"], still=still_job, controls=controls, problems=problems or {},
         formats=FORMATS, resolutions=RESOLUTIONS, locales=_locales(video),
         locale_plan=plans.allows_locales(g.workspace.plan),
         cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if anchor is not None else None,
         refresh_anchor=anchor, title=video["title"]), status
+
+
+def _by_version(video: dict[str, Any], renders: list[dict[str, Any]],
+                versions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The renders as the page shows them, each labelled with its version's number (``version``):
+    the current version's (``renders``, newest first), the one the player shows (its latest that
+    succeeded), older versions' (``older``, out of date) and, for those, which format and
+    resolution the current version has already started or made (``covered``)."""
+    numbers = {v["id"]: v["number"] for v in versions}
+    current = (video["current_version"] or {}).get("id")
+    labelled = [{**r, "version": numbers.get(r["version_id"])} for r in renders]
+    mine = [r for r in labelled if r["version_id"] == current]
+    covered = {(r["format"], r["resolution"]) for r in mine if r["status"] in ("queued", "running", "succeeded")}
+    return {"renders": mine, "older": [r for r in labelled if r["version_id"] != current], "covered": covered,
+            "player": next((r for r in mine if r["status"] == "succeeded" and r["url"]), None)}
 
 
 def _busy_anchor(video: dict[str, Any], renders: list[dict[str, Any]], still_job: dict[str, Any] | None,
@@ -88,11 +108,13 @@ def _busy_anchor(video: dict[str, Any], renders: list[dict[str, Any]], still_job
     return "" if video["status"] == "generating" else None
 
 
-def _still_job(ws: str, video_id: str) -> dict[str, Any] | None:
+def _still_job(ws: str, video_id: str, version_id: str | None) -> dict[str, Any] | None:
+    """The still the preview shows: the one asked for, else the latest of the current version (an
+    older version's still would show what the video no longer is)."""
     asked = request.args.get("still", "")
     if not is_uuid(asked):
         latest = web.services().read_models.latest_job(ws, video_id, "stills")
-        asked = latest["id"] if latest else ""
+        asked = latest["id"] if latest and latest["version_id"] in (None, version_id) else ""
     if not asked:
         return None
     job = web.services().jobs.get(ws, asked)

@@ -1,5 +1,8 @@
 """The videos grid, and making a video from a story (a generated form) or from a brief.
 
+Each tile shows a picture in the video's own format (a poster or a still, the current version's
+first; a box of that shape when there is none) and says how the video was made.
+
 The story form is ``reelfarm.console.forms.controls`` over the story's own field schema; a post is read
 back with ``reelfarm.console.forms.parse`` and handed to the same ``VideoService.create_from_story`` the
 API calls, whose validation problems come back as messages beside the fields they concern.

@@ -1,8 +1,10 @@
 """The console in a real browser (Debian's headless Chromium, driven by Playwright) against a real
 `reelfarm serve`: sign-in link, API keys (shown once; a reload makes none), a story video
-previewed, rendered with live progress, played and downloaded under its title, rendered again
-without JavaScript, translated, a brand extraction that fails (with and without JavaScript), the
-pages people and operators see, and the refusals.
+previewed, rendered with live progress and the credits it took, played and downloaded under its
+title, its render out of date once version 2 is saved and made again in one click, rendered
+without JavaScript, translated, the grid's labels and thumbnails in each video's own format, a
+brand extraction that fails (with and without JavaScript), the pages people and operators see,
+and the refusals.
 
 Screenshots of every page land in ``tests/artifacts/console/`` (CI keeps them as artifacts), or in
 ``CONSOLE_SHOTS_DIR`` when set. Playwright never downloads a browser here: it drives the system's
@@ -198,18 +200,25 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
     page.evaluate("""() => { window.__seen = []; const list = document.getElementById('render-list');
         new MutationObserver(() => document.querySelectorAll('[data-render-percent]').forEach(
             s => window.__seen.push(s.textContent))).observe(list, {subtree: true, childList: true, characterData: true}); }""")
+    credits = _credits(page)
+    page.evaluate("window.__same_page = true")
     page.get_by_role("button", name="Render 9:16 at 720p").click()
     expect(page.locator("[data-render-progress]")).to_be_visible(timeout=30_000)
+    expect(page.locator("#ws-credits")).to_contain_text(f" {credits - 1} credits")  # charged, shown at once
+    expect(page.locator("#render-list [data-render-version]")).to_have_text("version 1")
     _shot(page, "10-render-progress")
-    player = page.locator("#render-list video")
+    player = page.locator("#player video")
     expect(player).to_be_visible(timeout=240_000)
     seen = page.evaluate("window.__seen")
     assert "100%" in seen, seen
     percents = [int(s.rstrip("%")) for s in seen]
     assert percents == sorted(percents), percents
+    expect(page.locator("#player")).to_contain_text("Playing version 1 · 9:16 · 720p")
+    expect(page.locator("#video-status")).to_have_text("ready")
+    assert page.evaluate("window.__same_page") is True  # no reload along the way
 
-    page.evaluate("() => { const v = document.querySelector('#render-list video'); v.muted = true; return v.play(); }")
-    page.wait_for_function("() => { const v = document.querySelector('#render-list video'); "
+    page.evaluate("() => { const v = document.querySelector('#player video'); v.muted = true; return v.play(); }")
+    page.wait_for_function("() => { const v = document.querySelector('#player video'); "
                            "return v.readyState >= 2 && v.currentTime > 0.3; }", timeout=30_000)
     _shot(page, "11-video-rendered")
 
@@ -223,7 +232,7 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
     assert named.status_code == 200 and named.headers["Content-Disposition"] == (
         'attachment; filename="Hello from the browser 9x16 720p.mp4"; '
         "filename*=UTF-8''Hello%20from%20the%20browser%209x16%20720p.mp4")
-    played = httpx.get(page.locator("#render-list video").get_attribute("src"), headers={"Range": "bytes=0-1"})
+    played = httpx.get(page.locator("#player video").get_attribute("src"), headers={"Range": "bytes=0-1"})
     assert played.status_code == 206 and played.headers["Content-Disposition"].startswith("inline")
     assert httpx.get(href.replace("expires=", "expires=1"), timeout=10).status_code == 403
     with av.open(str(target)) as container:
@@ -237,11 +246,41 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
     page.get_by_role("button", name="Save as a new version").click()
     expect(page.locator(".flash-ok")).to_contain_text("Saved as version 2")
     expect(page.locator("#versions")).to_contain_text("second take")
-    _shot(page, "12-video-versions")
+    _renders_follow_the_version(page)
     page.goto(f"{base}/app/videos")
     expect(page.locator(".tile img")).to_have_count(1)
     _shot(page, "13-videos-grid")
     return video_url
+
+
+def _credits(page: Page) -> int:
+    return int(re.search(r"(\d+) credits?", page.locator("#ws-credits").inner_text()).group(1))
+
+
+def _renders_follow_the_version(page: Page) -> None:
+    """After version 2 is saved, the version-1 render is out of date and the player waits for one
+    of version 2, made with one click in the same format; the credits it takes show at once."""
+    expect(page.locator("#player video")).to_have_count(0)
+    expect(page.locator("#player")).to_contain_text("No finished render of version 2 yet")
+    expect(page.locator("#still-image")).to_have_count(0)  # version 1's still is not shown as version 2
+    expect(page.locator("#still-wait")).to_have_text("Pick a time and preview a still.")
+    expect(page.locator("#render-list")).to_contain_text("No renders of version 2 yet")
+    older = page.locator("#older-renders .render")
+    expect(older).to_have_count(1)
+    expect(older.locator("[data-render-version]")).to_have_text("version 1, out of date")
+    expect(older.get_by_role("link", name=re.compile("Download MP4"))).to_be_visible()
+    _shot(page, "12-video-versions")
+    credits = _credits(page)
+    page.evaluate("window.__same_page = true")
+    older.get_by_role("button", name="Render version 2 in 9:16 720p").click()
+    current = page.locator("#render-list .render")
+    expect(current.locator("[data-render-version]")).to_have_text("version 2", timeout=30_000)
+    expect(page.locator("#ws-credits")).to_contain_text(f" {credits - 1} credits")
+    expect(page.locator("#player")).to_contain_text("Playing version 2 · 9:16 · 720p", timeout=240_000)
+    expect(page.locator("#player video")).to_be_visible()
+    expect(older).to_contain_text("Version 2 has its own 9:16 720p render above")
+    assert page.evaluate("window.__same_page") is True
+    _shot(page, "12b-video-version-2-rendered")
 
 
 def _sign_in(page: Page, base: str, email: str) -> None:
@@ -264,9 +303,12 @@ def _without_javascript(browser: Browser, base: str, email: str, video_url: str)
     assert page.url.endswith("#renders")
     item = page.locator(".render").filter(has_text="1:1 · 720p")
     _shot(page, "23-no-js-render-running")
+    expect(item.locator("[data-render-version]")).to_have_text("version 2")
     expect(item.locator("[data-render-status]")).to_have_text("succeeded", timeout=240_000)
     assert re.search(r"\?refresh=\d+#renders$", page.url), page.url  # reloaded by the meta refresh
     expect(item.get_by_role("link", name=re.compile("Download MP4"))).to_be_visible()
+    expect(page.locator("#player")).to_contain_text("Playing version 2 · 1:1 · 720p")
+    expect(page.locator("#older-renders [data-render-version]")).to_have_text("version 1, out of date")
     _shot(page, "24-no-js-render-done")
     context.close()
 
@@ -282,6 +324,14 @@ def _translated_copy(page: Page, base: str, video_url: str) -> None:
     expect(tile.locator("[data-origin]")).to_have_text("Spanish copy of “Hello from the browser”")
     original = page.locator(".tile").filter(has=page.get_by_role("link", name="Hello from the browser", exact=True))
     expect(original.locator("[data-origin]")).to_have_text("Announcement")
+    # thumbnails in the video's own 9:16, though its latest render is 1:1; the copy's unrendered box too
+    picture = original.locator(".thumb img")
+    expect(picture).to_have_js_property("complete", True)
+    assert picture.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [720, 1280]
+    for shown in (original, tile):
+        box = shown.locator(".thumb").bounding_box()
+        assert box is not None and abs(box["width"] / box["height"] - 9 / 16) < 0.01, box
+    expect(tile.locator(".thumb-empty")).to_have_text("9:16")
     _shot(page, "25-videos-grid-with-copy")
 
 
@@ -309,8 +359,8 @@ def _brand_extraction_fails(page: Page, base: str) -> None:
     for first_check in ("failed", "running"):
         page.route(re.compile(r".*/app/brand-kits\?job=.*"), drawn_while_running, times=1)
         if first_check == "running":
-            page.route(re.compile(r".*/app/jobs/.*\.json"), lambda route: route.fulfill(json={**job, "status": "running"}),
-                       times=1)
+            page.route(re.compile(r".*/app/jobs/.*\.json"),
+                       lambda route: route.fulfill(json={**job, "status": "running"}), times=1)
         page.goto(job_url)
         expect(error).to_contain_text("The brand could not be extracted", timeout=30_000)
         expect(error).to_contain_text("loopback")

@@ -99,10 +99,16 @@
   function refreshSections() {
     return fetch(location.pathname + location.search, { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (html) {
       var fresh = new DOMParser().parseFromString(html, "text/html");
-      ["render-list", "video-status", "copy-list", "versions"].forEach(function (id) {
+      ["render-list", "older-renders", "video-status", "copy-list", "versions", "ws-credits"].forEach(function (id) {
         var mine = document.getElementById(id), theirs = fresh.getElementById(id);
         if (mine && theirs) { mine.innerHTML = theirs.innerHTML; }
       });
+      /* the player changes only when another render is to be played: one playing is left alone */
+      var player = document.getElementById("player"), next = fresh.getElementById("player");
+      if (player && next && player.getAttribute("data-render") !== next.getAttribute("data-render")) {
+        player.setAttribute("data-render", next.getAttribute("data-render"));
+        player.innerHTML = next.innerHTML;
+      }
     });
   }
 
@@ -139,13 +145,15 @@
     })();
   }
 
-  $$("form[data-render-form]").forEach(function (form) {
-    form.addEventListener("submit", function (event) {
-      event.preventDefault();
-      postForm(form, event.submitter).then(function (r) {
-        if (r.status === 202) { return refreshSections().then(poll); }
-        return r.json().then(function (body) { window.alert(body.error ? body.error.message : "The render could not start."); });
-      });
+  /* render buttons, also those that come with a refreshed list: start the render, then show it
+     and the credits it took without loading the page again */
+  page.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches("form[data-render-form]") || event.defaultPrevented) { return; }
+    event.preventDefault();
+    postForm(form, event.submitter).then(function (r) {
+      if (r.status === 202) { return refreshSections().then(poll); }
+      return r.json().then(function (body) { window.alert(body.error ? body.error.message : "The render could not start."); });
     });
   });
 

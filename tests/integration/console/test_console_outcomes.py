@@ -1,7 +1,7 @@
 """What the console shows after an action, over a real database (SQLite and PostgreSQL), two
 workspaces side by side: secrets shown once after a redirect (a reload makes nothing), a brand
 extraction's outcome, a page that refreshes itself without JavaScript, downloads named after the
-video, and how each video in the grid was made.
+video, renders by version, and how each video in the grid was made.
 """
 from __future__ import annotations
 
@@ -249,3 +249,47 @@ def test_the_grid_says_how_each_video_was_made(app, services, make_tenant, creat
     theirs_label = dict(re.findall(r'<span class="tile-title">([^<]+)</span>.*?data-origin>([^<]+)</p>',
                                    unescape(bob.get("/app/videos").get_data(as_text=True)), re.DOTALL))
     assert theirs_label == {"Their copy": "German copy"}  # another workspace's title is never read
+
+
+def test_renders_belong_to_versions_and_an_older_one_offers_the_current_version(app, services, clock, make_tenant,
+                                                                               create_video):
+    acme, other = make_tenant(name="acme", credits=10), make_tenant(name="other", credits=10)
+    ann = _owner(app, acme)
+    video = create_video(acme, title="Teaser", format="9:16")
+    first = _succeeded_render(services, clock, acme, video["id"])
+    first_version = services.videos.get(acme.workspace_id, video["id"])["current_version"]["id"]
+    with transaction(services.engine) as conn:
+        still = jobs_repo.create_job(conn, clock, workspace_id=acme.workspace_id, kind="stills", video_id=video["id"],
+                                     params={"format": "9:16", "version_id": first_version})
+        jobs_repo.start_job(conn, clock, still.id, "stills")
+        jobs_repo.finish_job(conn, clock, still.id, {"stills": [{"key": "stills/v1.png", "time": 1.0,
+                                                                 "width": 1080, "height": 1920}]})
+    page = unescape(ann.get(f"/app/videos/{video['id']}").get_data(as_text=True))
+    assert f'id="player" class="player-box" data-render="{first}"' in page
+    assert "Playing version 1 · 9:16 · 720p" in page and "stills/v1.png" in page
+
+    services.videos.update(acme.workspace_id, video["id"], fields={"headline": "Second take"})
+    page = unescape(ann.get(f"/app/videos/{video['id']}").get_data(as_text=True))
+    assert 'id="player" class="player-box" data-render=""' in page
+    assert "No finished render of version 2 yet." in page and "version 1, out of date" in page
+    assert "Render version 2 in 9:16 720p" in page and "stills/v1.png" not in page
+    older = page[page.index('id="older-renders"'):]
+    assert f'id="render-{first}"' in older and "Download MP4" in older
+
+    made = ann.post(f"/app/videos/{video['id']}/renders", data={"csrf_token": _token(ann, "/app/settings"),
+                                                                 "format": "9:16", "resolution": "720"})
+    assert made.status_code == 303
+    newest = next(r for r in services.renders.list_for_video(acme.workspace_id, video["id"]) if r["id"] != first)
+    second_version = services.videos.get(acme.workspace_id, video["id"])["current_version"]["id"]
+    assert newest["version_id"] == second_version and newest["status"] == "queued"
+    page = unescape(ann.get(f"/app/videos/{video['id']}").get_data(as_text=True))
+    current = page[page.index('id="render-list"'):page.index('id="older-renders"')]
+    assert f'id="render-{newest["id"]}"' in current and "version 2" in current
+    assert "Version 2 has its own 9:16 720p render above." in page and "Render version 2 in" not in page
+    assert re.search(r'id="ws-credits">acme · 9 credits<', page)  # version 2's first render is charged
+
+    bob = _owner(app, other)
+    refused = bob.post(f"/app/videos/{video['id']}/renders", data={"csrf_token": _token(bob, "/app/settings"),
+                                                                  "format": "9:16", "resolution": "720"})
+    assert refused.status_code == 404
+    assert len(services.renders.list_for_video(acme.workspace_id, video["id"])) == 2

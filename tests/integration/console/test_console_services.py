@@ -93,8 +93,8 @@ def test_read_models_show_a_workspace_only_its_own_rows(services, clock, make_te
     version_id = services.videos.get(acme.workspace_id, ours["id"])["current_version"]["id"]
     with transaction(services.engine) as conn:
         conn.execute(update(videos).where(videos.c.id == copy["id"]).values(source_video_id=ours["id"], locale="de"))
-        job = jobs_repo.create_job(conn, clock, workspace_id=acme.workspace_id, kind="stills", params={},
-                                   video_id=ours["id"])
+        job = jobs_repo.create_job(conn, clock, workspace_id=acme.workspace_id, kind="stills", params={
+            "format": ours["default_format"], "version_id": version_id}, video_id=ours["id"])
         jobs_repo.start_job(conn, clock, job.id, "stills")
         jobs_repo.finish_job(conn, clock, job.id, {"stills": [{"key": "stills/ours-first.png"}]})
     reads = services.read_models
@@ -109,7 +109,8 @@ def test_read_models_show_a_workspace_only_its_own_rows(services, clock, make_te
     assert reads.current_fields(other.workspace_id, ours["id"]) is None
     assert reads.current_fields(other.workspace_id, theirs["id"]) is not None
 
-    assert reads.latest_job(acme.workspace_id, ours["id"], "stills")["id"] == job.id
+    latest = reads.latest_job(acme.workspace_id, ours["id"], "stills")
+    assert latest["id"] == job.id and latest["version_id"] == version_id
     assert reads.latest_job(other.workspace_id, ours["id"], "stills") is None
 
     still = reads.pictures(acme.workspace_id, [ours["id"], theirs["id"]])
@@ -119,7 +120,7 @@ def test_read_models_show_a_workspace_only_its_own_rows(services, clock, make_te
 
     with transaction(services.engine) as conn:
         render = renders_repo.insert_render(conn, clock, renders_repo.NewRender(
-            workspace_id=acme.workspace_id, video_id=ours["id"], version_id=version_id, format="9:16",
+            workspace_id=acme.workspace_id, video_id=ours["id"], version_id=version_id, format=ours["default_format"],
             resolution=720, fps=30, dedup_hash=secrets.token_hex(32), frames=1, chunks=1))
         renders_repo.complete_render(conn, clock, render.id, url_key="renders/ours.mp4",
                                      poster_key="renders/ours-poster.jpg", size=1, duration_sec=1.0)
@@ -159,3 +160,57 @@ def test_origins_name_a_first_versions_source_and_an_original_of_the_same_worksp
     assert reads.origins(other.workspace_id, [theirs["id"]]) == {theirs["id"]: {"source": "story",
                                                                                 "original_title": None}}
     assert reads.origins(other.workspace_id, [ours["id"]]) == {} and reads.origins(acme.workspace_id, []) == {}
+
+
+def _render(services, clock, tenant, video_id: str, version_id: str, fmt: str, poster: str) -> None:
+    with transaction(services.engine) as conn:
+        render = renders_repo.insert_render(conn, clock, renders_repo.NewRender(
+            workspace_id=tenant.workspace_id, video_id=video_id, version_id=version_id, format=fmt, resolution=720,
+            fps=30, dedup_hash=secrets.token_hex(32), frames=1, chunks=1))
+        renders_repo.complete_render(conn, clock, render.id, url_key=f"renders/{poster}.mp4",
+                                     poster_key=f"renders/{poster}.jpg", size=1, duration_sec=1.0)
+    clock.advance(1)
+
+
+def _still(services, clock, tenant, video_id: str, version_id: str, fmt: str, name: str) -> None:
+    with transaction(services.engine) as conn:
+        job = jobs_repo.create_job(conn, clock, workspace_id=tenant.workspace_id, kind="stills",
+                                   params={"format": fmt, "version_id": version_id}, video_id=video_id)
+        jobs_repo.start_job(conn, clock, job.id, "stills")
+        jobs_repo.finish_job(conn, clock, job.id, {"stills": [{"key": f"stills/{name}.png"}]})
+    clock.advance(1)
+
+
+def test_pictures_are_in_the_videos_own_format_the_current_versions_first(services, clock, make_tenant,
+                                                                          create_video):
+    acme, other = make_tenant(name="acme"), make_tenant(name="other")
+    tall = create_video(acme, format="9:16")
+    first = services.videos.get(acme.workspace_id, tall["id"])["current_version"]["id"]
+    reads = services.read_models
+    assert reads.pictures(acme.workspace_id, [tall["id"]]) == {}  # the grid draws a box of its own
+
+    _render(services, clock, acme, tall["id"], first, "16:9", "wide-v1")
+    _still(services, clock, acme, tall["id"], first, "16:9", "wide-still-v1")
+    assert reads.pictures(acme.workspace_id, [tall["id"]]) == {}  # never another format's picture
+
+    _still(services, clock, acme, tall["id"], first, "9:16", "tall-still-v1")
+    assert "stills/tall-still-v1.png" in reads.pictures(acme.workspace_id, [tall["id"]])[tall["id"]]
+    _render(services, clock, acme, tall["id"], first, "9:16", "tall-v1")
+    assert "renders/tall-v1.jpg" in reads.pictures(acme.workspace_id, [tall["id"]])[tall["id"]]
+
+    services.videos.update(acme.workspace_id, tall["id"], fields={"headline": "Version two"})
+    second = services.videos.get(acme.workspace_id, tall["id"])["current_version"]["id"]
+    assert second != first
+    _render(services, clock, acme, tall["id"], second, "16:9", "wide-v2")
+    assert "renders/tall-v1.jpg" in reads.pictures(acme.workspace_id, [tall["id"]])[tall["id"]]
+    _still(services, clock, acme, tall["id"], second, "9:16", "tall-still-v2")
+    assert "stills/tall-still-v2.png" in reads.pictures(acme.workspace_id, [tall["id"]])[tall["id"]]
+    _render(services, clock, acme, tall["id"], second, "9:16", "tall-v2")
+    assert "renders/tall-v2.jpg" in reads.pictures(acme.workspace_id, [tall["id"]])[tall["id"]]
+
+    assert reads.pictures(other.workspace_id, [tall["id"]]) == {}
+    theirs = create_video(other, format="9:16")
+    version = services.videos.get(other.workspace_id, theirs["id"])["current_version"]["id"]
+    _render(services, clock, other, theirs["id"], version, "9:16", "theirs")
+    assert list(reads.pictures(acme.workspace_id, [tall["id"], theirs["id"]])) == [tall["id"]]
+    assert list(reads.pictures(other.workspace_id, [tall["id"], theirs["id"]])) == [theirs["id"]]
