@@ -5,15 +5,22 @@ scratch are GPU render targets (`_GLTarget`), and a frame leaves the GPU by one 
 With `yuv=True` the frame is converted on the GPU first (`YUV420Converter`: BT.709, limited
 range, planar 4:2:0, the layout x264 takes as it is), so the CPU only encodes.
 
-The context (`EGLSession`, one per process, made current on the calling thread) needs no
-window, no X server and no pbuffer:
+The context (`EGLSession`, one per process and device choice, made current on the calling
+thread) needs no window, no X server and no pbuffer. Which display it opens follows one rule
+(`pick_device`), over the devices EGL enumerates (EGL_EXT_device_enumeration):
 
-- On an NVIDIA node: the EGL device platform (EGL_EXT_platform_device) picks the GPU whose
-  CUDA index is `gpu_index` among devices that carry EGL_NV_device_cuda (NVIDIA's EGL through
-  glvnd).
-- Elsewhere: Mesa's surfaceless platform, where GL is llvmpipe (software). That is a
+- "nvidia" (the default): the EGL device platform (EGL_EXT_platform_device) on the GPU whose
+  CUDA index is `gpu_index`, among devices that carry EGL_NV_device_cuda (NVIDIA's EGL through
+  glvnd). Without one: Mesa's surfaceless platform, where GL is llvmpipe (software). That is a
   correctness path for CI, never chosen automatically: with `hardware_only=True` a software
   renderer is refused with `RasterError`, and the caller draws on the CPU instead.
+- "software" (`device="software"`, or `REELFARM_EGL_DEVICE=software`): the device platform on
+  Mesa's software device (EGL_MESA_device_software), a test path that runs the same
+  `eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, device)` code as an NVIDIA node, on
+  llvmpipe. Only ever taken when asked for; refused where hardware GL is required.
+
+How far GL may differ from the CPU is defined here too (`GL_MAX_MISMATCH`, `compare_frames`):
+the goldens and `reelfarm node check` hold GL to the CPU's frames with the same measure.
 
 EGL and GL state do not survive fork(): `context_in_process()` tells a pool to spawn its
 workers rather than fork them once this process holds a context.
@@ -23,7 +30,8 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -39,8 +47,21 @@ log = logging.getLogger(__name__)
 
 EGL_PLATFORM_SURFACELESS_MESA = 0x31DD
 EGL_CUDA_DEVICE_NV = 0x323A
+NV_DEVICE_CUDA = "EGL_NV_device_cuda"
+MESA_DEVICE_SOFTWARE = "EGL_MESA_device_software"
+EGL_DEVICE_ENV = "REELFARM_EGL_DEVICE"
+EGL_DEVICE_CHOICES = ("nvidia", "software")
 SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast", "software")
 GL_COLOR_TYPE = skia.kRGBA_8888_ColorType
+
+# The share of pixels GL may leave beyond the edge-tolerant diff (`mismatch_fraction`) against the
+# CPU's frame of the same doc. The GPU covers thin strokes (about 1 px at 180 p, like countdown's
+# ring) with its own analytic antialiasing, so along them whole pixels differ by more than the
+# tolerance. Measured at 180 p (the goldens): at most 0.33% of the pixels (countdown 1:1), all on
+# such strokes; most cases differ in fewer than 0.06%. At 360 p (`reelfarm node check`): at most
+# 0.18% (countdown 4:5). The surfaceless platform and the device platform give the same figures.
+# A missing or moved layer costs more than 1%.
+GL_MAX_MISMATCH = 0.005
 
 # BT.709 limited range on [0, 1] values, as rows of Skia's 4x5 colour matrix that write into
 # alpha (an A8 target keeps only alpha). Y = 16 + 219 Y', Cb = 128 + 224 (B - Y') / 1.8556,
@@ -61,22 +82,94 @@ def _egl() -> Any:
     return EGL
 
 
+@dataclass(frozen=True)
+class EGLDevice:
+    """One device as EGL enumerates it: its place in the list, its extensions, and (NVIDIA's
+    only) its CUDA index; `handle` is the EGLDeviceEXT."""
+
+    position: int
+    extensions: tuple[str, ...]
+    cuda_index: int | None = None
+    handle: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def kind(self) -> str:
+        """"nvidia", "software" (Mesa's llvmpipe device) or "other" (e.g. a Mesa DRM device)."""
+        if NV_DEVICE_CUDA in self.extensions:
+            return "nvidia"
+        return "software" if MESA_DEVICE_SOFTWARE in self.extensions else "other"
+
+    def describe(self) -> str:
+        if self.kind == "nvidia":
+            return f"NVIDIA EGL device, CUDA index {self.cuda_index if self.cuda_index is not None else '?'}"
+        if self.kind == "software":
+            return f"Mesa software EGL device ({MESA_DEVICE_SOFTWARE})"
+        return f"EGL device {self.position} ({' '.join(self.extensions) or 'no extensions'})"
+
+
+def egl_device_choice(device: str | None = None) -> str:
+    """`device`, else `REELFARM_EGL_DEVICE`, else "nvidia".
+
+    Raises:
+        RasterError: a value other than "nvidia" or "software".
+    """
+    choice = (device or os.environ.get(EGL_DEVICE_ENV) or "nvidia").strip().lower()
+    if choice not in EGL_DEVICE_CHOICES:
+        raise RasterError(f"unknown EGL device {choice!r} ({EGL_DEVICE_ENV}); use one of "
+                          f"{', '.join(EGL_DEVICE_CHOICES)}")
+    return choice
+
+
+def pick_device(devices: Sequence[EGLDevice], choice: str, gpu_index: int = 0) -> EGLDevice | None:
+    """The device `choice` names among `devices`, or None.
+
+    "nvidia": the NVIDIA device whose CUDA index is `gpu_index` (one whose index EGL does not say
+    counts by its order among NVIDIA devices); never another GPU, never Mesa's. "software": Mesa's
+    software device.
+    """
+    if choice == "software":
+        return next((d for d in devices if d.kind == "software"), None)
+    nvidia = [d for d in devices if d.kind == "nvidia"]
+    for order, device in enumerate(nvidia):
+        if (device.cuda_index if device.cuda_index is not None else order) == gpu_index:
+            return device
+    return None
+
+
 @dataclass
 class EGLSession:
-    """A GL context made current with no surface, and Skia's GPU context over it."""
+    """A GL context made current with no surface, and Skia's GPU context over it.
+
+    `platform` is "device" (EGL_EXT_platform_device) or "surfaceless" (Mesa's); `device` says
+    which EGL device, when there is one.
+    """
 
     display: Any
     context: Any
     gr: skia.GrDirectContext
     renderer: str
     pid: int
+    platform: str = "surfaceless"
+    device: str = ""
 
     @property
     def software(self) -> bool:
         return any(word in self.renderer.lower() for word in SOFTWARE_RENDERERS)
 
+    def make_current(self) -> None:
+        """Make this context current again, should another session's have been made since."""
+        EGL = _egl()
+        if _address(EGL.eglGetCurrentContext()) == _address(self.context):
+            return
+        if not EGL.eglMakeCurrent(self.display, EGL.EGL_NO_SURFACE, EGL.EGL_NO_SURFACE, self.context):
+            raise RasterError("the GL context could not be made current again")
 
-_SESSIONS: dict[tuple[int, bool], EGLSession] = {}
+
+_SESSIONS: dict[tuple[int, bool, str], EGLSession] = {}
+
+
+def _address(handle: Any) -> int | None:
+    return ctypes.cast(handle, ctypes.c_void_p).value if handle else None
 
 
 def context_in_process() -> bool:
@@ -84,67 +177,99 @@ def context_in_process() -> bool:
     return any(s.pid == os.getpid() for s in _SESSIONS.values())
 
 
-def gl_session(gpu_index: int = 0, hardware_only: bool = False) -> EGLSession:
-    """This process's GL session for `gpu_index`, made on first use.
+def gl_session(gpu_index: int = 0, hardware_only: bool = False, device: str | None = None) -> EGLSession:
+    """This process's GL session for `gpu_index` and the EGL device choice, made on first use and
+    current on return. `device` is "nvidia" or "software" (default: `REELFARM_EGL_DEVICE`, else
+    "nvidia"; see the module docstring).
 
     Raises:
-        RasterError: no EGL, no display, no context, or (with `hardware_only`) only a
-            software renderer; the message says which.
+        RasterError: no EGL, no display, no context, an unknown device choice, or (with
+            `hardware_only`) only a software renderer; the message says which.
     """
-    key = (gpu_index, hardware_only)
+    choice = egl_device_choice(device)
+    key = (gpu_index, hardware_only, choice)
     session = _SESSIONS.get(key)
     if session is None or session.pid != os.getpid():
-        session = _SESSIONS[key] = _make_session(gpu_index, hardware_only)
+        session = _SESSIONS[key] = _make_session(gpu_index, hardware_only, choice)
+    else:
+        session.make_current()
     return session
 
 
-def _make_session(gpu_index: int, hardware_only: bool) -> EGLSession:
+def egl_devices() -> list[EGLDevice]:
+    """The devices this machine's EGL enumerates; empty where EGL or device enumeration is missing."""
+    try:
+        return _devices(_egl())
+    except Exception:  # noqa: BLE001 - RasterError, or an EGL without device enumeration
+        log.debug("EGL device enumeration unavailable", exc_info=True)
+        return []
+
+
+def _make_session(gpu_index: int, hardware_only: bool, choice: str) -> EGLSession:
+    if choice == "software" and hardware_only:
+        raise RasterError(f"the software EGL device was asked for ({EGL_DEVICE_ENV}=software), "
+                          "but hardware GL is required")
     EGL = _egl()
-    display = _nvidia_display(EGL, gpu_index)
-    if display is None:
-        if hardware_only:
-            raise RasterError(f"no NVIDIA EGL device with CUDA index {gpu_index}")
-        display = _surfaceless_display(EGL)
+    devices = egl_devices()
+    picked = pick_device(devices, choice, gpu_index)
+    if picked is not None:
+        display, platform, described = _device_display(EGL, picked), "device", picked.describe()
+    elif choice == "software":
+        found = "; ".join(d.describe() for d in devices) or "none"
+        raise RasterError(f"EGL enumerates no software device ({MESA_DEVICE_SOFTWARE}); devices: {found}")
+    elif hardware_only:
+        raise RasterError(f"no NVIDIA EGL device with CUDA index {gpu_index}")
+    else:
+        display, platform, described = _surfaceless_display(EGL), "surfaceless", ""
     context = _make_current(EGL, display)
     gr = skia.GrDirectContext.MakeGL(skia.GrGLInterface.MakeEGL())
     if gr is None:
         raise RasterError("Skia could not make a GL context over EGL")
-    session = EGLSession(display, context, gr, _renderer_name(), os.getpid())
+    session = EGLSession(display, context, gr, _renderer_name(), os.getpid(), platform, described)
     if hardware_only and session.software:
         raise RasterError(f"the only GL renderer is software ({session.renderer})")
-    log.info("GL rasterizer on %s", session.renderer)
+    log.info("GL rasterizer on %s (EGL %s platform%s)", session.renderer, platform,
+             f", {described}" if described else "")
     return session
 
 
-def _devices(EGL: Any) -> list[Any]:
-    from OpenGL.EGL.EXT import device_enumeration
+def _devices(EGL: Any) -> list[EGLDevice]:
+    from OpenGL.EGL.EXT import device_enumeration, device_query
     count = EGL.EGLint()
     if not device_enumeration.eglQueryDevicesEXT(0, None, ctypes.pointer(count)) or count.value == 0:
         return []
-    devices = (EGL.EGLDeviceEXT * count.value)()
-    device_enumeration.eglQueryDevicesEXT(count.value, devices, ctypes.pointer(count))
-    return list(devices[:count.value])
+    handles = (EGL.EGLDeviceEXT * count.value)()
+    device_enumeration.eglQueryDevicesEXT(count.value, handles, ctypes.pointer(count))
+    devices = []
+    for position, handle in enumerate(handles[:count.value]):
+        raw = device_query.eglQueryDeviceStringEXT(handle, EGL.EGL_EXTENSIONS) or b""
+        extensions = tuple(raw.decode("ascii", "replace").split())
+        devices.append(EGLDevice(position, extensions, _cuda_index(EGL, handle, extensions), handle))
+    return devices
 
 
-def _nvidia_display(EGL: Any, gpu_index: int) -> Any:
-    """The device-platform display of NVIDIA GPU `gpu_index` (its CUDA index), or None."""
+def _cuda_index(EGL: Any, handle: Any, extensions: tuple[str, ...]) -> int | None:
+    if NV_DEVICE_CUDA not in extensions:
+        return None
+    from OpenGL.EGL.EXT import device_query
+    cuda = EGL.EGLAttrib()
     try:
-        from OpenGL.EGL.EXT import device_query, platform_base, platform_device
-        devices = _devices(EGL)
-    except Exception:  # noqa: BLE001 - an EGL without device enumeration has no NVIDIA path
-        log.debug("EGL device enumeration unavailable", exc_info=True)
+        found = device_query.eglQueryDeviceAttribEXT(handle, EGL_CUDA_DEVICE_NV, ctypes.pointer(cuda))
+    except Exception:  # noqa: BLE001 - PyOpenGL raises EGLError where the driver refuses
         return None
-    nvidia: list[tuple[int, Any]] = []  # (CUDA index, EGL device)
-    for device in devices:
-        extensions = device_query.eglQueryDeviceStringEXT(device, EGL.EGL_EXTENSIONS) or b""
-        if b"EGL_NV_device_cuda" in extensions:
-            cuda = EGL.EGLAttrib()
-            found = device_query.eglQueryDeviceAttribEXT(device, EGL_CUDA_DEVICE_NV, ctypes.pointer(cuda))
-            nvidia.append((int(cuda.value) if found else len(nvidia), device))
-    chosen = [device for index, device in nvidia if index == gpu_index]
-    if not chosen:
-        return None
-    return platform_base.eglGetPlatformDisplayEXT(platform_device.EGL_PLATFORM_DEVICE_EXT, chosen[0], None)
+    return int(cuda.value) if found else None
+
+
+def _device_display(EGL: Any, device: EGLDevice) -> Any:
+    """The device-platform display of `device`."""
+    from OpenGL.EGL.EXT import platform_base, platform_device
+    try:
+        display = platform_base.eglGetPlatformDisplayEXT(platform_device.EGL_PLATFORM_DEVICE_EXT, device.handle, None)
+    except Exception as exc:  # noqa: BLE001
+        raise RasterError(f"no EGL display on {device.describe()}: {exc}") from exc
+    if not display:
+        raise RasterError(f"no EGL display on {device.describe()}")
+    return display
 
 
 def _surfaceless_display(EGL: Any) -> Any:
@@ -271,14 +396,16 @@ def _matrix(row: tuple[float, float, float, float]) -> skia.Paint:
 class GLRasterizer(SkiaRasterizer):
     """`SkiaRasterizer` on GPU surfaces: same drawing, frames read back as RGBA or yuv420p.
 
+    `device` picks the EGL device ("nvidia" or "software"; see `gl_session`).
+
     Raises:
         RasterError: when no GL context can be made (see `gl_session`).
     """
 
     def __init__(self, doc: Doc, fmt: str, width: int, height: int, assets: AssetSource | None = None,
                  book: FontBook | None = None, gpu_index: int = 0, yuv: bool = False,
-                 hardware_only: bool = False) -> None:
-        self.session = gl_session(gpu_index, hardware_only)
+                 hardware_only: bool = False, device: str | None = None) -> None:
+        self.session = gl_session(gpu_index, hardware_only, device)
         self.pixel_format = "yuv420p" if yuv else "rgba"
         super().__init__(doc, fmt, width, height, assets, book)
         if yuv:
@@ -287,7 +414,60 @@ class GLRasterizer(SkiaRasterizer):
     def _new_target(self) -> _GLTarget:
         return _GLTarget(self.session.gr, self.width, self.height)
 
+    def render(self, t: float) -> np.ndarray:
+        self.session.make_current()
+        return super().render(t)
+
     def close(self) -> None:
         super().close()
+        self.session.make_current()
         self.session.gr.flushAndSubmit()
         self.session.gr.purgeUnlockedResources(skia.GrPurgeResourceOptions.kAllResources)
+
+
+@dataclass(frozen=True)
+class FrameDiff:
+    """How a GL frame differs from the CPU's: the largest and mean channel difference (0-255, RGB)
+    and the share of pixels beyond the edge-tolerant diff, judged against `GL_MAX_MISMATCH`."""
+
+    max_diff: int
+    mean_diff: float
+    mismatch: float
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatch <= GL_MAX_MISMATCH
+
+
+def compare_frames(actual: np.ndarray, expected: np.ndarray) -> FrameDiff:
+    """`actual` (GL) against `expected` (the CPU's), both RGBA of one size."""
+    if actual.shape != expected.shape:
+        return FrameDiff(255, 255.0, 1.0)
+    diff = np.abs(actual[..., :3].astype(np.int16) - expected[..., :3])
+    return FrameDiff(int(diff.max()), float(diff.mean()), mismatch_fraction(actual, expected))
+
+
+def _nearest_distance(a: np.ndarray, b: np.ndarray, radius: int) -> np.ndarray:
+    """For each pixel of `a`, the smallest max-channel difference to `b` within `radius`."""
+    h, w = a.shape[:2]
+    padded = np.pad(b.astype(np.int16), ((radius, radius), (radius, radius), (0, 0)), mode="edge")
+    best = np.full((h, w), 255, np.int16)
+    a16 = a.astype(np.int16)
+    for dy in range(2 * radius + 1):
+        for dx in range(2 * radius + 1):
+            shifted = padded[dy:dy + h, dx:dx + w]
+            np.minimum(best, np.abs(a16 - shifted).max(axis=-1), out=best)
+    return best
+
+
+def mismatch_fraction(actual: np.ndarray, expected: np.ndarray, tolerance: int = 24, radius: int = 1) -> float:
+    """Fraction of pixels that differ beyond `tolerance` even allowing a `radius`-pixel shift.
+
+    Two rasterizers never agree exactly along an edge: a pixel counts as different only when no
+    pixel within `radius` of it in the other image is within `tolerance` of it, checked both ways.
+    """
+    if actual.shape != expected.shape:
+        return 1.0
+    a, e = actual[..., :3], expected[..., :3]
+    bad = (_nearest_distance(a, e, radius) > tolerance) | (_nearest_distance(e, a, radius) > tolerance)
+    return float(bad.mean())

@@ -1,4 +1,5 @@
-"""The farm's commands: ``reelfarm worker``, ``reelfarm farm status`` and ``reelfarm farm reap``.
+"""The farm's commands: ``reelfarm worker``, ``reelfarm farm status``, ``reelfarm farm reap`` and
+``reelfarm node check`` (``reelfarm.farm.runtime.nodecheck``).
 
 ``reelfarm/cli.py`` adds ``COMMANDS`` to the ``reelfarm`` group; ``python -m farm.cli`` runs
 them on their own.
@@ -11,6 +12,8 @@ import sys
 from typing import Any
 
 import click
+
+from reelfarm.farm.runtime.nodecheck import node_group
 
 EMBEDDED_NOTE = (
     "REELFARM_REDIS_URL is not set, so this installation runs in embedded mode: `reelfarm serve` "
@@ -193,7 +196,7 @@ def _print_round(result: dict, as_json: bool) -> None:
                f"render(s) and {len(result.get('reaped_jobs', []))} job(s)")
 
 
-COMMANDS = (worker_command, farm_group)
+COMMANDS = (worker_command, farm_group, node_group)
 
 
 @click.group()

@@ -27,7 +27,7 @@ def env_for(farm: Farm, tmp_path: Path, redis_url: str | None = None) -> dict[st
 
 
 def test_commands_are_exported() -> None:
-    assert [c.name for c in COMMANDS] == ["worker", "farm"]
+    assert [c.name for c in COMMANDS] == ["worker", "farm", "node"]
 
 
 def test_worker_explains_that_embedded_mode_needs_none(tmp_path: Path) -> None:
