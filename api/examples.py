@@ -60,9 +60,10 @@ RENDER = {"id": RENDER_ID, "video_id": VIDEO_ID, "version_id": VERSION_ID, "form
           "fps": 30, "status": "succeeded", "progress": 1.0,
           "url": f"{BASE}/renders/{RENDER_ID}.mp4?expires=1773047721&sig=Jd3kq0cV9Xo2mZbN4Lp7",
           "poster_url": f"{BASE}/renders/{RENDER_ID}.jpg?expires=1773047721&sig=Qw8eR2tY6uI0oP4aS1dF",
-          "duration_sec": 6.0, "bytes": 1843207, "error": None, "created_at": CREATED, "finished_at": FINISHED}
+          "duration_sec": 6.0, "bytes": 1843207, "error": None, "reused_frames": 72, "created_at": CREATED,
+          "finished_at": FINISHED}
 RENDER_QUEUED = {**RENDER, "status": "queued", "progress": 0.0, "url": None, "poster_url": None,
-                 "duration_sec": None, "bytes": None, "finished_at": None}
+                 "duration_sec": None, "bytes": None, "reused_frames": 0, "finished_at": None}
 BRAND_KIT = {"id": KIT_ID, "name": "Neutral", "source_url": None, "is_default": True, "tokens": NEUTRAL_BRAND,
              "created_at": CREATED, "updated_at": CREATED}
 COMMENT = {"id": COMMENT_ID, "video_id": VIDEO_ID, "body": "Hold the quote a second longer.", "time_sec": 2.5,

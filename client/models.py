@@ -180,6 +180,7 @@ class Render:
     error: str | None
     created_at: datetime
     finished_at: datetime | None
+    reused_frames: int = 0  # frames an earlier render of the workspace had made, reused rather than drawn
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
     @property

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from reelfarm.renderer.model import Doc, frame_count
+
 
 def chunk_count(total_frames: int, fps: int, seconds_per_chunk: float = 5.0, slots: int = 1) -> int:
     """How many chunks a farm cuts `total_frames` into: about `seconds_per_chunk` each, rounded
@@ -22,3 +24,23 @@ def plan_chunks(total_frames: int, chunks: int) -> list[tuple[int, int]]:
     chunks = max(1, min(chunks, total_frames))
     bounds = [round(i * total_frames / chunks) for i in range(chunks + 1)]
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def scene_chunks(doc: Doc, fps: int, seconds_per_chunk: float = 5.0) -> list[tuple[int, int]]:
+    """A farm's chunks of ``doc`` at ``fps``: cut at every scene's first frame (a transition is drawn
+    by the chunk that starts its scene), a scene longer than ``seconds_per_chunk`` split into nearly
+    equal pieces of about that length. A function of the document's timing alone, so an edit inside
+    one scene leaves the other scenes' chunks, and their segments, as they were."""
+    total = frame_count(doc.duration, fps)
+    cuts = {0, total}
+    for start in doc.scene_starts()[1:]:
+        first = math.ceil(start * fps - 1e-6)  # Timeline.locate: frame n shows the scene starting at or before n/fps
+        if 0 < first < total:
+            cuts.add(first)
+    bounds = sorted(cuts)
+    chunks: list[tuple[int, int]] = []
+    for a, b in zip(bounds, bounds[1:]):
+        pieces = max(1, math.ceil((b - a) / (fps * seconds_per_chunk)))
+        edges = [a + round(i * (b - a) / pieces) for i in range(pieces + 1)]
+        chunks += [(x, y) for x, y in zip(edges, edges[1:]) if y > x]
+    return chunks

@@ -225,6 +225,7 @@ renders = Table(
     # 0005: what made it: the encoder family of all its segments and the first chunk's rasterizer.
     Column("encoder", String(16), nullable=True),
     Column("raster", String(16), nullable=True),
+    Column("reused_frames", Integer, nullable=False, server_default="0"),
     _one_of("status", RENDER_STATUSES),
     # Identical requests coalesce: one live or finished render per (video, dedup hash).
     Index("uq_renders_active_dedup", "video_id", "dedup_hash", unique=True,

@@ -24,6 +24,9 @@ class RenderSchema(Schema):
     duration_sec = fields.Float(required=True, allow_none=True)
     bytes = fields.Integer(required=True, allow_none=True)
     error = fields.String(required=True, allow_none=True)
+    reused_frames = fields.Integer(required=True, validate=validate.Range(min=0), metadata={"description": (
+        "frames whose segments an earlier render of this workspace had already made (an unchanged scene of "
+        "an earlier version), reused rather than drawn; counted as done at once. Credits are the same.")})
     created_at = fields.DateTime(required=True)
     finished_at = fields.DateTime(required=True, allow_none=True)
 

@@ -27,9 +27,9 @@ from reelfarm.farm.services import renders as names
 from reelfarm.farm.services.assets import StorageAssets, import_remote_assets, imported_keys
 from reelfarm.farm.services.errors import TaskFailed
 from reelfarm.farm.services.jobs import generation_ended
+from reelfarm.farm.services import segments
 from reelfarm.farm.services.lifecycle import Finished, OtherEncoderFamily, RenderLifecycle
 from reelfarm.farm.services.progress import MAX_UNFINISHED, ProgressBatcher
-from reelfarm.renderer.chunks import plan_chunks
 from reelfarm.renderer.errors import AssetError, DocInvalid, FontError, SegmentsMismatch
 from reelfarm.renderer.model import parse_doc
 from reelfarm.renderer.spec import RenderSpec
@@ -112,7 +112,7 @@ def render_chunk(render_id: str, index: int) -> None:
         return  # canceled, failed, finished or gone: nothing to do
     with ctx.engine.connect() as conn:
         doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
-    chunks = plan_chunks(render.frames or 0, render.chunks or 1)
+    chunks = segments.chunk_frames(render, parse_doc(doc))
     if index >= len(chunks):
         raise RuntimeError(f"render {render_id} has {len(chunks)} chunks, not {index + 1}")
     start, end = chunks[index]
@@ -206,6 +206,9 @@ def stitch(render_id: str) -> None:
         ctx.storage.put_file(names.video_key(render_id), out, "video/mp4")
         ctx.storage.put_file(names.poster_key(render_id), poster, "image/jpeg")
         size = os.path.getsize(out)
+    # kept under their fingerprints for the workspace's later renders, before they go as scratch
+    segments.keep(ctx.storage, render, segments.fingerprints(ctx.storage, WorkspaceObjects(ctx.engine, render.workspace_id),
+                                                             render, doc), lambda i: names.segment_key(render_id, i))
     lifecycle(ctx).succeed(render, Finished(names.video_key(render_id), names.poster_key(render_id), size,
                                             tuple(keys + imported_keys(doc, names.render_prefix(render_id)))))
 

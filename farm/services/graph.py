@@ -84,6 +84,7 @@ def render_graph(render_id: str, chunks: int, *, needs_import: bool, chunk_queue
     made = tuple(QueuedTask(chunk_job_id(render_id, i), RENDER_CHUNK_TASK, (render_id, i), chunk_queue, first)
                  for i in range(chunks))
     waiting = range(chunks) if pending is None else sorted(set(pending))
-    stitch = QueuedTask(stitch_job_id(render_id), STITCH_TASK, (render_id,), RENDER_QUEUE,
-                        tuple(made[i].job_id for i in waiting))
+    # with no chunk to wait for (all reused) the stitch still waits for the import: it mixes the audio
+    after = tuple(made[i].job_id for i in waiting) or first
+    stitch = QueuedTask(stitch_job_id(render_id), STITCH_TASK, (render_id,), RENDER_QUEUE, after)
     return RenderGraph(assets, made, stitch)

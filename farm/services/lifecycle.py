@@ -100,6 +100,12 @@ class RenderLifecycle:
             render = repo.find_render(conn, render_id)
         return render.encoder if render is not None else None
 
+    def reused(self, render_id: str, frames: int) -> None:
+        """The render reused ``frames`` already made: counted as done at once."""
+        with transaction(self.engine) as conn:
+            repo.set_reused(conn, render_id, frames)
+        self.progress.add_frames(render_id, frames)
+
     def plan_family(self, render_id: str, family: str) -> None:
         """The family the render's chunks are routed for, set when they are enqueued."""
         with transaction(self.engine) as conn:

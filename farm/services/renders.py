@@ -15,6 +15,7 @@ video, not the hash alone: two workspaces with identical documents must not shar
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -29,10 +30,12 @@ from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable
 from reelfarm.farm.services.graph import render_graph, render_job_ids
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.progress import ProgressStore
+from reelfarm.farm.services import segments
 from reelfarm.farm.services.queues import JobQueue, family_of
 from reelfarm.farm.services.resources import render_resource
 from reelfarm.renderer import RENDERER_VERSION
-from reelfarm.renderer.chunks import chunk_count
+from reelfarm.renderer.chunks import scene_chunks
+from reelfarm.renderer.model import build_doc
 from reelfarm.renderer.model import frame_count
 from reelfarm.renderer.spec import RenderSpec, spec_problems
 from reelfarm.shared.clock import Clock
@@ -41,6 +44,7 @@ from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import renders as repo
 from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos._locks import lock_workspace
+from reelfarm.shared.repos.objects import WorkspaceObjects
 from reelfarm.shared.storage import Storage
 from reelfarm.studio.videos import VideoStateError
 
@@ -116,7 +120,10 @@ class RenderService:
             renderable_version(conn, videos_repo.get_video(conn, workspace_id, video_id))
         self.queue.ping()  # fail before writing anything when the queue is known to be down
         found, created, doc = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps)
-        self._enqueue_or_undo(created, needs_import=bool(remote_assets(doc)))
+        self._enqueue_or_undo(created, doc)
+        if created:  # as enqueued: with their family planned and the frames they reused
+            with self.engine.connect() as conn:
+                found = [repo.get_render(conn, workspace_id, r.id) for r in found]
         by_format = {r.format: r for r in found}
         return [render_resource(by_format[f], self.storage, self.progress) for f in formats]
 
@@ -176,15 +183,15 @@ class RenderService:
         render = repo.insert_render(conn, self.clock, repo.NewRender(
             workspace_id=video.workspace_id, video_id=video.id, version_id=version.id,
             format=spec.format, resolution=spec.resolution, fps=spec.fps, dedup_hash=digest, frames=frames,
-            chunks=chunk_count(frames, spec.fps, slots=self.slots())), charged_credits=amount)
+            chunks=len(scene_chunks(build_doc(version.doc), spec.fps))), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         return render, True
 
-    def _enqueue_or_undo(self, created: list[repo.Render], needs_import: bool) -> None:
+    def _enqueue_or_undo(self, created: list[repo.Render], doc: dict[str, Any]) -> None:
         try:
             for render in created:
-                self._enqueue(render, needs_import)
+                self._enqueue(render, doc)
         except QueueUnavailable:
             with transaction(self.engine) as conn:
                 for render in created:
@@ -192,6 +199,8 @@ class RenderService:
             for render in created:
                 self.progress.clear(render.id)
                 self._drop_jobs(render)
+                for index in range(render.chunks or 0):  # segments copied in for reuse
+                    self.storage.delete(segment_key(render.id, index))
             raise
 
     def _drop_jobs(self, render: repo.Render) -> None:
@@ -202,17 +211,34 @@ class RenderService:
             except QueueUnavailable:
                 return
 
-    def _enqueue(self, render: repo.Render, needs_import: bool) -> None:
+    def _enqueue(self, render: repo.Render, doc: dict[str, Any]) -> None:
         """The render's job graph (``reelfarm.farm.services.graph``): its chunks on the queue
         ``reelfarm.farm.runtime.routing`` picks, after the import of its remote assets when its document has
-        any (``reelfarm.farm.services.assets``), then its stitch."""
+        any (``reelfarm.farm.services.assets``), then its stitch. Chunks whose segments the workspace
+        already has (``reelfarm.farm.services.segments``) are copied in, not drawn."""
         self.progress.set_total(render.id, render.frames or 0)
         chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
-        self.lifecycle.plan_family(render.id, family_of(chunk_queue))  # before any chunk can start
-        graph = render_graph(render.id, render.chunks or 0, needs_import=needs_import, chunk_queue=chunk_queue)
+        planned = dataclasses.replace(render, encoder=family_of(chunk_queue))
+        self.lifecycle.plan_family(render.id, planned.encoder or "x264")  # before any chunk can start
+        reused = self._reuse(planned, doc)
+        pending = [i for i in range(render.chunks or 0) if i not in reused]
+        graph = render_graph(render.id, render.chunks or 0, needs_import=bool(remote_assets(doc)),
+                             chunk_queue=chunk_queue, pending=pending)
+        skipped = {graph.chunk(i).job_id for i in reused}
         for task in graph:
-            self.queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue,
-                               depends_on=list(task.depends_on) or None, retries=self.retries)
+            if task.job_id not in skipped:
+                self.queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue,
+                                   depends_on=list(task.depends_on) or None, retries=self.retries)
+
+    def _reuse(self, render: repo.Render, doc: dict[str, Any]) -> list[int]:
+        """Chunks whose segments this workspace's earlier renders made, copied into place; their
+        frames are counted as done and recorded on the render."""
+        prints = segments.fingerprints(self.storage, WorkspaceObjects(self.engine, render.workspace_id), render, doc)
+        reused = segments.reuse(self.storage, render, prints, lambda i: segment_key(render.id, i))
+        if reused:
+            frames = segments.chunk_frames(render, build_doc(doc))
+            self.lifecycle.reused(render.id, sum(frames[i][1] - frames[i][0] for i in reused))
+        return reused
 
 
 def renderable_version(conn: Connection, video: videos_repo.Video) -> videos_repo.Version:

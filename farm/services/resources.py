@@ -38,7 +38,7 @@ def render_resource(render: renders_repo.Render, storage: Storage,
         "url": storage.url(render.url_key, RENDER_URL_TTL_SEC) if succeeded and render.url_key else None,
         "poster_url": storage.url(render.poster_key, RENDER_URL_TTL_SEC) if succeeded and render.poster_key else None,
         "duration_sec": render.duration_sec, "bytes": render.bytes, "error": render.error,
-        "created_at": render.created_at, "finished_at": render.finished_at,
+        "reused_frames": render.reused_frames, "created_at": render.created_at, "finished_at": render.finished_at,
     }
 
 

@@ -65,6 +65,7 @@ class Render:
     progressed_at: datetime | None
     encoder: str | None = None
     raster: str | None = None
+    reused_frames: int = 0
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,11 @@ def set_encoder(conn: Connection, render_id: str, family: str, was: str | None =
     done = conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status.in_(LIVE), held)
                         .values(encoder=family))
     return bool(done.rowcount)
+
+
+def set_reused(conn: Connection, render_id: str, frames: int) -> None:
+    """Record the frames the render reused from segments made before."""
+    conn.execute(update(renders).where(renders.c.id == render_id).values(reused_frames=frames))
 
 
 def touch_render(conn: Connection, clock: Clock, render_id: str, progress: float | None = None) -> None:

@@ -1,4 +1,4 @@
-"""What made a render: its encoder family and its rasterizer.
+"""What made a render: its encoder family, its rasterizer, and the frames it reused.
 
 Revision ID: 0005
 Revises: 0004
@@ -8,6 +8,8 @@ Revises: 0004
   playable file, so a chunk of another family refuses to draw.
 - ``renders.raster``: the rasterizer of the first chunk (``cpu`` or ``gl``); chunks of either
   rasterizer may be mixed (the pixels agree within the goldens' tolerance).
+- ``renders.reused_frames``: frames whose segments an earlier render of the workspace had made
+  and this one reused instead of drawing (``reelfarm.farm.services.segments``).
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ def upgrade() -> None:
     with op.batch_alter_table("renders") as batch:
         batch.add_column(sa.Column("encoder", sa.String(16), nullable=True))
         batch.add_column(sa.Column("raster", sa.String(16), nullable=True))
+        batch.add_column(sa.Column("reused_frames", sa.Integer(), server_default="0", nullable=False))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("renders") as batch:
+        batch.drop_column("reused_frames")
         batch.drop_column("raster")
         batch.drop_column("encoder")

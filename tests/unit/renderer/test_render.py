@@ -109,8 +109,9 @@ def test_chunk_count_fills_every_slot(frames, slots, expected):
 def _child_sigterm_is_default(source, out):
     import signal
 
+    from reelfarm.renderer.backends import EncoderChoice
     from reelfarm.renderer.render import _worker_init
-    _worker_init(source, RenderSpec("16:9", 180, 30), RasterChoice("cpu"), None, None, {})
+    _worker_init(source, RenderSpec("16:9", 180, 30), RasterChoice("cpu"), None, None, EncoderChoice(), {})
     out.put(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
 
 
@@ -127,6 +128,7 @@ def test_chunk_processes_die_on_sigterm_whatever_the_host_taught_them(doc, tmp_p
         child = ctx.Process(target=_child_sigterm_is_default, args=(doc, out))
         child.start()
         child.join(30)
+        assert child.exitcode == 0, "the chunk process set-up failed"  # (out.get() would wait forever)
         assert out.get() is True
         stats = render_video(doc, str(tmp_path / "x.mp4"), RenderSpec("16:9", 180), workers=2)
     finally:

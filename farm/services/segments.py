@@ -1,0 +1,113 @@
+"""Segments reused across renders of one workspace: a chunk whose fingerprint
+(``reelfarm.renderer.fingerprint``) matches a segment an earlier render of the same workspace made
+is not drawn again; the stored segment is copied into the new render's place.
+
+A render's segments live at ``renders/<id>/seg<n>.mp4`` while it runs, as always. When it succeeds
+the stitch keeps each one, under its fingerprint, at ``segments/<workspace>/<fingerprint>.mp4``:
+copies, so deleting a render never takes a segment another render uses. Never across workspaces:
+render timing would tell one workspace what another rendered. Assets count by their content (the
+SHA-256 of their bytes, read within the workspace); a chunk drawing an asset given by URL (not
+imported yet when the render is requested) is always drawn.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from reelfarm.farm.services.assets import KeyScope, StorageAssets
+from reelfarm.renderer.chunks import plan_chunks, scene_chunks
+from reelfarm.renderer.errors import AssetError
+from reelfarm.renderer.fingerprint import segment_fingerprint
+from reelfarm.renderer.model import Doc, build_doc
+from reelfarm.renderer.spec import RenderSpec
+from reelfarm.shared.repos import renders as renders_repo
+from reelfarm.shared.storage import Storage
+
+log = logging.getLogger("reelfarm.farm")
+
+CACHE_PREFIX = "segments"
+
+
+def cache_key(workspace_id: str, fingerprint: str) -> str:
+    return f"{CACHE_PREFIX}/{workspace_id}/{fingerprint}.mp4"
+
+
+def chunk_frames(render: renders_repo.Render, doc: Doc) -> list[tuple[int, int]]:
+    """The render's chunks as frame ranges: along its scenes (``scene_chunks``), or, for a render
+    planned before chunks followed scenes, ``chunks`` equal pieces."""
+    planned = scene_chunks(doc, render.fps)
+    if len(planned) == (render.chunks or 0):
+        return planned
+    return plan_chunks(render.frames or 0, render.chunks or 1)
+
+
+def asset_digests(storage: Storage, scope: KeyScope, doc: Doc) -> Callable[[str], str | None]:
+    """Content digests of the document's assets in storage (read once each, within ``scope``);
+    None for an asset given by URL or one that cannot be read."""
+    assets = StorageAssets(storage, scope)
+    known: dict[str, str | None] = {}
+
+    def digest(asset_id: str) -> str | None:
+        if asset_id not in known:
+            asset = doc.asset(asset_id)
+            try:
+                path = assets.path(asset_id, asset) if asset is not None and asset.key else None
+            except (AssetError, RuntimeError):
+                path = None
+            known[asset_id] = _sha256(path) if path else None
+        return known[asset_id]
+    return digest
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fingerprints(storage: Storage, scope: KeyScope, render: renders_repo.Render,
+                 raw_doc: dict[str, Any]) -> list[str | None]:
+    """Each chunk's fingerprint, with the render's encoder family (x264 until one is planned)."""
+    doc = build_doc(raw_doc)  # a stored version: valid already
+    spec = RenderSpec(render.format, render.resolution, render.fps)
+    digest = asset_digests(storage, scope, doc)
+    return [segment_fingerprint(doc, spec, frames, render.encoder or "x264", digest)
+            for frames in chunk_frames(render, doc)]
+
+
+def reuse(storage: Storage, render: renders_repo.Render, prints: list[str | None],
+          segment_key: Callable[[int], str]) -> list[int]:
+    """Copy the workspace's stored segments with these fingerprints into the render's places;
+    returns the chunks reused."""
+    reused = []
+    for index, fingerprint in enumerate(prints):
+        if fingerprint is None:
+            continue
+        key = cache_key(render.workspace_id, fingerprint)
+        try:
+            if not storage.exists(key):
+                continue
+            storage.put_file(segment_key(index), storage.open_local(key), "video/mp4")
+        except Exception:  # noqa: BLE001 - a segment that cannot be copied is drawn instead
+            log.warning("could not reuse segment %s for render %s chunk %d", key, render.id, index, exc_info=True)
+            continue
+        reused.append(index)
+    return reused
+
+
+def keep(storage: Storage, render: renders_repo.Render, prints: list[str | None],
+         segment_key: Callable[[int], str]) -> None:
+    """After a render succeeded: keep its segments under their fingerprints for later renders."""
+    for index, fingerprint in enumerate(prints):
+        if fingerprint is None:
+            continue
+        key = cache_key(render.workspace_id, fingerprint)
+        try:
+            if not storage.exists(key):
+                storage.put_file(key, storage.open_local(segment_key(index)), "video/mp4")
+        except Exception:  # noqa: BLE001 - reuse is an optimisation: a segment not kept is drawn next time
+            log.warning("could not keep segment %d of render %s", index, render.id, exc_info=True)

@@ -1,0 +1,90 @@
+"""Segments reused across versions, on the embedded queue (SQLite, PostgreSQL) and on RQ: a new
+version that changes one scene renders only that scene's chunks; the others are copied from the
+workspace's earlier render, counted as done at once (``reused_frames``); credits are unchanged; the
+MP4 is, frame for frame, the one a full render makes; and nothing is reused across workspaces."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+import pytest
+from sqlalchemy import select
+
+from reelfarm.farm.services.segments import CACHE_PREFIX
+from reelfarm.shared.tables import queued_tasks
+from tests.integration.farm.conftest import Farm, make_doc, work_burst
+from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
+
+SCENE_ONE_FRAMES = 3 * 24  # make_doc(6): two scenes of 3 s; at 24 fps, one chunk each
+
+
+def frames_of(path: Path) -> list[np.ndarray]:
+    with av.open(str(path)) as container:
+        return [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+
+
+def second_scene_changed(doc: dict[str, Any]) -> dict[str, Any]:
+    changed = copy.deepcopy(doc)
+    changed["scenes"][1]["layers"][0]["text"] = "Now 50% off"
+    return changed
+
+
+def _finish(farm: Farm, workspace: str, render_id: str) -> dict[str, Any]:
+    done = wait_for(lambda: (r := farm.renders.get(workspace, render_id))["status"] in ("succeeded", "failed") and r)
+    assert done["status"] == "succeeded", done["error"]
+    return done
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+def test_a_new_version_draws_only_the_scene_that_changed(embedded: Farm) -> None:
+    workspace = embedded.workspace(credits=5)
+    doc = make_doc(6)
+    video = embedded.video(workspace, doc)
+    embedded.queue.start()  # type: ignore[attr-defined]
+    first = _finish(embedded, workspace, embedded.renders.request(workspace, video, "16:9", 144, 24)["id"])
+    assert first["reused_frames"] == 0
+
+    embedded.queue.stop(30)  # type: ignore[attr-defined]
+    embedded.new_version(workspace, video, second_scene_changed(doc))
+    second = embedded.renders.request(workspace, video, "16:9", 144, 24)
+    assert second["reused_frames"] == SCENE_ONE_FRAMES
+    assert second["progress"] == pytest.approx(SCENE_ONE_FRAMES / 144, abs=1e-3), "reused frames count at once"
+    with embedded.engine.connect() as conn:
+        queued = sorted(r for r in conn.execute(select(queued_tasks.c.id)).scalars() if second["id"] in r)
+    assert queued == [f"render-{second['id']}-chunk-1", f"render-{second['id']}-stitch"], "scene one is not drawn"
+    embedded.queue.start()  # type: ignore[attr-defined]
+    second = _finish(embedded, workspace, second["id"])
+    assert embedded.balance(workspace) == 3, "one credit per version, reuse or not"
+
+    # the second version drawn whole in another workspace (the first's segments are not its own)
+    other = embedded.workspace(credits=5)
+    full = embedded.renders.request(other, embedded.video(other, second_scene_changed(doc)), "16:9", 144, 24)
+    assert full["reused_frames"] == 0, "never across workspaces"
+    full = _finish(embedded, other, full["id"])
+    reused_path, full_path = local_file(embedded.storage, second["url"]), local_file(embedded.storage, full["url"])
+    assert_video(reused_path, 256, 144, 24, 144, audio=False)
+    ours, theirs = frames_of(reused_path), frames_of(full_path)
+    assert len(ours) == len(theirs) == 144
+    assert all(np.array_equal(a, b) for a, b in zip(ours, theirs)), "frame-exact with a full render"
+    kept = list((Path(embedded.storage.root) / CACHE_PREFIX).iterdir())
+    assert sorted(p.name for p in kept) == sorted([workspace, other]), "kept per workspace"
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_reuse_on_rq(rq_farm: Farm, redis: Any, namespace: str) -> None:
+    workspace = rq_farm.workspace(credits=5)
+    doc = make_doc(6)
+    video = rq_farm.video(workspace, doc)
+    rq_farm.renders.request(workspace, video, "16:9", 144, 24)
+    work_burst(redis, namespace)
+    rq_farm.new_version(workspace, video, second_scene_changed(doc))
+    second = rq_farm.renders.request(workspace, video, "16:9", 144, 24)
+    assert second["reused_frames"] == SCENE_ONE_FRAMES
+    assert not redis.exists(f"rq:job:{namespace}render-{second['id']}-chunk-0")
+    work_burst(redis, namespace)
+    done = rq_farm.renders.get(workspace, second["id"])
+    assert done["status"] == "succeeded", done["error"]
+    assert_video(local_file(rq_farm.storage, done["url"]), 256, 144, 24, 144, audio=False)
