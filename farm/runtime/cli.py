@@ -34,10 +34,14 @@ EMBEDDED_NOTE = (
               help="Serve Prometheus metrics on this port (0: off).")
 @click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), default=None,
               help="Rasterizer for chunks (default: REELFARM_RASTER, else auto: GL on an NVIDIA GPU, else CPU).")
+@click.option("--encoder", type=click.Choice(["auto", "x264", "nvenc"]), default=None,
+              help="Encoder for chunks (default: REELFARM_ENCODER, else auto: NVENC where a session opens, else "
+                   "x264); nvenc where it cannot be had refuses to start.")
 def worker_command(queues: str, burst: bool, name: str | None, namespace: str, metrics_port: int,
-                   raster: str | None) -> None:
+                   raster: str | None, encoder: str | None) -> None:
     """Run a render node: an RQ worker that heartbeats its capabilities into Redis."""
     from reelfarm.farm.runtime.worker import run_worker
+    from reelfarm.renderer.backends import EncoderUnavailable
 
     settings = _farm_settings()
     names = [q.strip() for q in queues.split(",") if q.strip()]
@@ -45,8 +49,8 @@ def worker_command(queues: str, burst: bool, name: str | None, namespace: str, m
         raise click.BadParameter("give at least one queue", param_hint="--queues")
     try:
         run_worker(settings, names, burst=burst, name=name, namespace=namespace, metrics_port=metrics_port,
-                   raster=raster)
-    except ValueError as exc:
+                   raster=raster, encoder=encoder)
+    except (ValueError, EncoderUnavailable) as exc:
         raise click.ClickException(str(exc)) from exc
 
 
@@ -106,11 +110,11 @@ def _print(status: dict) -> None:
     console = Console()
     console.print(f"mode: [bold]{status['mode']}[/bold]")
     if status["mode"] == "farm":
-        nodes = Table("node", "host", "pid", "cores", "raster", "GPU", "GPU memory", "GPU busy", "NVENC", "queues",
-                      "state", "job", "seen", title="nodes")
+        nodes = Table("node", "host", "pid", "cores", "raster", "encoder", "GPU", "GPU memory", "GPU busy", "NVENC",
+                      "queues", "state", "job", "seen", title="nodes")
         for n in status["nodes"]:
             nodes.add_row(n["name"], n.get("hostname", ""), n.get("pid", ""), n.get("cores", ""), _raster(n),
-                          _gpu(n), _gpu_memory(n), f"{n['gpu_utilization']} %" if n.get("gpu_utilization")
+                          n.get("encoder") or "x264", _gpu(n), _gpu_memory(n), f"{n['gpu_utilization']} %" if n.get("gpu_utilization")
                           else "-", _nvenc(n), n.get("queues", ""),
                           n.get("state", "") if n["alive"] else "[red]gone[/red]", n.get("current_job") or "-",
                           f"{n['seen_sec_ago']} s ago")
@@ -120,9 +124,11 @@ def _print(status: dict) -> None:
     for name, depth in sorted(status["queues"].items()):
         queues.add_row(name, *(str(depth.get(c, 0)) for c in columns))
     console.print(queues)
-    renders = Table("render", "status", "format", "size", "frames", "frames/s", "elapsed", title="renders in flight")
+    renders = Table("render", "status", "format", "size", "made by", "frames", "frames/s", "elapsed",
+                    title="renders in flight")
     for r in status["renders"]:
-        renders.add_row(r["id"], r["status"], r["format"], f"{r['resolution']}p{r['fps']}",
+        made_by = f"{r.get('encoder')} / {r.get('raster')}" if r.get("encoder") else "-"
+        renders.add_row(r["id"], r["status"], r["format"], f"{r['resolution']}p{r['fps']}", made_by,
                         f"{r['frames_done']}/{r['frames_total']}", str(r["frames_per_sec"]), f"{r['elapsed_sec']} s")
     console.print(renders)
 

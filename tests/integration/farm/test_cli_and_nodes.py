@@ -30,6 +30,16 @@ def test_commands_are_exported() -> None:
     assert [c.name for c in COMMANDS] == ["worker", "farm", "node"]
 
 
+def test_a_node_asked_for_nvenc_where_it_cannot_be_had_refuses_to_start_in_one_line(tmp_path: Path) -> None:
+    env = {"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_REDIS_URL": "redis://127.0.0.1:9/0"}
+    result = CliRunner().invoke(worker_command, ["--encoder", "nvenc"], env=env)
+    assert result.exit_code == 1 and result.exception is not None and isinstance(result.exception, SystemExit)
+    [line] = result.output.strip().splitlines()
+    assert line.startswith("Error: NVENC cannot be used: ") and "Traceback" not in result.output
+    via_env = CliRunner().invoke(worker_command, [], env={**env, "REELFARM_ENCODER": "nvenc"})
+    assert via_env.exit_code == 1 and "NVENC cannot be used" in via_env.output
+
+
 def test_worker_explains_that_embedded_mode_needs_none(tmp_path: Path) -> None:
     result = CliRunner().invoke(worker_command, [], env={"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_REDIS_URL": ""})
     assert result.exit_code == 1
@@ -74,6 +84,7 @@ def test_status_of_a_farm_shows_nodes_queues_and_renders(rq_farm: Farm, redis: A
     assert (node["hostname"], node["pid"], node["cores"]) == (socket.gethostname(), str(os.getpid()),
                                                               str(os.cpu_count()))
     assert node["gpu"] == "" and node["nvenc"] == "0"  # no GPU on this machine
+    assert node["encoder"] == "x264"
     assert status["queues"]["render"] == {"queued": 2, "started": 0, "deferred": 1, "scheduled": 0, "failed": 0}
     assert any(r["status"] == "queued" for r in status["renders"])
     table = CliRunner().invoke(farm_group, ["status", "--namespace", namespace],
