@@ -25,7 +25,6 @@ Content-Security-Policy (scripts and styles only from the app itself), no framin
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 import json
@@ -37,6 +36,7 @@ from functools import wraps
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
+from cryptography.fernet import Fernet, InvalidToken
 from flask import Flask, Response, abort, current_app, g, redirect, request, session, url_for
 from flask.sessions import SecureCookieSessionInterface
 
@@ -53,6 +53,7 @@ SESSION_DAYS = 7
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"
 ONCE_FIELD = "once"
+ONCE_TTL_SEC = 600  # a secret not shown within 10 minutes of its making is dropped
 REFRESH_PARAM = "refresh"
 CONSOLE_RATE = RateLimit(limit=600, window_sec=60)
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
@@ -130,25 +131,19 @@ def load_user() -> User | None:
     return user
 
 
-def _once_key() -> bytes:
+def _once_cipher() -> Fernet:
+    """Fernet (AES-128-CBC with HMAC-SHA256: authenticated) under a key derived from the session
+    secret for this use only."""
     secret = current_app.secret_key
     key = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret or b"")
-    return hmac.new(key, b"reelfarm console secrets shown once", hashlib.sha256).digest()
-
-
-def _keystream(nonce: bytes, length: int) -> bytes:
-    """HMAC-SHA256 in counter mode: as many pseudo-random bytes as ``length`` under ``nonce``."""
-    key = _once_key()
-    blocks = (hmac.new(key, nonce + i.to_bytes(4, "big"), hashlib.sha256).digest() for i in range(length // 32 + 1))
-    return b"".join(blocks)[:length]
+    derived = hmac.new(key, b"reelfarm console secrets shown once", hashlib.sha256).digest()
+    return Fernet(base64.urlsafe_b64encode(derived))
 
 
 def show_once(kind: str, value: dict[str, str]) -> None:
     """Keep ``value`` (a secret and what names it) for the next page that asks for ``kind``."""
-    data = json.dumps(value).encode("utf-8")
-    nonce = secrets.token_bytes(16)
-    sealed = nonce + bytes(a ^ b for a, b in zip(data, _keystream(nonce, len(data)), strict=True))
-    session.setdefault(ONCE_FIELD, {})[kind] = base64.urlsafe_b64encode(sealed).decode("ascii")
+    sealed = _once_cipher().encrypt(json.dumps(value).encode("utf-8"))
+    session.setdefault(ONCE_FIELD, {})[kind] = sealed.decode("ascii")
     session.modified = True
 
 
@@ -164,10 +159,8 @@ def take_once(kind: str) -> dict[str, str] | None:
         session.pop(ONCE_FIELD, None)
     session.modified = True
     try:
-        raw = base64.urlsafe_b64decode(str(sealed))
-        nonce, cipher = raw[:16], raw[16:]
-        value = json.loads(bytes(a ^ b for a, b in zip(cipher, _keystream(nonce, len(cipher)), strict=True)))
-    except (ValueError, binascii.Error):
+        value = json.loads(_once_cipher().decrypt(str(sealed).encode("ascii"), ttl=ONCE_TTL_SEC))
+    except (InvalidToken, ValueError):
         return None
     return value if isinstance(value, dict) else None
 
