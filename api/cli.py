@@ -18,6 +18,7 @@ PLANS = plans.NAMES
 DEV_WORKSPACE = "dev"
 DEV_CREDITS = 100
 DEV_OWNER = "owner@localhost"  # the first console user: an owner and operator of `dev`
+FARM_STOP_MARGIN_SEC = 1.0  # for handing back tasks still running, before the worker's own deadline
 
 
 def _settings() -> Any:
@@ -80,10 +81,16 @@ def serve_command(host: str, port: int, workers: int, migrate: bool, drain_sec: 
     services = _services(migrate=migrate, settings=_served_settings(host, port))
     configure_logging(services.settings.log_level)
     _first_start(services)
+    apps: list[Any] = []  # in a worker, the app it serves
 
     def load() -> Any:
         # Runs in each forked worker: its own engine, and its own embedded executor.
-        return create_app(services.settings, start_farm=True)
+        app = create_app(services.settings, start_farm=True)
+        apps.append(app)
+        return app
+
+    def stop_farm(_server: Any, worker: Any) -> None:
+        _stop_farm(apps, worker)
 
     Server({
         "bind": f"{host}:{port}",
@@ -97,6 +104,7 @@ def serve_command(host: str, port: int, workers: int, migrate: bool, drain_sec: 
         "timeout": 120,
         "graceful_timeout": graceful_sec,
         "child_exit": _forget_worker_metrics,
+        "worker_exit": stop_farm,
     }, load, drain_sec=drain_sec).run()
 
 
@@ -132,6 +140,20 @@ def _metrics_dir() -> None:
             shutil.rmtree(path, ignore_errors=True)
 
     atexit.register(remove)
+
+
+def _stop_farm(apps: list[Any], worker: Any) -> None:
+    """As a worker exits: stop its share of the farm. The embedded executor lets running tasks
+    finish until the master's deadline (stopped by SIGTERM: the graceful timeout, less a margin)
+    and hands back those still running then; stopped otherwise (SIGINT, SIGQUIT), it hands them
+    back at once. Either way the next start runs them."""
+    import math
+    import time
+
+    stop_by = getattr(worker, "_stop_by", math.inf)  # EnvelopeWorker's, set by SIGTERM
+    timeout = max(0.0, stop_by - time.monotonic() - FARM_STOP_MARGIN_SEC) if math.isfinite(stop_by) else 0.0
+    for app in apps:
+        app.extensions["reelfarm"].farm.stop(timeout)
 
 
 def _forget_worker_metrics(_server: Any, worker: Any) -> None:

@@ -19,6 +19,12 @@ can share one queue:
 - Pool processes run at ``TASK_NICENESS`` (and so do the encoder threads they start): on a host
   that also serves requests, the scheduler gives request threads the cores first, so the API
   keeps answering in well under a second while renders use whatever is left.
+- Stopping (``stop``; ``reelfarm serve`` calls it as each of its processes exits, with what is left
+  of the graceful timeout after SIGTERM): nothing new is claimed, running tasks finish and are
+  recorded, and those still running at the deadline are handed back (queued again, the attempt
+  not counted) after their pool processes are killed, so the next start runs them and nothing
+  of a stopped server outlives it. Pool processes ignore SIGINT and SIGTERM (a Ctrl-C in a
+  terminal, systemd signalling every process): the serving process decides when a task stops.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ import logging
 import multiprocessing as mp
 import os
 import queue as stdqueue
+import signal
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -72,6 +80,7 @@ def _noop() -> None:
 
 
 TASK_NICENESS = 10  # added to the serving process's niceness in every pool process
+_PR_SET_PDEATHSIG = 1
 
 
 class EmbeddedQueue:
@@ -95,6 +104,7 @@ class EmbeddedQueue:
         self._pool: ProcessPoolExecutor | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._abandon = threading.Event()  # stop past its deadline: the dispatcher leaves running tasks
         self._wake = threading.Event()
         self._inflight: dict[str, Future[None]] = {}
         self._done: stdqueue.Queue[tuple[str, BaseException | None]] = stdqueue.Queue()
@@ -145,16 +155,23 @@ class EmbeddedQueue:
         self._reclaim()
         self._pool = self._new_pool()
         self._stopping.clear()
+        self._abandon.clear()
         self._thread = threading.Thread(target=self._dispatch, name="reelfarm-embedded-queue", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float | None = None) -> None:
-        """Stop claiming, wait for running tasks (up to ``timeout``) and shut the pool down."""
+        """Stop claiming, wait for running tasks (up to ``timeout`` seconds) and shut the pool down;
+        tasks still running then are handed back (the module docstring's "Stopping")."""
         if self._thread is None:
             return
         self._stopping.set()
         self._wake.set()
         self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._abandon.set()
+            self._wake.set()
+            self._thread.join()
+            self._hand_back()
         self._thread = None
         if self._pool is not None:
             self._pool.shutdown(wait=timeout is None, cancel_futures=True)
@@ -201,6 +218,8 @@ class EmbeddedQueue:
         next_lease = next_maintenance = 0.0
         while True:
             stopping = self._stopping.is_set()
+            if self._abandon.is_set():
+                return
             try:
                 self._collect()
                 if stopping and not self._inflight:
@@ -254,7 +273,7 @@ class EmbeddedQueue:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_lower_priority)
+        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_prepare_task_process)
         pool.submit(_noop).result()  # fork every worker now, before this thread does anything else
         return pool
 
@@ -330,6 +349,26 @@ class EmbeddedQueue:
             conn.execute(update(tasks).where(tasks.c.id.in_(list(self._inflight)), tasks.c.claimed_by == self.name,
                                              tasks.c.status == "running")
                          .values(lease_until=now + self.lease, updated_at=now))
+
+    def _hand_back(self) -> None:
+        """Past ``stop``'s deadline: kill the pool's processes, then queue this process's running
+        tasks again with the attempt not counted (a task is idempotent, and was cut, not failed)."""
+        pool, running = self._pool, list(self._inflight)
+        if pool is not None:
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.kill()
+                process.join(5)
+        if not running:
+            return
+        with transaction(self.engine) as conn:
+            now = self.clock.now()
+            done = conn.execute(update(tasks).where(tasks.c.id.in_(running), tasks.c.status == "running",
+                                                    tasks.c.claimed_by == self.name)
+                                .values(status="queued", claimed_by=None, lease_until=None, run_after=now,
+                                        attempts=tasks.c.attempts - 1, updated_at=now))
+        log.warning("embedded queue: stopped with %d task(s) still running; %d handed back for the next start: %s",
+                    len(running), done.rowcount, ", ".join(running))
+        self._inflight.clear()
 
     def _reclaim(self) -> None:
         """Give back rows whose claimer is gone: its lease ran out, or it is a dead local process."""
@@ -423,9 +462,31 @@ def _claimer_alive(claimed_by: str | None) -> bool:
     return pid_exists(pid)
 
 
-def _lower_priority() -> None:
-    """Pool process initializer: yield the cores to the serving process's request threads."""
+def _prepare_task_process() -> None:
+    """Pool process initializer: yield the cores to the serving process's request threads, leave
+    SIGINT and SIGTERM to the serving process (module docstring, "Stopping"), and end with it
+    should it be killed (a worker past gunicorn's graceful timeout), so that no task runs on
+    while the next start runs it again."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _die_with_parent()
     try:
         os.nice(TASK_NICENESS)
     except OSError as exc:  # not allowed to (a container without CAP_SYS_NICE only blocks raising it)
         log.warning("could not lower the priority of a task process: %s", exc)
+
+
+def _die_with_parent() -> None:
+    """SIGKILL this process when the one that forked it exits (Linux's ``PR_SET_PDEATHSIG``)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError) as exc:
+        log.warning("a task process cannot be tied to the serving process: %s", exc)
+        return
+    if os.getppid() != parent:  # its parent died before it could be told
+        os.kill(os.getpid(), signal.SIGKILL)

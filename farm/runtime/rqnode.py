@@ -16,13 +16,22 @@ render node must instead wait for its servers and carry on:
 - ``NodeScheduler`` (moves due retries to their queues) retries its loop with backoff instead of
   dying; RQ's maintenance, every ``MAINTENANCE_INTERVAL_SEC`` here, restarts it should it die anyway.
 
+Stopping (a deploy, a scale-down: SIGTERM). RQ's warm shutdown takes no new job and lets the
+running one finish. The work horse ignores SIGTERM, so a signal sent to every process of the node
+(systemd, ``docker kill``) drains it too. A job still running ``stop_grace_sec`` after the signal
+(``reelfarm worker``: ``REELFARM_WORKER_GRACE_SEC``), or when a second SIGTERM or SIGINT asks for
+a cold shutdown, is stopped and handed back to the front of its queue with its retries unspent,
+so another node runs it at once instead of after the farm's repair round notices a dead node.
+
 Each outage is logged once when it starts and once when it ends (``reelfarm.farm.runtime.resilience.Outage``).
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import socket
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -75,14 +84,19 @@ class NodeWorker(Worker):
     job_class = NodeJob
     max_connection_wait_time = MAX_WAIT_SEC  # RQ's own reconnect backoff while waiting for a job (60 s)
 
-    def __init__(self, *args: Any, database: Engine | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, database: Engine | None = None, stop_grace_sec: float | None = None,
+                 **kwargs: Any) -> None:
         kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL_SEC)
         kwargs.setdefault("worker_ttl", WORKER_TTL_SEC)
         super().__init__(*args, **kwargs)
         self.database = database
+        self.stop_grace_sec = stop_grace_sec  # None: a warm shutdown waits for the job however long it runs
         self.redis_outage = Outage("Redis")
         self.database_outage = Outage("the database")
         self._interrupted: list[tuple[str, str]] = []  # (job id, queue name) whose end went unrecorded
+        self._running: tuple[Any, Any] | None = None  # (job, queue) a work horse runs now
+        self._handing_back: str | None = None  # the job whose horse this node stopped
+        self._grace: threading.Timer | None = None
 
     # -- the work loop's steps ----------------------------------------------------------------
 
@@ -101,6 +115,7 @@ class NodeWorker(Worker):
 
     def execute_job(self, job: Any, queue: Any) -> None:
         self.wait_for_database()
+        self._running = (job, queue)
         try:
             super().execute_job(job, queue)
         except REDIS_ERRORS as exc:
@@ -109,6 +124,17 @@ class NodeWorker(Worker):
                 self._horse_pid = 0
             self.redis_outage.lost(exc, f"running job {job.id}")
             self._interrupted.append((job.id, queue.name))
+        finally:
+            self._running = None
+            if self._grace is not None:
+                self._grace.cancel()
+
+    def handle_job_failure(self, job: Any, queue: Any, started_job_registry: Any = None, exc_string: str = "") -> None:
+        if job.id == self._handing_back:
+            self._handing_back = None
+            self._hand_back_stopped(job, queue)
+            return
+        super().handle_job_failure(job, queue, started_job_registry=started_job_registry, exc_string=exc_string)
 
     def check_for_suspension(self, burst: bool) -> None:
         wait_until(lambda: super(NodeWorker, self).check_for_suspension(burst), self.redis_outage,
@@ -159,6 +185,61 @@ class NodeWorker(Worker):
                     self.scheduler.register_death()
             else:
                 self.scheduler.start()
+
+    # -- stopping -----------------------------------------------------------------------------
+
+    def setup_work_horse_signals(self) -> None:
+        """In the horse: SIGINT and SIGTERM are the node's to act on (see the module docstring)."""
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def request_stop(self, signum: int, frame: Any) -> None:
+        super().request_stop(signum, frame)  # idle: raises StopRequested
+        running = self._running
+        if running is None or self.stop_grace_sec is None or self._grace is not None:
+            return
+        log.info("node %s stops after job %s, or hands it back in %g s", self.name, running[0].id,
+                 self.stop_grace_sec)
+        self._grace = threading.Timer(self.stop_grace_sec, self._grace_over, args=(running[0].id,))
+        self._grace.daemon = True
+        self._grace.start()
+
+    def request_force_stop(self, signum: int, frame: Any) -> None:
+        running, before = self._running, self._handing_back
+        if running is not None and self.horse_pid:
+            self._handing_back = running[0].id
+        try:
+            super().request_force_stop(signum, frame)
+        except SystemExit:
+            if running is not None and self._handing_back == running[0].id:
+                self._handing_back = None
+                self._hand_back_stopped(*running)
+            raise
+        self._handing_back = before  # a repeat of the first signal, ignored
+
+    def _grace_over(self, job_id: str) -> None:
+        """The grace period is over: stop the horse; its job goes back to its queue (``handle_job_failure``)."""
+        running = self._running
+        if running is None or running[0].id != job_id or not self.horse_pid:
+            return
+        log.warning("job %s still running %g s after node %s was asked to stop; stopping it", job_id,
+                    self.stop_grace_sec, self.name)
+        self._handing_back = job_id
+        self.kill_horse(signal.SIGKILL)
+
+    def _hand_back_stopped(self, job: Any, queue: Any) -> None:
+        """Put a job whose horse this node stopped at the front of its queue, its retries unspent (it is
+        idempotent); left to the farm's repair round when Redis cannot be reached."""
+        try:
+            with self.connection.pipeline() as pipe:
+                self.cleanup_execution(job, pipeline=pipe)
+                pipe.execute()
+            job.started_at = job.ended_at = None
+            queue._enqueue_job(job, at_front=True)  # as RQ's retry: its dependencies were met when it started
+        except REDIS_ERRORS as exc:
+            log.warning("could not hand job %s back (%s); the farm's repair round will", job.id, exc)
+            return
+        log.warning("job %s handed back to %s: node %s stopped before it ended", job.id, queue.name, self.name)
 
     # -- outages ------------------------------------------------------------------------------
 

@@ -26,6 +26,11 @@ that was killed picks the killed node's chunks up at once. It marks their starte
 entries expired and lets RQ's own abandoned-job handling do the rest (the job's ``on_failure``
 callback, then a retry if it has any left, else the failure handler fails and refunds the render).
 
+Stopping: on SIGTERM the node takes no new job and finishes the one it runs; one still running
+``REELFARM_WORKER_GRACE_SEC`` later (default ``STOP_GRACE_SEC``, under the 10 minutes Compose and
+Kubernetes give a node before they kill it) is stopped and handed back to its queue for another
+node (``reelfarm.farm.runtime.rqnode``).
+
 A node never quits on a connection error. It starts by waiting, with backoff, until Redis and
 the database answer; afterwards an outage pauses its heartbeats and its maintenance (one warning
 when it starts, one line when it ends), and they resume by themselves.
@@ -34,11 +39,12 @@ when it starts, one line when it ends), and they resume by themselves.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Engine
@@ -60,6 +66,7 @@ log = logging.getLogger("reelfarm.farm")
 HEARTBEAT_SEC = 5.0
 TIDY_SEC = 30.0  # this machine's stale scratch folders
 DEFAULT_QUEUES = ("render", "jobs")
+STOP_GRACE_SEC = 540.0  # from SIGTERM until a running job is handed back
 
 
 class NodeHeartbeat(threading.Thread):
@@ -152,6 +159,21 @@ def _queues_for(raster_kind: str, requested: Sequence[str], encoder: str = "x264
     return queues
 
 
+def stop_grace_sec(environ: Mapping[str, str] = os.environ) -> float:
+    """``REELFARM_WORKER_GRACE_SEC``, else ``STOP_GRACE_SEC``. Raises ValueError for a value that is
+    not a number of seconds, 0 or more."""
+    raw = environ.get("REELFARM_WORKER_GRACE_SEC", "").strip()
+    if not raw:
+        return STOP_GRACE_SEC
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ValueError(f"REELFARM_WORKER_GRACE_SEC must be a number of seconds, 0 or more, not {raw!r}")
+    return seconds
+
+
 def _reach_redis_and_database(settings: Settings) -> tuple[Any, Engine]:
     """Redis and the database (migrated), waiting out an outage of either at start."""
     assert settings.redis_url
@@ -173,7 +195,8 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     ``encoder`` (default ``settings.encoder``) the encoder family every chunk of this node uses.
 
     Raises:
-        ValueError: no Redis URL, or no queue left to work (``render-gpu`` alone on a CPU node).
+        ValueError: no Redis URL, no queue left to work (``render-gpu`` alone on a CPU node), or a
+            ``REELFARM_WORKER_GRACE_SEC`` that is not a number of seconds.
         EncoderUnavailable: ``nvenc`` asked for where its probe failed (the reason is the message).
     """
     from rq import Queue
@@ -184,6 +207,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
         raise ValueError("run_worker needs REELFARM_REDIS_URL")
     from reelfarm.renderer.backends import choose_encoder
 
+    grace = stop_grace_sec()
     family = choose_encoder(encoder or settings.encoder)  # before anything else: a refusal takes nothing
     choice, gl_renderer = choose_node_raster(raster or settings.raster)
     queues = _queues_for(choice.kind, queues, family.family)
@@ -195,7 +219,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     configure(context)
     queue_names = [f"{namespace}{q}" for q in queues]
     worker = MeteredWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
-                           name=name or worker_name(), database=engine)
+                           name=name or worker_name(), database=engine, stop_grace_sec=grace)
     if metrics_port:
         serve_metrics(metrics_port)
     registry = NodeRegistry(redis, namespace)
