@@ -233,6 +233,17 @@ renders = Table(
           postgresql_where=text("status IN ('queued', 'running', 'succeeded')")),
 )
 
+# 0005: segments a workspace keeps for reuse by later renders (farm/services/segments.py).
+segments = Table(
+    "segments", metadata,
+    _workspace_fk(),
+    Column("fingerprint", String(64), nullable=False),
+    Column("key", Text, nullable=False),
+    _ts("created_at"), _ts("used_at"),
+    PrimaryKeyConstraint("workspace_id", "fingerprint"),
+    Index("ix_segments_used_at", "used_at"),
+)
+
 credit_ledger = Table(
     "credit_ledger", metadata,
     _id(),

@@ -7,6 +7,8 @@
 - Outbox events dispatched more than the retention period ago, once no attempt of theirs is left
   (attempts go first): never an undispatched event, nor one with an attempt pending, scheduled or
   still shown in ``GET /webhooks/{id}/deliveries``.
+- Segments kept for reuse (``reelfarm.farm.services.segments``) that no render has used for the
+  retention period: the row first (only if still unused), then the file.
 
 Each kind is deleted in batches of ``BATCH`` rows, one short transaction each, so a purge never
 holds locks for long. A round takes at most ``MAX_BATCHES`` per kind, and starts no further batch
@@ -31,6 +33,7 @@ from reelfarm.farm.runtime.context import current
 from reelfarm.shared.config import DEFAULT_RETENTION_DAYS, Settings
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import idempotency as idempotency_repo
+from reelfarm.shared.repos import segments as segments_repo
 from reelfarm.shared.repos import webhooks as webhooks_repo
 
 log = logging.getLogger("reelfarm.farm")
@@ -48,6 +51,7 @@ class Purged:
     idempotency_records: int = 0
     deliveries: int = 0
     events: int = 0
+    segments: int = 0
 
 
 def retention_period(settings: Settings | None) -> timedelta:
@@ -78,13 +82,26 @@ def purge(*, batch: int = BATCH, max_batches: int = MAX_BATCHES, round_sec: floa
         with transaction(ctx.engine) as conn:
             return webhooks_repo.purge_events(conn, dispatched_before=cutoff, limit=limit)
 
+    def kept_segments(limit: int) -> int:
+        with ctx.engine.connect() as conn:
+            stale = segments_repo.unused_since(conn, cutoff, limit)
+        gone = 0
+        for workspace_id, fingerprint, key in stale:
+            with transaction(ctx.engine) as conn:
+                forgotten = segments_repo.forget(conn, workspace_id, fingerprint, cutoff)
+            if forgotten:
+                ctx.storage.delete(key)
+                gone += 1
+        return gone
+
     # Attempts before events: an event goes only once none of its attempts is left.
     purged = Purged(idempotency_records=_in_batches(records, batch, max_batches, deadline),
                     deliveries=_in_batches(deliveries, batch, max_batches, deadline),
-                    events=_in_batches(events, batch, max_batches, deadline))
+                    events=_in_batches(events, batch, max_batches, deadline),
+                    segments=_in_batches(kept_segments, batch, max_batches, deadline))
     if purged != Purged():
-        log.info("retention: deleted %d idempotency records, %d webhook delivery attempts and %d events",
-                 purged.idempotency_records, purged.deliveries, purged.events)
+        log.info("retention: deleted %d idempotency records, %d webhook delivery attempts, %d events and %d "
+                 "kept segments", purged.idempotency_records, purged.deliveries, purged.events, purged.segments)
     return purged
 
 

@@ -207,8 +207,8 @@ def stitch(render_id: str) -> None:
         ctx.storage.put_file(names.poster_key(render_id), poster, "image/jpeg")
         size = os.path.getsize(out)
     # kept under their fingerprints for the workspace's later renders, before they go as scratch
-    segments.keep(ctx.storage, render, segments.fingerprints(ctx.storage, WorkspaceObjects(ctx.engine, render.workspace_id),
-                                                             render, doc), lambda i: names.segment_key(render_id, i))
+    prints = segments.fingerprints(ctx.storage, WorkspaceObjects(ctx.engine, render.workspace_id), render, doc)
+    segments.keep(ctx.engine, ctx.clock, ctx.storage, render, prints, lambda i: names.segment_key(render_id, i))
     lifecycle(ctx).succeed(render, Finished(names.video_key(render_id), names.poster_key(render_id), size,
                                             tuple(keys + imported_keys(doc, names.render_prefix(render_id)))))
 

@@ -234,7 +234,8 @@ class RenderService:
         """Chunks whose segments this workspace's earlier renders made, copied into place; their
         frames are counted as done and recorded on the render."""
         prints = segments.fingerprints(self.storage, WorkspaceObjects(self.engine, render.workspace_id), render, doc)
-        reused = segments.reuse(self.storage, render, prints, lambda i: segment_key(render.id, i))
+        reused = segments.reuse(self.engine, self.clock, self.storage, render, prints,
+                                lambda i: segment_key(render.id, i))
         if reused:
             frames = segments.chunk_frames(render, build_doc(doc))
             self.lifecycle.reused(render.id, sum(frames[i][1] - frames[i][0] for i in reused))

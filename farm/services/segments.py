@@ -3,8 +3,9 @@
 is not drawn again; the stored segment is copied into the new render's place.
 
 A render's segments live at ``renders/<id>/seg<n>.mp4`` while it runs, as always. When it succeeds
-the stitch keeps each one, under its fingerprint, at ``segments/<workspace>/<fingerprint>.mp4``:
-copies, so deleting a render never takes a segment another render uses. Never across workspaces:
+the stitch keeps each one, under its fingerprint, at ``segments/<workspace>/<fingerprint>.mp4``,
+with a row in ``segments``: copies, so deleting a render never takes a segment another render
+uses; the retention sweep deletes the kept segments no render has used for the retention period. Never across workspaces:
 render timing would tell one workspace what another rendered. Assets count by their content (the
 SHA-256 of their bytes, read within the workspace); a chunk drawing an asset given by URL (not
 imported yet when the render is requested) is always drawn.
@@ -16,13 +17,18 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy import Engine
+
 from reelfarm.farm.services.assets import KeyScope, StorageAssets
 from reelfarm.renderer.chunks import plan_chunks, scene_chunks
 from reelfarm.renderer.errors import AssetError
 from reelfarm.renderer.fingerprint import segment_fingerprint
 from reelfarm.renderer.model import Doc, build_doc
 from reelfarm.renderer.spec import RenderSpec
+from reelfarm.shared.clock import Clock
+from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import renders as renders_repo
+from reelfarm.shared.repos import segments as segments_repo
 from reelfarm.shared.storage import Storage
 
 log = logging.getLogger("reelfarm.farm")
@@ -79,35 +85,44 @@ def fingerprints(storage: Storage, scope: KeyScope, render: renders_repo.Render,
             for frames in chunk_frames(render, doc)]
 
 
-def reuse(storage: Storage, render: renders_repo.Render, prints: list[str | None],
+def reuse(engine: Engine, clock: Clock, storage: Storage, render: renders_repo.Render, prints: list[str | None],
           segment_key: Callable[[int], str]) -> list[int]:
-    """Copy the workspace's stored segments with these fingerprints into the render's places;
+    """Copy the segments the workspace keeps with these fingerprints into the render's places;
     returns the chunks reused."""
+    wanted = [p for p in prints if p is not None]
+    with engine.connect() as conn:
+        kept = segments_repo.kept(conn, render.workspace_id, wanted)
     reused = []
     for index, fingerprint in enumerate(prints):
-        if fingerprint is None:
+        if fingerprint not in kept:
             continue
-        key = cache_key(render.workspace_id, fingerprint)
         try:
-            if not storage.exists(key):
-                continue
-            storage.put_file(segment_key(index), storage.open_local(key), "video/mp4")
-        except Exception:  # noqa: BLE001 - a segment that cannot be copied is drawn instead
-            log.warning("could not reuse segment %s for render %s chunk %d", key, render.id, index, exc_info=True)
+            storage.put_file(segment_key(index), storage.open_local(kept[fingerprint]), "video/mp4")
+        except Exception:  # noqa: BLE001 - a segment that cannot be copied (swept meanwhile) is drawn instead
+            log.warning("could not reuse segment %s for render %s chunk %d", fingerprint, render.id, index,
+                        exc_info=True)
             continue
         reused.append(index)
+    if reused:
+        with transaction(engine) as conn:
+            segments_repo.used(conn, clock, render.workspace_id, [str(prints[i]) for i in reused])
     return reused
 
 
-def keep(storage: Storage, render: renders_repo.Render, prints: list[str | None],
+def keep(engine: Engine, clock: Clock, storage: Storage, render: renders_repo.Render, prints: list[str | None],
          segment_key: Callable[[int], str]) -> None:
-    """After a render succeeded: keep its segments under their fingerprints for later renders."""
+    """After a render succeeded: keep its segments under their fingerprints for the workspace's
+    later renders (the file first, then its row, so a row always names a file)."""
+    wanted = [p for p in prints if p is not None]
+    with engine.connect() as conn:
+        already = segments_repo.kept(conn, render.workspace_id, wanted)
     for index, fingerprint in enumerate(prints):
-        if fingerprint is None:
+        if fingerprint is None or fingerprint in already:
             continue
         key = cache_key(render.workspace_id, fingerprint)
         try:
-            if not storage.exists(key):
-                storage.put_file(key, storage.open_local(segment_key(index)), "video/mp4")
+            storage.put_file(key, storage.open_local(segment_key(index)), "video/mp4")
+            with transaction(engine) as conn:
+                segments_repo.keep(conn, clock, render.workspace_id, fingerprint, key)
         except Exception:  # noqa: BLE001 - reuse is an optimisation: a segment not kept is drawn next time
             log.warning("could not keep segment %d of render %s", index, render.id, exc_info=True)

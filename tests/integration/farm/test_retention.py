@@ -354,3 +354,34 @@ def test_a_worker_node_purges_under_the_maintenance_lock_once_per_interval(ctx, 
     redis.delete(lock, f"{lock}:retention")  # 5 minutes later
     node("b").maintain()
     assert ids(engine, idempotency_records) == set()
+
+
+# -- segments kept for reuse --------------------------------------------------------------------
+
+def test_kept_segments_unused_for_the_retention_period_go_with_their_files(ctx, engine, clock, storage,
+                                                                          workspace_id):
+    from reelfarm.farm.services.segments import cache_key
+    from reelfarm.shared.repos import segments as segments_repo
+
+    def kept(fingerprint: str) -> str:
+        key = cache_key(workspace_id, fingerprint)
+        storage.put_bytes(key, b"a segment", "video/mp4")
+        with transaction(engine) as conn:
+            assert segments_repo.keep(conn, clock, workspace_id, fingerprint, key)
+            assert not segments_repo.keep(conn, clock, workspace_id, fingerprint, key), "kept once"
+        return key
+
+    old, reused, also_old = kept("a" * 64), kept("b" * 64), kept("c" * 64)
+    clock.advance(days=29)
+    with transaction(engine) as conn:
+        segments_repo.used(conn, clock, workspace_id, ["b" * 64])  # a render reused it
+    young = kept("d" * 64)
+    clock.advance(days=2)
+
+    assert purge() == Purged(segments=2)  # a..., c...: 31 days unused
+
+    assert not storage.exists(old) and not storage.exists(also_old)
+    assert storage.exists(reused) and storage.exists(young)
+    with engine.connect() as conn:
+        assert set(segments_repo.kept(conn, workspace_id, ["a" * 64, "b" * 64, "c" * 64, "d" * 64])) == {
+            "b" * 64, "d" * 64}
