@@ -1,0 +1,102 @@
+"""Re-rendering an edited video: how much of the second render's time segment reuse saves.
+
+    python -m benchmarks.reuse [--seconds 60] [--resolution 1080] [--scenes 6]
+
+A video of six scenes (60 s at 1080p by default, crossfades between them) is rendered once on the
+embedded farm (this machine's cores, the service's own code: `RenderService`, its queue, its
+tasks); then one text in scene 4 is changed and the new version rendered. The second render
+redraws scene 4's chunks and the start of scene 5 (which crossfades from scene 4) and copies the
+rest. Printed: both wall times, their ratio (measured in the same run) and the frames reused.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from reelfarm.api.services import Services
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
+from reelfarm.shared.config import Settings
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.shared.repos import workspaces as ws_repo
+
+
+def six_scene_doc(seconds: float, scenes: int) -> dict[str, Any]:
+    each = seconds / scenes
+    made = []
+    for i in range(scenes):
+        made.append({
+            "id": f"s{i}", "duration": each,
+            "background": {"type": "linear", "colors": ["#0B1020", "#1E293B" if i % 2 else "#312E81"], "angle": 30},
+            "transition": {"type": "crossfade", "duration": 0.5} if i else {"type": "cut"},
+            "layers": [
+                {"id": "title", "type": "text", "text": f"Scene {i + 1}: the spring line", "size": 0.08,
+                 "x": 0.5, "y": 0.35, "w": 0.8, "font": {"family": "Inter", "weight": 700},
+                 "enter": {"preset": "slide", "duration": 0.6}},
+                {"id": "sub", "type": "text", "text": "Everything 20% off this week", "size": 0.045,
+                 "x": 0.5, "y": 0.55, "w": 0.8, "enter": {"preset": "fade", "duration": 0.6}},
+                {"id": "bar", "type": "shape", "shape": "rounded_rect", "x": 0.5, "y": 0.75, "w": 0.3, "h": 0.06,
+                 "radius": 0.02, "fill": "#F59E0B",
+                 "keyframes": {"x": [{"t": 0, "v": 0.3}, {"t": each, "v": 0.7}]}},
+            ],
+        })
+    return {"version": 1, "fps": 30, "duration": seconds, "format": "16:9", "brand": NEUTRAL_BRAND, "scenes": made}
+
+
+def timed_render(services: Services, workspace: str, video: str, resolution: int) -> tuple[float, dict[str, Any]]:
+    started = time.perf_counter()
+    render = services.renders.request(workspace, video, "16:9", resolution, 30)
+    while render["status"] not in ("succeeded", "failed", "canceled"):
+        time.sleep(0.25)
+        render = services.renders.get(workspace, render["id"])
+    if render["status"] != "succeeded":
+        raise SystemExit(f"render {render['id']} {render['status']}: {render['error']}")
+    return time.perf_counter() - started, render
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--resolution", type=int, default=1080)
+    parser.add_argument("--scenes", type=int, default=6)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="reelfarm-reuse-") as data:
+        services = Services.from_settings(Settings.from_env({"REELFARM_DATA_DIR": data}))
+        services.farm.start()
+        try:
+            doc = six_scene_doc(args.seconds, args.scenes)
+            with transaction(services.engine) as conn:
+                ws = ws_repo.create_workspace(conn, services.clock, name="bench", plan="pro", credits=100,
+                                              brand_tokens=NEUTRAL_BRAND).id
+                video, _ = videos_repo.create_video(
+                    conn, services.clock, workspace_id=ws, title="reuse", status="ready", default_format="16:9",
+                    first_version=videos_repo.NewVersion(source="doc", doc=doc, duration_sec=args.seconds))
+            first, _ = timed_render(services, ws, video.id, args.resolution)
+            edited = copy.deepcopy(doc)
+            edited["scenes"][3]["layers"][0]["text"] = "Scene 4: now 50% off"
+            with transaction(services.engine) as conn:
+                videos_repo.append_version(conn, services.clock, workspace_id=ws, video_id=video.id,
+                                           version=videos_repo.NewVersion(source="doc", doc=edited,
+                                                                          duration_sec=args.seconds))
+            second, render = timed_render(services, ws, video.id, args.resolution)
+        finally:
+            services.farm.stop(30)
+    frames = round(args.seconds * 30)
+    figures = {"seconds": args.seconds, "resolution": args.resolution, "scenes": args.scenes, "frames": frames,
+               "first_render_s": round(first, 2), "second_render_s": round(second, 2),
+               "second_over_first": round(second / first, 3), "reused_frames": render["reused_frames"]}
+    print(f"{args.seconds:g} s at {args.resolution}p, {args.scenes} scenes ({frames} frames)")
+    print(f"  version 1: {first:.1f} s; version 2 (one text in scene 4 changed): {second:.1f} s")
+    print(f"  second / first = {second / first:.2f}; reused {render['reused_frames']} of {frames} frames")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
