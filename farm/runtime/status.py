@@ -59,7 +59,7 @@ def _renders(engine: Engine, progress: ProgressStore, clock: Clock) -> list[dict
         done = min(progress.frames(render.id), render.frames or 0)
         elapsed = (now - render.started_at).total_seconds() if render.started_at else 0.0
         rows.append({"id": render.id, "status": render.status, "format": render.format,
-                     "encoder": render.encoder, "raster": render.raster,
+                     "encoder": render.encoder, "raster": render.raster, "reused_frames": render.reused_frames,
                      "resolution": render.resolution, "fps": render.fps, "frames_done": done,
                      "frames_total": render.frames, "chunks": render.chunks,
                      "elapsed_sec": round(elapsed, 1),

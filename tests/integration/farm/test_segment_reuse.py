@@ -55,6 +55,10 @@ def test_a_new_version_draws_only_the_scene_that_changed(embedded: Farm) -> None
     with embedded.engine.connect() as conn:
         queued = sorted(r for r in conn.execute(select(queued_tasks.c.id)).scalars() if second["id"] in r)
     assert queued == [f"render-{second['id']}-chunk-1", f"render-{second['id']}-stitch"], "scene one is not drawn"
+    from reelfarm.farm.runtime.status import collect_status
+    [shown] = [r for r in collect_status(embedded.engine, embedded.progress, embedded.clock)["renders"]
+               if r["id"] == second["id"]]
+    assert shown["reused_frames"] == SCENE_ONE_FRAMES and shown["frames_done"] >= SCENE_ONE_FRAMES
     embedded.queue.start()  # type: ignore[attr-defined]
     second = _finish(embedded, workspace, second["id"])
     assert embedded.balance(workspace) == 3, "one credit per version, reuse or not"
