@@ -51,6 +51,14 @@ RENDER_DURATION = Histogram("reelfarm_render_duration_seconds", "From a render's
                             buckets=RENDER_BUCKETS)
 FRAMES = Counter("reelfarm_frames_rendered_total", "Frames this node drew and encoded")
 FPS = Gauge("reelfarm_frames_per_second", "Frames per second of this node's last chunk")
+REUSED = Counter("reelfarm_frames_reused_total",
+                 "Frames of the renders this node stitched that were reused from earlier renders, not drawn")
+NODE = Gauge("reelfarm_node_info", "This node's rasterizer and encoder family (always 1)", ["raster", "encoder"])
+
+
+def describe_node(raster: str, encoder: str) -> None:
+    """Label the node's metrics with how it draws and encodes."""
+    NODE.labels(raster, encoder).set(1)
 
 
 def serve_metrics(port: int, addr: str = "0.0.0.0") -> None:
@@ -96,16 +104,19 @@ class MeteredWorker(NodeWorker):
             self._observe_render(str(job.args[0]))
 
     def _chunk_frames(self, render_id: str, index: int) -> int:
-        from reelfarm.renderer.chunks import plan_chunks
-        from reelfarm.shared.tables import renders
+        from reelfarm.farm.services.segments import chunk_frames
+        from reelfarm.renderer.model import build_doc
+        from reelfarm.shared.repos import renders as renders_repo
+        from reelfarm.shared.repos import videos as videos_repo
 
         if self.database is None:
             return 0
         with self.database.connect() as conn:
-            row = conn.execute(renders.select().where(renders.c.id == render_id)).first()
-        if row is None or not row.frames:
-            return 0
-        chunks = plan_chunks(row.frames, row.chunks or 1)
+            render = renders_repo.find_render(conn, render_id)
+            if render is None or not render.frames:
+                return 0
+            doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
+        chunks = chunk_frames(render, build_doc(doc))
         return chunks[index][1] - chunks[index][0] if index < len(chunks) else 0
 
     def _observe_render(self, render_id: str) -> None:
@@ -117,6 +128,7 @@ class MeteredWorker(NodeWorker):
             row = conn.execute(renders.select().where(renders.c.id == render_id)).first()
         if row is not None and row.status == "succeeded" and row.finished_at is not None:
             RENDER_DURATION.observe(_seconds(row.created_at, row.finished_at) or 0.0)
+            REUSED.inc(row.reused_frames or 0)
 
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:

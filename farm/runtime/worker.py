@@ -201,7 +201,9 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     """
     from rq import Queue
 
-    from reelfarm.farm.runtime.metrics import MeteredWorker, serve_metrics  # late: Prometheus only on a node
+    from reelfarm.farm.runtime.metrics import (  # late: Prometheus only on a node
+        MeteredWorker, describe_node, serve_metrics,
+    )
 
     if not settings.redis_url:
         raise ValueError("run_worker needs REELFARM_REDIS_URL")
@@ -221,6 +223,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     worker = MeteredWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
                            name=name or worker_name(), database=engine, stop_grace_sec=grace)
     if metrics_port:
+        describe_node(choice.kind, family.family)
         serve_metrics(metrics_port)
     registry = NodeRegistry(redis, namespace)
     caps = detect_capabilities(choice.kind, gl_renderer, family.family)

@@ -92,3 +92,33 @@ def test_reuse_on_rq(rq_farm: Farm, redis: Any, namespace: str) -> None:
     done = rq_farm.renders.get(workspace, second["id"])
     assert done["status"] == "succeeded", done["error"]
     assert_video(local_file(rq_farm.storage, done["url"]), 256, 144, 24, 144, audio=False)
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_nodes_metrics_count_frames_drawn_and_frames_reused(rq_farm: Farm, redis: Any, namespace: str) -> None:
+    from prometheus_client import REGISTRY
+    from rq import Queue
+
+    from reelfarm.farm.runtime.metrics import MeteredWorker, describe_node
+
+    def sample(name: str) -> float:
+        return REGISTRY.get_sample_value(name) or 0.0
+
+    def node_burst() -> None:
+        MeteredWorker([Queue(f"{namespace}{q}", connection=redis) for q in ("render", "jobs")], connection=redis,
+                      name=f"{namespace}metered", database=rq_farm.engine).work(burst=True, logging_level="WARNING")
+
+    describe_node("cpu", "x264")
+    assert REGISTRY.get_sample_value("reelfarm_node_info", {"raster": "cpu", "encoder": "x264"}) == 1
+    workspace = rq_farm.workspace(credits=5)
+    doc = make_doc(6)
+    video = rq_farm.video(workspace, doc)
+    rq_farm.renders.request(workspace, video, "16:9", 144, 24)
+    drawn, reused = sample("reelfarm_frames_rendered_total"), sample("reelfarm_frames_reused_total")
+    node_burst()
+    assert sample("reelfarm_frames_rendered_total") - drawn == 144
+    rq_farm.new_version(workspace, video, second_scene_changed(doc))
+    rq_farm.renders.request(workspace, video, "16:9", 144, 24)
+    node_burst()
+    assert sample("reelfarm_frames_rendered_total") - drawn == 144 + 72, "only scene two drawn again"
+    assert sample("reelfarm_frames_reused_total") - reused == SCENE_ONE_FRAMES
