@@ -25,15 +25,11 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import av
 import httpx
 import psutil
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
-from sqlalchemy.pool import NullPool
 
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 
@@ -67,48 +63,15 @@ def end_tree(process: subprocess.Popen[Any]) -> None:
         process.wait(timeout=10)
 
 
-@pytest.fixture
-def farm_database(postgres_admin_url: str) -> Iterator[str]:
-    """A new empty PostgreSQL database of the test's own, dropped afterwards."""
-    name = f"reelfarm_drain_{os.urandom(5).hex()}"
-    admin = create_engine(make_url(postgres_admin_url), isolation_level="AUTOCOMMIT", poolclass=NullPool)
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    yield make_url(postgres_admin_url).set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
-
-
-@pytest.fixture
-def farm_redis(redis_url: str) -> Iterator[str]:
-    """The URL of an empty Redis database of the session's server (the API has no key prefix of its
-    own), emptied afterwards."""
-    from redis import Redis
-
-    base = urlsplit(redis_url)
-    for index in range(15, 0, -1):
-        url = urlunsplit((base.scheme, base.netloc, f"/{index}", "", ""))
-        client = Redis.from_url(url)
-        if client.set("reelfarm-test:drain-claim", "1", nx=True) and client.dbsize() == 1:
-            break
-        client.close()
-    else:
-        pytest.fail("no empty Redis database left on the test server", pytrace=False)
-    yield url
-    client.flushdb()
-    client.close()
-
-
 class Farm:
     """The API and the nodes of one test, with their logs."""
 
-    def __init__(self, root: Path, database_url: str, redis_url: str) -> None:
+    def __init__(self, root: Path, database_url: str, redis_url: str, **env: str) -> None:
         from redis import Redis
 
         self.root = root
         self.env = {"REELFARM_DATABASE_URL": database_url, "REELFARM_REDIS_URL": redis_url,
-                    "REELFARM_STORAGE_URL": f"file://{root / 'files'}", "REELFARM_SECRET_KEY": "k" * 48}
+                    "REELFARM_STORAGE_URL": f"file://{root / 'files'}", "REELFARM_SECRET_KEY": "k" * 48, **env}
         self.redis = Redis.from_url(redis_url)
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
