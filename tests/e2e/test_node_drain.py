@@ -4,12 +4,13 @@ A real ``reelfarm serve`` (API on PostgreSQL and Redis: the session's servers, a
 Redis database of the test's own) and real ``reelfarm worker`` processes. Chunks are paced
 (``tests/paced.py``) so that SIGTERM lands while one is drawing, whatever the machine's load.
 
-- SIGTERM to a node: it finishes its chunk and stores it, takes no other job, and exits; another
-  node does the rest. Past the node's grace period (``REELFARM_WORKER_GRACE_SEC``) it stops the
-  chunk and hands it back to the front of its queue, unspent (its retries left unchanged), and
-  another node draws it.
-- SIGTERM to ``reelfarm serve`` on the embedded queue while its task processes draw, then a start
-  on the same data dir: the render finishes there.
+- SIGTERM to a node (to each of its processes, work horse included): it finishes its chunk and
+  stores it, takes no other job, and exits; another node does the rest. Past the node's grace
+  period (``REELFARM_WORKER_GRACE_SEC``), or on a second signal, it stops the chunk and hands it
+  back to the front of its queue, unspent (its retries left unchanged), and another node draws it.
+- SIGTERM to ``reelfarm serve`` on the embedded queue while its task processes draw: they finish
+  within the graceful timeout, or are cut at a short one and their tasks handed back unspent;
+  nothing of the server runs on. A start on the same data dir finishes the render.
 
 Every render ends succeeded, its MP4 decodes to exactly its frames, and its version is charged once.
 """
