@@ -191,6 +191,7 @@ def stitch(render_id: str) -> None:
     missing = [key for key in keys if not ctx.storage.exists(key)]
     if missing:
         raise RuntimeError(f"segments missing for render {render_id}: {', '.join(missing)}")
+    lifecycle(ctx).start(render_id, None)  # running, should every chunk have been reused (none started it)
     lifecycle(ctx).progressed(render_id, MAX_UNFINISHED)
     assets = _render_assets(ctx, render)
     with scratch_dir("stitch") as tmp:

@@ -75,9 +75,10 @@ class RenderLifecycle:
     def __init__(self, engine: Engine, clock: Clock, storage: Storage, progress: ProgressStore) -> None:
         self.engine, self.clock, self.storage, self.progress = engine, clock, storage, progress
 
-    def start(self, render_id: str, families: tuple[str, ...] = ("x264",), raster: str | None = None
+    def start(self, render_id: str, families: tuple[str, ...] | None = ("x264",), raster: str | None = None
               ) -> repo.Render | None:
-        """A chunk starts on a node that can encode ``families``: ``queued -> running`` (or stays
+        """A chunk starts on a node that can encode ``families`` (None: a task that encodes no video,
+        such as the stitch of a render whose chunks were all reused): ``queued -> running`` (or stays
         running, marked alive); None when the render is no longer live, so the chunk does nothing.
         A render without a family yet (queued before families existed) gets x264, which every
         node has; the first chunk records its ``raster``.
@@ -90,7 +91,7 @@ class RenderLifecycle:
             if render is None or not allowed(render.status, "start"):
                 return None
             started = repo.start_render(conn, self.clock, render_id, "x264", raster)
-        if started is not None and started.encoder not in families:
+        if started is not None and families is not None and started.encoder not in families:
             raise OtherEncoderFamily(render_id, str(started.encoder), "/".join(families))
         return started
 

@@ -122,3 +122,15 @@ def test_a_nodes_metrics_count_frames_drawn_and_frames_reused(rq_farm: Farm, red
     node_burst()
     assert sample("reelfarm_frames_rendered_total") - drawn == 144 + 72, "only scene two drawn again"
     assert sample("reelfarm_frames_reused_total") - reused == SCENE_ONE_FRAMES
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_render_whose_chunks_are_all_reused_is_stitched_and_succeeds(embedded: Farm) -> None:
+    workspace = embedded.workspace(credits=5)
+    doc = make_doc(6)
+    embedded.queue.start()  # type: ignore[attr-defined]
+    _finish(embedded, workspace, embedded.renders.request(workspace, embedded.video(workspace, doc), "1:1", 144, 24)["id"])
+    again = embedded.renders.request(workspace, embedded.video(workspace, doc), "1:1", 144, 24)  # another video
+    assert again["reused_frames"] == 144
+    done = _finish(embedded, workspace, again["id"])
+    assert_video(local_file(embedded.storage, done["url"]), 144, 144, 24, 144, audio=False)
