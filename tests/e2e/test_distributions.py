@@ -129,7 +129,7 @@ def test_a_users_own_client_api_and_shared_modules_change_nothing(server_bin: Pa
             "print(Client.__module__, reelfarm.api.app.__name__)")
     done = run(server_bin, "python", "-c", code, cwd=user_dir)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["reelfarm.client.sync", "reelfarm.api.app"]
+    assert done.stdout.split() == ["reelfarm.client._sync.client", "reelfarm.api.app"]
 
 
 def test_the_client_distribution_is_light(client_bin: Path, tmp_path: Path) -> None:
