@@ -104,6 +104,7 @@ def test_console_in_a_browser(tmp_path, browser):
         _csrf_refused(context, base, video_url)
         _member_and_other_workspace(browser, base, data_dir, port, dev_key)
         _narrow(browser, base, email, video_url)
+        _phone(browser, base, email, video_url)
         context.close()
     finally:
         stop(process)
@@ -445,6 +446,63 @@ def _narrow(browser: Browser, base: str, email: str, video_url: str) -> None:
     _shot(page, "22-narrow-settings")
     _fits(page)
     context.close()
+
+
+def _phone(browser: Browser, base: str, email: str, video_url: str) -> None:
+    """At 390x844 (a phone): the header is one row whose menu opens from a <details>, the video cards
+    are compact, tables are stacked rows with every control on screen, and no page scrolls sideways."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+    page = context.new_page()
+    _sign_in(page, base, email)
+    header = page.locator("header.top")
+    assert header.bounding_box()["height"] <= 80, header.bounding_box()
+    expect(page.get_by_role("link", name="Settings")).to_be_hidden()
+    tiles = page.locator("li.tile")
+    assert tiles.count() >= 1
+    for i in range(tiles.count()):
+        box = tiles.nth(i).bounding_box()
+        assert box["height"] <= 360 and box["x"] + box["width"] <= 390, box
+    _no_sideways_scroll(page)
+    _shot(page, "30-phone-videos")
+    page.get_by_text("Menu", exact=True).click()
+    expect(page.get_by_role("link", name="Settings")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    _no_sideways_scroll(page)
+    _shot(page, "31-phone-menu-open")
+    page.get_by_role("link", name="Settings").click()
+    expect(page.get_by_role("heading", name="Settings")).to_be_visible()
+    assert header.bounding_box()["height"] <= 80  # the menu is closed again on the next page
+    page.get_by_label("Name").fill("phone key")
+    page.get_by_role("button", name="Create key").click()
+    expect(page.locator("#new-key")).to_be_visible()
+    revoke = page.get_by_role("row").filter(has_text="phone key").get_by_role("link", name=re.compile("^Revoke"))
+    revoke.scroll_into_view_if_needed()
+    box = revoke.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    _no_sideways_scroll(page)
+    _shot(page, "32-phone-settings")
+    page.goto(video_url)
+    _no_sideways_scroll(page)
+    _shot(page, "33-phone-video")
+    for path, name in (("/app/webhooks", "34-phone-webhooks"), ("/app/brand-kits", "35-phone-brand-kits"),
+                       ("/app/farm", "36-phone-farm")):
+        page.goto(base + path)
+        _no_sideways_scroll(page)
+        _shot(page, name)
+    page.goto(f"{base}/app/webhooks")
+    page.get_by_role("link", name="https://hooks.example.com/reelfarm").click()
+    redeliver = page.get_by_role("button", name=re.compile("^Redeliver")).first
+    box = redeliver.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 390, box
+    _no_sideways_scroll(page)
+    _shot(page, "37-phone-webhook")
+    context.close()
+
+
+def _no_sideways_scroll(page: Page) -> None:
+    width = page.evaluate("document.scrollingElement.scrollWidth")
+    assert width <= 390, (page.url, width)
+    _fits(page)
 
 
 def _fits(page: Page) -> None:

@@ -6,6 +6,25 @@
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var POLL_MS = 1000;
 
+  // The header's menu is a <details> that CSS shows open on wide screens (::details-content);
+  // a browser without that selector gets it opened here instead, and Escape closes it on phones.
+  var menu = document.querySelector("details.menu");
+  if (menu) {
+    var supported = window.CSS && CSS.supports && CSS.supports("selector(::details-content)");
+    var wide = window.matchMedia ? window.matchMedia("(min-width: 641px)") : null;
+    if (!supported && wide) {
+      var openWhenWide = function () { if (wide.matches) { menu.open = true; } };
+      openWhenWide();
+      if (wide.addEventListener) { wide.addEventListener("change", openWhenWide); }
+    }
+    menu.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && menu.open && !(wide && wide.matches)) {
+        menu.open = false;
+        menu.querySelector("summary").focus();
+      }
+    });
+  }
+
   function $(sel, root) { return (root || document).querySelector(sel); }
   function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
   function getJSON(url) {
