@@ -11,7 +11,7 @@ modules it touches (a still never loads PyAV, a lint never loads an encoder).
 | module | what |
 |---|---|
 | ``spec`` | formats, resolutions, frame rates; ``RenderSpec``, ``frame_size``, ``spec_problems`` |
-| ``chunks`` | how a video is cut into chunks (``chunk_count``, ``plan_chunks``) |
+| ``chunks`` | how a video is cut into chunks (``scene_chunks`` for the farm, ``plan_chunks`` on one machine) |
 | ``model`` | the VideoDoc: ``parse_doc``, ``Doc``, ``doc_schema`` |
 | ``linter`` | ``lint``: errors that stop a render, warnings that advise |
 | ``raster`` / ``gl`` / ``backends`` | Skia on the CPU, Skia on GL (EGL), and the choice between them |

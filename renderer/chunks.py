@@ -8,17 +8,6 @@ import math
 from reelfarm.renderer.model import Doc, frame_count
 
 
-def chunk_count(total_frames: int, fps: int, seconds_per_chunk: float = 5.0, slots: int = 1) -> int:
-    """How many chunks a farm cuts `total_frames` into: about `seconds_per_chunk` each, rounded
-    up to a multiple of `slots` (chunks that can run at once) so that no chunk runs alone while
-    other slots sit idle at the end.
-    """
-    slots = max(1, slots)
-    chunks = max(1, math.ceil(total_frames / (fps * seconds_per_chunk)))
-    chunks = math.ceil(chunks / slots) * slots
-    return max(1, min(chunks, total_frames))
-
-
 def plan_chunks(total_frames: int, chunks: int) -> list[tuple[int, int]]:
     """Split frames [0, total) into `chunks` contiguous, nearly equal [start, end) ranges."""
     chunks = max(1, min(chunks, total_frames))

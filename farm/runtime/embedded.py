@@ -178,10 +178,6 @@ class EmbeddedQueue:
             self._pool = None
         _LIVE_NAMES.discard(self.name)
 
-    def slots(self) -> int:
-        """At most ``max_running`` tasks run at once across the processes sharing the database."""
-        return self.max_running
-
     def chunk_queue(self) -> str:
         """``render``: every task runs here, whatever its queue (the name only labels the rows)."""
         return RENDER_QUEUE

@@ -18,8 +18,8 @@ import time
 
 from reelfarm.farm.runtime.nodes import NodeRegistry
 from reelfarm.farm.runtime.queue import RQQueue
-from reelfarm.farm.runtime.reconcile import _drop_deferred
-from reelfarm.farm.runtime.routing import _enqueued_at, _text, works
+from reelfarm.farm.runtime.reconcile import drop_deferred
+from reelfarm.farm.runtime.routing import enqueued_at, as_text, works
 from reelfarm.farm.services.graph import chunk_job_id, render_graph
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.queues import NVENC_QUEUE, RENDER_QUEUE
@@ -42,10 +42,10 @@ def stale_renders(queue: RQQueue) -> list[str]:
     cutoff = time.time() - queue.router.gpu_wait_sec
     found: list[str] = []
     for raw in queue.redis.lrange(f"rq:queue:{queue.namespace}{NVENC_QUEUE}", 0, -1):
-        enqueued = _enqueued_at(queue.redis, raw)
+        enqueued = enqueued_at(queue.redis, raw)
         if enqueued is None or enqueued > cutoff:
             break  # the list is in enqueue order: the rest waited less
-        match = _CHUNK_ID.search(_text(raw))
+        match = _CHUNK_ID.search(as_text(raw))
         if match and match["render"] not in found:
             found.append(match["render"])
     return found
@@ -73,7 +73,7 @@ def fall_back(queue: RQQueue, life: RenderLifecycle) -> list[str]:
             elif index in redo:
                 task = graph.chunk(index)
                 queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue)
-        _drop_deferred(queue, graph.stitch.job_id)
+        drop_deferred(queue, graph.stitch.job_id)
         queue.enqueue(graph.stitch.task, *graph.stitch.args, job_id=graph.stitch.job_id, queue=graph.stitch.queue,
                       depends_on=list(graph.stitch.depends_on) or None)
         moved.append(render_id)

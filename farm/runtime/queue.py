@@ -24,7 +24,6 @@ from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 from typing import Any
 
-from reelfarm.farm.runtime.nodes import NodeRegistry
 from reelfarm.farm.runtime.resilience import is_database_outage
 from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, Router
 from reelfarm.farm.services.errors import QueueUnavailable, TaskFailed
@@ -182,14 +181,6 @@ class RQQueue:
         if self._timer is not None:
             self._timer.stop(timeout)
             self._timer = None
-
-    def slots(self) -> int:
-        """The live render nodes (at least 1; 1 when the registry cannot be read)."""
-        try:
-            nodes = NodeRegistry(self.redis, self.namespace).nodes()
-        except Exception:  # a registry read must never stop a render request
-            return 1
-        return max(1, sum(1 for n in nodes if n.get("alive") and "render" in str(n.get("queues", "render"))))
 
     def chunk_queue(self) -> str:
         return self.router.chunk_queue()

@@ -113,7 +113,7 @@ def _reconcile_render(ctx: TaskContext, queue: RQQueue, render: renders_repo.Ren
         for index in lost_chunks:
             _enqueue(queue, graph.chunk(index), done)
         if lost_chunks and stitch_state == "deferred":
-            _drop_deferred(queue, graph.stitch.job_id)  # re-register it on the chunks enqueued anew
+            drop_deferred(queue, graph.stitch.job_id)  # re-register it on the chunks enqueued anew
             stitch_state = None
         if stitch_state not in _PRESENT:
             _enqueue(queue, graph.stitch, done)
@@ -182,7 +182,8 @@ def _forget_failure(queue: RQQueue, job_id: str, queue_name: str) -> None:
         queue.redis.zrem(registry.key, queue.rq_job_id(job_id))
 
 
-def _drop_deferred(queue: RQQueue, job_id: str) -> None:
+def drop_deferred(queue: RQQueue, job_id: str) -> None:
+    """Cancel a job RQ holds deferred on its dependencies, so it can be enqueued on new ones."""
     from rq.exceptions import InvalidJobOperation, NoSuchJobError
     from rq.job import Job
 

@@ -86,9 +86,9 @@ class Router:
         self.namespace = namespace
         self.gpu_wait_sec = gpu_wait_sec
 
-    def live(self) -> tuple[bool, bool]:
-        """(a GPU node is live, a CPU-only node is live)."""
-        nodes = NodeRegistry(self.redis, self.namespace).nodes()
+    def live(self, nodes: list[dict[str, Any]] | None = None) -> tuple[bool, bool]:
+        """(a GPU node is live, a CPU-only node is live), from ``nodes`` (default: the registry now)."""
+        nodes = NodeRegistry(self.redis, self.namespace).nodes() if nodes is None else nodes
         gpu = any(works(n, GPU_QUEUE) for n in nodes)
         cpu = any(works(n, RENDER_QUEUE) and not works(n, GPU_QUEUE) for n in nodes)
         return gpu, cpu
@@ -99,7 +99,7 @@ class Router:
             nodes = NodeRegistry(self.redis, self.namespace).nodes()
             if any(works(n, NVENC_QUEUE) for n in nodes) and self.oldest_wait(NVENC_QUEUE) < self.gpu_wait_sec:
                 return NVENC_QUEUE
-            gpu, cpu = self.live()
+            gpu, cpu = self.live(nodes)  # one read of the registry per request
             if gpu and cpu and self.oldest_gpu_wait() >= self.gpu_wait_sec:
                 return RENDER_QUEUE
         except Exception:  # a registry read must never stop a render request
@@ -116,7 +116,7 @@ class Router:
         head = self.redis.lindex(self._list_key(queue), 0)
         if head is None:
             return 0.0
-        enqueued = _enqueued_at(self.redis, head)
+        enqueued = enqueued_at(self.redis, head)
         return max(0.0, time.time() - enqueued) if enqueued is not None else 0.0
 
     def reroute(self) -> list[str]:
@@ -140,10 +140,10 @@ class Router:
         stale: list[str] = []
         cutoff = time.time() - self.gpu_wait_sec
         for raw in self.redis.lrange(self._list_key(GPU_QUEUE), 0, -1):
-            enqueued = _enqueued_at(self.redis, raw)
+            enqueued = enqueued_at(self.redis, raw)
             if enqueued is None or enqueued > cutoff:
                 break  # the list is in enqueue order: the rest waited less
-            stale.append(_text(raw))
+            stale.append(as_text(raw))
         return [job_id for job_id in reversed(stale)  # pushed to the front: the oldest ends first
                 if self.redis.lrem(self._list_key(GPU_QUEUE), 1, job_id) and self.requeue(job_id)]
 
@@ -152,7 +152,7 @@ class Router:
 
         registry = ScheduledJobRegistry(f"{self.namespace}{GPU_QUEUE}", connection=self.redis)
         due = self.redis.zrangebyscore(registry.key, 0, time.time() - self.gpu_wait_sec)
-        return [_text(raw) for raw in due if self.redis.zrem(registry.key, raw) and self.requeue(_text(raw))]
+        return [as_text(raw) for raw in due if self.redis.zrem(registry.key, raw) and self.requeue(as_text(raw))]
 
     def requeue(self, job_id: str) -> bool:
         """Put a job (taken out of its list) at the front of ``render``; False when it is gone."""
@@ -168,19 +168,21 @@ class Router:
         return True
 
 
-def _enqueued_at(redis: Any, job_id: bytes | str) -> float | None:
+def enqueued_at(redis: Any, job_id: bytes | str) -> float | None:
+    """When RQ enqueued the job (epoch seconds), or None when it holds no such time."""
     from rq.utils import utcparse
 
-    raw = redis.hget(f"rq:job:{_text(job_id)}", "enqueued_at")
+    raw = redis.hget(f"rq:job:{as_text(job_id)}", "enqueued_at")
     if not raw:
         return None
     try:
-        return utcparse(_text(raw)).timestamp()
+        return utcparse(as_text(raw)).timestamp()
     except ValueError:
         return None
 
 
-def _text(value: bytes | str) -> str:
+def as_text(value: bytes | str) -> str:
+    """A Redis answer as text."""
     return value.decode() if isinstance(value, bytes) else value
 
 

@@ -116,5 +116,5 @@ def make_farm(settings: Settings, engine: Engine, storage: Storage, clock: Clock
     ctx.studio = studio
     configure(ctx)
     return Farm(queue=queue, progress=progress, context=ctx,
-                renders=RenderService(engine, queue, storage, clock, progress, settings, slots=queue.slots),
+                renders=RenderService(engine, queue, storage, clock, progress, settings),
                 jobs=JobService(engine, queue, storage, clock, studio=lambda: studio_of(ctx)))

@@ -52,10 +52,6 @@ class JobQueue(Protocol):
         """Stop what ``start`` started, waiting up to ``timeout`` seconds for running tasks."""
         ...
 
-    def slots(self) -> int:
-        """How many chunks the farm can run at once now (renders are split into about as many)."""
-        ...
-
     def chunk_queue(self) -> str:
         """The queue a render's chunks go to now (``reelfarm.farm.runtime.routing``)."""
         ...

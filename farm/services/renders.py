@@ -19,7 +19,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Engine
@@ -84,10 +84,8 @@ class RenderService:
     """Requests, reads and cancels renders; the API's only way into them."""
 
     def __init__(self, engine: Engine, queue: JobQueue, storage: Storage, clock: Clock,
-                 progress: ProgressStore, settings: Settings | None = None, retries: int = 2,
-                 slots: Callable[[], int] | None = None) -> None:
+                 progress: ProgressStore, settings: Settings | None = None, retries: int = 2) -> None:
         self.engine = engine
-        self.slots = slots or (lambda: 1)  # chunks the farm can run at once, read per request
         self.queue = queue
         self.storage = storage
         self.clock = clock

@@ -49,7 +49,7 @@ def nodes(rq_farm: Farm, redis_url: str, namespace: str, tmp_path: Path) -> Iter
 
 def two_chunk_renders(farm: Farm) -> RenderService:
     """The farm's render service, cutting every render into two chunks."""
-    return RenderService(farm.engine, farm.queue, farm.storage, farm.clock, farm.progress, slots=lambda: 2)
+    return RenderService(farm.engine, farm.queue, farm.storage, farm.clock, farm.progress)
 
 
 def wait_live(redis: Any, namespace: str, *names: str) -> dict[str, dict[str, Any]]:

@@ -100,12 +100,6 @@ def test_colours_survive_render_and_encode(tmp_path):
     assert b > 230 and r < 25 and g < 25
 
 
-@pytest.mark.parametrize("frames,slots,expected", [(450, 1, 3), (450, 2, 4), (1800, 2, 12), (1800, 5, 15), (3, 8, 3)])
-def test_chunk_count_fills_every_slot(frames, slots, expected):
-    from reelfarm.renderer.chunks import chunk_count
-    assert chunk_count(frames, 30, slots=slots) == expected
-
-
 def _child_sigterm_is_default(source, out):
     import signal
 
