@@ -2,21 +2,10 @@
 for a while, and partial rather than failed when a server is down."""
 from __future__ import annotations
 
-import secrets
 
-from reelfarm.shared.db import make_engine, transaction
+from reelfarm.shared.db import make_engine
 from reelfarm.shared.readmodels import FarmFigures
-from reelfarm.shared.repos import renders as renders_repo
-
-
-def _failed_render(services, clock, tenant, create_video) -> None:
-    video = create_video(tenant)
-    version_id = services.videos.get(tenant.workspace_id, video["id"])["current_version"]["id"]
-    with transaction(services.engine) as conn:
-        render = renders_repo.insert_render(conn, clock, renders_repo.NewRender(
-            workspace_id=tenant.workspace_id, video_id=video["id"], version_id=version_id, format="1:1",
-            resolution=720, fps=30, dedup_hash=secrets.token_hex(32), frames=1, chunks=1))
-        renders_repo.fail_render(conn, clock, render.id, "encoder crashed")
+from tests.integration.api.support import failed_render
 
 
 def test_figures_are_read_once_per_cache_window(services, clock, make_tenant, create_video):
@@ -25,7 +14,7 @@ def test_figures_are_read_once_per_cache_window(services, clock, make_tenant, cr
     first = kept.read()
     assert first.totals is not None and first.waiting is not None
     assert set(first.totals.renders) >= {"queued", "running", "succeeded", "failed", "canceled"}
-    _failed_render(services, clock, tenant, create_video)
+    failed_render(services, clock, tenant, create_video)
     assert kept.read() is first
     fresh = FarmFigures(services.engine, cache_sec=0).read()
     assert fresh.totals.renders["failed"] == first.totals.renders["failed"] + 1

@@ -3,7 +3,6 @@ one-time links, sign-in and its throttle, sessions versus API keys, CSRF, and wo
 """
 from __future__ import annotations
 
-import re
 import secrets
 
 import pytest
@@ -11,18 +10,9 @@ from flask.testing import FlaskClient
 
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import users as users_repo
-from tests.integration.api.conftest import (  # noqa: F401  (fixtures)
-    Tenant,
-    app,
-    client,
-    clock,
-    create_video,
-    make_tenant,
-    services,
-    settings,
-)
+from tests.integration.api.conftest import Tenant
+from tests.integration.console.conftest import PASSWORD, csrf_token
 
-PASSWORD = "a long enough password"
 
 
 class _Emails(dict):
@@ -41,10 +31,6 @@ def _fresh_emails() -> None:
     EMAIL.clear()
 
 
-def _token(client: FlaskClient, path: str = "/app/sign-in") -> str:
-    page = client.get(path)
-    return re.search(r'name="csrf_token" value="([^"]+)"', page.get_data(as_text=True)).group(1)
-
 
 def _user(app, tenant: Tenant, email: str, role: str = "member", operator: bool = False) -> str:
     """A user with their password set through their link; returns the link's token."""
@@ -56,7 +42,7 @@ def _user(app, tenant: Tenant, email: str, role: str = "member", operator: bool 
 
 
 def _sign_in(client: FlaskClient, email: str, password: str = PASSWORD) -> int:
-    response = client.post("/app/sign-in", data={"csrf_token": _token(client), "email": email,
+    response = client.post("/app/sign-in", data={"csrf_token": csrf_token(client), "email": email,
                                                  "password": password})
     return response.status_code
 
@@ -79,7 +65,7 @@ def test_links_work_once_expire_and_belong_to_one_user(app, services, clock, mak
     client = app.test_client()
     path = f"/app/sign-in/link/{token}"
     assert client.get(path).status_code == 200
-    csrf = _token(client, path)
+    csrf = csrf_token(client, path)
     mismatch = client.post(path, data={"csrf_token": csrf, "password": PASSWORD, "confirm": "other"})
     assert mismatch.status_code == 400
     used = client.post(path, data={"csrf_token": csrf, "password": PASSWORD, "confirm": PASSWORD})
@@ -99,16 +85,16 @@ def test_sign_in_tells_nothing_about_accounts_and_is_throttled(app, make_tenant)
     tenant = make_tenant()
     _user(app, tenant, EMAIL["ann"])
     client = app.test_client()
-    wrong = client.post("/app/sign-in", data={"csrf_token": _token(client), "email": EMAIL["ann"],
+    wrong = client.post("/app/sign-in", data={"csrf_token": csrf_token(client), "email": EMAIL["ann"],
                                               "password": "nope"})
-    unknown = client.post("/app/sign-in", data={"csrf_token": _token(client), "email": EMAIL["nobody"],
+    unknown = client.post("/app/sign-in", data={"csrf_token": csrf_token(client), "email": EMAIL["nobody"],
                                                 "password": "nope"})
     assert wrong.status_code == unknown.status_code == 401
     message = "The email or password is not right."
     assert message in wrong.get_data(as_text=True) and message in unknown.get_data(as_text=True)
     for _ in range(9):  # ten attempts in all: the limit
         assert _sign_in(client, EMAIL["ann"], "still wrong") == 401
-    throttled = client.post("/app/sign-in", data={"csrf_token": _token(client), "email": EMAIL["ann"],
+    throttled = client.post("/app/sign-in", data={"csrf_token": csrf_token(client), "email": EMAIL["ann"],
                                                   "password": PASSWORD})
     assert throttled.status_code == 429 and "Too many sign-in attempts" in throttled.get_data(as_text=True)
     assert _sign_in(app.test_client(), EMAIL["nobody-else"], "x") == 401  # another account is not held up
@@ -135,10 +121,10 @@ def test_posts_without_the_session_csrf_token_are_refused(app, make_tenant):
     _sign_in(client, EMAIL["ann"])
     assert client.post("/app/settings/keys", data={"name": "x", "expires": ""}).status_code == 403
     assert client.post("/app/settings/keys", data={"name": "x", "expires": "", "csrf_token": "forged"}).status_code == 403
-    foreign = client.post("/app/settings/keys", data={"name": "x", "expires": "", "csrf_token": _token(client, "/app/settings")},
+    foreign = client.post("/app/settings/keys", data={"name": "x", "expires": "", "csrf_token": csrf_token(client, "/app/settings")},
                           headers={"Origin": "https://evil.example"})
     assert foreign.status_code == 403
-    made = client.post("/app/settings/keys", data={"name": "x", "expires": "", "csrf_token": _token(client, "/app/settings")})
+    made = client.post("/app/settings/keys", data={"name": "x", "expires": "", "csrf_token": csrf_token(client, "/app/settings")})
     assert made.status_code == 303 and made.headers["Location"] == "/app/settings#keys"
     assert "rf_live_" in client.get("/app/settings").get_data(as_text=True)
 
@@ -158,7 +144,7 @@ def test_a_workspace_sees_only_its_own_videos_keys_and_pages(app, client, make_t
     assert missing.status_code == 404 and "Not found" in missing.get_data(as_text=True)
     assert missing.headers["Content-Type"].startswith("text/html")
     assert ann.get(f"/app/videos/{theirs['id']}/status.json").status_code == 404
-    token = _token(ann, "/app/settings")
+    token = csrf_token(ann, "/app/settings")
     assert ann.post(f"/app/videos/{theirs['id']}/renders", data={"csrf_token": token, "format": "1:1",
                                                                   "resolution": "720"}).status_code == 404
     assert ann.get(f"/app/settings/keys/{other.key_id}/revoke").status_code == 404
@@ -188,7 +174,7 @@ def test_changing_the_password_ends_other_sessions(app, make_tenant):
     here, elsewhere = app.test_client(), app.test_client()
     _sign_in(here, EMAIL["ann"])
     _sign_in(elsewhere, EMAIL["ann"])
-    changed = here.post("/app/account/password", data={"csrf_token": _token(here, "/app/account/password"),
+    changed = here.post("/app/account/password", data={"csrf_token": csrf_token(here, "/app/account/password"),
                                                         "current": PASSWORD, "new": "another long password",
                                                         "confirm": "another long password"})
     assert changed.status_code == 302

@@ -20,23 +20,10 @@ from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.tables import versions, videos
-from tests.integration.api.conftest import (  # noqa: F401  (fixtures)
-    Tenant,
-    app,
-    client,
-    clock,
-    create_video,
-    make_tenant,
-    services,
-    settings,
-)
-
-PASSWORD = "a long enough password"
+from tests.integration.api.conftest import Tenant
+from tests.integration.console.conftest import PASSWORD, csrf_token
 
 
-def _token(client: FlaskClient, path: str = "/app/sign-in") -> str:
-    page = client.get(path)
-    return re.search(r'name="csrf_token" value="([^"]+)"', page.get_data(as_text=True)).group(1)
 
 
 def _owner(app, tenant: Tenant) -> FlaskClient:
@@ -46,7 +33,7 @@ def _owner(app, tenant: Tenant) -> FlaskClient:
     made = accounts.create_user(tenant.workspace_id, email, role="owner", public_url="http://x")
     accounts.use_link(made.link.rsplit("/", 1)[1], PASSWORD)
     browser = app.test_client()
-    signed = browser.post("/app/sign-in", data={"csrf_token": _token(browser), "email": email, "password": PASSWORD})
+    signed = browser.post("/app/sign-in", data={"csrf_token": csrf_token(browser), "email": email, "password": PASSWORD})
     assert signed.status_code == 302
     return browser
 
@@ -64,7 +51,7 @@ def test_a_new_key_is_shown_once_after_a_redirect_and_a_reload_makes_nothing(app
     acme, other = make_tenant(name="acme"), make_tenant(name="other")
     ann = _owner(app, acme)
     before = len(services.api_keys.list(acme.workspace_id))
-    made = ann.post("/app/settings/keys", data={"csrf_token": _token(ann, "/app/settings"), "name": "ci",
+    made = ann.post("/app/settings/keys", data={"csrf_token": csrf_token(ann, "/app/settings"), "name": "ci",
                                                 "expires": "30"})
     assert made.status_code == 303 and made.headers["Location"] == "/app/settings#keys"
     assert "rf_live_" not in made.get_data(as_text=True)
@@ -92,7 +79,7 @@ def _cookie_payload(browser: FlaskClient) -> bytes:
 def test_a_secret_crosses_the_redirect_encrypted_and_is_gone_once_shown(app, make_tenant):
     tenant = make_tenant()
     ann = _owner(app, tenant)
-    ann.post("/app/settings/keys", data={"csrf_token": _token(ann, "/app/settings"), "name": "ci", "expires": ""})
+    ann.post("/app/settings/keys", data={"csrf_token": csrf_token(ann, "/app/settings"), "name": "ci", "expires": ""})
     in_flight = _cookie_payload(ann)
     key = _shown(ann.get("/app/settings").get_data(as_text=True), "new-key")
     assert key is not None
@@ -104,7 +91,7 @@ def test_a_secret_crosses_the_redirect_encrypted_and_is_gone_once_shown(app, mak
 def test_a_webhook_secret_and_an_invitation_link_are_shown_once_too(app, services, make_tenant):
     tenant = make_tenant()
     ann = _owner(app, tenant)
-    made = ann.post("/app/webhooks", data={"csrf_token": _token(ann, "/app/webhooks"),
+    made = ann.post("/app/webhooks", data={"csrf_token": csrf_token(ann, "/app/webhooks"),
                                            "url": "https://hooks.example.com/a"})
     assert made.status_code == 303 and made.headers["Location"] == "/app/webhooks"
     page = ann.get("/app/webhooks").get_data(as_text=True)
@@ -115,7 +102,7 @@ def test_a_webhook_secret_and_an_invitation_link_are_shown_once_too(app, service
     assert len(services.webhooks.list_all(tenant.workspace_id)) == 1
 
     email = f"new-{secrets.token_hex(4)}@example.com"
-    invited = ann.post("/app/settings/people", data={"csrf_token": _token(ann, "/app/settings"), "email": email})
+    invited = ann.post("/app/settings/people", data={"csrf_token": csrf_token(ann, "/app/settings"), "email": email})
     assert invited.status_code == 303 and invited.headers["Location"] == "/app/settings#people"
     link = _shown(ann.get("/app/settings").get_data(as_text=True), "new-link")
     assert link is not None and "/app/sign-in/link/" in link
@@ -138,7 +125,7 @@ def test_a_failed_brand_extraction_shows_its_error_and_keeps_its_job_in_the_addr
     ann, bob = _owner(app, acme), _owner(app, other)
     services.farm.start()
     try:
-        asked = ann.post("/app/brand-kits/extract", data={"csrf_token": _token(ann, "/app/brand-kits"),
+        asked = ann.post("/app/brand-kits/extract", data={"csrf_token": csrf_token(ann, "/app/brand-kits"),
                                                           "url": "http://127.0.0.1:9/"})
         assert asked.status_code == 303
         target = urlsplit(asked.headers["Location"])
@@ -183,7 +170,7 @@ def test_a_render_in_flight_refreshes_the_page_to_a_new_address_at_its_anchor(ap
     ann = _owner(app, tenant)
     video = create_video(tenant)
     started = ann.post(f"/app/videos/{video['id']}/renders", data={
-        "csrf_token": _token(ann, "/app/settings"), "format": "9:16", "resolution": "720"})
+        "csrf_token": csrf_token(ann, "/app/settings"), "format": "9:16", "resolution": "720"})
     assert started.status_code == 303 and started.headers["Location"].endswith("#renders")
     page = ann.get(f"/app/videos/{video['id']}").get_data(as_text=True)
     assert f'content="3; url=/app/videos/{video["id"]}?refresh=1#renders"' in page
@@ -276,7 +263,7 @@ def test_renders_belong_to_versions_and_an_older_one_offers_the_current_version(
     older = page[page.index('id="older-renders"'):]
     assert f'id="render-{first}"' in older and "Download MP4" in older
 
-    made = ann.post(f"/app/videos/{video['id']}/renders", data={"csrf_token": _token(ann, "/app/settings"),
+    made = ann.post(f"/app/videos/{video['id']}/renders", data={"csrf_token": csrf_token(ann, "/app/settings"),
                                                                  "format": "9:16", "resolution": "720"})
     assert made.status_code == 303
     newest = next(r for r in services.renders.list_for_video(acme.workspace_id, video["id"]) if r["id"] != first)
@@ -289,7 +276,7 @@ def test_renders_belong_to_versions_and_an_older_one_offers_the_current_version(
     assert re.search(r'id="ws-credits">acme · 9 credits<', page)  # version 2's first render is charged
 
     bob = _owner(app, other)
-    refused = bob.post(f"/app/videos/{video['id']}/renders", data={"csrf_token": _token(bob, "/app/settings"),
+    refused = bob.post(f"/app/videos/{video['id']}/renders", data={"csrf_token": csrf_token(bob, "/app/settings"),
                                                                   "format": "9:16", "resolution": "720"})
     assert refused.status_code == 404
     assert len(services.renders.list_for_video(acme.workspace_id, video["id"])) == 2

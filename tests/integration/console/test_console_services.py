@@ -15,17 +15,8 @@ from reelfarm.shared.errors import NotFound
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.tables import videos
-from tests.integration.api.conftest import (  # noqa: F401  (fixtures)
-    app,
-    client,
-    clock,
-    create_video,
-    make_tenant,
-    services,
-    settings,
-)
+from tests.integration.console.conftest import PASSWORD
 
-PASSWORD = "a long enough password"
 
 
 def _email(name: str) -> str:

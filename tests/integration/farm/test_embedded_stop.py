@@ -17,9 +17,9 @@ import pytest
 
 from reelfarm.farm.runtime.embedded import EmbeddedQueue
 from reelfarm.farm.runtime.nodes import pid_exists
-from reelfarm.shared.db import make_engine, migrate
+from reelfarm.shared.db import make_engine
 from tests.integration.farm.jobs_for_tests import record, recorded
-from tests.integration.farm.test_embedded_queue import HANDLER, task
+from tests.integration.farm.test_embedded_queue import HANDLER, task, url  # noqa: F401 - url: the fixture
 from tests.integration.farm.test_render_embedded import wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -31,15 +31,6 @@ def started_then_slow(path: str, value: str, seconds: float) -> None:
     record(path + ".started", str(os.getpid()))
     time.sleep(seconds)
     record(path, value)
-
-
-@pytest.fixture
-def url(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path}/serve.db"
-    engine = make_engine(url)
-    migrate(engine)
-    engine.dispose()
-    return url
 
 
 @pytest.fixture
