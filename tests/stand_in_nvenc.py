@@ -19,15 +19,20 @@ from reelfarm.renderer.nvenc import nvenc_probe
 
 
 class StandInEncoder:
+    """One PyNvVideoCodec encoder session; it keeps the options it was made with (``opts``) and the
+    shape of each input (``inputs``) for tests to look at."""
+
+    PRESET = "ultrafast"
+
     def __init__(self, width: int, height: int, fmt: str, cpu: bool, **opts: Any) -> None:
         assert fmt == "NV12" and cpu is True
-        self.width, self.height = width, height
+        self.width, self.height, self.opts, self.inputs = width, height, opts, []
         cc = av.CodecContext.create("libx264", "w")
         cc.width, cc.height, cc.pix_fmt = width, height, "nv12"
         cc.time_base = Fraction(1, int(opts.get("fps", "30")))
-        cc.max_b_frames = 0
+        cc.max_b_frames = int(opts.get("bf", "0"))
         cc.gop_size = int(opts.get("gop", "60"))
-        cc.options = {"preset": "ultrafast", "crf": "20", "repeat-headers": "1"}
+        cc.options = {"preset": self.PRESET, "crf": "20", "repeat-headers": "1"}
         cc.open()
         self.cc, self.pts = cc, 0
 
@@ -35,6 +40,7 @@ class StandInEncoder:
         return [{"data": bytes(p)} for p in self.cc.encode(frame)]
 
     def Encode(self, nv12: np.ndarray) -> list[dict[str, Any]]:  # noqa: N802 - PyNvVideoCodec's name
+        self.inputs.append((nv12.shape, nv12.dtype))
         frame = av.VideoFrame(self.width, self.height, "nv12")
         y_size = self.width * self.height
         frame.planes[0].update(nv12[:y_size].tobytes())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import types
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from reelfarm.renderer.concat import probe
 from reelfarm.renderer.encode import X264Encoder, available_h264_encoders, encode_frames
 from reelfarm.renderer.nvenc import H264AnnexBMuxer, NvencEncoder, make_encoder, nvenc_available, nvenc_probe
 from reelfarm.renderer.errors import EncodeError, RendererError
+from tests.stand_in_nvenc import StandInEncoder
 
 W, H, FPS = 160, 90, 30
 
@@ -224,37 +224,11 @@ def test_nvenc_unavailable_without_pynvvideocodec(monkeypatch: pytest.MonkeyPatc
 # conversion, Annex B parsing, timestamps, keyframe flags, BT.709 tagging and MP4 muxing.
 
 
-class _FakeNvEncoder:
-    """Encodes with libx264 into raw, untagged Annex B, like NVENC with bf=0 would."""
+class _FakeNvEncoder(StandInEncoder):
+    """Encodes with libx264 at our x264 encoder's preset into raw, untagged Annex B, like NVENC with
+    bf=0 would (``tests.stand_in_nvenc`` at another preset)."""
 
-    def __init__(self, width: int, height: int, fmt: str, cpu: bool, **opts: str) -> None:
-        assert fmt == "NV12" and cpu is True
-        self.width, self.height, self.opts = width, height, opts
-        cc = av.CodecContext.create("libx264", "w")
-        cc.width, cc.height, cc.pix_fmt = width, height, "nv12"
-        cc.time_base = Fraction(1, int(opts.get("fps", "30")))
-        cc.max_b_frames = int(opts.get("bf", "0"))
-        cc.gop_size = int(opts.get("gop", "60"))
-        cc.options = {"preset": "veryfast", "crf": "20"}
-        cc.open()
-        self.cc, self.pts, self.inputs = cc, 0, []
-
-    def _packets(self, frame: Any) -> list[dict[str, Any]]:
-        return [
-            {"data": bytes(p), "picture_type": 0, "timestamp": 0} for p in self.cc.encode(frame)
-        ]
-
-    def Encode(self, nv12: np.ndarray) -> list[dict[str, Any]]:  # noqa: N802 - PyNvVideoCodec's name
-        self.inputs.append((nv12.shape, nv12.dtype))
-        frame = av.VideoFrame(self.width, self.height, "nv12")
-        y_size = self.width * self.height
-        frame.planes[0].update(nv12[:y_size].tobytes())
-        frame.planes[1].update(nv12[y_size:].tobytes())
-        frame.pts, self.pts = self.pts, self.pts + 1
-        return self._packets(frame)
-
-    def EndEncode(self) -> list[dict[str, Any]]:  # noqa: N802
-        return self._packets(None)
+    PRESET = "veryfast"
 
 
 @pytest.fixture
