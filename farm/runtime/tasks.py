@@ -31,7 +31,7 @@ from reelfarm.farm.services import segments
 from reelfarm.farm.services.lifecycle import Finished, OtherEncoderFamily, RenderLifecycle
 from reelfarm.farm.services.progress import MAX_UNFINISHED, ProgressBatcher
 from reelfarm.renderer.errors import AssetError, DocInvalid, FontError, SegmentsMismatch
-from reelfarm.renderer.model import parse_doc
+from reelfarm.renderer.model import Doc, parse_doc
 from reelfarm.renderer.spec import RenderSpec
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import jobs as jobs_repo
@@ -112,7 +112,12 @@ def render_chunk(render_id: str, index: int) -> None:
         return  # canceled, failed, finished or gone: nothing to do
     with ctx.engine.connect() as conn:
         doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
-    chunks = segments.chunk_frames(render, parse_doc(doc))
+    try:
+        parsed = parse_doc(doc)  # once per chunk: the plan and the drawing share it
+    except DocInvalid as exc:
+        fail_render(render_id, _user_message(exc))
+        return
+    chunks = segments.chunk_frames(render, parsed)
     if index >= len(chunks):
         raise RuntimeError(f"render {render_id} has {len(chunks)} chunks, not {index + 1}")
     start, end = chunks[index]
@@ -121,10 +126,10 @@ def render_chunk(render_id: str, index: int) -> None:
         path = os.path.join(tmp, f"seg{index}.mp4")
         try:
             family = render.encoder or "x264"
-            _draw_segment(ctx, render, doc, path, range(start, end), report, family)
+            _draw_segment(ctx, render, parsed, path, range(start, end), report, family)
             if (now := lifecycle(ctx).family(render_id)) not in (None, family):
                 # moved to another family while this chunk drew: its segment would not join
-                _draw_segment(ctx, render, doc, path, range(start, end), _Reporter(ctx, render_id), now)
+                _draw_segment(ctx, render, parsed, path, range(start, end), _Reporter(ctx, render_id), now)
         except _Stopped:
             return
         except _PERMANENT as exc:
@@ -148,7 +153,7 @@ def _families(ctx: TaskContext) -> tuple[str, ...]:
     return (own,) if own == "x264" else (own, "x264")
 
 
-def _draw_segment(ctx: TaskContext, render: renders_repo.Render, doc: dict[str, Any], path: str, frames: range,
+def _draw_segment(ctx: TaskContext, render: renders_repo.Render, parsed: Doc, path: str, frames: range,
                   report: _Reporter, family: str = "x264") -> None:
     """Draw ``frames`` with the node's rasterizer (GL falls back to the CPU with a logged reason)
     and encode them with the render's encoder ``family`` (the node's own encoder when it is that
@@ -158,7 +163,6 @@ def _draw_segment(ctx: TaskContext, render: renders_repo.Render, doc: dict[str, 
     from reelfarm.renderer.render import render_segment
 
     choice = ctx.raster or choose_raster(ctx.settings.raster if ctx.settings else "cpu")
-    parsed = parse_doc(doc)
     raster = choice.make(parsed, spec, assets, yuv=True)
     try:
         render_segment(parsed, path, spec, frames, assets=assets, progress=report, raster=raster,
