@@ -109,6 +109,121 @@
     })();
   });
 
+  /* video pages: gallery, live preview */
+  /* colour swatches follow their hex inputs; an empty input shows the "brand colour" stripe */
+  function paintSwatch(svg) {
+    var input = document.getElementById(svg.getAttribute("data-swatch-for"));
+    var fill = $("[data-swatch-fill]", svg), empty = $("[data-swatch-empty]", svg);
+    var hex = input && /^#[0-9A-Fa-f]{6}$/.test(input.value.trim()) ? input.value.trim() : "";
+    if (hex) { fill.setAttribute("fill", hex); }
+    fill.hidden = !hex; empty.hidden = !!hex;
+  }
+  $$("svg[data-swatch-for]").forEach(function (svg) {
+    var input = document.getElementById(svg.getAttribute("data-swatch-for"));
+    if (input) { input.addEventListener("input", function () { paintSwatch(svg); }); }
+  });
+  $$("input[type=color][data-color-for]").forEach(function (picker) {
+    picker.addEventListener("input", function () {
+      $$('svg[data-swatch-for="' + picker.getAttribute("data-color-for") + '"]').forEach(paintSwatch);
+    });
+  });
+
+  /* the story form's live preview: about 400 ms after the last change, post the form and show the
+     still it answers, or put every problem beside its field; the Preview button does it at once */
+  var storyForm = $("form[data-preview-url]");
+  if (storyForm) {
+    var previewFrame = document.getElementById("preview-frame"), previewState = document.getElementById("preview-state");
+    var previewTime = document.getElementById("preview-time"), previewOut = document.getElementById("preview-time-out");
+    var summary = document.getElementById("problem-summary"), previewTimer = null, previewAsked = 0;
+    var RATIOS = /\bratio-\S+/;
+    function showProblems(problems) {
+      var names = Object.keys(problems);
+      $$("[data-error-for]", storyForm).forEach(function (line) {
+        var message = problems[line.getAttribute("data-error-for")] || "";
+        line.textContent = message;
+        line.hidden = !message;
+        var field = line.closest("[data-field]"), input = field && $("input, select, textarea", field);
+        if (input && input.type !== "color") {
+          if (message) { input.setAttribute("aria-invalid", "true"); } else { input.removeAttribute("aria-invalid"); }
+        }
+      });
+      if (!summary) { return; }
+      summary.hidden = names.length === 0;
+      var list = $("ul", summary), head = $("strong", summary);
+      head.textContent = names.length + (names.length === 1 ? " value needs a change" : " values need a change");
+      list.innerHTML = "";
+      names.forEach(function (name) {
+        var line = $('[data-error-for="' + name + '"]', storyForm), item = document.createElement("li");
+        var link = document.createElement("a");
+        link.textContent = problems[name];
+        link.href = "#" + (line ? line.id.replace(/-err$/, "") : "");
+        item.appendChild(link);
+        list.appendChild(item);
+      });
+    }
+    function showPreview(dataUrl, seconds) {
+      var img = document.getElementById("preview-image");
+      if (!img) { previewFrame.innerHTML = ""; img = document.createElement("img"); img.id = "preview-image"; previewFrame.appendChild(img); }
+      img.src = dataUrl;
+      img.alt = "Preview of the video at " + seconds + " s";
+      img.classList.remove("stale");
+      previewFrame.removeAttribute("aria-busy");
+      previewState.textContent = "";
+    }
+    function requestPreview() {
+      var mine = ++previewAsked, seconds = Number(previewTime.value);
+      var img = document.getElementById("preview-image");
+      if (img) { img.classList.add("stale"); }
+      previewFrame.setAttribute("aria-busy", "true");
+      previewState.textContent = "Drawing the preview…";
+      var data = new FormData(storyForm);
+      data.delete("preview");
+      fetch(storyForm.getAttribute("data-preview-url"), { method: "POST", body: data, credentials: "same-origin",
+        headers: { Accept: "image/png, application/json", "X-CSRF-Token": csrf } }).then(function (r) {
+        if (mine !== previewAsked) { return null; }
+        if (r.status === 401) { location.reload(); return null; }
+        if (r.ok) {
+          return r.blob().then(function (blob) {
+            var reader = new FileReader();
+            reader.onload = function () { if (mine === previewAsked) { showProblems({}); showPreview(reader.result, seconds); } };
+            reader.readAsDataURL(blob);
+          });
+        }
+        return r.json().then(function (body) {
+          if (mine !== previewAsked) { return; }
+          showProblems(body.problems || {});
+          previewFrame.removeAttribute("aria-busy");
+          previewState.textContent = body.problems ? "The preview waits for the values the messages name."
+            : "The preview could not be drawn: " + ((body.error && body.error.message) || r.status);
+        });
+      }).catch(function () { if (mine === previewAsked) { previewState.textContent = "The preview could not be drawn; it will try again on the next change."; } });
+    }
+    function schedulePreview() { clearTimeout(previewTimer); previewTimer = setTimeout(requestPreview, 400); }
+    storyForm.addEventListener("input", function (event) {
+      if (event.target === previewTime) { previewOut.textContent = Number(previewTime.value).toFixed(1); }
+      schedulePreview();
+    });
+    storyForm.addEventListener("change", function (event) {
+      var target = event.target;
+      if (target.id === "v-format") {
+        previewFrame.className = previewFrame.className.replace(RATIOS, "ratio-" + target.value.replace(":", "x"));
+      }
+      if (target.id === "v-duration") {
+        var seconds = Number(target.value);
+        previewTime.max = seconds > 0 ? String(seconds) : previewTime.getAttribute("data-default-max") || previewTime.max;
+      }
+      if (target.tagName === "SELECT" || target.type === "checkbox") { schedulePreview(); }
+    });
+    storyForm.addEventListener("submit", function (event) {
+      if (event.submitter && event.submitter.name === "preview") {
+        event.preventDefault();
+        storyForm.dataset.busy = "";
+        clearTimeout(previewTimer);
+        requestPreview();
+      }
+    });
+  }
+
   /* the video page */
   var page = document.getElementById("video");
   if (!page) { return; }
