@@ -5,6 +5,7 @@ Hierarchy::
     StudioError
     ├── UnknownStoryError (also a KeyError)
     ├── InvalidFieldsError (also a ValueError): carries ``details``
+    │   └── InvalidBrandKit: a brand kit made or edited by hand (name, tokens, logo file)
     ├── InvalidBuildRequestError (also a ValueError): bad format or duration
     ├── LayoutError: a story's layout cannot hold its fields (a bug in the story)
     ├── FetchError: fetching a URL a user gave (studio/fetch.py)
@@ -44,6 +45,11 @@ class InvalidFieldsError(StudioError, ValueError):
     def __init__(self, details: list[dict]) -> None:
         super().__init__(f"{len(details)} invalid field value(s)")
         self.details = details
+
+
+class InvalidBrandKit(InvalidFieldsError):
+    """A brand kit's name, tokens or uploaded logo cannot be saved; ``details`` lists every problem,
+    each ``{"field", "code", "message"}`` with a JSON pointer (``/tokens/colors/accent``, ``/logo``)."""
 
 
 class InvalidBuildRequestError(StudioError, ValueError):

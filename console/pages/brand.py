@@ -1,4 +1,11 @@
-"""Brand kits: colours as swatches, fonts as samples, the logo; extract from a site; set default.
+"""Brand kits: colours as swatches, fonts as samples, the logo; extract from a site; make or edit
+one by hand; set default.
+
+A kit made or edited by hand is one multipart form (``console/brand_kit_form.html``, the same for
+both): name, tagline, the five colours by role (hex text, with a colour picker where JavaScript
+runs), heading and body fonts from the families the renderer ships, corner radius, a logo file and
+"make default". The service checks it whole (``reelfarm.studio.brand_kits.check_kit``); every
+problem comes back beside its field, led by the field's label, and the form keeps what was typed.
 
 Fonts are shown in their own typeface: ``/app/fonts/<family>.css`` declares the family from the
 renderer's own font files (the same ones a render uses), served by ``/app/fonts/file/...``.
@@ -17,7 +24,20 @@ from flask import Response, abort, flash, g, redirect, render_template, request,
 
 from reelfarm.console import web
 from reelfarm.console.blueprint import blp
+from reelfarm.renderer.tokens import COLOR_KEYS, NEUTRAL_BRAND
 from reelfarm.shared.ids import is_uuid
+from reelfarm.studio.brand_kits import (
+    COLOR_ROLES,
+    FONT_ROLES,
+    MAX_LOGO_BYTES,
+    MAX_NAME,
+    MAX_RADIUS,
+    MAX_TAGLINE,
+    WEIGHTS,
+    LogoFile,
+    shipped_families,
+)
+from reelfarm.studio.errors import InvalidBrandKit
 
 FONT_CACHE_SEC = 86400
 REFRESH_SEC = 2
@@ -41,6 +61,7 @@ def brand_kits_page() -> Any:
     families = sorted({family for k in kits for f in (k["tokens"].get("fonts") or {}).values()
                        if isinstance(f, dict) and (family := f.get("family"))})
     return render_template("console/brand_kits.html", kits=kits, job=job, new_kit=new_kit, families=families,
+                           roles=COLOR_ROLES,
                            refresh=REFRESH_SEC if busy else None, refresh_anchor="#extract")
 
 
@@ -60,6 +81,133 @@ def brand_default(kit_id: str) -> Any:
     kit = web.services().brand_kits.update(g.workspace.id, kit_id, {"is_default": True})
     flash(f"“{kit['name']}” is now the default brand kit.", "ok")
     return redirect(url_for("console.brand_kits"), code=303)
+
+
+@blp.route("/brand-kits/new", methods=["GET", "POST"], endpoint="brand_kit_new")
+@web.signed_in
+def brand_kit_new() -> Any:
+    if request.method == "GET":
+        return _form_page(None, _typed(NEUTRAL_BRAND, name=""))
+    tokens = _tokens_from(request.form, NEUTRAL_BRAND)
+    try:
+        kit = web.services().brand_kits.create(g.workspace.id, request.form.get("name", ""), tokens,
+                                               is_default=_checked("default"), logo=_uploaded())
+    except InvalidBrandKit as exc:
+        return _form_page(None, request.form, _problems(exc.details), 400)
+    flash(f"The brand kit “{kit['name']}” is saved.", "ok")
+    return redirect(url_for("console.brand_kits") + f"#kit-{kit['id']}", code=303)
+
+
+@blp.route("/brand-kits/<kit_id>/edit", methods=["GET", "POST"], endpoint="brand_kit_edit")
+@web.signed_in
+def brand_kit_edit(kit_id: str) -> Any:
+    if not is_uuid(kit_id):
+        abort(404)
+    svc = web.services().brand_kits
+    kit = svc.get(g.workspace.id, kit_id)
+    if request.method == "GET":
+        return _form_page(kit, _typed(kit["tokens"], name=kit["name"]))
+    changes: dict[str, Any] = {"name": request.form.get("name", ""),
+                               "tokens": _tokens_from(request.form, kit["tokens"])}
+    if _checked("default"):
+        changes["is_default"] = True
+    try:
+        kit = svc.update(g.workspace.id, kit_id, changes, logo=_uploaded(), drop_logo=_checked("drop_logo"))
+    except InvalidBrandKit as exc:
+        return _form_page(kit, request.form, _problems(exc.details), 400)
+    flash(f"The brand kit “{kit['name']}” is saved.", "ok")
+    return redirect(url_for("console.brand_kits") + f"#kit-{kit['id']}", code=303)
+
+
+def _form_page(kit: dict[str, Any] | None, typed: Any, problems: dict[str, str] | None = None,
+               status: int = 200) -> Any:
+    return render_template(
+        "console/brand_kit_form.html", kit=kit, typed=typed, problems=problems or {}, roles=COLOR_ROLES,
+        font_roles=FONT_ROLES, families=shipped_families(), weights=WEIGHTS, max_name=MAX_NAME,
+        max_tagline=MAX_TAGLINE, max_radius=MAX_RADIUS, max_logo_mb=MAX_LOGO_BYTES // (1024 * 1024),
+        resent=bool(problems) and bool(getattr(request.files.get("logo"), "filename", ""))), status
+
+
+def _typed(tokens: dict[str, Any], name: str) -> dict[str, str]:
+    """A kit's values as a form shows them (the same names the form posts)."""
+    fonts = tokens.get("fonts") or {}
+    typed = {"name": name, "tagline": tokens.get("tagline") or "", "radius": str(tokens.get("radius", ""))}
+    typed.update({f"color.{role}": str((tokens.get("colors") or {}).get(role, "")) for role in COLOR_KEYS})
+    for role in FONT_ROLES:
+        font = fonts.get(role) or {}
+        typed[f"font.{role}.family"] = str(font.get("family", ""))
+        typed[f"font.{role}.weight"] = str(font.get("weight", 400))
+    return typed
+
+
+def _tokens_from(form: Any, base: dict[str, Any]) -> dict[str, Any]:
+    """The tokens a posted form asks for; what it leaves out (the palette, a site's declared fonts)
+    from ``base``. Values that cannot be read are passed on as typed, for the service to name."""
+    fonts: dict[str, Any] = {}
+    for role in FONT_ROLES:
+        old = (base.get("fonts") or {}).get(role) or {}
+        family = form.get(f"font.{role}.family", "").strip()
+        fonts[role] = {"family": family, "weight": _number(form.get(f"font.{role}.weight", ""), int)}
+        if old.get("original") and old.get("family") == family:
+            fonts[role]["original"] = old["original"]
+    colors = {role: _hex(form.get(f"color.{role}", "")) for role in COLOR_KEYS}
+    palette = base.get("palette") if base is not NEUTRAL_BRAND else \
+        [c for c in dict.fromkeys(colors.values()) if _is_hex(c)]
+    tagline = form.get("tagline", "").strip()
+    return {"colors": colors, "palette": list(palette or []), "fonts": fonts,
+            "radius": _number(form.get("radius", ""), float), "tagline": tagline or None}
+
+
+def _hex(text: str) -> str:
+    text = text.strip()
+    if len(text) == 6 and _is_hex("#" + text.upper()):
+        text = "#" + text
+    return text.upper() if _is_hex(text.upper()) else text
+
+
+def _is_hex(text: str) -> bool:
+    return len(text) == 7 and text.startswith("#") and all(c in "0123456789ABCDEF" for c in text[1:])
+
+
+def _number(text: str, kind: type) -> Any:
+    try:
+        return kind(text.strip())
+    except ValueError:
+        return text.strip()
+
+
+def _checked(name: str) -> bool:
+    return request.form.get(name) not in (None, "", "0", "off")
+
+
+def _uploaded() -> LogoFile | None:
+    file = request.files.get("logo")
+    if file is None or not file.filename:
+        return None
+    return LogoFile(file.read(), file.filename)  # the request's size is capped (REELFARM_MAX_BODY_BYTES)
+
+
+_LABELS = {"/name": ("name", "Name"), "/tokens/radius": ("radius", "Corner radius"),
+           "/tokens/tagline": ("tagline", "Tagline"), "/logo": ("logo", "Logo")}
+
+
+def _problems(details: list[dict[str, Any]]) -> dict[str, str]:
+    """The service's problems by form name, each led by its field's label."""
+    out: dict[str, str] = {}
+    for d in details:
+        pointer = str(d.get("field", ""))
+        parts = pointer.strip("/").split("/")
+        if pointer in _LABELS:
+            name, label = _LABELS[pointer]
+        elif parts[:2] == ["tokens", "colors"] and len(parts) == 3:
+            name, label = f"color.{parts[2]}", f"{parts[2].capitalize()} colour"
+        elif parts[:2] == ["tokens", "fonts"] and len(parts) >= 3:
+            what = parts[3] if len(parts) == 4 else "family"
+            name, label = f"font.{parts[2]}.{what}", f"{parts[2].capitalize()} {'font' if what == 'family' else what}"
+        else:
+            name, label = "form", "Kit"
+        out.setdefault(name, f"{label}: {d.get('message')}")
+    return out
 
 
 @blp.route("/fonts/<family>.css")

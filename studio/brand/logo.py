@@ -33,7 +33,7 @@ class DecodedLogo:
 
 def decode_logo(data: bytes, content_type: str = "") -> DecodedLogo | None:
     """The logo in ``data`` as PNG and colours; None when it cannot be decoded or shows nothing."""
-    if _looks_like_svg(data, content_type):
+    if looks_like_svg(data, content_type):
         image = rasterize_svg(data)
     else:
         image = _fit_raster(data)
@@ -48,7 +48,8 @@ def decode_logo(data: bytes, content_type: str = "") -> DecodedLogo | None:
     return DecodedLogo(bytes(encoded), image.width(), image.height(), dominant_colors(pixels))
 
 
-def _looks_like_svg(data: bytes, content_type: str) -> bool:
+def looks_like_svg(data: bytes, content_type: str = "") -> bool:
+    """Whether ``data`` is an SVG document (by its media type or its first bytes)."""
     if "svg" in content_type:
         return True
     head = data[:512].lstrip().lower()
