@@ -16,16 +16,25 @@ def plan_chunks(total_frames: int, chunks: int) -> list[tuple[int, int]]:
 
 
 def scene_chunks(doc: Doc, fps: int, seconds_per_chunk: float = 5.0) -> list[tuple[int, int]]:
-    """A farm's chunks of ``doc`` at ``fps``: cut at every scene's first frame (a transition is drawn
-    by the chunk that starts its scene), a scene longer than ``seconds_per_chunk`` split into nearly
-    equal pieces of about that length. A function of the document's timing alone, so an edit inside
-    one scene leaves the other scenes' chunks, and their segments, as they were."""
+    """A farm's chunks of ``doc`` at ``fps``: cut at every scene's first frame and at the first frame
+    after its transition in (a crossfade is a chunk of its own, the only one that draws two
+    scenes), the rest of a scene longer than ``seconds_per_chunk`` split into nearly equal pieces of
+    about that length. A function of the document's timing alone, so an edit inside one scene
+    leaves the other scenes' chunks, and their segments, as they were; an edit to a scene redraws
+    its own chunks and the next scene's transition, not the whole next chunk."""
     total = frame_count(doc.duration, fps)
     cuts = {0, total}
-    for start in doc.scene_starts()[1:]:
-        first = math.ceil(start * fps - 1e-6)  # Timeline.locate: frame n shows the scene starting at or before n/fps
+    for index, start in enumerate(doc.scene_starts()):
+        # Timeline.locate: frame n shows the scene starting at or before n/fps, and the scene's
+        # transition while n/fps is less than its duration into the scene
+        first = math.ceil(start * fps - 1e-6)
         if 0 < first < total:
             cuts.add(first)
+        transition = doc.scenes[index].transition
+        if index and transition.type != "cut" and transition.duration > 0:
+            settled = math.ceil((start + transition.duration) * fps - 1e-6)
+            if first < settled < total:
+                cuts.add(settled)
     bounds = sorted(cuts)
     chunks: list[tuple[int, int]] = []
     for a, b in zip(bounds, bounds[1:]):

@@ -56,10 +56,10 @@ def test_status_of_the_embedded_mode(embedded: Farm, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     status = json.loads(result.output)
     assert status["mode"] == "embedded" and status["nodes"] == []
-    assert status["queues"] == {"render": {"queued": 2, "deferred": 1}}
+    assert status["queues"] == {"render": {"queued": 3, "deferred": 1}}  # two scenes, the crossfade a chunk
     [shown] = status["renders"]
     assert (shown["id"], shown["status"], shown["frames_done"], shown["frames_total"], shown["chunks"]) == \
-        (render["id"], "queued", 0, 180, 2)
+        (render["id"], "queued", 0, 180, 3)
     table = CliRunner().invoke(farm_group, ["status"], env=env_for(embedded, tmp_path))
     assert table.exit_code == 0 and "renders in flight" in table.output and "mode: embedded" in table.output
 
@@ -85,7 +85,7 @@ def test_status_of_a_farm_shows_nodes_queues_and_renders(rq_farm: Farm, redis: A
                                                               str(os.cpu_count()))
     assert node["gpu"] == "" and node["nvenc"] == "0"  # no GPU on this machine
     assert node["encoder"] == "x264"
-    assert status["queues"]["render"] == {"queued": 2, "started": 0, "deferred": 1, "scheduled": 0, "failed": 0}
+    assert status["queues"]["render"] == {"queued": 3, "started": 0, "deferred": 1, "scheduled": 0, "failed": 0}
     assert any(r["status"] == "queued" for r in status["renders"])
     table = CliRunner().invoke(farm_group, ["status", "--namespace", namespace],
                                env={**env_for(rq_farm, tmp_path, redis_url), "COLUMNS": "300"})

@@ -47,8 +47,12 @@ def nodes(rq_farm: Farm, redis_url: str, namespace: str, tmp_path: Path) -> Iter
     started.close()
 
 
-def two_chunk_renders(farm: Farm) -> RenderService:
-    """The farm's render service, cutting every render into two chunks."""
+CHUNKS = 3
+
+
+def scene_chunk_renders(farm: Farm) -> RenderService:
+    """The farm's render service: ``make_doc``'s two scenes make three chunks (scene one, the
+    crossfade into scene two, the rest of it)."""
     return RenderService(farm.engine, farm.queue, farm.storage, farm.clock, farm.progress)
 
 
@@ -122,13 +126,13 @@ def test_with_a_gl_node_live_the_chunks_go_to_it_and_status_shows_both_nodes(
     assert (live["cpu"]["raster"], live["cpu"]["gl_renderer"], live["cpu"]["queues"]) == ("cpu", "", "render,jobs")
 
     workspace = rq_farm.workspace()
-    render = two_chunk_renders(rq_farm).request(workspace, rq_farm.video(workspace, make_doc(6)), "16:9", 360, 12)
-    assert [j.origin for j in chunk_jobs(redis, namespace, render["id"], 2)] == [f"{namespace}{GPU_QUEUE}"] * 2
+    render = scene_chunk_renders(rq_farm).request(workspace, rq_farm.video(workspace, make_doc(6)), "16:9", 360, 12)
+    assert [j.origin for j in chunk_jobs(redis, namespace, render["id"], CHUNKS)] == [f"{namespace}{GPU_QUEUE}"] * CHUNKS
     stitch = Job.fetch(f"{namespace}{stitch_job_id(render['id'])}", connection=redis)
     assert stitch.origin == f"{namespace}{RENDER_QUEUE}"
 
     done = wait_done(rq_farm, workspace, render["id"], nodes, "gl", "cpu")
-    assert [j.worker_name for j in chunk_jobs(redis, namespace, render["id"], 2)] == [f"{namespace}gl"] * 2
+    assert [j.worker_name for j in chunk_jobs(redis, namespace, render["id"], CHUNKS)] == [f"{namespace}gl"] * CHUNKS
     assert_video(local_file(rq_farm.storage, done["url"]), 640, 360, 12, 6 * 12, audio=False)
     assert "GL rasterizer on llvmpipe" in nodes.log("gl")  # the chunks drew on GL, not on the CPU fallback
     assert "drawing on the CPU" not in nodes.log("gl")
@@ -159,11 +163,11 @@ def test_with_only_a_cpu_node_live_the_chunks_go_to_the_cpu_queue(rq_farm: Farm,
     wait_live(redis, namespace, "cpu")
 
     workspace = rq_farm.workspace()
-    render = two_chunk_renders(rq_farm).request(workspace, rq_farm.video(workspace, make_doc(6)), "1:1", 240, 12)
-    assert [j.origin for j in chunk_jobs(redis, namespace, render["id"], 2)] == [f"{namespace}{RENDER_QUEUE}"] * 2
+    render = scene_chunk_renders(rq_farm).request(workspace, rq_farm.video(workspace, make_doc(6)), "1:1", 240, 12)
+    assert [j.origin for j in chunk_jobs(redis, namespace, render["id"], CHUNKS)] == [f"{namespace}{RENDER_QUEUE}"] * CHUNKS
 
     done = wait_done(rq_farm, workspace, render["id"], nodes, "cpu")
-    assert [j.worker_name for j in chunk_jobs(redis, namespace, render["id"], 2)] == [f"{namespace}cpu"] * 2
+    assert [j.worker_name for j in chunk_jobs(redis, namespace, render["id"], CHUNKS)] == [f"{namespace}cpu"] * CHUNKS
     assert_video(local_file(rq_farm.storage, done["url"]), 240, 240, 12, 6 * 12, audio=False)
 
 
@@ -180,10 +184,10 @@ def test_chunks_waiting_for_a_gpu_node_past_the_wait_move_to_a_cpu_node(rq_farm:
 
     gpu_node_beats()
     workspace = rq_farm.workspace()
-    render = two_chunk_renders(rq_farm).request(workspace, rq_farm.video(workspace, make_doc(6)), "16:9", 240, 12)
-    assert [j.origin for j in chunk_jobs(redis, namespace, render["id"], 2)] == [f"{namespace}{GPU_QUEUE}"] * 2
+    render = scene_chunk_renders(rq_farm).request(workspace, rq_farm.video(workspace, make_doc(6)), "16:9", 240, 12)
+    assert [j.origin for j in chunk_jobs(redis, namespace, render["id"], CHUNKS)] == [f"{namespace}{GPU_QUEUE}"] * CHUNKS
     time.sleep(1.0)
-    assert redis.llen(f"rq:queue:{namespace}{GPU_QUEUE}") == 2
+    assert redis.llen(f"rq:queue:{namespace}{GPU_QUEUE}") == CHUNKS
 
     nodes.env["REELFARM_GPU_QUEUE_WAIT_SEC"] = "3"
     nodes.start("cpu", "--queues", "render,jobs", "--raster", "cpu")
@@ -191,11 +195,11 @@ def test_chunks_waiting_for_a_gpu_node_past_the_wait_move_to_a_cpu_node(rq_farm:
                     not in ("queued", "running") and r, timeout=180, interval=0.5)
     assert done["status"] == "succeeded", (done["error"], nodes.log("cpu"))
 
-    jobs = chunk_jobs(redis, namespace, render["id"], 2)
-    assert [j.origin for j in jobs] == [f"{namespace}{RENDER_QUEUE}"] * 2
-    assert [j.worker_name for j in jobs] == [f"{namespace}cpu"] * 2
+    jobs = chunk_jobs(redis, namespace, render["id"], CHUNKS)
+    assert [j.origin for j in jobs] == [f"{namespace}{RENDER_QUEUE}"] * CHUNKS
+    assert [j.worker_name for j in jobs] == [f"{namespace}cpu"] * CHUNKS
     assert redis.llen(f"rq:queue:{namespace}{GPU_QUEUE}") == 0
-    assert "moved 2 chunk(s) that waited over 3 s for a GPU node to render" in nodes.log("cpu")
+    assert f"moved {CHUNKS} chunk(s) that waited over 3 s for a GPU node to render" in nodes.log("cpu")
     assert_video(local_file(rq_farm.storage, done["url"]), 426, 240, 12, 6 * 12, audio=False)
 
 

@@ -18,7 +18,10 @@ from reelfarm.shared.tables import queued_tasks
 from tests.integration.farm.conftest import Farm, make_doc, work_burst
 from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
 
-SCENE_ONE_FRAMES = 3 * 24  # make_doc(6): two scenes of 3 s; at 24 fps, one chunk each
+# make_doc(6) at 24 fps: scene one (3 s, one chunk), scene two's crossfade in (0.5 s, a chunk of its
+# own, the only one that draws both scenes), the rest of scene two (2.5 s)
+SCENE_ONE_FRAMES = 3 * 24
+CROSSFADE_FRAMES = 12
 
 
 def frames_of(path: Path) -> list[np.ndarray]:
@@ -54,7 +57,8 @@ def test_a_new_version_draws_only_the_scene_that_changed(embedded: Farm) -> None
     assert second["progress"] == pytest.approx(SCENE_ONE_FRAMES / 144, abs=1e-3), "reused frames count at once"
     with embedded.engine.connect() as conn:
         queued = sorted(r for r in conn.execute(select(queued_tasks.c.id)).scalars() if second["id"] in r)
-    assert queued == [f"render-{second['id']}-chunk-1", f"render-{second['id']}-stitch"], "scene one is not drawn"
+    assert queued == [f"render-{second['id']}-chunk-1", f"render-{second['id']}-chunk-2",
+                      f"render-{second['id']}-stitch"], "scene one is not drawn"
     from reelfarm.farm.runtime.status import collect_status
     [shown] = [r for r in collect_status(embedded.engine, embedded.progress, embedded.clock)["renders"]
                if r["id"] == second["id"]]
@@ -75,6 +79,36 @@ def test_a_new_version_draws_only_the_scene_that_changed(embedded: Farm) -> None
     assert all(np.array_equal(a, b) for a, b in zip(ours, theirs)), "frame-exact with a full render"
     kept = list((Path(embedded.storage.root) / CACHE_PREFIX).iterdir())
     assert sorted(p.name for p in kept) == sorted([workspace, other]), "kept per workspace"
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_an_edit_to_a_scene_redraws_the_next_scenes_crossfade_not_the_rest_of_it(embedded: Farm) -> None:
+    workspace = embedded.workspace(credits=5)
+    doc = make_doc(6)
+    video = embedded.video(workspace, doc)
+    embedded.queue.start()  # type: ignore[attr-defined]
+    _finish(embedded, workspace, embedded.renders.request(workspace, video, "16:9", 144, 24)["id"])
+
+    embedded.queue.stop(30)  # type: ignore[attr-defined]
+    first_scene_changed = copy.deepcopy(doc)
+    first_scene_changed["scenes"][0]["layers"][0]["text"] = "Hello again"
+    embedded.new_version(workspace, video, first_scene_changed)
+    second = embedded.renders.request(workspace, video, "16:9", 144, 24)
+    assert second["reused_frames"] == 144 - SCENE_ONE_FRAMES - CROSSFADE_FRAMES
+    with embedded.engine.connect() as conn:
+        queued = sorted(r for r in conn.execute(select(queued_tasks.c.id)).scalars() if second["id"] in r)
+    assert queued == [f"render-{second['id']}-chunk-0", f"render-{second['id']}-chunk-1",
+                      f"render-{second['id']}-stitch"], "scene one and the crossfade that blends from it"
+    embedded.queue.start()  # type: ignore[attr-defined]
+    second = _finish(embedded, workspace, second["id"])
+
+    other = embedded.workspace(credits=5)
+    full = _finish(embedded, other, embedded.renders.request(
+        other, embedded.video(other, first_scene_changed), "16:9", 144, 24)["id"])
+    ours = frames_of(local_file(embedded.storage, second["url"]))
+    theirs = frames_of(local_file(embedded.storage, full["url"]))
+    assert len(ours) == len(theirs) == 144
+    assert all(np.array_equal(a, b) for a, b in zip(ours, theirs)), "frame-exact with a full render"
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)

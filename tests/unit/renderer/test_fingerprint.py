@@ -47,10 +47,11 @@ def prints(raw: dict[str, Any], digests: dict[str, str] | None = None, **options
 
 def test_chunks_start_at_every_scene_and_split_long_scenes() -> None:
     doc = parse_doc(six_scenes())
-    assert scene_chunks(doc, FPS) == [(0, 72), (72, 144), (144, 228), (228, 312), (312, 384), (384, 456),
-                                      (456, 528)]
+    assert scene_chunks(doc, FPS) == [(0, 72), (72, 144), (144, 228), (228, 312), (312, 324), (324, 384),
+                                      (384, 456), (456, 528)], "scene 4's crossfade (12 frames) is a chunk of its own"
     assert scene_chunks(doc, FPS) == scene_chunks(parse_doc(six_scenes()), FPS), "the timing alone decides"
-    assert scenes_drawn(doc, (312, 384), FPS) == [2, 3], "a crossfade blends from the scene before"
+    assert scenes_drawn(doc, (312, 324), FPS) == [2, 3], "a crossfade blends from the scene before"
+    assert scenes_drawn(doc, (324, 384), FPS) == [3], "after it, the scene alone"
     assert scenes_drawn(doc, (384, 456), FPS) == [4]
 
 
@@ -60,13 +61,13 @@ def test_an_edit_in_one_scene_leaves_the_other_chunks_alone() -> None:
     edited["scenes"][2]["layers"][0]["text"] = "Changed in scene 3"
     after = prints(edited)
     changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
-    assert changed == [2, 3, 4], "scene 3's two chunks, and scene 4's, which crossfades from it"
+    assert changed == [2, 3, 4], "scene 3's two chunks, and scene 4's crossfade, which blends from it"
     assert len(set(before)) == len(before), "no two chunks share a fingerprint"
 
 
 def test_an_asset_whose_content_is_unknown_makes_its_chunks_always_drawn() -> None:
     unknown = prints(six_scenes(), digests={})
-    assert unknown[5] is None and all(f is not None for i, f in enumerate(unknown) if i != 5)
+    assert unknown[6] is None and all(f is not None for i, f in enumerate(unknown) if i != 6)
 
 
 CHANGES = {
@@ -89,10 +90,10 @@ OPTIONS = {
 def test_anything_a_chunk_draws_changes_its_fingerprint(change: str, option: str, use_option: bool) -> None:
     base = prints(six_scenes())
     if use_option:
-        assert prints(six_scenes(), **OPTIONS[option])[5] != base[5], option
+        assert prints(six_scenes(), **OPTIONS[option])[6] != base[6], option
         return
     edited = six_scenes()
     CHANGES[change](edited)
     if edited == six_scenes():
         return  # the change was no change (the document already said so)
-    assert prints(edited)[5] != base[5], change
+    assert prints(edited)[6] != base[6], change
