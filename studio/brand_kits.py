@@ -283,7 +283,9 @@ def _is_number(value: Any) -> bool:
 
 
 def _shown(value: Any) -> str:
-    return "nothing" if value is None or value == "" else repr(value)
+    if value is None or value == "":
+        return "nothing"
+    return f"{value:g}" if _is_number(value) else repr(value)
 
 
 def _megabytes(size: int) -> str:

@@ -123,6 +123,7 @@ def _form_page(kit: dict[str, Any] | None, typed: Any, problems: dict[str, str] 
                status: int = 200) -> Any:
     return render_template(
         "console/brand_kit_form.html", kit=kit, typed=typed, problems=problems or {}, roles=COLOR_ROLES,
+        saved_colors=(kit or {}).get("tokens", {}).get("colors") or NEUTRAL_BRAND["colors"],
         font_roles=FONT_ROLES, families=shipped_families(), weights=WEIGHTS, max_name=MAX_NAME,
         max_tagline=MAX_TAGLINE, max_radius=MAX_RADIUS, max_logo_mb=MAX_LOGO_BYTES // (1024 * 1024),
         resent=bool(problems) and bool(getattr(request.files.get("logo"), "filename", ""))), status
@@ -151,11 +152,16 @@ def _tokens_from(form: Any, base: dict[str, Any]) -> dict[str, Any]:
         if old.get("original") and old.get("family") == family:
             fonts[role]["original"] = old["original"]
     colors = {role: _hex(form.get(f"color.{role}", "")) for role in COLOR_KEYS}
-    palette = base.get("palette") if base is not NEUTRAL_BRAND else \
-        [c for c in dict.fromkeys(colors.values()) if _is_hex(c)]
+    palette = base.get("palette")
+    if base is NEUTRAL_BRAND or palette == _palette_of(base.get("colors") or {}):  # a palette of its own colours
+        palette = _palette_of(colors)  # follows them
     tagline = form.get("tagline", "").strip()
     return {"colors": colors, "palette": list(palette or []), "fonts": fonts,
             "radius": _number(form.get("radius", ""), float), "tagline": tagline or None}
+
+
+def _palette_of(colors: dict[str, str]) -> list[str]:
+    return [c for c in dict.fromkeys(colors.get(role, "") for role in COLOR_KEYS) if _is_hex(c)]
 
 
 def _hex(text: str) -> str:

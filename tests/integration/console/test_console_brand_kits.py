@@ -62,6 +62,7 @@ def test_a_kit_made_by_hand_with_a_logo_is_listed_with_its_colours_by_role(app, 
     tenant = make_tenant()
     ann = _owner(app, tenant)
     new = ann.get("/app/brand-kits/new").get_data(as_text=True)
+    assert tuple(COLOR_ROLES) == COLOR_KEYS
     for role, use in COLOR_ROLES.items():  # each colour labelled with its role and what it is for
         assert f'<label for="kit-color-{role}">{role.capitalize()} colour</label>' in new and use in new
     assert '<option value="Playfair Display"' in new and 'enctype="multipart/form-data"' in new
