@@ -16,6 +16,7 @@ transaction (``tests/unit/api/test_views_seam.py``).
     accounts      shared.accounts.AccountService     the console's people: sign-in, links, passwords
     api_keys      shared.apikeys.ApiKeyService       a workspace's API keys: create, list, revoke
     read_models   shared.readmodels.ReadModels       the console's read-only lists (ledger, pictures, copies)
+    previews      studio.previews.StoryPreviews      stills of unsaved story drafts, the gallery's thumbnails
     figures       shared.readmodels.FarmFigures      the farm-wide figures behind /metrics
 
 The console (``console/``) and ``/metrics`` (``api/metrics.py``) reach them the same way, through
@@ -56,6 +57,7 @@ from reelfarm.shared.storage import LocalStorage, Storage, make_storage
 from reelfarm.studio.brand_kits import BrandKitService
 from reelfarm.studio.comments import CommentService
 from reelfarm.studio.fetch import make_fetcher
+from reelfarm.studio.previews import StoryPreviews
 from reelfarm.studio.videos import VideoService
 from reelfarm.studio.webhooks import WebhookService
 
@@ -85,6 +87,7 @@ class Services:
     api_keys: ApiKeyService = field(default=None)  # type: ignore[assignment]
     read_models: ReadModels = field(default=None)  # type: ignore[assignment]
     figures: FarmFigures = field(default=None)  # type: ignore[assignment]
+    previews: StoryPreviews = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.videos is None:
@@ -108,6 +111,8 @@ class Services:
             self.api_keys = ApiKeyService(self.engine, self.clock)
         if self.read_models is None:
             self.read_models = ReadModels(self.engine, self.storage)
+        if self.previews is None:
+            self.previews = StoryPreviews(self.engine, self.storage, self.settings.data_dir / "previews")
         if self.figures is None:
             queue = self.farm.queue
             redis = getattr(queue, "redis", None)

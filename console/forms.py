@@ -171,16 +171,60 @@ def parse(schema: Mapping[str, Any], form: Mapping[str, Any]) -> dict[str, Any]:
     Every property of the schema gets a value: what the form holds, read as the property's type.
     Range and length checks are the story's own (``reelfarm.studio.stories.validate_fields``).
     """
+    values, problems = read(schema, form)
+    if problems:
+        raise FormProblem(problems)
+    return values
+
+
+def read(schema: Mapping[str, Any], form: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The values of the fields that could be read, and a message (by form name) for each that
+    could not: every problem at once, so the story's own checks can run on the rest."""
     values: dict[str, Any] = {}
     problems: dict[str, str] = {}
     for name, prop in schema.get("properties", {}).items():
         try:
-            values[name] = _read(PREFIX + name, prop, form)
+            values[name] = _read(PREFIX + name, prop, form, _title(prop, name))
         except _Unreadable as exc:
             problems.update(exc.problems)
-    if problems:
-        raise FormProblem(problems)
+    return values, problems
+
+
+def typed(schema: Mapping[str, Any], form: Mapping[str, Any]) -> dict[str, Any]:
+    """What was typed, to show again beside the problems: lists as they read back, others as text."""
+    values: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        kind, _ = kind_of(prop)
+        if kind in ("list", "rows"):
+            found, _ = read({"properties": {name: prop}}, form)
+            values[name] = found.get(name, prop.get("default"))
+        elif kind == "checkbox":
+            values[name] = form.get(PREFIX + name) not in (None, "", "0", "false", "off")
+        else:
+            values[name] = form.get(PREFIX + name, "")
     return values
+
+
+def label_at(schema: Mapping[str, Any], parts: Sequence[str]) -> str:
+    """The label of the control at a path of field names and list indexes (``stats``, ``1``,
+    ``value`` -> ``Value 2``), as ``controls`` labels it; the field's name where the schema has none."""
+    props = schema.get("properties", {})
+    if not parts or parts[0] not in props:
+        return parts[0] if parts else "Form"
+    prop = props[parts[0]]
+    label = _title(prop, parts[0])
+    if len(parts) >= 2 and str(parts[1]).isdigit():
+        number = int(parts[1]) + 1
+        item = prop.get("items", {})
+        if len(parts) >= 3 and parts[2] in item.get("properties", {}):
+            sub = item["properties"][parts[2]]
+            return f"{_title(sub, parts[2])} {number}"
+        return f"{_singular(label)} {number}"
+    return label
+
+
+def _title(prop: Mapping[str, Any], name: str) -> str:
+    return str(prop.get("title") or name.rsplit(".", 1)[-1])
 
 
 class _Unreadable(Exception):
@@ -189,7 +233,7 @@ class _Unreadable(Exception):
         self.problems = problems
 
 
-def _read(name: str, prop: Mapping[str, Any], form: Mapping[str, Any]) -> Any:
+def _read(name: str, prop: Mapping[str, Any], form: Mapping[str, Any], label: str) -> Any:
     kind, nullable = kind_of(prop)
     if kind == "checkbox":
         return form.get(name) not in (None, "", "0", "false", "off")
@@ -198,38 +242,43 @@ def _read(name: str, prop: Mapping[str, Any], form: Mapping[str, Any]) -> Any:
     raw = form.get(name)
     text = "" if raw is None else str(raw)
     if kind == "select":
-        return _read_choice(name, prop, text, nullable)
+        return _read_choice(name, prop, text, nullable, label)
     if kind in ("integer", "number"):
-        return _read_number(name, kind, text.strip(), nullable)
+        return _read_number(name, kind, text.strip(), nullable, label)
     if kind in ("url", "color"):
         text = text.strip()
         return None if (text == "" and nullable) else text
     return None if (text == "" and nullable) else text
 
 
-def _read_choice(name: str, prop: Mapping[str, Any], text: str, nullable: bool) -> Any:
+def _read_choice(name: str, prop: Mapping[str, Any], text: str, nullable: bool, label: str) -> Any:
     if text == "" and nullable:
         return None
     for option in prop["enum"]:
         if option is not None and str(option) == text:
             return option
-    raise _Unreadable({name: "Choose one of the listed options."})
+    listed = ", ".join(str(o) for o in prop["enum"] if o is not None)
+    raise _Unreadable({name: f"{label}: choose one of {listed}"})
 
 
-def _read_number(name: str, kind: str, text: str, nullable: bool) -> Any:
+def _read_number(name: str, kind: str, text: str, nullable: bool, label: str) -> Any:
     if text == "":
         if nullable:
             return None
-        raise _Unreadable({name: "Enter a number."})
+        raise _Unreadable({name: f"{label}: enter a number"})
     try:
         number = float(text)
     except ValueError:
-        raise _Unreadable({name: "Enter a number."}) from None
+        raise _Unreadable({name: f"{label}: {_quoted(text)} is not a number"}) from None
     if kind == "integer":
         if not number.is_integer():
-            raise _Unreadable({name: "Enter a whole number."})
+            raise _Unreadable({name: f"{label}: {_quoted(text)} is not a whole number"})
         return int(number)
     return number
+
+
+def _quoted(text: str, limit: int = 40) -> str:
+    return "'" + (text if len(text) <= limit else text[:limit - 1] + "…") + "'"
 
 
 def _read_list(name: str, prop: Mapping[str, Any], form: Mapping[str, Any]) -> list[Any]:
@@ -238,6 +287,7 @@ def _read_list(name: str, prop: Mapping[str, Any], form: Mapping[str, Any]) -> l
                       if key.startswith(name + ".") and key[len(name) + 1:].split(".", 1)[0].isdigit()})
     found: list[Any] = []
     problems: dict[str, str] = {}
+    title = _title(prop, name)
     for i in indexes:
         slot = f"{name}.{i}"
         if item.get("type") == "object":
@@ -246,7 +296,8 @@ def _read_list(name: str, prop: Mapping[str, Any], form: Mapping[str, Any]) -> l
             if all(v is None or str(v).strip() == "" for v in raw.values()):
                 continue
             try:
-                found.append({key: _read(f"{slot}.{key}", sub, form) for key, sub in keys.items()})
+                found.append({key: _read(f"{slot}.{key}", sub, form, f"{_title(sub, key)} {i + 1}")
+                              for key, sub in keys.items()})
             except _Unreadable as exc:
                 problems.update(exc.problems)
         else:
@@ -254,7 +305,7 @@ def _read_list(name: str, prop: Mapping[str, Any], form: Mapping[str, Any]) -> l
             if raw_item is None or str(raw_item).strip() == "":
                 continue
             try:
-                found.append(_read(slot, item, form))
+                found.append(_read(slot, item, form, f"{_singular(title)} {i + 1}"))
             except _Unreadable as exc:
                 problems.update(exc.problems)
     if problems:

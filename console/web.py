@@ -19,7 +19,8 @@ time. A POST whose ``Origin`` names another site is refused too.
 Each signed-in request counts against a per-user window in the API's rate limiter (the plan's
 API rate, or ``CONSOLE_RATE`` for plans without one). Pages answer with a strict
 Content-Security-Policy (scripts and styles only from the app itself), no framing, and
-``Cache-Control: no-store``.
+``Cache-Control: no-store`` (but for a response its view marked ``private``: a story's thumbnail,
+kept by the browser of the signed-in person only).
 """
 
 from __future__ import annotations
@@ -259,6 +260,7 @@ def secure_headers(response: Response) -> Response:
     response.headers["X-Frame-Options"] = "DENY"
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"
-    if request.endpoint != "console.static":
+    # static files, and images a view marked ``private`` (a story's thumbnail), may be kept
+    if request.endpoint != "console.static" and not response.headers.get("Cache-Control", "").startswith("private"):
         response.headers["Cache-Control"] = "no-store"
     return response

@@ -22,6 +22,7 @@ from typing import Any
 from reelfarm.renderer.linter import LintReport, lint
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.renderer.spec import FORMATS
+from reelfarm.studio.texts import text_slots
 from reelfarm.studio.translate import Translators
 from reelfarm.studio.translate.locales import direction_of, normalize_tag, script_of
 from reelfarm.studio.translate.placeholders import protect
@@ -96,13 +97,8 @@ def _needs_translation(text: str) -> bool:
 
 
 def _text_slots(doc: JSON) -> Iterator[tuple[JSON, str]]:
-    if isinstance(doc.get("title"), str):
-        yield doc, "title"
-    for layer in _text_layers(doc):
-        yield layer, "text"
-        for override in layer.get("formats", {}).values():
-            if isinstance(override.get("text"), str):
-                yield override, "text"
+    for _, holder, key in text_slots(doc):
+        yield holder, key
 
 
 def _all_layers(layers: list[JSON]) -> Iterator[JSON]:

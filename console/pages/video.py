@@ -24,16 +24,18 @@ from typing import Any
 
 from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
 
-from reelfarm.console import forms, web
+from reelfarm.console import forms, problems, web
 from reelfarm.console.blueprint import blp
-from reelfarm.farm.services.errors import PlanFeatureUnavailable
+from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable
 from reelfarm.farm.services.renders import credits_for
 from reelfarm.renderer.spec import FORMATS, RESOLUTIONS
 from reelfarm.shared import plans
 from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.storage import download_url
 from reelfarm.studio.errors import InvalidFieldsError
-from reelfarm.studio.stories import get_story
+from reelfarm.studio.stories import get_story, validate_fields
+from reelfarm.studio.texts import doc_texts
+from reelfarm.studio.translate.locales import locale_label
 
 REFRESH_SEC = 3
 
@@ -58,8 +60,8 @@ def video(video_id: str) -> Any:
     return _page(_video_id(video_id))
 
 
-def _page(video_id: str, problems: dict[str, str] | None = None, typed: dict[str, Any] | None = None,
-          status: int = 200) -> Any:
+def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, Any] | None = None,
+          status: int = 200, typed_texts: dict[int, str] | None = None) -> Any:
     svc = web.services()
     ws = g.workspace.id
     video = svc.videos.get(ws, video_id)
@@ -69,12 +71,14 @@ def _page(video_id: str, problems: dict[str, str] | None = None, typed: dict[str
     still_job = _still_job(ws, video_id, (video["current_version"] or {}).get("id"))
     fields = svc.read_models.current_fields(ws, video_id)
     controls = _controls(video, typed if typed is not None else fields)
+    texts = _texts(video, typed_texts) if controls is None else None
     anchor = _busy_anchor(video, renders, still_job, copies)
     return render_template(
         "console/video.html", v=video, version=video["current_version"], versions=versions,
         **_by_version(video, renders, versions),
-        copies=copies, job=video["job"], still=still_job, controls=controls, problems=problems or {},
-        formats=FORMATS, resolutions=RESOLUTIONS, locales=_locales(video),
+        copies=copies, job=video["job"], still=still_job, controls=controls, problems=found or {}, texts=texts,
+        formats=FORMATS, resolutions=RESOLUTIONS, locales=[(tag, locale_label(tag)) for tag in _locales(video)],
+        language=locale_label,
         locale_plan=plans.allows_locales(g.workspace.plan),
         cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if anchor is not None else None,
         refresh_anchor=anchor, title=video["title"]), status
@@ -125,6 +129,16 @@ def _controls(video: dict[str, Any], values: dict[str, Any] | None) -> list[form
     if not video["story_id"] or video["current_version"] is None:
         return None
     return forms.controls(get_story(video["story_id"]).fields, values)
+
+
+def _texts(video: dict[str, Any], typed: dict[int, str] | None) -> list[dict[str, Any]] | None:
+    """The texts of a video with no story fields (a translated copy, a document edit), to correct
+    them: each distinct text once, with what was typed when a save was refused."""
+    version = video["current_version"]
+    if version is None or not version.get("doc"):
+        return None
+    return [{"index": t.index, "label": t.label, "places": t.places, "multiline": t.multiline,
+             "value": (typed or {}).get(t.index, t.text)} for t in doc_texts(version["doc"])]
 
 
 def _locales(video: dict[str, Any]) -> list[str]:
@@ -214,16 +228,40 @@ def fields_update(video_id: str) -> Any:
     if not video["story_id"]:
         abort(404)
     story = get_story(video["story_id"])
-    try:
-        values = forms.parse(story.fields, request.form)
-    except forms.FormProblem as exc:
-        return _page(video_id, exc.problems, None, 400)
+    values, unreadable = forms.read(story.fields, request.form)
+    if unreadable:  # every problem at once: the story's checks of what could be read too
+        found = problems.explain(story.fields, values, validate_fields(story, values), unreadable=unreadable)
+        return _page(video_id, found, forms.typed(story.fields, request.form), 400)
     note = request.form.get("note", "").strip()[:2000] or None
     try:
         updated = svc.videos.update(g.workspace.id, video_id, fields=values, note=note)
     except InvalidFieldsError as exc:
-        return _page(video_id, forms.problem_names(exc.details), values, 400)
+        return _page(video_id, problems.explain(story.fields, values, exc.details), values, 400)
     flash(f"Saved as version {updated['current_version']['number']}.", "ok")
+    return _back(video_id, "#versions")
+
+
+@blp.route("/videos/<video_id>/texts", methods=["POST"])
+@web.signed_in
+def texts_update(video_id: str) -> Any:
+    """Correct the texts of a video that has no story fields (a translated copy): a new version."""
+    typed = {int(key[2:]): value for key, value in request.form.items()
+             if key.startswith("t.") and key[2:].isdigit() and len(key) < 10}
+    try:
+        based_on = int(request.form.get("version", ""))
+    except ValueError:
+        abort(400, description="The form had no version; reload the page and try again.")
+    note = request.form.get("note", "").strip()[:2000] or None
+    try:
+        updated = web.services().videos.update_texts(g.workspace.id, _video_id(video_id), typed, based_on=based_on,
+                                                     note=note)
+    except InvalidRequest as exc:
+        found = {"t." + str(d["field"]).rsplit("/", 1)[-1]: str(d["message"]) for d in exc.details}
+        return _page(video_id, found, status=400, typed_texts=typed)
+    if updated["current_version"]["number"] == based_on:
+        flash("Nothing changed, so no version was made.", "ok")
+    else:
+        flash(f"Saved as version {updated['current_version']['number']}.", "ok")
     return _back(video_id, "#versions")
 
 
@@ -246,7 +284,7 @@ def translation_create(video_id: str) -> Any:
         raise PlanFeatureUnavailable("Translated copies need the Pro or Agency plan.")
     svc.jobs.check_translations(g.workspace.id, _video_id(video_id), [locale])
     svc.jobs.request_translations(g.workspace.id, video_id, [locale])
-    flash(f"Translating into {locale}: the copy appears below.", "ok")
+    flash(f"Translating into {locale_label(locale)}: the copy appears below.", "ok")
     return _back(video_id, "#translations")
 
 

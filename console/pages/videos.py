@@ -1,11 +1,7 @@
-"""The videos grid, and making a video from a story (a generated form) or from a brief.
+"""The videos grid (making a video is ``new_video.py``).
 
 Each tile shows a picture in the video's own format (a poster or a still, the current version's
 first; a box of that shape when there is none) and says how the video was made.
-
-The story form is ``reelfarm.console.forms.controls`` over the story's own field schema; a post is read
-back with ``reelfarm.console.forms.parse`` and handed to the same ``VideoService.create_from_story`` the
-API calls, whose validation problems come back as messages beside the fields they concern.
 """
 
 from __future__ import annotations
@@ -13,15 +9,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import abort, g, redirect, render_template, request, url_for
+from flask import g, render_template, request
 
-from reelfarm.console import forms, web
+from reelfarm.console import web
 from reelfarm.console.blueprint import blp
-from reelfarm.renderer.spec import FORMATS
 from reelfarm.farm.services.errors import InvalidRequest
-from reelfarm.studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
-from reelfarm.studio.stories import get_story, list_stories
-from reelfarm.studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC
+from reelfarm.studio.stories import list_stories
 from reelfarm.studio.translate.locales import locale_name
 
 STATUSES = ("draft", "generating", "ready", "failed", "archived")
@@ -96,90 +89,3 @@ def _cursor_after(video: dict[str, Any]) -> str:
     """The API's cursor form, ``<microseconds since the epoch>.<id>``, positioned after ``video``."""
     micros = (video["created_at"] - EPOCH) // timedelta(microseconds=1)
     return f"{micros}.{video['id']}"
-
-
-@blp.route("/videos/new")
-@web.signed_in
-def video_new() -> Any:
-    return render_template("console/video_new.html", stories=list_stories(), **_choices())
-
-
-def _choices() -> dict[str, Any]:
-    kits = web.services().brand_kits.list(g.workspace.id)
-    return {"formats": FORMATS, "kits": kits, "min_duration": MIN_DURATION_SEC, "max_duration": MAX_DURATION_SEC}
-
-
-@blp.route("/videos/new/<story_id>", methods=["GET", "POST"])
-@web.signed_in
-def video_from_story(story_id: str) -> Any:
-    try:
-        story = get_story(story_id)
-    except UnknownStoryError:
-        abort(404)
-    if request.method == "GET":
-        return _story_form(story, forms.controls(story.fields), {"format": "9:16"})
-    settings = _settings_of(request.form)
-    try:
-        values = forms.parse(story.fields, request.form)
-    except forms.FormProblem as exc:
-        return _story_form(story, forms.controls(story.fields, _raw_values(story, request.form)), settings,
-                           exc.problems, 400)
-    try:
-        made = web.services().videos.create(
-            g.workspace.id, story_id=story.id, fields=values, brand_kit_id=settings["kit"] or None,
-            fmt=settings["format"], duration_sec=settings["duration"], title=settings["title"] or None)
-    except InvalidFieldsError as exc:
-        return _story_form(story, forms.controls(story.fields, values), settings,
-                           forms.problem_names(exc.details), 400)
-    except InvalidBuildRequestError as exc:
-        return _story_form(story, forms.controls(story.fields, values), settings,
-                           {f"video.{exc.field}": str(exc)}, 400)
-    return redirect(url_for("console.video", video_id=made["id"]), code=303)
-
-
-def _raw_values(story: Any, form: Any) -> dict[str, Any]:
-    """What was typed, to show again beside the problems (lists as posted, others as text)."""
-    values: dict[str, Any] = {}
-    for name, prop in story.fields["properties"].items():
-        kind, _ = forms.kind_of(prop)
-        if kind in ("list", "rows"):
-            try:
-                values[name] = forms.parse({"properties": {name: prop}}, form)[name]
-            except forms.FormProblem:
-                values[name] = prop.get("default")
-        else:
-            values[name] = form.get(forms.PREFIX + name, "")
-    return values
-
-
-def _settings_of(form: Any) -> dict[str, Any]:
-    fmt = form.get("format", "9:16")
-    raw = form.get("duration", "").strip()
-    try:
-        duration = float(raw) if raw else None
-    except ValueError:
-        duration = -1.0  # the builder refuses it with its own message
-    return {"format": fmt if fmt in FORMATS else "9:16", "duration": duration, "title": form.get("title", "").strip()[:500],
-            "kit": form.get("brand_kit_id", "")}
-
-
-def _story_form(story: Any, controls: list[forms.Control], settings: dict[str, Any],
-                problems: dict[str, str] | None = None, status: int = 200) -> Any:
-    return render_template("console/video_story.html", story=story, controls=controls, settings=settings,
-                           problems=problems or {}, **_choices()), status
-
-
-@blp.route("/videos/brief", methods=["POST"])
-@web.signed_in
-def video_from_brief() -> Any:
-    settings = _settings_of(request.form)
-    brief = request.form.get("brief", "").strip()
-    url = request.form.get("url", "").strip() or None
-    if not brief and not url:
-        return render_template("console/video_new.html", stories=list_stories(), brief_error="Write a brief, or give "
-                               "a website to start from.", **_choices()), 400
-    duration = settings["duration"] if settings["duration"] and settings["duration"] > 0 else None
-    made = web.services().videos.create(
-        g.workspace.id, brief=brief or None, url=url, title=settings["title"] or None,
-        brand_kit_id=settings["kit"] or None, fmt=settings["format"], duration_sec=duration)
-    return redirect(url_for("console.video", video_id=made["id"]), code=303)

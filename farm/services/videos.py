@@ -18,13 +18,14 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reelfarm.farm.services.errors import InvalidRequest
+from reelfarm.farm.services.errors import InvalidRequest, StateConflict
 from reelfarm.farm.services.jobs import JobService
 from reelfarm.farm.services.renders import RenderService
 from reelfarm.farm.services.resources import job_resource
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.storage import Storage
 from reelfarm.studio.resources import version_resource, video_resource
+from reelfarm.studio.texts import text_problems, with_texts
 from reelfarm.studio.videos import VideoService, VideoView
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -91,6 +92,31 @@ class Videos:
                note: str | None = None) -> dict[str, Any]:
         return self._resource(self.videos.update(workspace_id, video_id, doc=doc, fields=fields, title=title,
                                                  note=note))
+
+    def update_texts(self, workspace_id: str, video_id: str, changes: dict[int, str], *, based_on: int,
+                     note: str | None = None) -> dict[str, Any]:
+        """Save the current version with some of its texts replaced (``reelfarm.studio.texts``: by the
+        index of each distinct text) as a new version; nothing is saved when no text changed.
+
+        Raises:
+            StateConflict: the current version is no longer ``based_on`` (another edit landed).
+            InvalidRequest: every text that cannot be used (``/texts/<index>``).
+            shared.errors.NotFound, studio.videos.VideoStateError: as for any edit.
+        """
+        view = self.videos.get(workspace_id, video_id)
+        current = view.version
+        if current is None or current.number != based_on:
+            now = current.number if current is not None else "none"
+            raise StateConflict(f"the video changed while the page was open (its current version is {now}); "
+                                "reload the page and make the change again")
+        problems = text_problems(current.doc, changes)
+        if problems:
+            raise InvalidRequest([{"field": f"/texts/{i}", "code": "invalid_text", "message": message}
+                                  for i, message in sorted(problems.items())])
+        new_doc = with_texts(current.doc, changes)
+        if new_doc == current.doc:
+            return self._resource(view)
+        return self.update(workspace_id, video_id, doc=new_doc, note=note)
 
     def archive(self, workspace_id: str, video_id: str) -> dict[str, Any]:
         return self._resource(self.videos.archive(workspace_id, video_id))

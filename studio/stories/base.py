@@ -29,6 +29,7 @@ __all__ = [
     "Story",
     "StoryContext",
     "define_story",
+    "request_problems",
     "resolve_fields",
     "validate_fields",
 ]
@@ -192,18 +193,32 @@ def define_story(*, id: str, name: str, category: str, description: str, default
     return story
 
 
-def _check_request(story: Story, fmt: str, duration_sec: float | None) -> float:
+def request_problems(story: Story, fields: Any, fmt: str, duration_sec: float | None) -> list[dict]:
+    """Every problem with a request to build ``story``, at once: its fields (as ``validate_fields``
+    gives them), then the format (``/format``) and the duration (``/duration_sec``)."""
+    return validate_fields(story, fields) + [
+        {"field": f"/{name}", "code": code, "message": message}
+        for name, code, message in _setting_problems(fmt, duration_sec)]
+
+
+def _setting_problems(fmt: str, duration_sec: float | None) -> list[tuple[str, str, str]]:
+    found = []
     if fmt not in FORMATS:
-        raise InvalidBuildRequestError("format", f"format must be one of {', '.join(FORMATS)}")
+        found.append(("format", "invalid_choice", f"format must be one of {', '.join(FORMATS)}"))
     if duration_sec is None:
-        return float(story.default_duration_sec)
+        return found
     if isinstance(duration_sec, bool) or not isinstance(duration_sec, (int, float)):
-        raise InvalidBuildRequestError("duration_sec", "duration_sec must be a number")
-    if not MIN_DURATION_SEC <= duration_sec <= MAX_DURATION_SEC:
-        raise InvalidBuildRequestError(
-            "duration_sec", f"duration_sec must be between {MIN_DURATION_SEC:g} and {MAX_DURATION_SEC:g}"
-        )
-    return float(duration_sec)
+        found.append(("duration_sec", "invalid_type", "duration_sec must be a number"))
+    elif not MIN_DURATION_SEC <= duration_sec <= MAX_DURATION_SEC:
+        found.append(("duration_sec", "out_of_range",
+                      f"duration_sec must be between {MIN_DURATION_SEC:g} and {MAX_DURATION_SEC:g}"))
+    return found
+
+
+def _check_request(story: Story, fmt: str, duration_sec: float | None) -> float:
+    for name, _, message in _setting_problems(fmt, duration_sec)[:1]:
+        raise InvalidBuildRequestError(name, message)
+    return float(story.default_duration_sec if duration_sec is None else duration_sec)
 
 
 def _kit(brand_tokens: dict | None, values: dict[str, Any]) -> Kit:

@@ -16,7 +16,7 @@ SALE_FIELDS = f.fields_schema(
     ends=f.text("Ends", "Ends Sunday at midnight", 40, optional=True),
     cta=f.text("Call to action", "Shop the sale", 24, optional=True),
     url=f.text("Link text", "example.com/sale", 40, optional=True),
-    badge_color=f.color("Badge colour", description="The discount badge; null uses the brand accent."),
+    badge_color=f.color("Badge colour", description="The discount badge's fill; empty for the brand's accent colour."),
     theme=f.choice("Theme", ["light", "dark"], "dark"),
 )
 _F = {n: f.max_len(SALE_FIELDS, n) for n in ("kicker", "discount", "headline", "code", "ends", "cta", "url")}

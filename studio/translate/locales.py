@@ -8,24 +8,36 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["LANGUAGE_NAMES", "RTL_LANGUAGES", "SCRIPT_OF_LANGUAGE", "direction_of", "language_of", "locale_name",
-           "match_tag", "normalize_tag", "script_of"]
+__all__ = ["LANGUAGES", "LANGUAGE_NAMES", "RTL_LANGUAGES", "SCRIPT_OF_LANGUAGE", "direction_of", "language_of",
+           "locale_label", "locale_name", "match_tag", "normalize_tag", "script_of"]
 
 _TAG = re.compile(r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$")
 
-LANGUAGE_NAMES: dict[str, str] = {
-    "af": "Afrikaans", "an": "Aragonese", "ar": "Arabic", "ast": "Asturian", "az": "Azerbaijani",
-    "be": "Belarusian", "bg": "Bulgarian", "bn": "Bengali", "br": "Breton", "ca": "Catalan", "cs": "Czech",
-    "cy": "Welsh", "da": "Danish", "de": "German", "el": "Greek", "en": "English", "eo": "Esperanto",
-    "es": "Spanish", "et": "Estonian", "eu": "Basque", "fa": "Persian", "fi": "Finnish", "fr": "French",
-    "ga": "Irish", "gl": "Galician", "he": "Hebrew", "hi": "Hindi", "hr": "Croatian", "hu": "Hungarian",
-    "id": "Indonesian", "is": "Icelandic", "it": "Italian", "ja": "Japanese", "kk": "Kazakh", "ko": "Korean",
-    "lt": "Lithuanian", "lv": "Latvian", "mk": "Macedonian", "mr": "Marathi", "ms": "Malay", "mt": "Maltese",
-    "nb": "Norwegian Bokmål", "ne": "Nepali", "nl": "Dutch", "nn": "Norwegian Nynorsk", "no": "Norwegian",
-    "oc": "Occitan", "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sk": "Slovak",
-    "sl": "Slovenian", "sq": "Albanian", "sr": "Serbian", "sv": "Swedish", "th": "Thai", "tl": "Tagalog",
-    "tr": "Turkish", "tt": "Tatar", "uk": "Ukrainian", "ur": "Urdu", "vi": "Vietnamese", "zh": "Chinese",
+# Each language once: its English name (the API's ``name``) and its own name (the console's menus).
+LANGUAGES: dict[str, tuple[str, str]] = {
+    "af": ("Afrikaans", "Afrikaans"), "an": ("Aragonese", "Aragonés"), "ar": ("Arabic", "العربية"),
+    "ast": ("Asturian", "Asturianu"), "az": ("Azerbaijani", "Azərbaycan"), "be": ("Belarusian", "Беларуская"),
+    "bg": ("Bulgarian", "Български"), "bn": ("Bengali", "বাংলা"), "br": ("Breton", "Brezhoneg"),
+    "ca": ("Catalan", "Català"), "cs": ("Czech", "Čeština"), "cy": ("Welsh", "Cymraeg"), "da": ("Danish", "Dansk"),
+    "de": ("German", "Deutsch"), "el": ("Greek", "Ελληνικά"), "en": ("English", "English"),
+    "eo": ("Esperanto", "Esperanto"), "es": ("Spanish", "Español"), "et": ("Estonian", "Eesti"),
+    "eu": ("Basque", "Euskara"), "fa": ("Persian", "فارسی"), "fi": ("Finnish", "Suomi"),
+    "fr": ("French", "Français"), "ga": ("Irish", "Gaeilge"), "gl": ("Galician", "Galego"),
+    "he": ("Hebrew", "עברית"), "hi": ("Hindi", "हिन्दी"), "hr": ("Croatian", "Hrvatski"),
+    "hu": ("Hungarian", "Magyar"), "id": ("Indonesian", "Bahasa Indonesia"), "is": ("Icelandic", "Íslenska"),
+    "it": ("Italian", "Italiano"), "ja": ("Japanese", "日本語"), "kk": ("Kazakh", "Қазақ тілі"),
+    "ko": ("Korean", "한국어"), "lt": ("Lithuanian", "Lietuvių"), "lv": ("Latvian", "Latviešu"),
+    "mk": ("Macedonian", "Македонски"), "mr": ("Marathi", "मराठी"), "ms": ("Malay", "Bahasa Melayu"),
+    "mt": ("Maltese", "Malti"), "nb": ("Norwegian Bokmål", "Norsk bokmål"), "ne": ("Nepali", "नेपाली"),
+    "nl": ("Dutch", "Nederlands"), "nn": ("Norwegian Nynorsk", "Norsk nynorsk"), "no": ("Norwegian", "Norsk"),
+    "oc": ("Occitan", "Occitan"), "pl": ("Polish", "Polski"), "pt": ("Portuguese", "Português"),
+    "ro": ("Romanian", "Română"), "ru": ("Russian", "Русский"), "sk": ("Slovak", "Slovenčina"),
+    "sl": ("Slovenian", "Slovenščina"), "sq": ("Albanian", "Shqip"), "sr": ("Serbian", "Српски"),
+    "sv": ("Swedish", "Svenska"), "th": ("Thai", "ไทย"), "tl": ("Tagalog", "Tagalog"), "tr": ("Turkish", "Türkçe"),
+    "tt": ("Tatar", "Татарча"), "uk": ("Ukrainian", "Українська"), "ur": ("Urdu", "اردو"),
+    "vi": ("Vietnamese", "Tiếng Việt"), "zh": ("Chinese", "中文"),
 }
+LANGUAGE_NAMES: dict[str, str] = {tag: english for tag, (english, _) in LANGUAGES.items()}
 _SUBTAG_NAMES = {
     "US": "United States", "GB": "United Kingdom", "BR": "Brazil", "PT": "Portugal", "MX": "Mexico",
     "ES": "Spain", "CA": "Canada", "AU": "Australia", "419": "Latin America", "Hans": "Simplified",
@@ -84,6 +96,17 @@ def locale_name(tag: str) -> str:
     if rest:
         name += " (" + ", ".join(_SUBTAG_NAMES.get(r, r) for r in rest) + ")"
     return name
+
+
+def locale_label(tag: str) -> str:
+    """The language in its own words with its tag, for a menu: ``es`` -> ``Español (es)``,
+    ``pt-BR`` -> ``Português (pt-BR)``; the bare tag when the language is unknown."""
+    try:
+        normal = normalize_tag(tag)
+    except ValueError:
+        return tag
+    known = LANGUAGES.get(normal.split("-")[0])
+    return f"{known[1]} ({normal})" if known else normal
 
 
 # A bare language asked of an engine that only has regional variants gets this one.

@@ -81,7 +81,7 @@ def test_string_enum_is_a_select_with_its_options():
     assert forms.parse({"properties": {"theme": prop}}, {"f.theme": "dark"}) == {"theme": "dark"}
     with pytest.raises(forms.FormProblem) as refused:
         forms.parse({"properties": {"theme": prop}}, {"f.theme": "neon"})
-    assert refused.value.problems == {"f.theme": "Choose one of the listed options."}
+    assert refused.value.problems == {"f.theme": "Theme: choose one of light, dark"}
 
 
 def test_integer_enum_reads_back_as_an_integer():
@@ -127,7 +127,10 @@ def test_numbers_and_booleans_for_schemas_beyond_the_builtin_stories():
     assert forms.parse(schema, {"f.speed": "1.25", "f.count": "4"}) == {"speed": 1.25, "count": 4, "loop": False}
     with pytest.raises(forms.FormProblem) as refused:
         forms.parse(schema, {"f.speed": "fast", "f.count": "2.5", "f.loop": "on"})
-    assert refused.value.problems == {"f.speed": "Enter a number.", "f.count": "Enter a whole number."}
+    assert refused.value.problems == {"f.speed": "Speed: 'fast' is not a number",
+                                      "f.count": "Count: '2.5' is not a whole number"}
+    values, problems = forms.read(schema, {"f.speed": "fast", "f.count": "3"})  # the rest is still read
+    assert values == {"count": 3, "loop": False} and list(problems) == ["f.speed"]
 
 
 def test_story_validation_details_map_to_form_names():

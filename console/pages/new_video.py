@@ -1,0 +1,181 @@
+"""Making a video: the gallery of stories, a story's form beside its live preview, and a brief.
+
+The gallery shows every story with a thumbnail, grouped by category, in the format chosen above
+it. A thumbnail is its own URL (``/app/stories/<id>/thumbnail.png``), loaded lazily by the
+browser: the page itself draws nothing, and ``StoryPreviews.thumbnail`` draws one on its first
+request for the workspace's default brand kit, then keeps it in storage. The URL carries the
+kit's tag, so the browser may keep the image for a day and asks again when the kit changes.
+
+The story form is ``reelfarm.console.forms.controls`` over the story's field schema, beside a
+preview: a still of the values as they stand, at a chosen time, in the chosen format, before
+anything is saved. With JavaScript the page posts the form to ``.../preview`` about 400 ms after
+the last change and shows the PNG it answers, or puts the problems it answers beside their
+fields; without it, the form's Preview button posts the form here and the page comes back with
+the still (a ``data:`` image) or the problems. Either way every problem is reported at once, in
+words (``reelfarm.console.problems``): values that cannot be read as their type, the story's own
+checks of the rest, the duration and the brand kit.
+"""
+
+from __future__ import annotations
+
+import base64
+from itertools import groupby
+from typing import Any
+
+from flask import Response, abort, g, jsonify, redirect, render_template, request, url_for
+from werkzeug.datastructures import MultiDict
+
+from reelfarm.console import forms, problems, web
+from reelfarm.console.blueprint import blp
+from reelfarm.renderer.spec import FORMATS
+from reelfarm.studio.errors import InvalidFieldsError, UnknownStoryError
+from reelfarm.studio.previews import StoryDraft
+from reelfarm.studio.stories import get_story, list_stories
+from reelfarm.studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC, Story
+
+DEFAULT_FORMAT = "9:16"
+THUMBNAIL_MAX_AGE = 86400
+
+
+def _format(raw: str | None) -> str:
+    return raw if raw in FORMATS else DEFAULT_FORMAT
+
+
+def _story(story_id: str) -> Story:
+    try:
+        return get_story(story_id)
+    except UnknownStoryError:
+        abort(404)
+
+
+# -- the gallery ----------------------------------------------------------------------------
+
+@blp.route("/videos/new")
+@web.signed_in
+def video_new() -> Any:
+    return _gallery(_format(request.args.get("format")))
+
+
+def _gallery(fmt: str, brief_error: str | None = None, status: int = 200) -> Any:
+    tag = web.services().previews.thumbnail_tag(g.workspace.id)
+    groups = [(category.replace("_", " ").capitalize(), list(stories))
+              for category, stories in groupby(list_stories(), key=lambda s: s.category)]
+    return render_template("console/video_new.html", groups=groups, gallery_format=fmt, tag=tag,
+                           brief_error=brief_error, **_choices()), status
+
+
+def _choices() -> dict[str, Any]:
+    kits = web.services().brand_kits.list(g.workspace.id)
+    return {"formats": FORMATS, "kits": kits, "min_duration": MIN_DURATION_SEC, "max_duration": MAX_DURATION_SEC}
+
+
+@blp.route("/stories/<story_id>/thumbnail.png")
+@web.signed_in
+def story_thumbnail(story_id: str) -> Any:
+    """The workspace's thumbnail of a story (drawn on the first request, then kept)."""
+    _story(story_id)
+    fmt = request.args.get("format", DEFAULT_FORMAT)
+    if fmt not in FORMATS:
+        abort(404)
+    thumb = web.services().previews.thumbnail(g.workspace.id, story_id, fmt)
+    response = Response(thumb.png, mimetype="image/png")
+    response.set_etag(thumb.tag)
+    fresh = request.args.get("v") == thumb.tag
+    response.headers["Cache-Control"] = f"private, max-age={THUMBNAIL_MAX_AGE}" if fresh else "private, no-cache"
+    return response.make_conditional(request)
+
+
+# -- a story's form and its preview ---------------------------------------------------------
+
+@blp.route("/videos/new/<story_id>", methods=["GET", "POST"])
+@web.signed_in
+def video_from_story(story_id: str) -> Any:
+    story = _story(story_id)
+    if request.method == "GET":
+        settings = {"format": _format(request.args.get("format")), "duration": None, "title": "", "kit": "",
+                    "duration_typed": ""}
+        return _story_form(story, forms.controls(story.fields), settings)
+    draft, settings, found = _checked(story, request.form)
+    if found:
+        return _story_form(story, forms.controls(story.fields, forms.typed(story.fields, request.form)), settings,
+                           found, status=400)
+    if "preview" in request.form:
+        png = web.services().previews.draw(g.workspace.id, draft, _time(request.form))
+        return _story_form(story, forms.controls(story.fields, draft.fields), settings, preview=png)
+    made = web.services().videos.create(
+        g.workspace.id, story_id=story.id, fields=draft.fields, brand_kit_id=draft.brand_kit_id,
+        fmt=draft.format, duration_sec=draft.duration_sec, title=settings["title"] or None)
+    return redirect(url_for("console.video", video_id=made["id"]), code=303)
+
+
+@blp.route("/videos/new/<story_id>/preview", methods=["POST"])
+@web.signed_in
+def story_preview(story_id: str) -> Any:
+    """The form's live preview: a PNG of the values as posted, or 400 with every problem (JSON)."""
+    story = _story(story_id)
+    draft, _, found = _checked(story, request.form)
+    if found:
+        return jsonify({"problems": found}), 400
+    try:
+        png = web.services().previews.draw(g.workspace.id, draft, _time(request.form))
+    except InvalidFieldsError as exc:  # what the form was checked for already; kept for a race with a kit
+        return jsonify({"problems": problems.explain(story.fields, draft.fields, exc.details)}), 400
+    return Response(png, mimetype="image/png")
+
+
+def _checked(story: Story, form: MultiDict[str, str]) -> tuple[StoryDraft, dict[str, Any], dict[str, str]]:
+    """The draft the form holds, its video settings, and every problem with it (by form name)."""
+    settings = _settings_of(form)
+    values, unreadable = forms.read(story.fields, form)
+    draft = StoryDraft(story.id, values, settings["format"], settings["duration"], settings["kit"] or None)
+    details = web.services().previews.problems(g.workspace.id, draft)
+    return draft, settings, problems.explain(story.fields, values, details, settings, unreadable)
+
+
+def _time(form: MultiDict[str, str]) -> float | None:
+    try:
+        return float(form.get("preview_time", ""))
+    except ValueError:
+        return None
+
+
+def _settings_of(form: MultiDict[str, str]) -> dict[str, Any]:
+    raw = form.get("duration", "").strip()
+    try:
+        duration = float(raw) if raw else None
+    except ValueError:
+        duration = -1.0  # reported with what was typed (``problems.explain``)
+    return {"format": _format(form.get("format")), "duration": duration, "title": form.get("title", "").strip()[:500],
+            "kit": form.get("brand_kit_id", ""), "duration_typed": raw[:40]}
+
+
+def _story_form(story: Story, controls: list[forms.Control], settings: dict[str, Any],
+                found: dict[str, str] | None = None, status: int = 200, preview: bytes | None = None) -> Any:
+    previews = web.services().previews
+    draft = StoryDraft(story.id, {}, settings["format"], None, None)
+    time = _time(request.form) if request.method == "POST" else None
+    if time is None:
+        time = previews.settled_time(g.workspace.id, draft)
+    duration = settings["duration"] if settings["duration"] and settings["duration"] > 0 else story.default_duration_sec
+    image = "data:image/png;base64," + base64.b64encode(preview).decode("ascii") if preview else None
+    return render_template(
+        "console/video_story.html", story=story, controls=controls, settings=settings, problems=found or {},
+        preview_image=image, preview_time=min(time, duration), preview_duration=duration,
+        tag=previews.thumbnail_tag(g.workspace.id), **_choices()), status
+
+
+# -- a brief --------------------------------------------------------------------------------
+
+@blp.route("/videos/brief", methods=["POST"])
+@web.signed_in
+def video_from_brief() -> Any:
+    settings = _settings_of(request.form)
+    brief = request.form.get("brief", "").strip()
+    url = request.form.get("url", "").strip() or None
+    if not brief and not url:
+        return _gallery(DEFAULT_FORMAT, "Write a brief, or give a website to start from.", 400)
+    duration = settings["duration"] if settings["duration"] and settings["duration"] > 0 else None
+    made = web.services().videos.create(
+        g.workspace.id, brief=brief or None, url=url, title=settings["title"] or None,
+        brand_kit_id=settings["kit"] or None, fmt=settings["format"], duration_sec=duration)
+    return redirect(url_for("console.video", video_id=made["id"]), code=303)
