@@ -68,6 +68,10 @@ def _http(exc: HTTPException) -> Any:
     message = exc.description if status in (400, 401, 403, 413, 429) and exc.description else TITLES.get(status, "")
     if status == 401:
         message = "Your session has ended. Sign in again."
+    if status == 413:
+        limit = (request.max_content_length or 0) / (1024 * 1024)
+        message = (f"What was sent is larger than the {limit:g} MB this server takes in one request, so nothing "
+                   "was saved. Go back and choose a smaller file.")
     return page(status, message)
 
 

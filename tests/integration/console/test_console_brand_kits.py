@@ -143,6 +143,11 @@ def test_a_logo_too_large_or_unreadable_is_refused_and_stores_nothing(app, servi
     form = _form(ann, edit)
     form["logo"] = (io.BytesIO(big), "huge.png")
     assert ann.post(edit, data=form, content_type="multipart/form-data").status_code == 400
+    form = _form(ann, edit)  # past the request's own limit (REELFARM_MAX_BODY_BYTES): the server's error page
+    form["logo"] = (io.BytesIO(big * 3), "huger.png")
+    too_big = ann.post(edit, data=form, content_type="multipart/form-data")
+    assert too_big.status_code == 413 and "larger than the 2 MB this server takes in one request, so nothing was " \
+        "saved" in too_big.get_data(as_text=True)
     assert [k["name"] for k in services.brand_kits.list(tenant.workspace_id)] == ["Default"]
     assert services.brand_kits.get(tenant.workspace_id, tenant.default_kit_id)["tokens"]["logo"] is None
     assert _stored(settings) == before
