@@ -7,7 +7,6 @@ Screenshots land beside the console's others (``tests/artifacts/console/`` or ``
 """
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
@@ -37,7 +36,7 @@ def _png_logo(path: Path) -> Path:
     return path
 
 
-def test_brand_kits_made_by_hand_in_a_browser(tmp_path, browser):
+def test_brand_kits_made_by_hand_in_a_browser(tmp_path, browser):  # noqa: F811  (the imported fixture)
     data_dir = tmp_path / "data"
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -130,8 +129,8 @@ def _edit_refused_then_saved(page: Page, base: str, dev_key: str) -> None:
     assert doc["brand"]["colors"]["accent"] == "#00A86B" and doc["assets"]["logo"]["key"].startswith("brand-kits/")
 
 
-def _without_javascript(browser: Browser, base: str, email: str, tmp_path: Path) -> None:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
+def _without_javascript(chromium: Browser, base: str, email: str, tmp_path: Path) -> None:
+    context = chromium.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
     page = context.new_page()
     _sign_in(page, base, email)
     page.goto(f"{base}/app/brand-kits/new")
@@ -159,8 +158,8 @@ def _without_javascript(browser: Browser, base: str, email: str, tmp_path: Path)
     context.close()
 
 
-def _phone(browser: Browser, base: str, email: str) -> None:
-    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+def _phone(chromium: Browser, base: str, email: str) -> None:
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2)
     page = context.new_page()
     _sign_in(page, base, email)
     page.goto(f"{base}/app/brand-kits")
