@@ -15,13 +15,17 @@ def plan_chunks(total_frames: int, chunks: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
-def scene_chunks(doc: Doc, fps: int, seconds_per_chunk: float = 5.0) -> list[tuple[int, int]]:
+def scene_chunks(doc: Doc, fps: int, seconds_per_chunk: float = 5.0,
+                 cut_transitions: bool = True) -> list[tuple[int, int]]:
     """A farm's chunks of ``doc`` at ``fps``: cut at every scene's first frame and at the first frame
     after its transition in (a crossfade is a chunk of its own, the only one that draws two
     scenes), the rest of a scene longer than ``seconds_per_chunk`` split into nearly equal pieces of
     about that length. A function of the document's timing alone, so an edit inside one scene
     leaves the other scenes' chunks, and their segments, as they were; an edit to a scene redraws
-    its own chunks and the next scene's transition, not the whole next chunk."""
+    its own chunks and the next scene's transition, not the whole next chunk.
+
+    ``cut_transitions=False`` is the earlier plan (cuts at scene starts only), which renders
+    requested before the plan was stored with the render were drawn with."""
     total = frame_count(doc.duration, fps)
     cuts = {0, total}
     for index, start in enumerate(doc.scene_starts()):
@@ -31,7 +35,7 @@ def scene_chunks(doc: Doc, fps: int, seconds_per_chunk: float = 5.0) -> list[tup
         if 0 < first < total:
             cuts.add(first)
         transition = doc.scenes[index].transition
-        if index and transition.type != "cut" and transition.duration > 0:
+        if cut_transitions and index and transition.type != "cut" and transition.duration > 0:
             settled = math.ceil((start + transition.duration) * fps - 1e-6)
             if first < settled < total:
                 cuts.add(settled)
@@ -42,3 +46,8 @@ def scene_chunks(doc: Doc, fps: int, seconds_per_chunk: float = 5.0) -> list[tup
         edges = [a + round(i * (b - a) / pieces) for i in range(pieces + 1)]
         chunks += [(x, y) for x, y in zip(edges, edges[1:]) if y > x]
     return chunks
+
+
+def chunks_from_starts(starts: list[int], total_frames: int) -> list[tuple[int, int]]:
+    """Chunks as frame ranges from the first frame of each (a stored plan) and the frame count."""
+    return [(a, b) for a, b in zip(starts, [*starts[1:], total_frames])]

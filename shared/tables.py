@@ -226,6 +226,8 @@ renders = Table(
     Column("encoder", String(16), nullable=True),
     Column("raster", String(16), nullable=True),
     Column("reused_frames", Integer, nullable=False, server_default="0"),
+    # 0006: the chunk plan, the first frame of each chunk (NULL: planned before it was stored)
+    Column("chunk_starts", json_type(), nullable=True),
     _one_of("status", RENDER_STATUSES),
     # Identical requests coalesce: one live or finished render per (video, dedup hash).
     Index("uq_renders_active_dedup", "video_id", "dedup_hash", unique=True,

@@ -178,10 +178,11 @@ class RenderService:
         duration = float(version.doc["duration"])
         frames = frame_count(duration, spec.fps)
         amount = 0 if repo.version_is_paid(conn, version.id) else credits_for(duration)
+        chunks = scene_chunks(build_doc(version.doc), spec.fps)
         render = repo.insert_render(conn, self.clock, repo.NewRender(
             workspace_id=video.workspace_id, video_id=video.id, version_id=version.id,
             format=spec.format, resolution=spec.resolution, fps=spec.fps, dedup_hash=digest, frames=frames,
-            chunks=len(scene_chunks(build_doc(version.doc), spec.fps))), charged_credits=amount)
+            chunks=len(chunks), chunk_starts=[a for a, _ in chunks]), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         return render, True

@@ -20,10 +20,10 @@ from typing import Any
 from sqlalchemy import Engine
 
 from reelfarm.farm.services.assets import KeyScope, StorageAssets
-from reelfarm.renderer.chunks import plan_chunks, scene_chunks
+from reelfarm.renderer.chunks import chunks_from_starts, plan_chunks, scene_chunks
 from reelfarm.renderer.errors import AssetError
 from reelfarm.renderer.fingerprint import segment_fingerprint
-from reelfarm.renderer.model import Doc, build_doc
+from reelfarm.renderer.model import Doc, build_doc, frame_count
 from reelfarm.renderer.spec import RenderSpec
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
@@ -41,9 +41,12 @@ def cache_key(workspace_id: str, fingerprint: str) -> str:
 
 
 def chunk_frames(render: renders_repo.Render, doc: Doc) -> list[tuple[int, int]]:
-    """The render's chunks as frame ranges: along its scenes (``scene_chunks``), or, for a render
-    planned before chunks followed scenes, ``chunks`` equal pieces."""
-    planned = scene_chunks(doc, render.fps)
+    """The render's chunks as frame ranges: its stored plan (``chunk_starts``). A render requested
+    before plans were stored is drawn as its release planned it: along its scenes without cuts
+    at transitions, or, before chunks followed scenes, ``chunks`` equal pieces."""
+    if render.chunk_starts:
+        return chunks_from_starts(render.chunk_starts, render.frames or frame_count(doc.duration, render.fps))
+    planned = scene_chunks(doc, render.fps, cut_transitions=False)
     if len(planned) == (render.chunks or 0):
         return planned
     return plan_chunks(render.frames or 0, render.chunks or 1)

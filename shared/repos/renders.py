@@ -66,6 +66,7 @@ class Render:
     encoder: str | None = None
     raster: str | None = None
     reused_frames: int = 0
+    chunk_starts: list[int] | None = None  # the first frame of each chunk; None: planned before 0006
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class NewRender:
     dedup_hash: str
     frames: int
     chunks: int
+    chunk_starts: list[int] | None = None
 
 
 def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credits: int = 0) -> Render:
@@ -89,7 +91,7 @@ def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credit
         id=render_id, workspace_id=new.workspace_id, video_id=new.video_id, version_id=new.version_id,
         format=new.format, resolution=new.resolution, fps=new.fps, status="queued", progress=0.0,
         dedup_hash=new.dedup_hash, charged_credits=charged_credits, frames=new.frames, chunks=new.chunks,
-        created_at=now, progressed_at=now))
+        chunk_starts=new.chunk_starts, created_at=now, progressed_at=now))
     return _load(conn, render_id)
 
 

@@ -168,3 +168,40 @@ def test_a_render_whose_chunks_are_all_reused_is_stitched_and_succeeds(embedded:
     assert again["reused_frames"] == 144
     done = _finish(embedded, workspace, again["id"])
     assert_video(local_file(embedded.storage, done["url"]), 144, 144, 24, 144, audio=False)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+def test_a_render_planned_before_plans_were_stored_is_drawn_as_planned(embedded: Farm) -> None:
+    # A render requested by the release before 0006: no stored plan, two chunks (cuts at scene
+    # starts only). Nodes of this release draw and stitch it with those ranges, not today's three.
+    from sqlalchemy import update
+
+    from reelfarm.farm.runtime import tasks
+    from reelfarm.farm.services.renders import segment_key
+    from reelfarm.shared.tables import renders
+
+    workspace = embedded.workspace(credits=5)
+    doc = make_doc(6)
+    doc["scenes"][0]["duration"], doc["scenes"][1]["duration"] = 2, 4  # not two equal halves
+    old = embedded.renders.request(workspace, embedded.video(workspace, doc), "16:9", 144, 24)
+    assert old["status"] == "queued"
+    with embedded.engine.begin() as conn:
+        conn.execute(update(renders).where(renders.c.id == old["id"]).values(chunk_starts=None, chunks=2))
+    tasks.render_chunk(old["id"], 0)
+    tasks.render_chunk(old["id"], 1)
+    drawn = [len(frames_of(Path(embedded.storage.open_local(segment_key(old["id"], i))))) for i in range(2)]
+    assert drawn == [48, 96], "the former plan's ranges: scene one, scene two"
+    tasks.stitch(old["id"])
+    done = embedded.renders.get(workspace, old["id"])
+    assert done["status"] == "succeeded", done["error"]
+
+    other = embedded.workspace(credits=5)
+    embedded.queue.start()  # type: ignore[attr-defined]
+    full = _finish(embedded, other, embedded.renders.request(other, embedded.video(other, doc), "16:9", 144, 24)["id"])
+    ours = frames_of(local_file(embedded.storage, done["url"]))
+    theirs = frames_of(local_file(embedded.storage, full["url"]))
+    assert len(ours) == len(theirs) == 144
+    # segments cut elsewhere are encoded apart (each starts on a keyframe), so the pictures agree
+    # within x264's loss, not bit for bit
+    worst = max(float(np.abs(a.astype(np.int16) - b.astype(np.int16)).mean()) for a, b in zip(ours, theirs))
+    assert worst < 2.0, worst

@@ -9,6 +9,7 @@ render then succeeds, or, when the chunk had no retries left, fails with a messa
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import signal
 import subprocess
@@ -26,6 +27,7 @@ from tests.integration.farm.conftest import (
     Farm,
     build_farm,
     make_doc,
+    work_burst,
 )
 from tests.integration.farm.test_render_embedded import (
     assert_video,
@@ -88,10 +90,11 @@ def workers(rq_farm: Farm, redis_url: str, namespace: str, tmp_path: Path) -> It
 
 
 def kill_mid_chunk(farm: Farm, workers: Workers, redis: Any, namespace: str, render_id: str,
-                   chunk_frames: int) -> None:
-    """Start a worker and kill it once the first chunk has reported some frames but not all."""
+                   chunk_frames: int, reused: int = 0) -> None:
+    """Start a worker and kill it once the first chunk has reported some frames but not all
+    (past the ``reused`` frames, which count as done from the start)."""
     first = workers.start("first")
-    wait_for(lambda: 0 < farm.progress.frames(render_id) < chunk_frames, timeout=60, interval=0.01)
+    wait_for(lambda: reused < farm.progress.frames(render_id) < reused + chunk_frames, timeout=60, interval=0.01)
     workers.kill(first)
     assert redis.zcard(f"rq:wip:{namespace}render") == 1, "the killed chunk is registered as started"
 
@@ -101,7 +104,7 @@ def test_a_render_survives_its_worker_being_killed(rq_farm: Farm, workers: Worke
                                                    namespace: str) -> None:
     workspace = rq_farm.workspace(credits=3)
     video = rq_farm.video(workspace, make_doc(12))
-    render = rq_farm.renders.request(workspace, video, "16:9", resolution=1080)  # 3 chunks of 4 s
+    render = rq_farm.renders.request(workspace, video, "16:9", resolution=1080)  # scene one in two, then two more
     kill_mid_chunk(rq_farm, workers, redis, namespace, render["id"], chunk_frames=120)
     assert rq_farm.renders.get(workspace, render["id"])["status"] == "running"
 
@@ -116,6 +119,34 @@ def test_a_render_survives_its_worker_being_killed(rq_farm: Farm, workers: Worke
     assert all(f"render_chunk('{render['id']}', {i})" in log for i in range(3))
     assert_video(local_file(rq_farm.storage, done["url"]), 1920, 1080, 30, 12 * 30, audio=False)
     assert rq_farm.balance(workspace) == 2
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_render_reusing_segments_survives_its_worker_being_killed(rq_farm: Farm, workers: Workers, redis: Any,
+                                                                    namespace: str) -> None:
+    workspace = rq_farm.workspace(credits=3)
+    doc = make_doc(12)  # at 30 fps: scene one in two chunks of 90 frames, the crossfade (15), 165 more in two
+    video = rq_farm.video(workspace, doc)
+    rq_farm.renders.request(workspace, video, "16:9", resolution=720)
+    work_burst(redis, namespace)
+    edited = copy.deepcopy(doc)
+    edited["scenes"][0]["layers"][0]["text"] = "Hello again"
+    rq_farm.new_version(workspace, video, edited)
+    render = rq_farm.renders.request(workspace, video, "16:9", resolution=720)
+    assert render["reused_frames"] == 165, "the rest of scene two is copied, not drawn"
+
+    kill_mid_chunk(rq_farm, workers, redis, namespace, render["id"], chunk_frames=90, reused=165)
+    second = workers.start("second", "--burst")
+    assert second.wait(timeout=120) == 0, workers.log("second")
+
+    done = rq_farm.renders.get(workspace, render["id"])
+    assert done["status"] == "succeeded", (done["error"], workers.log("second"))
+    assert done["reused_frames"] == 165
+    log = workers.log("second")
+    assert log.count("which is gone; handing it back") == 1
+    assert not any(f"render_chunk('{render['id']}', {i})" in log for i in (3, 4)), "reused chunks are not drawn"
+    assert_video(local_file(rq_farm.storage, done["url"]), 1280, 720, 30, 12 * 30, audio=False)
+    assert rq_farm.balance(workspace) == 1, "one credit per version, charged once"
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
