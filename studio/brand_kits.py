@@ -118,12 +118,14 @@ class BrandKitService:
         return brand_kit_resource(kit, self.storage)
 
     def update(self, workspace_id: str, kit_id: str, changes: Mapping[str, Any], *,
-               logo: LogoFile | None = None, drop_logo: bool = False) -> dict[str, Any]:
+               logo: LogoFile | None = None, drop_logo: bool = False, any_family: bool = False) -> dict[str, Any]:
         """Rename, replace the tokens, or make it the default (``is_default``), in one transaction.
 
         Tokens without a ``logo`` key keep the kit's logo, and so does a ``logo`` whose URL is the one
         this kit's stored logo is shown at (a client sending back what it read); ``logo`` uploads a new
-        one, ``drop_logo`` removes it.
+        one, ``drop_logo`` removes it. ``any_family`` (the API's PATCH, as published): a font family
+        the renderer does not ship is stored as sent and drawn with the closest shipped family; the
+        console offers only the shipped ones.
 
         Raises:
             NotFound: the kit does not exist or belongs to another workspace (nothing is stored).
@@ -131,7 +133,7 @@ class BrandKitService:
         """
         self.get(workspace_id, kit_id)  # another workspace's kit stores nothing, not even a logo
         tokens = changes.get("tokens")
-        decoded = _checked(changes.get("name"), tokens, logo, partial=True)
+        decoded = _checked(changes.get("name"), tokens, logo, partial=True, any_family=any_family)
         stored, fresh = self._store_logo(kit_id, decoded)
         try:
             kit = self._write(workspace_id, kit_id, changes, stored, drop_logo)
@@ -181,11 +183,12 @@ class BrandKitService:
         return old if url in (old.get("url"), old.get("key")) or urlsplit(url).path == urlsplit(shown).path else given
 
 
-def check_kit(name: Any, tokens: Any, *, partial: bool = False) -> list[dict[str, str]]:
+def check_kit(name: Any, tokens: Any, *, partial: bool = False, any_family: bool = False) -> list[dict[str, str]]:
     """Every problem with a kit's name and tokens, as ``{"field", "code", "message"}`` details.
 
     ``partial`` (an update): a name or tokens left out (None) is not checked. Messages say what is
     wrong and what to do, without naming the field (a form puts its label in front).
+    ``any_family``: a font family need not be one the renderer ships (it draws the closest).
     """
     problems: list[dict[str, str]] = []
     named = isinstance(name, str) and 1 <= len(name.strip()) <= MAX_NAME
@@ -204,7 +207,7 @@ def check_kit(name: Any, tokens: Any, *, partial: bool = False) -> list[dict[str
             problems.append(_problem(f"/tokens/colors/{role}", "invalid", f"{value!r} is not a colour; use #RRGGBB"))
     fonts = _mapping(tokens.get("fonts"))
     for role in FONT_ROLES:
-        problems += _font_problems(role, fonts.get(role))
+        problems += _font_problems(role, fonts.get(role), any_family)
     palette = tokens.get("palette", [])
     if not (isinstance(palette, list) and len(palette) <= MAX_PALETTE
             and all(isinstance(c, str) and _HEX.match(c) for c in palette)):
@@ -240,21 +243,22 @@ def read_logo(logo: LogoFile) -> tuple[DecodedLogo | None, list[dict[str, str]]]
     return decoded, []
 
 
-def _checked(name: Any, tokens: Any, logo: LogoFile | None, *, partial: bool = False) -> DecodedLogo | None:
-    problems = check_kit(name, tokens, partial=partial)
+def _checked(name: Any, tokens: Any, logo: LogoFile | None, *, partial: bool = False,
+             any_family: bool = False) -> DecodedLogo | None:
+    problems = check_kit(name, tokens, partial=partial, any_family=any_family)
     decoded, logo_problems = read_logo(logo) if logo is not None else (None, [])
     if problems or logo_problems:
         raise InvalidBrandKit(problems + logo_problems)
     return decoded
 
 
-def _font_problems(role: str, font: Any) -> list[dict[str, str]]:
+def _font_problems(role: str, font: Any, any_family: bool = False) -> list[dict[str, str]]:
     where = f"/tokens/fonts/{role}"
     if not isinstance(font, Mapping):
         return [_problem(where, "required", "choose a font")]
     problems = []
     family = font.get("family")
-    if family not in shipped_families():
+    if family not in shipped_families() and not (any_family and isinstance(family, str) and family.strip()):
         problems.append(_problem(f"{where}/family", "invalid", f"{_shown(family)} is not a font the renderer "
                                  f"ships; choose one of {', '.join(shipped_families())}"))
     weight = font.get("weight", 400)

@@ -69,4 +69,4 @@ class BrandKit(MethodView):
 
         Rename it, replace its tokens, or make it the workspace's default (`is_default: true`).
         """
-        return services().brand_kits.update(current_workspace_id(), kit_id, body)
+        return services().brand_kits.update(current_workspace_id(), kit_id, body, any_family=True)
