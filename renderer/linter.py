@@ -14,17 +14,16 @@ import dataclasses
 import functools
 import json
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.draw import Rect
-from reelfarm.renderer.fonts import available_families
 from reelfarm.renderer.errors import Problem
+from reelfarm.renderer.fonts import available_families
 from reelfarm.renderer.model import Doc, FontRef, Layer, Scene, build_doc, iter_layers, schema_problems
 from reelfarm.renderer.spec import FORMATS, frame_size
 from reelfarm.renderer.tokens import Brand, contrast_ratio, parse_hex
@@ -349,8 +348,9 @@ def _contrast(doc: Doc, raster: Any, fmt: str, scene: Scene, below: tuple[Layer,
 
 
 BACKDROP_CACHE_SIZE = 64  # whole frames' luminance at LINT_RESOLUTION, float32: under 1 MB each
-_backdrops: OrderedDict[Hashable, np.ndarray] = OrderedDict()
-_backdrops_lock = threading.Lock()
+BACKDROP_CACHE_BYTES = 24 * 1024 * 1024  # so at most 24 MB in each process that lints, not 64
+_backdrops: BoundedCache[Hashable, np.ndarray] = BoundedCache(
+    BACKDROP_CACHE_SIZE, BACKDROP_CACHE_BYTES, sizeof=lambda key, lum: lum.nbytes)
 
 
 def _backdrop_luminance(solo: Doc, raster: Any, fmt: str, t: float, region: tuple[int, int, int, int]) -> np.ndarray:
@@ -367,19 +367,13 @@ def _backdrop_luminance(solo: Doc, raster: Any, fmt: str, t: float, region: tupl
     if key is None:
         drawn = _region_rasterizer()(solo, fmt, raster.width, raster.height, raster.images.assets, region=region)
         return _luminance(_rgb(drawn, drawn.render(t)))
-    with _backdrops_lock:
-        lum = _backdrops.get(key)
-        if lum is not None:
-            _backdrops.move_to_end(key)
+    lum = _backdrops.get(key)
     if lum is None:
         from reelfarm.renderer.raster import SkiaRasterizer
 
         drawn = SkiaRasterizer(solo, fmt, raster.width, raster.height, raster.images.assets, book=raster.book)
         lum = _luminance(_rgb(drawn, drawn.render(t)))
-        with _backdrops_lock:
-            _backdrops[key] = lum
-            while len(_backdrops) > BACKDROP_CACHE_SIZE:
-                _backdrops.popitem(last=False)
+        _backdrops.put(key, lum)
     return lum[y:y + h, x:x + w]
 
 

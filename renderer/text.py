@@ -7,12 +7,12 @@ jump; each reveal step is shaped once and cached.
 """
 from __future__ import annotations
 
-import functools
 import unicodedata
 from dataclasses import dataclass, field
 
 import skia
 
+from reelfarm.renderer.cache import bounded_cache
 from reelfarm.renderer.fonts import FontBook
 from reelfarm.renderer.model import FontRef
 from reelfarm.renderer.tokens import argb
@@ -172,7 +172,7 @@ def _text_style(families: list[str], size: float, color: int, line_height: float
     return style
 
 
-@functools.lru_cache(maxsize=2048)
+@bounded_cache(max_entries=2048, max_bytes=2 * 1024 * 1024)
 def _widest_line(book: FontBook, lines: str, family: str, weight: int, size: float, line_height: float,
                  letter_spacing: float) -> float:
     """The width of the widest of `lines` set on one line each (an unbounded width); the same

@@ -29,6 +29,8 @@ can share one queue:
 
 from __future__ import annotations
 
+import functools
+import gc
 import logging
 import multiprocessing as mp
 import os
@@ -71,8 +73,38 @@ class _Claimed:
 
 
 def _execute(func_path: str, args: Sequence[Any]) -> None:
-    """Runs in a pool process."""
-    resolve(func_path)(*args)
+    """Runs in a pool process; hands the task's freed memory back before the next task."""
+    try:
+        resolve(func_path)(*args)
+    finally:
+        _release_free_memory()
+
+
+def _release_free_memory() -> None:
+    """Collect a finished task's cyclic garbage and give the free pages of the C heap back.
+
+    A chunk allocates and frees frame-sized buffers (3.7 MB a frame at 720p, 33 MB at 4K). Once
+    glibc has freed one such block it raises its mmap threshold past that size, serves the next
+    ones from its heap and keeps what is freed there: a long-lived pool process held 50-60 MB of
+    free heap between 720p tasks (more at 4K), which its RSS counted. ``malloc_trim(0)`` hands
+    those pages back; it costs a few milliseconds a task. Elsewhere than glibc nothing is trimmed.
+    """
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # a C library without it (musl)
+        return None
 
 
 def _noop() -> None:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from reelfarm.renderer.cache import bounded_cache
 from reelfarm.renderer.tokens import NEUTRAL_BRAND  # the one neutral kit, shared with the renderer
 
 COLOR_NAMES = ("primary", "secondary", "accent", "background", "text")
@@ -132,7 +133,7 @@ def _logo(value: object) -> dict | None:
     return logo
 
 
-@functools.lru_cache(maxsize=1024)
+@bounded_cache(max_entries=1024, max_bytes=256 * 1024)
 def luminance(hex_color: str) -> float:
     """WCAG relative luminance of an opaque ``#RRGGBB`` colour (alpha is ignored)."""
     channels = []

@@ -8,9 +8,9 @@ side and lean on the renderer's auto-shrink.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Protocol
 
+from reelfarm.renderer.cache import bounded_cache
 from reelfarm.renderer.text import measure_text
 
 # Pixels per short side to measure at: the 1080p render and the linter's 360 px preview, whose
@@ -39,7 +39,7 @@ class RendererTypesetter:
         return max(h for h, _ in results), all(fits for _, fits in results)
 
 
-@functools.lru_cache(maxsize=8192)
+@bounded_cache(max_entries=8192, max_bytes=4 * 1024 * 1024)
 def _measure(text: str, font: tuple[str, int], size: float, width: float, line_height: float,
              letter_spacing: float, px: float) -> tuple[float, bool]:
     box_w = width * px - MARGIN_PX
