@@ -74,20 +74,37 @@ def _window(clock: Clock, rate: RateLimit) -> tuple[int, int]:
 
 
 class MemoryRateLimiter:
-    """Counters in this process's memory (the embedded mode: one process); thread-safe."""
+    """Counters in this process's memory (the embedded mode: one process); thread-safe.
+
+    A counter whose window is over is dropped once the table has doubled since it was last
+    pruned, so the table holds about the keys seen in the current windows, not every key the
+    process ever saw.
+    """
+
+    PRUNE_FLOOR = 1024
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._lock = threading.Lock()
-        self._counts: dict[str, tuple[int, int]] = {}  # key id -> (window start, count)
+        self._counts: dict[str, tuple[int, int, int]] = {}  # key id -> (window start, count, window end)
+        self._prune_above = self.PRUNE_FLOOR
 
     def hit(self, key_id: str, rate: RateLimit) -> Quota:
         start, reset = _window(self._clock, rate)
         with self._lock:
-            seen_start, count = self._counts.get(key_id, (start, 0))
+            seen_start, count, _ = self._counts.get(key_id, (start, 0, 0))
             count = count + 1 if seen_start == start else 1
-            self._counts[key_id] = (start, count)
+            self._counts[key_id] = (start, count, start + rate.window_sec)
+            if len(self._counts) > self._prune_above:
+                self._prune(start)
         return Quota(rate, count, reset)
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def _prune(self, now: int) -> None:
+        self._counts = {key: counter for key, counter in self._counts.items() if counter[2] > now}
+        self._prune_above = max(self.PRUNE_FLOOR, 2 * len(self._counts))
 
 
 class RedisRateLimiter:

@@ -131,6 +131,18 @@ def test_limiter_counts_exactly_under_concurrency(limiter_factory):
     assert sorted(counts) == list(range(1, 81))
 
 
+def test_the_memory_limiter_forgets_counters_whose_window_is_over():
+    clock = FixedClock(START)
+    limiter, rate = MemoryRateLimiter(clock), RateLimit(5, 60)
+    for i in range(MemoryRateLimiter.PRUNE_FLOOR):
+        limiter.hit(f"old-{i}", rate)
+    assert len(limiter) == MemoryRateLimiter.PRUNE_FLOOR  # a live window's counters all stay
+    clock.advance(60)
+    assert limiter.hit("new", rate).remaining == 4
+    assert len(limiter) == 1  # past the floor: the counters of windows that are over are gone
+    assert limiter.hit("new", rate).remaining == 3
+
+
 # --- over HTTP -------------------------------------------------------------------------------------
 
 def test_success_and_error_responses_carry_ratelimit_headers(client, tenant):
