@@ -116,7 +116,8 @@
     var fill = $("[data-swatch-fill]", svg), empty = $("[data-swatch-empty]", svg);
     var hex = input && /^#[0-9A-Fa-f]{6}$/.test(input.value.trim()) ? input.value.trim() : "";
     if (hex) { fill.setAttribute("fill", hex); }
-    fill.hidden = !hex; empty.hidden = !!hex;
+    fill.toggleAttribute("hidden", !hex);  /* SVG elements have no `hidden` property */
+    empty.toggleAttribute("hidden", !!hex);
   }
   $$("svg[data-swatch-for]").forEach(function (svg) {
     var input = document.getElementById(svg.getAttribute("data-swatch-for"));
