@@ -114,7 +114,7 @@ class StoryPreviews:
         with self.engine.connect() as conn:
             kit = _kit(conn, workspace_id, None)
         story = get_story(draft.story_id)
-        return round(poster_time(as_doc(story.build(dict(draft.fields), kit.tokens, draft.format))), 1)
+        return round(poster_time(as_doc(story.build(dict(draft.fields), kit.tokens, draft.format, None))), 1)
 
     def _draw(self, workspace_id: str, draft: StoryDraft, t: float | None, resolution: int) -> bytes:
         with self.engine.connect() as conn:
