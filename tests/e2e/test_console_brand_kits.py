@@ -14,17 +14,17 @@ import httpx
 from PIL import Image
 from playwright.sync_api import Browser, Page, expect
 
+from reelfarm.renderer.tokens import COLOR_KEYS
 from tests.e2e.test_console_browser import (  # noqa: F401  (browser is a fixture)
     _no_sideways_scroll,
     _set_password,
     _shot,
     _sign_in,
-    _wait_for_link,
     browser,
+    console_serve,
 )
-from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 
-ROLES = ("primary", "secondary", "accent", "background", "text")
+ROLES = COLOR_KEYS
 SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40" viewBox="0 0 120 40">'
        b'<rect width="120" height="40" rx="8" fill="#2E7D32"/><circle cx="20" cy="20" r="10" fill="#fff"/></svg>')
 
@@ -37,14 +37,7 @@ def _png_logo(path: Path) -> Path:
 
 
 def test_brand_kits_made_by_hand_in_a_browser(tmp_path, browser):  # noqa: F811  (the imported fixture)
-    data_dir = tmp_path / "data"
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    process, lines = start_server(data_dir, port)
-    try:
-        dev_key, seen = wait_for_key(lines)
-        email, link = _wait_for_link(lines, seen)
-        wait_for_health(base)
+    with console_serve(tmp_path / "data") as (base, dev_key, email, link):
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         page = context.new_page()
         _set_password(page, link)
@@ -53,8 +46,6 @@ def test_brand_kits_made_by_hand_in_a_browser(tmp_path, browser):  # noqa: F811 
         context.close()
         _without_javascript(browser, base, email, tmp_path)
         _phone(browser, base, email)
-    finally:
-        stop(process)
 
 
 def _fill_colour(page: Page, role: str, value: str) -> None:

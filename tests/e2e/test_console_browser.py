@@ -12,6 +12,7 @@ Screenshots of every page land in ``tests/artifacts/console/`` (CI keeps them as
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import av
@@ -81,8 +83,9 @@ def _set_password(page: Page, link: str) -> None:
     expect(page.get_by_role("heading", name="Videos")).to_be_visible()
 
 
-def test_console_in_a_browser(tmp_path, browser):
-    data_dir = tmp_path / "data"
+@contextlib.contextmanager
+def console_serve(data_dir: Path) -> Iterator[tuple[str, str, str, str]]:
+    """A `reelfarm serve` of its own, healthy: (base URL, dev API key, owner's email, sign-in link)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     process, lines = start_server(data_dir, port)
@@ -90,6 +93,15 @@ def test_console_in_a_browser(tmp_path, browser):
         dev_key, seen = wait_for_key(lines)
         email, link = _wait_for_link(lines, seen)
         wait_for_health(base)
+        yield base, dev_key, email, link
+    finally:
+        stop(process)
+
+
+def test_console_in_a_browser(tmp_path, browser):
+    data_dir = tmp_path / "data"
+    with console_serve(data_dir) as (base, dev_key, email, link):
+        port = int(base.rsplit(":", 1)[1])
         context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
         page = context.new_page()
         _sign_in_by_link_then_password(page, base, email, link)
@@ -106,8 +118,6 @@ def test_console_in_a_browser(tmp_path, browser):
         _narrow(browser, base, email, video_url)
         _phone(browser, base, email, video_url)
         context.close()
-    finally:
-        stop(process)
 
 
 def _sign_in_by_link_then_password(page: Page, base: str, email: str, link: str) -> None:
@@ -518,20 +528,11 @@ def _fits(page: Page) -> None:
 @pytest.fixture(scope="module")
 def console_server(tmp_path_factory, browser):
     """A `reelfarm serve` of its own whose owner has set a password: (base, email, API key)."""
-    data_dir = tmp_path_factory.mktemp("making") / "data"
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    process, lines = start_server(data_dir, port)
-    try:
-        dev_key, seen = wait_for_key(lines)
-        email, link = _wait_for_link(lines, seen)
-        wait_for_health(base)
+    with console_serve(tmp_path_factory.mktemp("making") / "data") as (base, dev_key, email, link):
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         _set_password(context.new_page(), link)
         context.close()
         yield base, email, dev_key
-    finally:
-        stop(process)
 
 
 DESKTOP = {"width": 1280, "height": 900}

@@ -23,8 +23,7 @@ from reelfarm.renderer.stills import render_still
 from reelfarm.renderer.tokens import COLOR_KEYS
 from reelfarm.studio.brand_kits import COLOR_ROLES, MAX_LOGO_BYTES
 from tests.integration.api.conftest import Tenant
-from tests.integration.console.conftest import csrf_token
-from tests.integration.console.test_console_outcomes import _owner
+from tests.integration.console.conftest import csrf_token, signed_in_owner
 
 COLORS = {"primary": "#0B5FFF", "secondary": "#FFD23F", "accent": "#E4572E", "background": "#FFF8E7", "text": "#1B1B1B"}
 
@@ -60,7 +59,7 @@ def _kit_named(services, tenant: Tenant, name: str) -> dict[str, Any]:
 
 def test_a_kit_made_by_hand_with_a_logo_is_listed_with_its_colours_by_role(app, services, settings, make_tenant):
     tenant = make_tenant()
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     new = ann.get("/app/brand-kits/new").get_data(as_text=True)
     assert tuple(COLOR_ROLES) == COLOR_KEYS
     for role, use in COLOR_ROLES.items():  # each colour labelled with its role and what it is for
@@ -101,7 +100,7 @@ def test_a_kit_made_by_hand_with_a_logo_is_listed_with_its_colours_by_role(app, 
 def test_every_problem_is_shown_at_once_beside_its_field_and_nothing_is_stored(app, services, settings,
                                                                                  make_tenant):
     tenant = make_tenant()
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     before = _stored(settings)
     form = _form(ann, "/app/brand-kits/new", name=" ", color_accent="red-ish", color_text="", radius="round",
                  font_body_family="Comic Sans", font_heading_weight="950")
@@ -129,7 +128,7 @@ def test_every_problem_is_shown_at_once_beside_its_field_and_nothing_is_stored(a
 
 def test_a_logo_too_large_or_unreadable_is_refused_and_stores_nothing(app, services, settings, make_tenant):
     tenant = make_tenant()
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     before = _stored(settings)
     big = _png() + b"\0" * (MAX_LOGO_BYTES + 1)
     for data, name, message in ((big, "huge.png", "Logo: 'huge.png' is 1.1 MB; a logo may be at most 1 MB"),
@@ -155,7 +154,7 @@ def test_a_logo_too_large_or_unreadable_is_refused_and_stores_nothing(app, servi
 
 def test_an_edit_saves_and_a_video_made_with_the_kit_draws_its_colours(app, client, services, make_tenant):
     tenant = make_tenant(second_kit=True)
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     edit = f"/app/brand-kits/{tenant.other_kit_id}/edit"
     page = ann.get(edit).get_data(as_text=True)
     assert "Edit “Second”" in page and 'value="#AA0000"' in page
@@ -181,7 +180,7 @@ def test_an_edit_saves_and_a_video_made_with_the_kit_draws_its_colours(app, clie
 
 def test_a_kit_and_its_logo_belong_to_one_workspace(app, client, services, settings, make_tenant):
     acme, other = make_tenant(name="acme"), make_tenant(name="other")
-    ann, bob = _owner(app, acme), _owner(app, other)
+    ann, bob = signed_in_owner(app, acme), signed_in_owner(app, other)
     form = _form(ann, "/app/brand-kits/new", name="Acme secret kit")
     form["logo"] = (io.BytesIO(_png(color=(10, 120, 60))), "acme.png")
     assert ann.post("/app/brand-kits/new", data=form, content_type="multipart/form-data").status_code == 303
@@ -212,7 +211,7 @@ def test_a_kit_and_its_logo_belong_to_one_workspace(app, client, services, setti
 
 def test_a_patch_that_sends_back_the_logo_it_read_keeps_the_stored_logo(app, client, services, make_tenant):
     tenant = make_tenant()
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     edit = f"/app/brand-kits/{tenant.default_kit_id}/edit"
     form = _form(ann, edit)
     form["logo"] = (io.BytesIO(_png()), "logo.png")
@@ -240,7 +239,7 @@ def test_a_patch_that_sends_back_the_logo_it_read_keeps_the_stored_logo(app, cli
 
 def test_editing_removes_the_logo_and_makes_the_kit_the_default(app, services, make_tenant):
     tenant = make_tenant(second_kit=True)
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     edit = f"/app/brand-kits/{tenant.other_kit_id}/edit"
     form = _form(ann, edit)
     form["logo"] = (io.BytesIO(_png()), "logo.png")

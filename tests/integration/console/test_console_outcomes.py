@@ -21,21 +21,11 @@ from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.tables import versions, videos
 from tests.integration.api.conftest import Tenant
-from tests.integration.console.conftest import PASSWORD, csrf_token
+from tests.integration.console.conftest import csrf_token, signed_in_owner
 
 
 
 
-def _owner(app, tenant: Tenant) -> FlaskClient:
-    """A signed-in browser of a new owner of ``tenant``'s workspace."""
-    email = f"owner-{secrets.token_hex(4)}@example.com"
-    accounts = app.extensions["reelfarm"].accounts
-    made = accounts.create_user(tenant.workspace_id, email, role="owner", public_url="http://x")
-    accounts.use_link(made.link.rsplit("/", 1)[1], PASSWORD)
-    browser = app.test_client()
-    signed = browser.post("/app/sign-in", data={"csrf_token": csrf_token(browser), "email": email, "password": PASSWORD})
-    assert signed.status_code == 302
-    return browser
 
 
 def _shown(page: str, field: str) -> str | None:
@@ -49,7 +39,7 @@ def _session_cookie(browser: FlaskClient) -> str:
 
 def test_a_new_key_is_shown_once_after_a_redirect_and_a_reload_makes_nothing(app, services, make_tenant):
     acme, other = make_tenant(name="acme"), make_tenant(name="other")
-    ann = _owner(app, acme)
+    ann = signed_in_owner(app, acme)
     before = len(services.api_keys.list(acme.workspace_id))
     made = ann.post("/app/settings/keys", data={"csrf_token": csrf_token(ann, "/app/settings"), "name": "ci",
                                                 "expires": "30"})
@@ -65,7 +55,7 @@ def test_a_new_key_is_shown_once_after_a_redirect_and_a_reload_makes_nothing(app
         again = ann.get("/app/settings").get_data(as_text=True)
         assert _shown(again, "new-key") is None and key not in again and key[:12] in again
     assert len(services.api_keys.list(acme.workspace_id)) == before + 1
-    bob = _owner(app, other)
+    bob = signed_in_owner(app, other)
     assert key[:12] not in bob.get("/app/settings").get_data(as_text=True)
 
 
@@ -78,7 +68,7 @@ def _cookie_payload(browser: FlaskClient) -> bytes:
 
 def test_a_secret_crosses_the_redirect_encrypted_and_is_gone_once_shown(app, make_tenant):
     tenant = make_tenant()
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     ann.post("/app/settings/keys", data={"csrf_token": csrf_token(ann, "/app/settings"), "name": "ci", "expires": ""})
     in_flight = _cookie_payload(ann)
     key = _shown(ann.get("/app/settings").get_data(as_text=True), "new-key")
@@ -90,7 +80,7 @@ def test_a_secret_crosses_the_redirect_encrypted_and_is_gone_once_shown(app, mak
 
 def test_a_webhook_secret_and_an_invitation_link_are_shown_once_too(app, services, make_tenant):
     tenant = make_tenant()
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     made = ann.post("/app/webhooks", data={"csrf_token": csrf_token(ann, "/app/webhooks"),
                                            "url": "https://hooks.example.com/a"})
     assert made.status_code == 303 and made.headers["Location"] == "/app/webhooks"
@@ -122,7 +112,7 @@ def _wait_job(browser: FlaskClient, job_id: str) -> dict:
 
 def test_a_failed_brand_extraction_shows_its_error_and_keeps_its_job_in_the_address(app, services, make_tenant):
     acme, other = make_tenant(name="acme"), make_tenant(name="other")
-    ann, bob = _owner(app, acme), _owner(app, other)
+    ann, bob = signed_in_owner(app, acme), signed_in_owner(app, other)
     services.farm.start()
     try:
         asked = ann.post("/app/brand-kits/extract", data={"csrf_token": csrf_token(ann, "/app/brand-kits"),
@@ -146,7 +136,7 @@ def test_a_failed_brand_extraction_shows_its_error_and_keeps_its_job_in_the_addr
 def test_a_finished_extraction_shows_the_new_kit_and_a_queued_one_refreshes_to_itself(app, services, clock,
                                                                                       make_tenant):
     tenant = make_tenant(second_kit=True)
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     with transaction(services.engine) as conn:
         done = jobs_repo.create_job(conn, clock, workspace_id=tenant.workspace_id, kind="brand_extract",
                                     params={"url": "https://example.com"})
@@ -167,7 +157,7 @@ def test_a_finished_extraction_shows_the_new_kit_and_a_queued_one_refreshes_to_i
 def test_a_render_in_flight_refreshes_the_page_to_a_new_address_at_its_anchor(app, services, make_tenant,
                                                                               create_video):
     tenant = make_tenant(credits=10)
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     video = create_video(tenant)
     started = ann.post(f"/app/videos/{video['id']}/renders", data={
         "csrf_token": csrf_token(ann, "/app/settings"), "format": "9:16", "resolution": "720"})
@@ -199,7 +189,7 @@ def _succeeded_render(services, clock, tenant: Tenant, video_id: str, fmt: str =
 def test_the_download_button_saves_the_file_under_the_videos_title(app, services, clock, make_tenant,
                                                                     create_video):
     tenant = make_tenant()
-    ann = _owner(app, tenant)
+    ann = signed_in_owner(app, tenant)
     video = create_video(tenant, title="Oferta de café / primavera")
     _succeeded_render(services, clock, tenant, video["id"])
     page = ann.get(f"/app/videos/{video['id']}").get_data(as_text=True)
@@ -218,7 +208,7 @@ def test_the_download_button_saves_the_file_under_the_videos_title(app, services
 
 def test_the_grid_says_how_each_video_was_made(app, services, make_tenant, create_video):
     acme, other = make_tenant(name="acme"), make_tenant(name="other")
-    ann = _owner(app, acme)
+    ann = signed_in_owner(app, acme)
     story = create_video(acme, title="Spring sale")
     copy = create_video(acme, title="Spring sale (es)")
     brief = create_video(acme, title="Written for us")
@@ -232,7 +222,7 @@ def test_the_grid_says_how_each_video_was_made(app, services, make_tenant, creat
     labels = dict(re.findall(r'<span class="tile-title">([^<]+)</span>.*?data-origin>([^<]+)</p>', grid, re.DOTALL))
     assert labels == {"Spring sale": "Announcement", "Spring sale (es)": "Spanish copy of “Spring sale”",
                       "Written for us": "From a brief"}
-    bob = _owner(app, other)
+    bob = signed_in_owner(app, other)
     theirs_label = dict(re.findall(r'<span class="tile-title">([^<]+)</span>.*?data-origin>([^<]+)</p>',
                                    unescape(bob.get("/app/videos").get_data(as_text=True)), re.DOTALL))
     assert theirs_label == {"Their copy": "German copy"}  # another workspace's title is never read
@@ -241,7 +231,7 @@ def test_the_grid_says_how_each_video_was_made(app, services, make_tenant, creat
 def test_renders_belong_to_versions_and_an_older_one_offers_the_current_version(app, services, clock, make_tenant,
                                                                                create_video):
     acme, other = make_tenant(name="acme", credits=10), make_tenant(name="other", credits=10)
-    ann = _owner(app, acme)
+    ann = signed_in_owner(app, acme)
     video = create_video(acme, title="Teaser", format="9:16")
     first = _succeeded_render(services, clock, acme, video["id"])
     first_version = services.videos.get(acme.workspace_id, video["id"])["current_version"]["id"]
@@ -275,7 +265,7 @@ def test_renders_belong_to_versions_and_an_older_one_offers_the_current_version(
     assert "Version 2 has its own 9:16 720p render above." in page and "Render version 2 in" not in page
     assert re.search(r'id="ws-credits">acme · 9 credits<', page)  # version 2's first render is charged
 
-    bob = _owner(app, other)
+    bob = signed_in_owner(app, other)
     refused = bob.post(f"/app/videos/{video['id']}/renders", data={"csrf_token": csrf_token(bob, "/app/settings"),
                                                                   "format": "9:16", "resolution": "720"})
     assert refused.status_code == 404

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import io
 import re
-import secrets
 from html import unescape
 
 import numpy as np
@@ -24,18 +23,9 @@ from reelfarm.shared.tables import videos
 from reelfarm.studio.previews import thumbnail_key
 from reelfarm.studio.stories import NEUTRAL_BRAND, list_stories
 from tests.integration.api.conftest import Tenant
-from tests.integration.console.conftest import PASSWORD, csrf_token
+from tests.integration.console.conftest import csrf_token, signed_in_owner
 
 
-def _owner(app, tenant: Tenant) -> FlaskClient:
-    email = f"owner-{secrets.token_hex(4)}@example.com"
-    accounts = app.extensions["reelfarm"].accounts
-    made = accounts.create_user(tenant.workspace_id, email, role="owner", public_url="http://x")
-    accounts.use_link(made.link.rsplit("/", 1)[1], PASSWORD)
-    browser = app.test_client()
-    signed = browser.post("/app/sign-in", data={"csrf_token": csrf_token(browser), "email": email, "password": PASSWORD})
-    assert signed.status_code == 302
-    return browser
 
 
 def _image(data: bytes) -> Image.Image:
@@ -58,7 +48,7 @@ def _thumbnail_urls(page: str) -> dict[str, str]:
 def test_the_gallery_groups_every_story_and_draws_nothing_until_a_thumbnail_is_asked_for(app, services,
                                                                                          make_tenant):
     acme = make_tenant(name="acme")
-    ann = _owner(app, acme)
+    ann = signed_in_owner(app, acme)
     page = ann.get("/app/videos/new?format=16:9").get_data(as_text=True)
     urls = _thumbnail_urls(page)
     assert set(urls) == {s.id for s in list_stories()}
@@ -74,7 +64,7 @@ def test_a_thumbnail_is_drawn_once_kept_per_workspace_and_drawn_again_when_the_k
                                                                                            make_tenant):
     acme, other = make_tenant(name="acme"), make_tenant(name="other")
     _recolour(services, clock, other, "#0A7A2F")
-    ann, bob = _owner(app, acme), _owner(app, other)
+    ann, bob = signed_in_owner(app, acme), signed_in_owner(app, other)
     url = _thumbnail_urls(ann.get("/app/videos/new").get_data(as_text=True))["quote"]
     first = ann.get(url)
     assert first.status_code == 200 and first.mimetype == "image/png"
@@ -109,7 +99,7 @@ def test_a_thumbnail_is_drawn_once_kept_per_workspace_and_drawn_again_when_the_k
 
 
 def test_thumbnails_refuse_unknown_stories_formats_and_strangers(app, make_tenant):
-    ann = _owner(app, make_tenant())
+    ann = signed_in_owner(app, make_tenant())
     assert ann.get("/app/stories/nope/thumbnail.png").status_code == 404
     assert ann.get("/app/stories/quote/thumbnail.png?format=2:1").status_code == 404
     signed_out = app.test_client().get("/app/stories/quote/thumbnail.png")
@@ -131,7 +121,7 @@ def _form(browser: FlaskClient, story: str, **fields: str) -> dict[str, str]:
 
 def test_the_preview_draws_unsaved_values_in_the_chosen_format_and_saves_nothing(app, services, make_tenant):
     acme = make_tenant(name="acme")
-    ann = _owner(app, acme)
+    ann = signed_in_owner(app, acme)
     posted = _form(ann, "flash_sale", format="16:9")
     before = services.videos.list(acme.workspace_id, 10)["data"]
     plain = ann.post("/app/videos/new/flash_sale/preview", data=posted, headers={"X-CSRF-Token": posted["csrf_token"]})
@@ -156,7 +146,7 @@ def test_the_preview_draws_unsaved_values_in_the_chosen_format_and_saves_nothing
 
 def test_every_problem_is_reported_at_once_in_words_beside_its_field(app, services, make_tenant):
     acme = make_tenant(name="acme")
-    ann = _owner(app, acme)
+    ann = signed_in_owner(app, acme)
     posted = _form(ann, "flash_sale", **{"f.badge_color": "red-ish", "f.headline": "x" * 130, "duration": "abc",
                                          "f.discount": ""})
     answer = ann.post("/app/videos/new/flash_sale/preview", data=posted)
@@ -179,7 +169,7 @@ def test_every_problem_is_reported_at_once_in_words_beside_its_field(app, servic
 
 def test_a_preview_cannot_use_another_workspaces_kit(app, make_tenant):
     acme, other = make_tenant(name="acme"), make_tenant(name="other", second_kit=True)
-    ann = _owner(app, acme)
+    ann = signed_in_owner(app, acme)
     posted = _form(ann, "quote", brand_kit_id=other.other_kit_id)
     answer = ann.post("/app/videos/new/quote/preview", data=posted)
     assert answer.status_code == 400 and answer.mimetype == "application/json"
@@ -195,7 +185,7 @@ def _texts(html: str) -> dict[str, str]:
 
 def test_a_translated_copy_has_its_texts_corrected_as_a_new_version(app, services, make_tenant, create_video):
     acme, other = make_tenant(name="acme"), make_tenant(name="other")
-    ann, bob = _owner(app, acme), _owner(app, other)
+    ann, bob = signed_in_owner(app, acme), signed_in_owner(app, other)
     original = create_video(acme, storyId="flash_sale", title="Spring sale")
     copy_ = create_video(acme, storyId="flash_sale", title="Spring sale (es)", fields={"kicker": "Centellea venta"})
     with transaction(services.engine) as conn:
@@ -234,7 +224,7 @@ def test_a_translated_copy_has_its_texts_corrected_as_a_new_version(app, service
 
 def test_the_language_menu_names_each_language_in_its_own_words(app, make_tenant, create_video):
     acme = make_tenant(name="acme", plan="pro")
-    ann = _owner(app, acme)
+    ann = signed_in_owner(app, acme)
     video = create_video(acme, title="Spring sale")
     page = unescape(ann.get(f"/app/videos/{video['id']}").get_data(as_text=True))
     options = re.findall(r'<option value="([a-zA-Z-]+)">([^<]+)</option>', page.split('id="locale"', 1)[1])
