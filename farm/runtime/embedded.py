@@ -102,7 +102,7 @@ def _malloc_trim() -> Callable[[int], int] | None:
     import ctypes
 
     try:
-        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
+        return ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):  # a C library without it (musl)
         return None
 
