@@ -86,7 +86,7 @@ def _release_free_memory() -> None:
     A chunk allocates and frees frame-sized buffers (3.7 MB a frame at 720p, 33 MB at 4K). Once
     glibc has freed one such block it raises its mmap threshold past that size, serves the next
     ones from its heap and keeps what is freed there: a long-lived pool process held 50-60 MB of
-    free heap between 720p tasks (more at 4K), which its RSS counted. ``malloc_trim(0)`` hands
+    free heap between 720p tasks, which its RSS counted. ``malloc_trim(0)`` hands
     those pages back in a few milliseconds; the collection before it takes 30-130 ms (a chunk
     takes seconds). Elsewhere than glibc nothing is trimmed.
     """
