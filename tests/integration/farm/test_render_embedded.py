@@ -76,7 +76,12 @@ def test_a_whole_render_with_audio_on_the_embedded_queue(embedded: Farm, tmp_pat
     assert not embedded.storage.exists(f"renders/{render['id']}/seg0.mp4")  # segments cleaned up
     with embedded.engine.connect() as conn:
         events = conn.execute(select(event_outbox).where(event_outbox.c.workspace_id == workspace)).all()
-        tasks = conn.execute(select(queued_tasks.c.id, queued_tasks.c.status)).all()
+
+    def tasks_settled() -> list[Any] | None:  # the stitch's row is marked once the task has returned
+        with embedded.engine.connect() as conn:
+            rows = conn.execute(select(queued_tasks.c.id, queued_tasks.c.status)).all()
+        return rows if all(status != "running" for _, status in rows) else None
+    tasks = wait_for(tasks_settled)
     assert [e.type for e in events] == ["render.completed"]
     assert events[0].payload["render"]["id"] == render["id"]
     assert events[0].payload["render"]["status"] == "succeeded"
