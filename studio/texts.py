@@ -17,8 +17,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reelfarm.renderer.model import doc_schema
+
 JSON = dict[str, Any]
-MAX_TEXT = 2000  # the VideoDoc schema's maxLength of a text layer's text
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class DocText:
     text: str
     label: str
     places: int
+    max_length: int  # the least the VideoDoc schema allows in the places that show it
 
     @property
     def multiline(self) -> bool:
@@ -64,15 +66,25 @@ def _layer_name(layer: JSON, scene: JSON) -> str:
     return name.replace("_", " ").replace(".", " ")
 
 
+def _max_length(doc: JSON, holder: JSON) -> int:
+    """The VideoDoc schema's maxLength of the string at ``holder``: the title's, or a text layer's."""
+    schema = doc_schema()
+    if holder is doc:
+        return int(schema["properties"]["title"]["maxLength"])
+    return int(schema["$defs"]["layer_props"]["properties"]["text"]["maxLength"])
+
+
 def doc_texts(doc: JSON) -> list[DocText]:
     """Every distinct text of ``doc``, in order of first appearance."""
     first: dict[str, str] = {}
     count: dict[str, int] = {}
+    limit: dict[str, int] = {}
     for label, holder, key in text_slots(doc):
         text = holder[key]
         first.setdefault(text, label)
         count[text] = count.get(text, 0) + 1
-    return [DocText(i, text, first[text], count[text]) for i, text in enumerate(first)]
+        limit[text] = min(limit.get(text, _max_length(doc, holder)), _max_length(doc, holder))
+    return [DocText(i, text, first[text], count[text], limit[text]) for i, text in enumerate(first)]
 
 
 def text_problems(doc: JSON, changes: Mapping[int, str]) -> dict[int, str]:
@@ -84,8 +96,9 @@ def text_problems(doc: JSON, changes: Mapping[int, str]) -> dict[int, str]:
             problems[index] = "this text is no longer in the video; reload the page"
         elif not new.strip():
             problems[index] = f"{known[index].label}: write a text; it cannot be empty"
-        elif len(new) > MAX_TEXT:
-            problems[index] = f"{known[index].label}: at most {MAX_TEXT} characters (this has {len(new)})"
+        elif len(new) > known[index].max_length:
+            problems[index] = (f"{known[index].label}: at most {known[index].max_length} characters "
+                               f"(this has {len(new)})")
     return problems
 
 

@@ -201,7 +201,7 @@ def test_a_translated_copy_has_its_texts_corrected_as_a_new_version(app, service
                                                                  f"t.{index}": " ", "t.0": "y" * 2001})
     html = unescape(refused.get_data(as_text=True))
     assert refused.status_code == 400
-    assert "write a text; it cannot be empty" in html and "at most 2000 characters (this has 2001)" in html
+    assert "write a text; it cannot be empty" in html and "Title: at most 200 characters (this has 2001)" in html
     assert services.videos.get(acme.workspace_id, copy_["id"])["current_version"]["number"] == 1
 
     theirs = bob.post(f"/app/videos/{copy_['id']}/texts", data={"csrf_token": csrf_token(bob, "/app/settings"),

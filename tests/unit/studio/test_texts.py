@@ -45,6 +45,13 @@ def test_empty_unknown_and_too_long_texts_are_refused_all_at_once():
         with_texts(doc, {0: ""})
 
 
+def test_the_title_is_held_to_the_schemas_shorter_limit():
+    doc = _doc()
+    assert doc_texts(doc)[0].max_length == 200
+    assert text_problems(doc, {0: "t" * 201}) == {0: "Title: at most 200 characters (this has 201)"}
+    assert text_problems(doc, {0: "t" * 200}) == {}
+
+
 def test_languages_have_their_own_names_beside_their_tags_from_one_table():
     assert locale_label("es") == "Español (es)" and locale_label("pt-br") == "Português (pt-BR)"
     assert locale_label("xx") == "xx" and locale_label("not a tag") == "not a tag"
