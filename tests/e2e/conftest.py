@@ -1,15 +1,32 @@
-"""Fixtures of the end-to-end tests that run a farm: a PostgreSQL database and a Redis database of
-the test's own, on the session's servers (``tests/conftest.py``)."""
+"""Fixtures of the end-to-end tests: for those that run a farm, a PostgreSQL database and a Redis
+database of the test's own, on the session's servers (``tests/conftest.py``); for the console's,
+Debian's headless Chromium driven by Playwright (which never downloads a browser here)."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """The system's Chromium, headless, for one test module."""
+    assert Path(CHROMIUM).exists(), "install Debian's chromium (scripts/setup-system.sh --test)"
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=CHROMIUM,
+                                      args=["--no-sandbox", "--autoplay-policy=no-user-gesture-required"])
+        yield launched
+        launched.close()
 
 
 @pytest.fixture

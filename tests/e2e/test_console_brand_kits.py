@@ -15,12 +15,11 @@ from PIL import Image
 from playwright.sync_api import Browser, Page, expect
 
 from reelfarm.renderer.tokens import COLOR_KEYS
-from tests.e2e.test_console_browser import (  # noqa: F401  (browser is a fixture)
+from tests.e2e.test_console_browser import (
     _no_sideways_scroll,
     _set_password,
     _shot,
     _sign_in,
-    browser,
     console_serve,
 )
 
@@ -36,7 +35,7 @@ def _png_logo(path: Path) -> Path:
     return path
 
 
-def test_brand_kits_made_by_hand_in_a_browser(tmp_path, browser):  # noqa: F811  (the imported fixture)
+def test_brand_kits_made_by_hand_in_a_browser(tmp_path, browser):
     with console_serve(tmp_path / "data") as (base, dev_key, email, link):
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         page = context.new_page()

@@ -15,6 +15,7 @@ from reelfarm.shared.errors import NotFound
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.tables import videos
+from tests.integration.api.support import failed_render
 from tests.integration.console.conftest import PASSWORD
 
 
@@ -124,14 +125,7 @@ def test_failed_renders_are_the_farms_across_workspaces(services, clock, make_te
     acme, other = make_tenant(name="acme"), make_tenant(name="other")
     failed, start = [], clock.now()
     for tenant in (acme, other):
-        video = create_video(tenant)
-        version_id = services.videos.get(tenant.workspace_id, video["id"])["current_version"]["id"]
-        with transaction(services.engine) as conn:
-            render = renders_repo.insert_render(conn, clock, renders_repo.NewRender(
-                workspace_id=tenant.workspace_id, video_id=video["id"], version_id=version_id, format="1:1",
-                resolution=720, fps=30, dedup_hash=secrets.token_hex(32), frames=1, chunks=1))
-            renders_repo.fail_render(conn, clock, render.id, "encoder crashed")
-        failed.append(render.id)
+        failed.append(failed_render(services, clock, tenant, create_video))
     shown = {r["id"]: r for r in services.read_models.failed_renders(since=start, limit=1000)}
     assert set(failed) <= set(shown) and {shown[i]["error"] for i in failed} == {"encoder crashed"}
 
