@@ -37,6 +37,7 @@ from reelfarm.shared.storage import Storage
 from reelfarm.studio.brand.logo import DecodedLogo, decode_logo, looks_like_svg
 from reelfarm.studio.errors import InvalidBrandKit
 from reelfarm.studio.resources import brand_kit_resource, jsonable
+from reelfarm.studio.stories.brand import is_number
 
 MAX_NAME = 200
 MAX_TAGLINE = 300
@@ -214,7 +215,7 @@ def check_kit(name: Any, tokens: Any, *, partial: bool = False, any_family: bool
         problems.append(_problem("/tokens/palette", "invalid",
                                  f"a palette is a list of up to {MAX_PALETTE} #RRGGBB colours"))
     radius: Any = tokens.get("radius")
-    if not (_is_number(radius) and 0 <= radius <= MAX_RADIUS):
+    if not (is_number(radius) and 0 <= radius <= MAX_RADIUS):
         problems.append(_problem("/tokens/radius", "out_of_range",
                                  f"{_shown(radius)} is not a number from 0 to {MAX_RADIUS}"))
     tagline = tokens.get("tagline")
@@ -282,14 +283,10 @@ def _problem(field: str, code: str, message: str) -> dict[str, str]:
     return {"field": field, "code": code, "message": message}
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _shown(value: Any) -> str:
     if value is None or value == "":
         return "nothing"
-    return f"{value:g}" if _is_number(value) else repr(value)
+    return f"{value:g}" if is_number(value) else repr(value)
 
 
 def _megabytes(size: int) -> str:

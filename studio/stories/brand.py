@@ -51,7 +51,7 @@ def brand_block(tokens: dict | None) -> dict[str, Any]:
     fonts_in: dict = _mapping(tokens.get("fonts"))
     fonts = {role: _font(fonts_in.get(role), neutral["fonts"][role], role) for role in ("heading", "body")}
     radius: Any = tokens.get("radius")
-    if not (_is_number(radius) and radius >= 0):
+    if not (is_number(radius) and radius >= 0):
         radius = neutral["radius"]
     tagline = tokens.get("tagline")
     return {
@@ -68,7 +68,8 @@ def _mapping(value: object) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """A finite int or float (not a bool): what a JSON number may be."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -127,7 +128,7 @@ def _logo(value: object) -> dict | None:
         logo["key"] = value["key"]  # the copy in our storage, which renders read
     for key in ("width", "height"):
         dim: Any = value.get(key)
-        logo[key] = dim if _is_number(dim) and dim > 0 else None
+        logo[key] = dim if is_number(dim) and dim > 0 else None
     dominant = value.get("dominant_color")
     logo["dominant_color"] = dominant if is_hex(dominant) else None
     return logo
