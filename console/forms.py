@@ -247,7 +247,6 @@ def _read(name: str, prop: Mapping[str, Any], form: Mapping[str, Any], label: st
         return _read_number(name, kind, text.strip(), nullable, label)
     if kind in ("url", "color"):
         text = text.strip()
-        return None if (text == "" and nullable) else text
     return None if (text == "" and nullable) else text
 
 
