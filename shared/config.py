@@ -101,6 +101,7 @@ class Settings:
     gpu_queue_wait_sec: float = DEFAULT_GPU_QUEUE_WAIT_SEC  # REELFARM_GPU_QUEUE_WAIT_SEC (farm.routing)
     trusted_proxies: int = 0  # REELFARM_TRUSTED_PROXIES: proxies in front whose X-Forwarded-* are believed
     metrics_token: str | None = field(default=None, repr=False)  # REELFARM_METRICS_TOKEN: guards /metrics
+    dispatch: str = "fair"  # REELFARM_DISPATCH: fair (farm.services.fairness) or fifo (arrival order, to compare)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -160,6 +161,7 @@ def _farm(env: _Env) -> dict[str, Any]:
         "raster": env.parse("REELFARM_RASTER", _raster) or "auto",
         "encoder": env.parse("REELFARM_ENCODER", _encoder) or "auto",
         "gpu_queue_wait_sec": env.parse("REELFARM_GPU_QUEUE_WAIT_SEC", _seconds) or DEFAULT_GPU_QUEUE_WAIT_SEC,
+        "dispatch": env.parse("REELFARM_DISPATCH", _dispatch) or "fair",
     }
 
 
@@ -336,6 +338,12 @@ def _raster(raw: str) -> str:
 def _encoder(raw: str) -> str:
     if raw not in ("auto", "x264", "nvenc"):
         raise ValueError("expected auto, x264 or nvenc")
+    return raw
+
+
+def _dispatch(raw: str) -> str:
+    if raw not in ("fair", "fifo"):
+        raise ValueError("must be fair or fifo")
     return raw
 
 

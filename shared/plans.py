@@ -1,12 +1,16 @@
 """The plans, and what each allows: the one definition the schema, the database, the API, the
 console and the command line take them from.
 
-| plan | API | translated copies | default rate limit (requests/min per key) |
-|---|---|---|---|
-| ``starter`` | no (403 ``plan_without_api``) | no | none |
-| ``pro`` | yes | yes | 600 |
-| ``crypto_pro`` | yes | no (403 ``plan_feature_unavailable``) | 600 |
-| ``agency`` | yes | yes | 3000 |
+| plan | API | translated copies | default rate limit (requests/min per key) | farm weight | chunks running at most |
+|---|---|---|---|---|---|
+| ``starter`` | no (403 ``plan_without_api``) | no | none | 1 | 4 |
+| ``pro`` | yes | yes | 600 | 2 | 16 |
+| ``crypto_pro`` | yes | no (403 ``plan_feature_unavailable``) | 600 | 2 | 16 |
+| ``agency`` | yes | yes | 3000 | 4 | 32 |
+
+The farm weight is a workspace's share of the render farm against the other workspaces with work
+waiting (``reelfarm.farm.services.fairness``); the cap bounds its chunks running at once. An
+operator overrides both per workspace (``reelfarm admin share``).
 
 Credits work the same on every plan (``reelfarm.farm.services.renders.credits_for``); an operator's
 ``REELFARM_RATE_LIMITS`` may change the rate limits, not which plans have the API.
@@ -26,13 +30,15 @@ class Plan:
     api: bool
     locales: bool
     rate_limit: int | None  # requests per minute per key; None without API access
+    dispatch_weight: float = 1.0  # share of the farm against other workspaces with work waiting
+    dispatch_cap: int = 4  # chunks running at once, at most
 
 
 PLANS: Mapping[str, Plan] = MappingProxyType({p.name: p for p in (
-    Plan("starter", api=False, locales=False, rate_limit=None),
-    Plan("pro", api=True, locales=True, rate_limit=600),
-    Plan("crypto_pro", api=True, locales=False, rate_limit=600),
-    Plan("agency", api=True, locales=True, rate_limit=3000),
+    Plan("starter", api=False, locales=False, rate_limit=None, dispatch_weight=1, dispatch_cap=4),
+    Plan("pro", api=True, locales=True, rate_limit=600, dispatch_weight=2, dispatch_cap=16),
+    Plan("crypto_pro", api=True, locales=False, rate_limit=600, dispatch_weight=2, dispatch_cap=16),
+    Plan("agency", api=True, locales=True, rate_limit=3000, dispatch_weight=4, dispatch_cap=32),
 )})
 NAMES: tuple[str, ...] = tuple(PLANS)
 LOCALE_PLANS: tuple[str, ...] = tuple(p.name for p in PLANS.values() if p.locales)

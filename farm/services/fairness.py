@@ -1,0 +1,235 @@
+"""Who runs next: fair dispatch of render chunks across workspaces, then across a workspace's renders.
+
+A pure policy over plain values; the runtime obeys it (``reelfarm.farm.runtime.embedded`` when it
+claims rows, ``reelfarm.farm.runtime.dispatch`` when it feeds RQ's ready queues). Nothing here
+does I/O.
+
+The policy is a work-conserving weighted fair queue, costed in frames (a chunk of 150 frames costs
+150), in two levels, in the manner of start-time fair queuing (the same guarantee as deficit round
+robin, without a round pointer to keep):
+
+- **Across workspaces.** Each workspace with work waiting has a *virtual service*: the frames
+  dispatched for it divided by its weight. The next chunk goes to the workspace with the least
+  virtual service that is under its cap on running chunks. A workspace that had nothing waiting
+  starts at the least virtual service of those that have, so idle time is never banked as credit,
+  and an arriving workspace is served at once, then in turn.
+- **Inside a workspace**, its renders take turns the same way (unweighted), so its own short render
+  is not stuck behind its own batch; renders asked for with ``priority="low"`` are served only while
+  none of the workspace's ``normal`` renders has a chunk waiting.
+- **Inside a render**, chunks go earliest first, so the finished part grows from the start.
+- **Caps.** A workspace with ``cap`` chunks running (or dispatched) is passed over; the chunks
+  still go to someone else, so no capacity is held back (work-conserving), and an idle farm gives
+  one workspace everything up to its cap.
+
+Guarantee (property-tested in ``tests/unit/farm/test_fairness.py``): between two workspaces that
+both had work waiting throughout a run of dispatches and were under their caps, the frames each
+received divided by its weight differ by at most one largest chunk of each divided by its weight.
+
+``Ledger`` is the only state: virtual service per workspace and per render, kept by the runtime
+between rounds (in a table or in Redis); entries of workspaces and renders with nothing waiting
+or running are dropped. A ledger lost (a dispatcher's Redis key flushed) only restarts everyone at
+zero: fairness from then on, nothing lost.
+"""
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from reelfarm.shared.plans import PLANS, Plan
+
+Priority = Literal["normal", "low"]
+PRIORITIES: tuple[str, ...] = ("normal", "low")
+DEFAULT_PRIORITY = "normal"
+POLICIES = ("fair", "fifo")
+
+
+@dataclass(frozen=True)
+class Share:
+    """What one workspace is entitled to: its weight against others, and its cap on chunks running at once."""
+
+    weight: float
+    cap: int
+
+
+def plan_share(plan: Plan | str, weight: float | None = None, cap: int | None = None) -> Share:
+    """A workspace's share: its plan's, with the operator's overrides (``workspaces.dispatch_weight``
+    and ``dispatch_cap``) where set."""
+    found = PLANS[plan] if isinstance(plan, str) else plan
+    return Share(weight=float(weight) if weight else float(found.dispatch_weight),
+                 cap=int(cap) if cap else int(found.dispatch_cap))
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk waiting to be dispatched."""
+
+    id: str
+    workspace: str
+    render: str
+    cost: int  # frames
+    priority: str = DEFAULT_PRIORITY
+    seq: float = 0.0  # arrival order: when it became ready to run (ties: id)
+    index: int = 0  # the chunk's place in its render
+
+
+@dataclass
+class Ledger:
+    """Virtual service of workspaces (``served``) and of renders (``render_served``), in frames."""
+
+    served: dict[str, float] = field(default_factory=dict)
+    render_served: dict[str, float] = field(default_factory=dict)
+
+    def copy(self) -> Ledger:
+        return Ledger(dict(self.served), dict(self.render_served))
+
+    def prune(self, keep_workspaces: Iterable[str], keep_renders: Iterable[str]) -> None:
+        """Drop the entries of workspaces and renders with nothing waiting or running."""
+        keep_w, keep_r = set(keep_workspaces), set(keep_renders)
+        self.served = {k: v for k, v in self.served.items() if k in keep_w}
+        self.render_served = {k: v for k, v in self.render_served.items() if k in keep_r}
+
+
+def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | None = None,
+         shares: Callable[[str], Share] | None = None, ledger: Ledger | None = None,
+         policy: str = "fair") -> list[Chunk]:
+    """The chunks to dispatch now, in order, for ``slots`` free places.
+
+    Args:
+        waiting: every chunk waiting (any order).
+        slots: how many may be dispatched now.
+        running: chunks running (or dispatched and not finished) per workspace, for the caps.
+        shares: a workspace's share (default: weight 1, no cap).
+        ledger: the virtual service so far; updated in place (pass a copy to look ahead).
+        policy: ``fair``, or ``fifo`` (arrival order; caps still apply) to compare against.
+    """
+    ledger = ledger if ledger is not None else Ledger()
+    running = dict(running or {})
+    share_of = _memo(shares or (lambda _w: Share(1.0, 1 << 30)))
+    queues = _Queues(waiting)
+    if policy == "fifo":
+        return _pick_fifo(queues, slots, running, share_of)
+    _admit(ledger, queues)
+    chosen: list[Chunk] = []
+    heap = [(ledger.served[w], queues.first_seq(w), w) for w in queues.workspaces()]
+    heapq.heapify(heap)
+    while heap and len(chosen) < slots:
+        _, _, workspace = heapq.heappop(heap)
+        share = share_of(workspace)
+        if running.get(workspace, 0) >= share.cap:
+            continue  # capped: passed over until a chunk of it ends (next call)
+        chunk = _next_in(workspace, queues, ledger)
+        chosen.append(chunk)
+        running[workspace] = running.get(workspace, 0) + 1
+        ledger.served[workspace] += chunk.cost / share.weight
+        ledger.render_served[chunk.render] = ledger.render_served.get(chunk.render, 0.0) + chunk.cost
+        if queues.has(workspace):
+            heapq.heappush(heap, (ledger.served[workspace], queues.first_seq(workspace), workspace))
+    return chosen
+
+
+def order(waiting: Sequence[Chunk], *, shares: Callable[[str], Share] | None = None,
+          ledger: Ledger | None = None, policy: str = "fair") -> list[Chunk]:
+    """Every waiting chunk in the order the policy would dispatch them with no cap binding: what a
+    queued render's place in line is computed from (``frames_ahead``)."""
+    uncapped = _memo(shares or (lambda _w: Share(1.0, 1 << 30)))
+    return pick(waiting, len(waiting), shares=lambda w: Share(uncapped(w).weight, 1 << 30),
+                ledger=(ledger or Ledger()).copy(), policy=policy)
+
+
+def frames_ahead(ordered: Sequence[Chunk], render: str) -> int | None:
+    """Frames dispatched before ``render``'s next chunk in ``ordered`` (``order``'s answer); None
+    when no chunk of it waits."""
+    total = 0
+    for chunk in ordered:
+        if chunk.render == render:
+            return total
+        total += chunk.cost
+    return None
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+class _Queues:
+    """Waiting chunks by workspace, render and priority, each render's earliest first."""
+
+    def __init__(self, waiting: Iterable[Chunk]) -> None:
+        self.by_render: dict[str, list[Chunk]] = {}
+        for chunk in sorted(waiting, key=lambda c: (c.seq, c.index, c.id), reverse=True):
+            self.by_render.setdefault(chunk.render, []).append(chunk)  # popped from the end: earliest
+        for chunks in self.by_render.values():
+            chunks.sort(key=lambda c: (c.index, c.seq, c.id), reverse=True)
+        self.renders_of: dict[str, list[str]] = {}
+        for render, chunks in self.by_render.items():
+            self.renders_of.setdefault(chunks[-1].workspace, []).append(render)
+
+    def workspaces(self) -> list[str]:
+        return [w for w, renders in self.renders_of.items() if renders]
+
+    def has(self, workspace: str) -> bool:
+        return bool(self.renders_of.get(workspace))
+
+    def first_seq(self, workspace: str) -> float:
+        return min(min(c.seq for c in self.by_render[r]) for r in self.renders_of[workspace])
+
+    def candidates(self, workspace: str) -> list[str]:
+        """The workspace's renders that may go next: its normal ones while any waits, else its low ones."""
+        renders = self.renders_of[workspace]
+        normal = [r for r in renders if self.by_render[r][-1].priority != "low"]
+        return normal or renders
+
+    def take(self, render: str) -> Chunk:
+        chunks = self.by_render[render]
+        chunk = chunks.pop()
+        if not chunks:
+            del self.by_render[render]
+            self.renders_of[chunk.workspace].remove(render)
+        return chunk
+
+    def all(self) -> list[Chunk]:
+        return [c for chunks in self.by_render.values() for c in chunks]
+
+
+def _admit(ledger: Ledger, queues: _Queues) -> None:
+    """Workspaces and renders new to the ledger start at the least virtual service of those waiting."""
+    waiting = queues.workspaces()
+    known = [ledger.served[w] for w in waiting if w in ledger.served]
+    floor = min(known) if known else 0.0
+    for workspace in waiting:
+        ledger.served[workspace] = max(ledger.served.get(workspace, floor), floor)
+        renders = queues.renders_of[workspace]
+        seen = [ledger.render_served[r] for r in renders if r in ledger.render_served]
+        render_floor = min(seen) if seen else 0.0
+        for render in renders:
+            ledger.render_served[render] = max(ledger.render_served.get(render, render_floor), render_floor)
+
+
+def _next_in(workspace: str, queues: _Queues, ledger: Ledger) -> Chunk:
+    def rank(render: str) -> tuple[float, float, str]:
+        head = queues.by_render[render][-1]
+        return ledger.render_served.get(render, 0.0), head.seq, render
+    return queues.take(min(queues.candidates(workspace), key=rank))
+
+
+def _pick_fifo(queues: _Queues, slots: int, running: dict[str, int],
+               share_of: Callable[[str], Share]) -> list[Chunk]:
+    chosen: list[Chunk] = []
+    for chunk in sorted(queues.all(), key=lambda c: (c.seq, c.index, c.id)):
+        if len(chosen) >= slots:
+            break
+        if running.get(chunk.workspace, 0) >= share_of(chunk.workspace).cap:
+            continue
+        chosen.append(chunk)
+        running[chunk.workspace] = running.get(chunk.workspace, 0) + 1
+    return chosen
+
+
+def _memo(shares: Callable[[str], Share]) -> Callable[[str], Share]:
+    cache: dict[str, Share] = {}
+
+    def share_of(workspace: str) -> Share:
+        if workspace not in cache:
+            cache[workspace] = shares(workspace)
+        return cache[workspace]
+    return share_of
