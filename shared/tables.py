@@ -117,6 +117,9 @@ workspaces = Table(
     Column("plan", String(20), nullable=False),
     Column("credits", Integer, nullable=False, server_default="0"),
     _ts("created_at"), _ts("updated_at"),
+    # 0007: the operator's overrides of the plan's share of the farm (NULL: the plan's)
+    Column("dispatch_weight", Float, nullable=True),
+    Column("dispatch_cap", Integer, nullable=True),
     _one_of("plan", PLANS),
     CheckConstraint("credits >= 0", name="credits_not_negative"),
 )
@@ -228,6 +231,8 @@ renders = Table(
     Column("reused_frames", Integer, nullable=False, server_default="0"),
     # 0006: the chunk plan, the first frame of each chunk (NULL: planned before it was stored)
     Column("chunk_starts", json_type(), nullable=True),
+    # 0007: normal, or low (batch work that yields to the workspace's normal renders)
+    Column("priority", String(8), nullable=False, server_default="normal"),
     _one_of("status", RENDER_STATUSES),
     # Identical requests coalesce: one live or finished render per (video, dedup hash).
     Index("uq_renders_active_dedup", "video_id", "dedup_hash", unique=True,
@@ -350,8 +355,23 @@ queued_tasks = Table(
     Column("error", Text, nullable=True),
     Column("claimed_by", String(200), nullable=True),
     _ts("run_after"), _ts("lease_until", True), _ts("created_at"), _ts("updated_at"), _ts("finished_at", True),
+    # 0007: a render chunk's place in fair dispatch (NULL for other tasks, which go first)
+    Column("workspace_id", String(36), nullable=True),
+    Column("render_id", String(36), nullable=True),
+    Column("priority", String(8), nullable=True),
+    Column("cost", Integer, nullable=True),
+    Column("chunk_index", Integer, nullable=True),
     _one_of("status", TASK_STATUSES),
     Index("ix_queued_tasks_status_run_after", "status", "run_after"),
+    Index("ix_queued_tasks_status_workspace", "status", "workspace_id"),
+)
+
+# 0007: fair dispatch's virtual service per workspace ("w:<id>") and render ("r:<id>"), kept by the
+# embedded queue between rounds (farm.services.fairness.Ledger)
+fair_ledger = Table(
+    "fair_ledger", metadata,
+    Column("scope", String(80), primary_key=True),
+    Column("served", Float, nullable=False),
 )
 
 # 0002: frames rendered per render, for the embedded mode's progress (farm/progress.py); no

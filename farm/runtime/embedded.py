@@ -54,10 +54,13 @@ from sqlalchemy.exc import OperationalError
 from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
 from reelfarm.farm.services.errors import QueueUnavailable
-from reelfarm.farm.services.queues import RENDER_QUEUE
+from reelfarm.farm.services.fairness import Chunk, Ledger, Share, pick, plan_share
+from reelfarm.farm.services.queues import RENDER_QUEUE, Turn
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.db import transaction
+from reelfarm.shared.tables import fair_ledger
 from reelfarm.shared.tables import queued_tasks as tasks
+from reelfarm.shared.tables import workspaces
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -112,6 +115,7 @@ def _noop() -> None:
     return None
 
 
+_CLAIM_LOCK = 0x7265656C  # PostgreSQL advisory lock that serialises claims ("reel")
 TASK_NICENESS = 10  # added to the serving process's niceness in every pool process
 _PR_SET_PDEATHSIG = 1
 
@@ -122,7 +126,8 @@ class EmbeddedQueue:
     def __init__(self, engine: Engine, *, clock: Clock | None = None, workers: int | None = None,
                  max_running: int | None = None, lease_sec: float = 60.0, poll_sec: float = 0.5,
                  retry_intervals: Sequence[float] = (2, 10, 30), failure_handler: str = DEFAULT_FAILURE_HANDLER,
-                 maintenance: Callable[[], Any] | None = None, maintenance_sec: float = 60.0) -> None:
+                 maintenance: Callable[[], Any] | None = None, maintenance_sec: float = 60.0,
+                 dispatch: str = "fair") -> None:
         self.engine = engine
         self.clock = clock or SystemClock()
         self.workers = max(1, workers or os.cpu_count() or 1)
@@ -133,6 +138,7 @@ class EmbeddedQueue:
         self.failure_handler = failure_handler
         self.maintenance = maintenance
         self.maintenance_sec = maintenance_sec
+        self.dispatch = dispatch  # fair (farm.services.fairness) or fifo
         self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._pool: ProcessPoolExecutor | None = None
         self._thread: threading.Thread | None = None
@@ -145,7 +151,7 @@ class EmbeddedQueue:
     # -- JobQueue ---------------------------------------------------------------------------
 
     def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
-                depends_on: list[str] | None = None, retries: int = 2) -> None:
+                depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None) -> None:
         deps = list(depends_on or [])
         with self._guard(), transaction(self.engine) as conn:
             now = self.clock.now()
@@ -156,7 +162,7 @@ class EmbeddedQueue:
             values = {"func": func_path, "args": list(args), "queue": queue, "status": status, "depends_on": deps,
                       "attempts": 0, "max_attempts": retries + 1, "error": error, "claimed_by": None,
                       "lease_until": None, "run_after": now, "updated_at": now,
-                      "finished_at": now if status == "canceled" else None}
+                      "finished_at": now if status == "canceled" else None, **_turn_values(turn)}
             if current is None:
                 conn.execute(tasks.insert().values(id=job_id, created_at=now, **values))
             else:
@@ -309,27 +315,50 @@ class EmbeddedQueue:
     # -- row transitions --------------------------------------------------------------------
 
     def _claim(self, wanted: int) -> list[_Claimed]:
+        """Claim up to ``wanted`` runnable rows: tasks that are not render chunks first (stitches,
+        jobs, deliveries: short, and they finish what was started), in arrival order; then chunks
+        in the order fair dispatch gives (``reelfarm.farm.services.fairness``)."""
         with transaction(self.engine) as conn:
             now = self.clock.now()
+            if conn.dialect.name == "postgresql":  # one claimer at a time: the policy needs the whole picture
+                conn.execute(select(func.pg_advisory_xact_lock(_CLAIM_LOCK)))
             running = conn.execute(select(func.count()).select_from(tasks)
                                    .where(tasks.c.status == "running")).scalar_one()
             wanted = min(wanted, self.max_running - int(running))
             if wanted <= 0:
                 return []
-            query = (select(tasks.c.id, tasks.c.func, tasks.c.args)
-                     .where(tasks.c.status == "queued", tasks.c.run_after <= now)
-                     .order_by(tasks.c.created_at, tasks.c.id).limit(wanted))
-            if conn.dialect.name == "postgresql":
-                query = query.with_for_update(skip_locked=True)
+            runnable = (tasks.c.status == "queued", tasks.c.run_after <= now)
+            plain = conn.execute(select(tasks.c.id).where(*runnable, tasks.c.workspace_id.is_(None))
+                                 .order_by(tasks.c.created_at, tasks.c.id).limit(wanted)).scalars().all()
+            ids = list(plain)
+            if len(ids) < wanted:
+                ids += self._fair_turns(conn, wanted - len(ids), now)
             claimed = []
-            for row in conn.execute(query).all():
-                done = conn.execute(update(tasks).where(tasks.c.id == row.id, tasks.c.status == "queued").values(
+            for task_id in ids:
+                done = conn.execute(update(tasks).where(tasks.c.id == task_id, tasks.c.status == "queued").values(
                     status="running", claimed_by=self.name, lease_until=now + self.lease,
                     attempts=tasks.c.attempts + 1, updated_at=now))
                 if done.rowcount:
-                    claimed.append(_Claimed(row.id, row.func, list(row.args)))
+                    row = conn.execute(select(tasks.c.func, tasks.c.args).where(tasks.c.id == task_id)).one()
+                    claimed.append(_Claimed(task_id, row.func, list(row.args)))
             return claimed
 
+    def _fair_turns(self, conn: Connection, slots: int, now: Any) -> list[str]:
+        """The chunks fair dispatch gives the next ``slots`` places to; the ledger kept in the table."""
+        waiting = waiting_chunks(conn, now)
+        if not waiting:
+            return []
+        running = running_chunks(conn)
+        shares = workspace_shares(conn, {c.workspace for c in waiting} | set(running))
+        ledger = load_ledger(conn)
+        chosen = pick(waiting, slots, running=running, shares=lambda w: shares.get(w, plan_share("pro")),
+                      ledger=ledger, policy=self.dispatch)
+        if self.dispatch == "fair":
+            live_renders = set(conn.execute(select(tasks.c.render_id).where(
+                tasks.c.status.in_(("deferred", "queued", "running")), tasks.c.render_id.is_not(None))).scalars())
+            ledger.prune(set(running) | {c.workspace for c in waiting}, live_renders)
+            save_ledger(conn, ledger)
+        return [c.id for c in chosen]
     def _succeeded(self, task_id: str) -> None:
         with transaction(self.engine) as conn:
             now = self.clock.now()
@@ -465,6 +494,56 @@ class EmbeddedQueue:
 
     def _guard(self) -> AbstractContextManager[None]:
         return _database_guard()
+
+
+def _turn_values(turn: Turn | None) -> dict[str, Any]:
+    if turn is None:
+        return {"workspace_id": None, "render_id": None, "priority": None, "cost": None, "chunk_index": None}
+    return {"workspace_id": turn.workspace, "render_id": turn.render, "priority": turn.priority,
+            "cost": turn.cost, "chunk_index": turn.index}
+
+
+def waiting_chunks(conn: Connection, now: Any | None = None) -> list[Chunk]:
+    """Render chunks queued (and due, when ``now`` is given), as fair dispatch sees them."""
+    query = select(tasks.c.id, tasks.c.workspace_id, tasks.c.render_id, tasks.c.cost, tasks.c.priority,
+                   tasks.c.created_at, tasks.c.chunk_index).where(tasks.c.status == "queued",
+                                                                  tasks.c.workspace_id.is_not(None))
+    if now is not None:
+        query = query.where(tasks.c.run_after <= now)
+    return [Chunk(r.id, r.workspace_id, r.render_id or r.id, int(r.cost or 1), r.priority or "normal",
+                  r.created_at.timestamp(), int(r.chunk_index or 0)) for r in conn.execute(query)]
+
+
+def running_chunks(conn: Connection) -> dict[str, int]:
+    """Render chunks running, per workspace."""
+    rows = conn.execute(select(tasks.c.workspace_id, func.count()).where(
+        tasks.c.status == "running", tasks.c.workspace_id.is_not(None)).group_by(tasks.c.workspace_id))
+    return {w: int(n) for w, n in rows}
+
+
+def workspace_shares(conn: Connection, workspace_ids: set[str]) -> dict[str, Share]:
+    """Each workspace's share of the farm: its plan's, or the operator's overrides."""
+    if not workspace_ids:
+        return {}
+    rows = conn.execute(select(workspaces.c.id, workspaces.c.plan, workspaces.c.dispatch_weight,
+                               workspaces.c.dispatch_cap).where(workspaces.c.id.in_(sorted(workspace_ids))))
+    return {r.id: plan_share(r.plan, r.dispatch_weight, r.dispatch_cap) for r in rows}
+
+
+def load_ledger(conn: Connection) -> Ledger:
+    ledger = Ledger()
+    for scope, served in conn.execute(select(fair_ledger.c.scope, fair_ledger.c.served)):
+        kind, _, key = scope.partition(":")
+        (ledger.served if kind == "w" else ledger.render_served)[key] = float(served)
+    return ledger
+
+
+def save_ledger(conn: Connection, ledger: Ledger) -> None:
+    conn.execute(delete(fair_ledger))
+    rows = [{"scope": f"w:{k}", "served": v} for k, v in ledger.served.items()] + \
+           [{"scope": f"r:{k}", "served": v} for k, v in ledger.render_served.items()]
+    if rows:
+        conn.execute(fair_ledger.insert(), rows)
 
 
 @contextmanager

@@ -20,7 +20,7 @@ from reelfarm.farm.runtime.nodes import NodeRegistry
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.reconcile import drop_deferred
 from reelfarm.farm.runtime.routing import enqueued_at, as_text, works
-from reelfarm.farm.services.graph import chunk_job_id, render_graph
+from reelfarm.farm.services.graph import chunk_job_id, dispatch_of, enqueue_task, render_graph
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.queues import NVENC_QUEUE, RENDER_QUEUE
 from reelfarm.farm.services.renders import segment_key
@@ -64,18 +64,18 @@ def fall_back(queue: RQQueue, life: RenderLifecycle) -> list[str]:
         if redo is None:
             continue
         pending = [i for i, key in enumerate(keys) if not life.storage.exists(key)]
-        graph = render_graph(render_id, render.chunks, needs_import=False, chunk_queue=RENDER_QUEUE, pending=pending)
+        graph = render_graph(render_id, render.chunks, needs_import=False, chunk_queue=RENDER_QUEUE, pending=pending,
+                             dispatch=dispatch_of(render.workspace_id, render.priority, render.chunk_starts,
+                                                  render.frames, render.chunks))
         nvenc_list = f"rq:queue:{queue.namespace}{NVENC_QUEUE}"
         for index in pending:
             rq_id = queue.rq_job_id(chunk_job_id(render_id, index))
             if queue.redis.lrem(nvenc_list, 1, rq_id):
                 queue.router.requeue(rq_id)
-            elif index in redo:
-                task = graph.chunk(index)
-                queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue)
+            elif not queue.retarget(rq_id, RENDER_QUEUE) and index in redo:
+                enqueue_task(queue, graph.chunk(index))
         drop_deferred(queue, graph.stitch.job_id)
-        queue.enqueue(graph.stitch.task, *graph.stitch.args, job_id=graph.stitch.job_id, queue=graph.stitch.queue,
-                      depends_on=list(graph.stitch.depends_on) or None)
+        enqueue_task(queue, graph.stitch)
         moved.append(render_id)
     if moved:
         log.warning("moved %d render(s) whose chunks no NVENC node took in %.0f s to x264: %s", len(moved),

@@ -42,6 +42,8 @@ from reelfarm.farm.services.graph import (
     QueuedTask,
     assets_job_id,
     chunk_job_id,
+    dispatch_of,
+    enqueue_task,
     render_graph,
     render_job_ids,
     stitch_job_id,
@@ -106,7 +108,9 @@ def _reconcile_render(ctx: TaskContext, queue: RQQueue, render: renders_repo.Ren
     assets_state = states[assets_job_id(render.id)]
     # The same graph as when the render was requested, less the chunks already stored.
     graph = render_graph(render.id, chunks, needs_import=_needs_import(ctx, render, assets_state),
-                         chunk_queue=queue.chunk_queue() if lost_chunks else RENDER_QUEUE, pending=pending)
+                         chunk_queue=queue.chunk_queue() if lost_chunks else RENDER_QUEUE, pending=pending,
+                         dispatch=dispatch_of(render.workspace_id, render.priority, render.chunk_starts,
+                                              render.frames, chunks))
     try:
         if graph.assets is not None and assets_state not in _PRESENT:
             _enqueue(queue, graph.assets, done)
@@ -153,8 +157,7 @@ def _enqueue(queue: RQQueue, task: QueuedTask, done: Reconciled) -> None:
     if count > MAX_REQUEUES:
         raise _Lost(job_id)
     _forget_failure(queue, job_id, task.queue)
-    queue.enqueue(task.task, *task.args, job_id=job_id, queue=task.queue, depends_on=list(task.depends_on) or None,
-                  retries=RETRIES)
+    enqueue_task(queue, task, RETRIES)
     done.enqueued.append(job_id)
 
 

@@ -57,7 +57,7 @@ def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None) -
                         gpu_wait_sec=settings.gpu_queue_wait_sec)
         queue.maintenance = rq_maintenance(queue, owner=f"api:{socket.gethostname()}.{os.getpid()}").run_once
         return queue
-    embedded = EmbeddedQueue(engine, clock=clock, maintenance_sec=WEBHOOK_SEC)
+    embedded = EmbeddedQueue(engine, clock=clock, maintenance_sec=WEBHOOK_SEC, dispatch=settings.dispatch)
     embedded.maintenance = embedded_maintenance(embedded)
     return embedded
 

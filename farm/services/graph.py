@@ -8,11 +8,11 @@ than duplicates it.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reelfarm.farm.services.queues import JOBS_QUEUE, RENDER_QUEUE
+from reelfarm.farm.services.queues import JOBS_QUEUE, RENDER_QUEUE, JobQueue, Turn
 
 RENDER_CHUNK_TASK = "reelfarm.farm.runtime.tasks.render_chunk"
 STITCH_TASK = "reelfarm.farm.runtime.tasks.stitch"
@@ -46,6 +46,7 @@ class QueuedTask:
     args: tuple[Any, ...]
     queue: str
     depends_on: tuple[str, ...] = ()
+    turn: Turn | None = None  # a chunk's place in fair dispatch
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,34 @@ class RenderGraph:
         return self.chunks[index]
 
 
+@dataclass(frozen=True)
+class Dispatch:
+    """What fair dispatch needs of a render: whose it is, its priority, each chunk's frames."""
+
+    workspace: str
+    priority: str
+    costs: tuple[int, ...]
+
+    def turn(self, render_id: str, index: int) -> Turn:
+        cost = self.costs[index] if index < len(self.costs) else 1
+        return Turn(self.workspace, render_id, max(1, cost), self.priority, index)
+
+
+def dispatch_of(workspace_id: str, priority: str, chunk_starts: Sequence[int] | None, frames: int | None,
+                chunks: int) -> Dispatch:
+    """A render's ``Dispatch`` from its row's plan (``chunk_starts`` and ``frames``; a render planned
+    before plans were stored is costed as equal pieces)."""
+    total = int(frames or 0)
+    if chunk_starts:
+        ends = [*chunk_starts[1:], total]
+        costs = tuple(max(1, end - start) for start, end in zip(chunk_starts, ends))
+    else:
+        costs = tuple(max(1, total // max(1, chunks)) for _ in range(chunks))
+    return Dispatch(workspace_id, priority or "normal", costs)
+
+
 def render_graph(render_id: str, chunks: int, *, needs_import: bool, chunk_queue: str = RENDER_QUEUE,
-                 pending: Iterable[int] | None = None) -> RenderGraph:
+                 pending: Iterable[int] | None = None, dispatch: Dispatch | None = None) -> RenderGraph:
     """The render's jobs.
 
     Args:
@@ -77,14 +104,23 @@ def render_graph(render_id: str, chunks: int, *, needs_import: bool, chunk_queue
             go to ``render``).
         pending: the chunks whose segments are not stored yet (default: all); the stitch waits
             only for those.
+        dispatch: whose render it is and what its chunks cost: chunks then wait for their turn
+            under fair dispatch (None: they go to their queue at once).
     """
     assets = (QueuedTask(assets_job_id(render_id), IMPORT_ASSETS_TASK, (render_id,), IMPORT_QUEUE)
               if needs_import else None)
     first = (assets.job_id,) if assets is not None else ()
-    made = tuple(QueuedTask(chunk_job_id(render_id, i), RENDER_CHUNK_TASK, (render_id, i), chunk_queue, first)
+    made = tuple(QueuedTask(chunk_job_id(render_id, i), RENDER_CHUNK_TASK, (render_id, i), chunk_queue, first,
+                            dispatch.turn(render_id, i) if dispatch is not None else None)
                  for i in range(chunks))
     waiting = range(chunks) if pending is None else sorted(set(pending))
     # with no chunk to wait for (all reused) the stitch still waits for the import: it mixes the audio
     after = tuple(made[i].job_id for i in waiting) or first
     stitch = QueuedTask(stitch_job_id(render_id), STITCH_TASK, (render_id,), RENDER_QUEUE, after)
     return RenderGraph(assets, made, stitch)
+
+
+def enqueue_task(queue: JobQueue, task: QueuedTask, retries: int = 2) -> None:
+    """Hand one task of a graph to the queue, as the graph says (id, queue, dependencies, turn)."""
+    queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue,
+                  depends_on=list(task.depends_on) or None, retries=retries, turn=task.turn)

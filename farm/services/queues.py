@@ -3,6 +3,7 @@
 The services know only this; the runtime provides it."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 RENDER_QUEUE = "render"  # stitches, and chunks when no GPU node takes them
@@ -17,14 +18,28 @@ def family_of(chunk_queue: str) -> str:
     return "nvenc" if chunk_queue == NVENC_QUEUE else "x264"
 
 
+@dataclass(frozen=True)
+class Turn:
+    """What fair dispatch (``reelfarm.farm.services.fairness``) knows of a render chunk: whose it is,
+    what it costs in frames, its render's priority and its place in the render."""
+
+    workspace: str
+    render: str
+    cost: int
+    priority: str = "normal"
+    index: int = 0
+
+
 class JobQueue(Protocol):
     """Where the services hand work to the farm."""
 
     def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
-                depends_on: list[str] | None = None, retries: int = 2) -> None:
+                depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None) -> None:
         """Run ``func_path(*args)`` once every job in ``depends_on`` has succeeded.
 
         A failure is retried up to ``retries`` more times; after that the failure handler runs.
+        A job with a ``turn`` (a render chunk) waits for its turn under fair dispatch once it is
+        ready; any other job goes to its queue at once.
 
         Raises:
             QueueUnavailable: the backend cannot be reached (nothing was enqueued by this call).

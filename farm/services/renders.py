@@ -27,7 +27,8 @@ from sqlalchemy.exc import IntegrityError
 
 from reelfarm.farm.services.assets import remote_assets
 from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable
-from reelfarm.farm.services.graph import render_graph, render_job_ids
+from reelfarm.farm.services.fairness import DEFAULT_PRIORITY, PRIORITIES
+from reelfarm.farm.services.graph import dispatch_of, enqueue_task, render_graph, render_job_ids
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.progress import ProgressStore
 from reelfarm.farm.services import segments
@@ -95,7 +96,7 @@ class RenderService:
         self.lifecycle = RenderLifecycle(engine, clock, storage, progress)
 
     def request(self, workspace_id: str, video_id: str, fmt: str, resolution: int = 1080,
-                fps: int | None = None) -> dict[str, Any]:
+                fps: int | None = None, priority: str = DEFAULT_PRIORITY) -> dict[str, Any]:
         """The render of the video's current version in ``fmt``: an identical one, or a new one.
 
         Raises:
@@ -105,19 +106,22 @@ class RenderService:
             shared.errors.InsufficientCredits: the version needs a charge the balance cannot pay.
             QueueUnavailable: the queue is down; nothing was created or charged.
         """
-        return self.request_many(workspace_id, video_id, [fmt], resolution, fps)[0]
+        return self.request_many(workspace_id, video_id, [fmt], resolution, fps, priority)[0]
 
     def request_many(self, workspace_id: str, video_id: str, formats: Sequence[str], resolution: int = 1080,
-                     fps: int | None = None) -> list[dict[str, Any]]:
+                     fps: int | None = None, priority: str = DEFAULT_PRIORITY) -> list[dict[str, Any]]:
         """One render per format (variants), created and charged together: all or nothing.
 
-        A repeated format gets the same render. Raises what ``request`` raises.
+        A repeated format gets the same render. ``priority`` (``normal`` or ``low``) places new
+        renders in the workspace's line (``reelfarm.farm.services.fairness``); an identical render
+        already asked for keeps its own. Raises what ``request`` raises.
         """
-        _validate(formats, resolution, fps)
+        _validate(formats, resolution, fps, priority)
         with self.engine.connect() as conn:  # 404 and 409 before 503: they tell the client more
             renderable_version(conn, videos_repo.get_video(conn, workspace_id, video_id))
         self.queue.ping()  # fail before writing anything when the queue is known to be down
-        found, created, doc = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps)
+        found, created, doc = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps,
+                                           priority)
         self._enqueue_or_undo(created, doc)
         if created:  # as enqueued: with their family planned and the frames they reused
             with self.engine.connect() as conn:
@@ -152,14 +156,15 @@ class RenderService:
     # -- helpers ----------------------------------------------------------------------------
 
     def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
-                fps: int | None) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any]]:
+                fps: int | None, priority: str) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any]]:
         for attempt in range(3):
             try:
                 with transaction(self.engine) as conn:
                     lock_workspace(conn, workspace_id)
                     video = videos_repo.get_video(conn, workspace_id, video_id)
                     version = renderable_version(conn, video)
-                    results = [self._find_or_create(conn, video, version, fmt, resolution, fps) for fmt in formats]
+                    results = [self._find_or_create(conn, video, version, fmt, resolution, fps, priority)
+                               for fmt in formats]
                 return [r for r, _ in results], [r for r, new in results if new], version.doc
             except IntegrityError:
                 # The unique index caught a render that another transaction created meanwhile
@@ -169,7 +174,7 @@ class RenderService:
         raise AssertionError("unreachable")
 
     def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, fmt: str,
-                        resolution: int, fps: int | None) -> tuple[repo.Render, bool]:
+                        resolution: int, fps: int | None, priority: str) -> tuple[repo.Render, bool]:
         spec = RenderSpec(fmt, resolution, int(fps or version.doc.get("fps") or 30))
         digest = dedup_hash(version.doc_hash, spec)
         existing = repo.find_active_render(conn, version.video_id, digest)
@@ -182,7 +187,7 @@ class RenderService:
         render = repo.insert_render(conn, self.clock, repo.NewRender(
             workspace_id=video.workspace_id, video_id=video.id, version_id=version.id,
             format=spec.format, resolution=spec.resolution, fps=spec.fps, dedup_hash=digest, frames=frames,
-            chunks=len(chunks), chunk_starts=[a for a, _ in chunks]), charged_credits=amount)
+            chunks=len(chunks), chunk_starts=[a for a, _ in chunks], priority=priority), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         return render, True
@@ -222,12 +227,13 @@ class RenderService:
         reused = self._reuse(planned, doc)
         pending = [i for i in range(render.chunks or 0) if i not in reused]
         graph = render_graph(render.id, render.chunks or 0, needs_import=bool(remote_assets(doc)),
-                             chunk_queue=chunk_queue, pending=pending)
+                             chunk_queue=chunk_queue, pending=pending,
+                             dispatch=dispatch_of(render.workspace_id, render.priority, render.chunk_starts,
+                                                  render.frames, render.chunks or 0))
         skipped = {graph.chunk(i).job_id for i in reused}
         for task in graph:
             if task.job_id not in skipped:
-                self.queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue,
-                                   depends_on=list(task.depends_on) or None, retries=self.retries)
+                enqueue_task(self.queue, task, self.retries)
 
     def _reuse(self, render: repo.Render, doc: dict[str, Any]) -> list[int]:
         """Chunks whose segments this workspace's earlier renders made, copied into place; their
@@ -252,8 +258,11 @@ def renderable_version(conn: Connection, video: videos_repo.Video) -> videos_rep
     return videos_repo.get_version_by_id(conn, video.workspace_id, video.current_version_id)
 
 
-def _validate(formats: Sequence[str], resolution: Any, fps: Any) -> None:
+def _validate(formats: Sequence[str], resolution: Any, fps: Any, priority: Any = DEFAULT_PRIORITY) -> None:
     details = []
+    if priority not in PRIORITIES:
+        details.append({"field": "/priority", "code": "invalid",
+                        "message": f"priority must be one of {', '.join(PRIORITIES)}"})
     if not formats:
         details.append({"field": "/formats", "code": "required", "message": "give at least one format"})
     for i, fmt in enumerate(formats):

@@ -67,6 +67,7 @@ class Render:
     raster: str | None = None
     reused_frames: int = 0
     chunk_starts: list[int] | None = None  # the first frame of each chunk; None: planned before 0006
+    priority: str = "normal"  # or "low": yields to the workspace's normal renders (farm.services.fairness)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class NewRender:
     frames: int
     chunks: int
     chunk_starts: list[int] | None = None
+    priority: str = "normal"
 
 
 def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credits: int = 0) -> Render:
@@ -91,7 +93,7 @@ def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credit
         id=render_id, workspace_id=new.workspace_id, video_id=new.video_id, version_id=new.version_id,
         format=new.format, resolution=new.resolution, fps=new.fps, status="queued", progress=0.0,
         dedup_hash=new.dedup_hash, charged_credits=charged_credits, frames=new.frames, chunks=new.chunks,
-        chunk_starts=new.chunk_starts, created_at=now, progressed_at=now))
+        chunk_starts=new.chunk_starts, priority=new.priority, created_at=now, progressed_at=now))
     return _load(conn, render_id)
 
 

@@ -28,6 +28,8 @@ class Workspace:
     credits: int
     created_at: datetime
     updated_at: datetime
+    dispatch_weight: float | None = None  # the operator's override of the plan's farm weight
+    dispatch_cap: int | None = None  # and of its cap on chunks running at once
 
 
 def create_workspace(conn: Connection, clock: Clock, *, name: str, plan: str,
