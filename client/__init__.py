@@ -28,16 +28,16 @@ _HOMES = {name: f"reelfarm.client.{module}" for module, names in {
     'calls': ('Page',),
     'retry': ('Retry',),
     'errors': ('APIConnectionError', 'APIError', 'APIStatusError', 'APITimeoutError', 'AuthenticationError', 'ConflictError', 'InternalServerError', 'NotFoundError', 'PermissionDeniedError', 'RateLimitError', 'ReelfarmError', 'TaskFailed', 'ValidationError', 'WaitTimeout'),
-    'models': ('BrandKit', 'Job', 'Me', 'Render', 'Story', 'TaskStatus', 'Variants', 'Version', 'Video',
-               'VideoStatus', 'Webhook'),
+    'models': ('BrandKit', 'Job', 'Me', 'Priority', 'Render', 'RenderQueue', 'Story', 'TaskStatus', 'Variants',
+               'Version', 'Video', 'VideoStatus', 'Webhook'),
     'webhooks': ('WebhookVerificationError', 'verify'),
 }.items() for name in names}
 __all__ = [
     "APIConnectionError", "APIError", "APIStatusError", "APITimeoutError", "AsyncClient",
     "AuthenticationError", "BrandKit", "Client", "ConflictError", "InternalServerError", "Job", "Me",
-    "NotFoundError", "Page", "PermissionDeniedError", "RateLimitError", "ReelfarmError", "Render", "Retry",
-    "Story", "TaskFailed", "TaskStatus", "ValidationError", "Variants", "Version", "Video", "VideoStatus",
-    "WaitTimeout", "Webhook", "WebhookVerificationError", "verify",
+    "NotFoundError", "Page", "PermissionDeniedError", "Priority", "RateLimitError", "ReelfarmError", "Render",
+    "RenderQueue", "Retry", "Story", "TaskFailed", "TaskStatus", "ValidationError", "Variants", "Version", "Video",
+    "VideoStatus", "WaitTimeout", "Webhook", "WebhookVerificationError", "verify",
 ]
 
 
@@ -72,7 +72,9 @@ if TYPE_CHECKING:  # what type checkers see (at run time the names load lazily, 
         BrandKit,
         Job,
         Me,
+        Priority,
         Render,
+        RenderQueue,
         Story,
         TaskStatus,
         Variants,

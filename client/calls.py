@@ -136,8 +136,9 @@ def create_render(video_id: str, body: dict[str, Any]) -> Call[Render]:
     return Call("POST", f"/videos/{_id(video_id)}/renders", Render.from_dict, body=body)
 
 
-def render_body(format: str, resolution: int | None = None, fps: int | None = None) -> dict[str, Any]:
-    return _compact(format=format, resolution=resolution, fps=fps)
+def render_body(format: str, resolution: int | None = None, fps: int | None = None,
+                priority: str | None = None) -> dict[str, Any]:
+    return _compact(format=format, resolution=resolution, fps=fps, priority=priority)
 
 
 def create_stills(video_id: str, body: dict[str, Any]) -> Call[Job]:
@@ -153,8 +154,9 @@ def create_variants(video_id: str, body: dict[str, Any]) -> Call[Variants]:
 
 
 def variants_body(formats: Sequence[str], locales: Sequence[str] | None = None,
-                  resolution: int | None = None) -> dict[str, Any]:
-    return _compact(formats=list(formats), locales=list(locales) if locales else None, resolution=resolution)
+                  resolution: int | None = None, priority: str | None = None) -> dict[str, Any]:
+    return _compact(formats=list(formats), locales=list(locales) if locales else None, resolution=resolution,
+                    priority=priority)
 
 
 def get_render(render_id: str) -> Call[Render]:

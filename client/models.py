@@ -2,8 +2,10 @@
 
 Each model keeps the fields the contract names and the whole answer in ``raw``, so a field the
 server adds later is never lost on the way through. Timestamps are aware ``datetime``s; statuses
-are ``StrEnum`` members, which compare equal to the API's strings (``render.status == "succeeded"``),
-and a status a newer server sends that this client does not know stays a plain string.
+and priorities are ``StrEnum`` members, which compare equal to the API's strings
+(``render.status == "succeeded"``), and a value a newer server sends that this client does not know
+stays a plain string. A field an older server does not send takes its default (``Render.priority``
+``normal``, ``Render.queue`` None).
 """
 from __future__ import annotations
 
@@ -30,6 +32,13 @@ class TaskStatus(StrEnum):
     CANCELED = "canceled"
 
 
+class Priority(StrEnum):
+    """A render's scheduling priority: a workspace's ``low`` renders (batch work) yield to its ``normal`` ones."""
+
+    NORMAL = "normal"
+    LOW = "low"
+
+
 class VideoStatus(StrEnum):
     DRAFT = "draft"
     GENERATING = "generating"
@@ -39,7 +48,7 @@ class VideoStatus(StrEnum):
 
 
 TERMINAL = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELED})
-_ENUMS: dict[str, type[StrEnum]] = {"TaskStatus": TaskStatus, "VideoStatus": VideoStatus}
+_ENUMS: dict[str, type[StrEnum]] = {"TaskStatus": TaskStatus, "VideoStatus": VideoStatus, "Priority": Priority}
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -164,6 +173,20 @@ class Video:
 
 
 @dataclass(frozen=True)
+class RenderQueue:
+    """Where a render stands in the farm's queue while some of its chunks wait to be dispatched."""
+
+    frames_ahead: int  # waiting frames fair dispatch would serve before this render's next chunk
+    chunks_waiting: int  # this render's own chunks still waiting
+    estimated_start_at: datetime | None  # when its next chunk should start; None without recent throughput
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RenderQueue:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
 class Render:
     id: str
     video_id: str
@@ -181,6 +204,8 @@ class Render:
     created_at: datetime
     finished_at: datetime | None
     reused_frames: int = 0  # frames an earlier render of the workspace had made, reused rather than drawn
+    priority: Priority | str = Priority.NORMAL  # a server from before priorities runs every render as normal
+    queue: RenderQueue | None = None  # None once nothing of it waits (or from a server without the field)
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
     @property
@@ -189,7 +214,8 @@ class Render:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Render:
-        return build(cls, data)
+        queue = data.get("queue")
+        return build(cls, data, queue=RenderQueue.from_dict(queue) if queue is not None else None)
 
 
 @dataclass(frozen=True)

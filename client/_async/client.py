@@ -146,16 +146,24 @@ class Videos(_Resource):
         return await self._t.run(calls.list_renders(video_id))
 
     async def render(self, video_id: str, *, format: str, resolution: int | None = None,
-                     fps: int | None = None, idempotency_key: str | None = None) -> Render:
-        """Start an MP4 render (an identical finished one is returned instead)."""
-        return await self._t.run(calls.create_render(video_id, calls.render_body(format, resolution, fps)), idempotency_key=idempotency_key)
+                     fps: int | None = None, priority: str | None = None,
+                     idempotency_key: str | None = None) -> Render:
+        """Start an MP4 render (an identical finished one is returned instead).
+
+        ``priority``: ``"normal"`` (the API's default) or ``"low"`` for batch work, which yields to the
+        workspace's normal renders. While it waits for the farm, ``Render.queue`` says where it stands."""
+        body = calls.render_body(format, resolution, fps, priority)
+        return await self._t.run(calls.create_render(video_id, body), idempotency_key=idempotency_key)
 
     async def stills(self, video_id: str, times: Sequence[float], *, format: str | None = None, idempotency_key: str | None = None) -> Job:
         return await self._t.run(calls.create_stills(video_id, calls.stills_body(times, format)), idempotency_key=idempotency_key)
 
     async def variants(self, video_id: str, formats: Sequence[str], *, locales: Sequence[str] | None = None,
-                       resolution: int | None = None, idempotency_key: str | None = None) -> Variants:
-        body = calls.variants_body(formats, locales, resolution)
+                       resolution: int | None = None, priority: str | None = None,
+                       idempotency_key: str | None = None) -> Variants:
+        """Render several formats at once (each ``locale`` also starts a translated copy); ``priority``
+        ``"low"`` suits a large set: its renders yield to the workspace's normal ones."""
+        body = calls.variants_body(formats, locales, resolution, priority)
         return await self._t.run(calls.create_variants(video_id, body), idempotency_key=idempotency_key)
 
     async def wait(self, video_id: str, *, timeout: float = 600, on_progress: io.Listener | None = None) -> Video:
@@ -252,12 +260,14 @@ class AsyncClient:
         return await self._t.run(calls.list_locales())
 
     async def render_video(self, video_id: str, *, format: str | None = None, resolution: int | None = None,
-                           fps: int | None = None, wait: bool = True, timeout: float = 900,
-                           on_progress: io.Listener | None = None, idempotency_key: str | None = None) -> Render:
-        """Render a video (in its default format unless told) and, with ``wait``, return it finished."""
+                           fps: int | None = None, priority: str | None = None, wait: bool = True,
+                           timeout: float = 900, on_progress: io.Listener | None = None,
+                           idempotency_key: str | None = None) -> Render:
+        """Render a video (in its default format unless told) and, with ``wait``, return it finished
+        (``on_progress`` sees each state, ``Render.queue`` set while it waits for the farm)."""
         fmt = format or (await self.videos.get(video_id)).default_format
-        render = await self.videos.render(video_id, format=fmt, resolution=resolution, fps=fps,
-                                      idempotency_key=idempotency_key)
+        render = await self.videos.render(video_id, format=fmt, resolution=resolution, fps=fps, priority=priority,
+                                          idempotency_key=idempotency_key)
         if not wait:
             return render
         return await self.renders.wait(render.id, timeout=timeout, on_progress=on_progress)

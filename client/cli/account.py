@@ -10,7 +10,7 @@ import click
 
 from reelfarm.client import config
 from reelfarm.client.cli.common import EXIT_CODES_HELP, Session, api_command, table
-from reelfarm.client.cli.progress import download, follow_job, follow_render
+from reelfarm.client.cli.progress import download, follow_job, follow_render, render_state
 
 
 def _epilog(*examples: str) -> str:
@@ -157,10 +157,12 @@ def renders_group() -> None:
 @click.argument("render_id")
 @api_command
 def renders_show(session: Session, render_id: str) -> None:
-    """Show a render's status, progress and URLs."""
+    """Show a render's status, progress, place in the queue while it waits, and URLs."""
     r = session.client.renders.get(render_id)
-    session.emit(r, f"render {r.id} {r.format} {r.resolution}p {r.fps} fps {r.status} {r.progress:.0%}\n"
-                    f"url: {r.url}\nposter: {r.poster_url}" + (f"\nerror: {r.error}" if r.error else ""))
+    low = " (low priority)" if r.priority == "low" else ""
+    session.emit(r, f"render {r.id} {r.format} {r.resolution}p {r.fps} fps {r.status}{low} {r.progress:.0%}\n"
+                    + (f"{render_state(r)}\n" if r.queue is not None else "")
+                    + f"url: {r.url}\nposter: {r.poster_url}" + (f"\nerror: {r.error}" if r.error else ""))
 
 
 @renders_group.command("wait", epilog=_epilog("reelfarm renders wait RENDER_ID --download out.mp4"))

@@ -1,17 +1,48 @@
 """Progress bars for waits and downloads: rich on stderr, fed by the API's own progress figures.
 
-A render's bar runs on ``Render.progress`` (frames done over frames total, from the farm); a job's
-on ``Job.progress`` with its ``stage`` beside it; a download's on bytes received. With ``--json``
+A render's bar runs on ``Render.progress`` (frames done over frames total, from the farm), with its
+place in the farm's queue beside it while chunks of it wait (``Render.queue``); a job's on
+``Job.progress`` with its ``stage`` beside it; a download's on bytes received. With ``--json``
 nothing is drawn and the same waits run silently.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from reelfarm.client.cli.common import Session
-from reelfarm.client.models import Job, Render
+from reelfarm.client.models import Job, Render, RenderQueue
+
+
+def _clock(at: datetime, now: datetime | None = None) -> str:
+    """``at`` in local time: the time of day if it is today, else the date too."""
+    local = at.astimezone()
+    today = (now or datetime.now().astimezone()).astimezone().date()
+    return f"{local:%H:%M:%S}" if local.date() == today else f"{local:%Y-%m-%d %H:%M:%S}"
+
+
+def queue_position(queue: RenderQueue, now: datetime | None = None) -> str:
+    """``1,234 frames ahead, starts ~12:03:04`` (local time; no estimate without recent farm throughput)."""
+    text = f"{queue.frames_ahead:,} frames ahead"
+    if queue.estimated_start_at is not None:
+        text += f", starts ~{_clock(queue.estimated_start_at, now)}"
+    return text
+
+
+def render_state(render: Render, now: datetime | None = None) -> str:
+    """A render's status, said as its place in the queue while some of it waits for the farm:
+    ``waiting: 1,234 frames ahead, starts ~12:03:04`` (queued), ``running, 2 chunks waiting: ...``
+    (partly dispatched), else the status."""
+    queue = render.queue
+    if queue is None:
+        return str(render.status)
+    text = f"waiting: {queue_position(queue, now)}"
+    if render.status != "queued":
+        chunks = f"{queue.chunks_waiting:,} chunk{'' if queue.chunks_waiting == 1 else 's'}"
+        text = f"{render.status}, {chunks} {text}"
+    return text
 
 
 def _progress(*, download: bool = False) -> Any:
@@ -50,7 +81,7 @@ def follow_render(session: Session, render: Render, timeout: float) -> Render:
     label = f"render {render.format} {render.resolution}p"
     return _follow(session, label,
                    lambda update: session.client.renders.wait(render.id, timeout=timeout, on_progress=update),
-                   lambda state: state.status)
+                   render_state)
 
 
 def follow_job(session: Session, job: Job, timeout: float) -> Job:

@@ -14,12 +14,13 @@ import click
 
 from reelfarm.client.cli.account import _epilog
 from reelfarm.client.cli.common import Session, api_command, parse_pairs, table
-from reelfarm.client.cli.progress import download, follow_job, follow_render
-from reelfarm.client.models import Video
+from reelfarm.client.cli.progress import download, follow_job, follow_render, queue_position, render_state
+from reelfarm.client.models import Render, Video
 
 FORMATS = ("16:9", "9:16", "1:1", "4:5")
 RESOLUTIONS = click.Choice(["720", "1080", "2160"])
 FPS = click.Choice(["24", "30", "60"])
+PRIORITIES = click.Choice(["normal", "low"])
 
 
 @click.group("videos")
@@ -166,26 +167,37 @@ def videos_restore(session: Session, video_id: str, number: int) -> None:
 @videos_group.command("render", epilog=_epilog(
     "reelfarm videos render VIDEO_ID --format 9:16 --resolution 1080 --download out.mp4",
     "reelfarm videos render VIDEO_ID --no-wait --json",
+    "reelfarm videos render VIDEO_ID --priority low --no-wait",
     "(a local VideoDoc file renders on this machine with `reelfarm render DOC.json -o out.mp4`)"))
 @click.argument("video_id")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Aspect ratio (default: the video's).")
 @click.option("--resolution", type=RESOLUTIONS, help="Short side in pixels (default 1080).")
 @click.option("--fps", type=FPS, help="Frame rate (default: the video's).")
-@click.option("--wait/--no-wait", default=True, show_default=True, help="Follow the render with a progress bar.")
+@click.option("--priority", type=PRIORITIES,
+              help="normal (default), or low for batch work: it yields to the workspace's normal renders.")
+@click.option("--wait/--no-wait", default=True, show_default=True,
+              help="Follow the render with a progress bar (its place in the queue while it waits).")
 @click.option("--download", "target", type=click.Path(dir_okay=False, path_type=Path), help="Save the MP4 here.")
 @click.option("--timeout", type=float, default=900, show_default=True, help="Seconds to wait.")
 @api_command
 def videos_render(session: Session, video_id: str, fmt: str | None, resolution: str | None, fps: str | None,
-                  wait: bool, target: Path | None, timeout: float) -> None:
+                  priority: str | None, wait: bool, target: Path | None, timeout: float) -> None:
     """Render VIDEO_ID to MP4 on the server (uses credits; a finished identical render is reused)."""
     fmt = fmt or session.client.videos.get(video_id).default_format
     render = session.client.videos.render(video_id, format=fmt, resolution=resolution and int(resolution),
-                                          fps=fps and int(fps))
+                                          fps=fps and int(fps), priority=priority)
     if wait or target is not None:
         render = follow_render(session, render, timeout)
     if target is not None and render.url:
         download(session, render.url, target)
-    session.emit(render, f"render {render.id} {render.status}: {target or render.url or ''}".rstrip())
+    session.emit(render, render_text(render, target))
+
+
+def render_text(render: Render, target: Path | None = None) -> str:
+    """``render ID STATUS: FILE-OR-URL``, with its priority if low and its place in the queue while it waits."""
+    low = " (low priority)" if render.priority == "low" else ""
+    text = f"render {render.id} {render.status}{low}: {target or render.url or ''}".rstrip().removesuffix(":")
+    return text + (f"\n{render_state(render)}" if render.queue is not None else "")
 
 
 @videos_group.command("stills", epilog=_epilog(
@@ -214,24 +226,29 @@ def videos_stills(session: Session, video_id: str, times: tuple[float, ...], fmt
 
 @videos_group.command("variants", epilog=_epilog(
     "reelfarm videos variants VIDEO_ID --format 16:9 --format 9:16 --resolution 720",
-    "reelfarm videos variants VIDEO_ID --format 1:1 --locale es --json"))
+    "reelfarm videos variants VIDEO_ID --format 1:1 --locale es --json",
+    "reelfarm videos variants VIDEO_ID --format 16:9 --format 9:16 --format 1:1 --priority low"))
 @click.argument("video_id")
 @click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True, required=True,
               help="A format to render (repeatable).")
 @click.option("--locale", "locales", multiple=True, help="A language for a translated copy (repeatable).")
 @click.option("--resolution", type=RESOLUTIONS, help="Short side in pixels (default 1080).")
+@click.option("--priority", type=PRIORITIES,
+              help="normal (default), or low for a large set: its renders yield to the workspace's normal ones.")
 @click.option("--wait", is_flag=True, help="Wait for every render.")
 @click.option("--timeout", type=float, default=900, show_default=True, help="Seconds to wait for each.")
 @api_command
 def videos_variants(session: Session, video_id: str, formats: tuple[str, ...], locales: tuple[str, ...],
-                    resolution: str | None, wait: bool, timeout: float) -> None:
+                    resolution: str | None, priority: str | None, wait: bool, timeout: float) -> None:
     """Render several formats at once; each --locale also starts a translated copy."""
     variants = session.client.videos.variants(video_id, formats, locales=locales or None,
-                                              resolution=resolution and int(resolution))
+                                              resolution=resolution and int(resolution), priority=priority)
     renders = [follow_render(session, r, timeout) for r in variants.renders] if wait else variants.renders
 
     def draw() -> None:
-        table(["render", "format", "status", "url"], [(r.id, r.format, r.status, r.url) for r in renders])()
+        table(["render", "format", "priority", "status", "waiting", "url"],
+              [(r.id, r.format, r.priority, r.status, r.queue and queue_position(r.queue), r.url)
+               for r in renders])()
         for copy in variants.translations:
             click.echo(f"translated copy {copy.id} ({copy.locale}) {copy.status}")
 

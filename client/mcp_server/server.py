@@ -16,8 +16,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server import Server
-from mcp.shared.exceptions import MCPError
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from reelfarm.client import config
 from reelfarm.client.aio import AsyncClient

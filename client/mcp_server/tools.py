@@ -1,5 +1,7 @@
 """The MCP tools: each is one API operation (its input schema from the OpenAPI document), some
-with a follow-up of their own (wait for a render with progress, fetch stills as images).
+with a follow-up of their own (wait for a render with progress, fetch stills as images). A tool may
+word a body property's description for agents (when to ask for ``priority: "low"``); the property
+itself, its type and its values, stay the document's, and one the document lacks is not offered.
 
 A tool's answer is the API's JSON, as text and as structured content; stills come back as PNG
 image content as well. An API error becomes a tool error carrying the API's status, code,
@@ -20,12 +22,18 @@ from reelfarm.client.aio import AsyncClient
 from reelfarm.client.calls import Call
 from reelfarm.client.errors import APIConnectionError, APIError, ReelfarmError, TaskFailed, WaitTimeout
 from reelfarm.client.mcp_server.schemas import InputSchema, input_schema
+from reelfarm.client.models import Render
 
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
 WAIT = {"type": "boolean", "default": False,
         "description": "Wait until it has finished, reporting progress; otherwise return at once."}
 TIMEOUT = {"type": "number", "minimum": 1, "maximum": 3600, "default": 600,
            "description": "Seconds to wait at most when `wait` is true."}
+# Said to agents over the API's own description of a body property (the schema stays the API's).
+PRIORITY = ('"normal" (the default) or "low". Use "low" for large batches (many variants or formats, bulk '
+            're-renders): a workspace\'s low-priority renders yield to its normal ones, so renders a person is '
+            'waiting for are not held up behind the batch. While a render waits, its `queue` says how many frames '
+            'are ahead of it and when it should start.')
 
 
 @dataclass
@@ -54,6 +62,8 @@ class ToolDef:
     options: dict[str, Any] = field(default_factory=dict)
     follow: Follow | None = None
     read_only: bool = False
+    # Agent-facing descriptions of body properties, used where the API's document has the property.
+    notes: dict[str, str] = field(default_factory=dict)
 
 
 async def _send(inv: Invocation, tool: ToolDef) -> Any:
@@ -68,11 +78,22 @@ async def _follow_render(inv: Invocation, render: dict[str, Any]) -> Any:
         return render
 
     async def tell(state: Any) -> None:
-        await inv.report(float(state.progress), 1.0, f"render {state.status}")
+        await inv.report(float(state.progress), 1.0, render_message(state))
 
     done = await inv.client.renders.wait(render["id"], timeout=float(inv.options.get("timeout", 600)),
                                          on_progress=tell)
     return done.raw
+
+
+def render_message(render: Render) -> str:
+    """A progress message: the status, and while some of it waits the frames ahead and the expected start."""
+    queue = render.queue
+    if queue is None:
+        return f"render {render.status}"
+    start = queue.estimated_start_at
+    chunks = f"{queue.chunks_waiting} chunk{'' if queue.chunks_waiting == 1 else 's'}"
+    text = f"render {render.status}: {chunks} waiting, {queue.frames_ahead} frames ahead"
+    return text + (f", expected to start at {start.isoformat()}" if start is not None else "")
 
 
 async def _follow_job(inv: Invocation, job: dict[str, Any]) -> Any:
@@ -129,10 +150,12 @@ TOOLS: tuple[ToolDef, ...] = (
     ToolDef("update_video", "Update a video", "Change story `fields` or send a complete `doc` (each a new version), "
             "or rename with `title`.", "PATCH", "/api/v1/videos/{video_id}"),
     ToolDef("render_video", "Render a video", "Render the current version to MP4 (uses credits once per version). "
-            "With `wait`, progress is reported and the finished render with its URL is returned.", "POST",
-            "/api/v1/videos/{video_id}/renders", {"wait": WAIT, "timeout": TIMEOUT}, _follow_render),
+            "With `wait`, progress is reported (with the render's place in the farm's queue while it waits) and "
+            "the finished render with its URL is returned.", "POST", "/api/v1/videos/{video_id}/renders",
+            {"wait": WAIT, "timeout": TIMEOUT}, _follow_render, notes={"priority": PRIORITY}),
     ToolDef("render_variants", "Render variants", "Render several formats at once; `locales` also start translated "
-            "copies (new videos, each with its own job).", "POST", "/api/v1/videos/{video_id}/variants"),
+            "copies (new videos, each with its own job).", "POST", "/api/v1/videos/{video_id}/variants",
+            notes={"priority": PRIORITY}),
     ToolDef("render_stills", "Render stills", "Render PNG stills at the given times; waits and returns each still "
             "as an image, with signed URLs (valid 10 minutes).", "POST", "/api/v1/videos/{video_id}/stills",
             {"timeout": TIMEOUT}, _follow_stills),
@@ -153,7 +176,7 @@ class Toolbox:
     @classmethod
     def from_openapi(cls, doc: dict[str, Any]) -> Toolbox:
         defs = {t.name: t for t in TOOLS}
-        return cls(defs, {t.name: input_schema(doc, t.method, t.path, t.options) for t in TOOLS})
+        return cls(defs, {t.name: _noted(input_schema(doc, t.method, t.path, t.options), t.notes) for t in TOOLS})
 
     def listing(self) -> list[types.Tool]:
         return [types.Tool(name=t.name, title=t.title, description=t.description,
@@ -188,6 +211,16 @@ class Toolbox:
         except ReelfarmError as exc:
             return error_result({"code": "unavailable", "message": str(exc)})
         return ok_result(answer, inv.images)
+
+
+def _noted(made: InputSchema, notes: dict[str, str]) -> InputSchema:
+    """``made`` with ``notes`` as the descriptions of the properties the API's document has; one it
+    lacks (an older server) is not offered, since the API would refuse it."""
+    props = made.schema.get("properties", {})
+    for name, note in notes.items():
+        if name in props:
+            props[name] = {**props[name], "description": note}
+    return made
 
 
 def ok_result(answer: Any, images: list[types.ImageContent]) -> types.CallToolResult:

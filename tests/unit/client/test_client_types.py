@@ -1,7 +1,7 @@
 """What the SDK's results are typed as, at run time and for a type checker in a user's project."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from mypy import api
@@ -18,7 +18,7 @@ RENDER = {"id": "r1", "video_id": "v1", "version_id": "x1", "format": "1:1", "re
 def test_statuses_are_enums_that_equal_the_apis_strings_and_times_are_aware_datetimes() -> None:
     render = Render.from_dict(RENDER)
     assert render.status is TaskStatus.SUCCEEDED and render.status == "succeeded" and f"{render.status}" == "succeeded"
-    assert render.created_at == datetime(2026, 11, 25, 10, 0, tzinfo=timezone.utc)
+    assert render.created_at == datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
     assert render.finished_at is not None and (render.finished_at - render.created_at).total_seconds() == 9.5
     assert render.done and render.raw["created_at"] == "2026-11-25T10:00:00Z"  # the answer as sent, kept
 
@@ -60,7 +60,7 @@ def test_a_users_script_type_checks_under_mypy_strict(tmp_path: Path, monkeypatc
     script = tmp_path / "user_script.py"
     script.write_text(USER_SCRIPT)
     monkeypatch.chdir(ROOT)
-    stdout, stderr, status = api.run(["--strict", "--follow-imports=silent", "--no-incremental",
+    stdout, stderr, _status = api.run(["--strict", "--follow-imports=silent", "--no-incremental",
                                       "--python-version", "3.11", str(script)])
     errors = [line for line in stdout.splitlines() if ": error:" in line]
     # The one planted mistake is found (the types are real, not Any), and nothing else.
