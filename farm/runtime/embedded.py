@@ -51,16 +51,16 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, func, select, update
 from sqlalchemy.exc import OperationalError
 
+from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, workspace_shares
 from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
 from reelfarm.farm.services.errors import QueueUnavailable
-from reelfarm.farm.services.fairness import Chunk, Ledger, Share, pick, plan_share
+from reelfarm.farm.services.fairness import Chunk, Ledger, pick
 from reelfarm.farm.services.queues import RENDER_QUEUE, Turn
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.tables import fair_ledger
 from reelfarm.shared.tables import queued_tasks as tasks
-from reelfarm.shared.tables import workspaces
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -351,7 +351,7 @@ class EmbeddedQueue:
         running = running_chunks(conn)
         shares = workspace_shares(conn, {c.workspace for c in waiting} | set(running))
         ledger = load_ledger(conn)
-        chosen = pick(waiting, slots, running=running, shares=lambda w: shares.get(w, plan_share("pro")),
+        chosen = pick(waiting, slots, running=running, shares=lambda w: shares.get(w, DEFAULT_SHARE),
                       ledger=ledger, policy=self.dispatch)
         if self.dispatch == "fair":
             live_renders = set(conn.execute(select(tasks.c.render_id).where(
@@ -519,15 +519,6 @@ def running_chunks(conn: Connection) -> dict[str, int]:
     rows = conn.execute(select(tasks.c.workspace_id, func.count()).where(
         tasks.c.status == "running", tasks.c.workspace_id.is_not(None)).group_by(tasks.c.workspace_id))
     return {w: int(n) for w, n in rows}
-
-
-def workspace_shares(conn: Connection, workspace_ids: set[str]) -> dict[str, Share]:
-    """Each workspace's share of the farm: its plan's, or the operator's overrides."""
-    if not workspace_ids:
-        return {}
-    rows = conn.execute(select(workspaces.c.id, workspaces.c.plan, workspaces.c.dispatch_weight,
-                               workspaces.c.dispatch_cap).where(workspaces.c.id.in_(sorted(workspace_ids))))
-    return {r.id: plan_share(r.plan, r.dispatch_weight, r.dispatch_cap) for r in rows}
 
 
 def load_ledger(conn: Connection) -> Ledger:

@@ -19,7 +19,7 @@ import time
 from reelfarm.farm.runtime.nodes import NodeRegistry
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.reconcile import drop_deferred
-from reelfarm.farm.runtime.routing import enqueued_at, as_text, works
+from reelfarm.farm.runtime.routing import as_text, enqueued_at, works
 from reelfarm.farm.services.graph import chunk_job_id, dispatch_of, enqueue_task, render_graph
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.queues import NVENC_QUEUE, RENDER_QUEUE
@@ -47,6 +47,10 @@ def stale_renders(queue: RQQueue) -> list[str]:
             break  # the list is in enqueue order: the rest waited less
         match = _CHUNK_ID.search(as_text(raw))
         if match and match["render"] not in found:
+            found.append(match["render"])
+    for rq_id, since in sorted(queue.dispatcher.waiting_since(NVENC_QUEUE).items(), key=lambda kv: kv[1]):
+        match = _CHUNK_ID.search(rq_id)  # still waiting for its turn, bound for render-nvenc
+        if since <= cutoff and match and match["render"] not in found:
             found.append(match["render"])
     return found
 

@@ -24,10 +24,11 @@ from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 from typing import Any
 
+from reelfarm.farm.runtime.dispatch import ROUND_SEC, Dispatcher, Shares
 from reelfarm.farm.runtime.resilience import is_database_outage
 from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, Router
 from reelfarm.farm.services.errors import QueueUnavailable, TaskFailed
-from reelfarm.farm.services.queues import JobQueue
+from reelfarm.farm.services.queues import JobQueue, Turn
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -114,16 +115,20 @@ class RQQueue:
     def __init__(self, redis: Any, *, namespace: str = "", retry_intervals: Sequence[int] = DEFAULT_RETRY_INTERVALS,
                  timeout: int = DEFAULT_TIMEOUT_SEC, failure_handler: str = DEFAULT_FAILURE_HANDLER,
                  maintenance: Callable[[], Any] | None = None, maintenance_sec: float = 30.0,
-                 gpu_wait_sec: float = DEFAULT_GPU_WAIT_SEC) -> None:
+                 gpu_wait_sec: float = DEFAULT_GPU_WAIT_SEC, dispatch: str = "fair",
+                 shares: Callable[[Any], Any] | None = None) -> None:
         self.redis = redis
         self.namespace = namespace
         self.router = Router(redis, namespace, gpu_wait_sec)
+        self.dispatcher = Dispatcher(redis, namespace, shares=shares or Shares(None), policy=dispatch,
+                                     gpu_wait_sec=gpu_wait_sec)
         self.retry_intervals = tuple(retry_intervals) or (0,)
         self.timeout = timeout
         self.failure_handler = failure_handler
         self.maintenance = maintenance
         self.maintenance_sec = maintenance_sec
         self._timer: _Every | None = None
+        self._rounds: _Every | None = None
 
     def queue_name(self, queue: str) -> str:
         return f"{self.namespace}{queue}"
@@ -132,7 +137,9 @@ class RQQueue:
         return f"{self.namespace}{job_id}"
 
     def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
-                depends_on: list[str] | None = None, retries: int = 2) -> None:
+                depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None) -> None:
+        """A chunk (``turn`` given) waits in its workspace's waiting queue for its turn
+        (``reelfarm.farm.runtime.dispatch``), then goes to ``queue``; anything else goes to ``queue``."""
         from rq import Callback, Queue, Retry
 
         retry = None
@@ -142,12 +149,30 @@ class RQQueue:
         with self._guard("enqueue"):
             if self._waiting_or_running(self.rq_job_id(job_id)):
                 return  # enqueueing again changes nothing, as with the embedded queue
-            Queue(self.queue_name(queue), connection=self.redis).enqueue_call(
+            name = self.queue_name(queue)
+            if turn is not None:
+                name = self.dispatcher.hold(self.rq_job_id(job_id), turn, queue)
+            Queue(name, connection=self.redis).enqueue_call(
                 func=func_path, args=args, job_id=self.rq_job_id(job_id),
                 depends_on=[self.rq_job_id(d) for d in depends_on] if depends_on else None,
                 retry=retry, timeout=self.timeout, result_ttl=RESULT_TTL_SEC, failure_ttl=FAILURE_TTL_SEC,
                 on_failure=Callback(RQ_ON_FAILURE), meta={"failure_handler": self.failure_handler},
                 description=f"{func_path}{tuple(args)!r}")
+        if turn is not None:
+            self.dispatch_round()
+
+    def dispatch_round(self, worker: Any = None) -> list[str]:
+        """A round of fair dispatch now, if no other process is in one; never raises (the next
+        round, a moment later, does what this one could not)."""
+        try:
+            return self.dispatcher.round(worker)
+        except Exception:
+            log.warning("a round of fair dispatch failed", exc_info=True)
+            return []
+
+    def retarget(self, rq_job_id: str, queue: str) -> bool:
+        """Send a chunk still waiting for its turn to ``queue`` instead; False when it is not waiting."""
+        return self.dispatcher.retarget(rq_job_id, queue)
 
     def cancel(self, job_id: str) -> None:
         from rq.command import send_stop_job_command
@@ -164,9 +189,10 @@ class RQQueue:
                 if status == JobStatus.STARTED:
                     send_stop_job_command(self.redis, job.id)  # the task would no-op anyway; this saves the work
                 elif status not in (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.CANCELED, JobStatus.STOPPED):
-                    job.cancel()
+                    job.cancel()  # a chunk waiting for its turn leaves its waiting queue too
             except InvalidJobOperation:
                 pass
+            self.dispatcher.forget(job.id)
 
     def ping(self) -> None:
         with self._guard("ping"):
@@ -176,11 +202,15 @@ class RQQueue:
         if self.maintenance is not None and self._timer is None:
             self._timer = _Every(self.maintenance_sec, self.maintenance)
             self._timer.start()
+        if self._rounds is None:
+            self._rounds = _Every(ROUND_SEC, self.dispatch_round, name="reelfarm-dispatch")
+            self._rounds.start()
 
     def stop(self, timeout: float | None = None) -> None:
-        if self._timer is not None:
-            self._timer.stop(timeout)
-            self._timer = None
+        for timer in (self._timer, self._rounds):
+            if timer is not None:
+                timer.stop(timeout)
+        self._timer = self._rounds = None
 
     def chunk_queue(self) -> str:
         return self.router.chunk_queue()
@@ -202,8 +232,8 @@ class RQQueue:
 class _Every(threading.Thread):
     """Calls ``action`` every ``seconds`` until stopped."""
 
-    def __init__(self, seconds: float, action: Callable[[], Any]) -> None:
-        super().__init__(name="reelfarm-maintenance", daemon=True)
+    def __init__(self, seconds: float, action: Callable[[], Any], name: str = "reelfarm-maintenance") -> None:
+        super().__init__(name=name, daemon=True)
         self.seconds, self.action = seconds, action
         self._stopped = threading.Event()
 

@@ -85,11 +85,12 @@ class NodeWorker(Worker):
     max_connection_wait_time = MAX_WAIT_SEC  # RQ's own reconnect backoff while waiting for a job (60 s)
 
     def __init__(self, *args: Any, database: Engine | None = None, stop_grace_sec: float | None = None,
-                 **kwargs: Any) -> None:
+                 dispatch: Any = None, **kwargs: Any) -> None:
         kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL_SEC)
         kwargs.setdefault("worker_ttl", WORKER_TTL_SEC)
         super().__init__(*args, **kwargs)
         self.database = database
+        self.dispatch = dispatch  # an RQQueue: a round of fair dispatch before each job is taken
         self.stop_grace_sec = stop_grace_sec  # None: a warm shutdown waits for the job however long it runs
         self.redis_outage = Outage("Redis")
         self.database_outage = Outage("the database")
@@ -107,6 +108,8 @@ class NodeWorker(Worker):
                 break
             try:
                 self._recover_from_redis_outage()
+                if self.dispatch is not None:
+                    self.dispatch.dispatch_round(self)
                 return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
             except REDIS_ERRORS as exc:
                 self.redis_outage.lost(exc, "waiting for jobs")

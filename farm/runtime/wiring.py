@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from reelfarm.farm.runtime.context import TaskContext, configure, set_builder, studio_of
+from reelfarm.farm.runtime.dispatch import Shares
 from reelfarm.farm.runtime.embedded import EmbeddedQueue
 from reelfarm.farm.runtime.maintenance import ROUND_SEC, WEBHOOK_SEC, embedded_maintenance, rq_maintenance
 from reelfarm.farm.runtime.queue import RQQueue
@@ -54,7 +55,7 @@ def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None) -
     with this process's share of the maintenance round as its hook (``reelfarm.farm.runtime.maintenance``)."""
     if settings.redis_url:
         queue = RQQueue(make_redis(settings.redis_url), maintenance_sec=ROUND_SEC,
-                        gpu_wait_sec=settings.gpu_queue_wait_sec)
+                        gpu_wait_sec=settings.gpu_queue_wait_sec, dispatch=settings.dispatch, shares=Shares(engine))
         queue.maintenance = rq_maintenance(queue, owner=f"api:{socket.gethostname()}.{os.getpid()}").run_once
         return queue
     embedded = EmbeddedQueue(engine, clock=clock, maintenance_sec=WEBHOOK_SEC, dispatch=settings.dispatch)

@@ -50,6 +50,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from reelfarm.farm.runtime.context import configure
+from reelfarm.farm.runtime.dispatch import Shares
 from reelfarm.farm.runtime.maintenance import FarmLocks, Maintenance, lock_key, recover_orphans, rq_repair
 from reelfarm.farm.runtime.nodes import Capabilities, NodeRegistry, detect_capabilities, probe_gl, sample_gpu
 from reelfarm.farm.runtime.queue import RQQueue
@@ -74,7 +75,7 @@ class NodeHeartbeat(threading.Thread):
 
     def __init__(self, worker: Any, registry: NodeRegistry, caps: Capabilities, queues: Sequence[str],
                  queue_names: Sequence[str], maintenance_lock: str,
-                 gpu_wait_sec: float = DEFAULT_GPU_WAIT_SEC) -> None:
+                 gpu_wait_sec: float = DEFAULT_GPU_WAIT_SEC, queue: RQQueue | None = None) -> None:
         super().__init__(name="reelfarm-node-heartbeat", daemon=True)
         self.worker = worker
         self.registry = registry
@@ -82,7 +83,7 @@ class NodeHeartbeat(threading.Thread):
         self.queues = list(queues)
         self.queue_names = list(queue_names)
         self.outage = Outage("Redis (node heartbeat)")
-        queue = RQQueue(registry.redis, namespace=registry.namespace, gpu_wait_sec=gpu_wait_sec)
+        queue = queue or RQQueue(registry.redis, namespace=registry.namespace, gpu_wait_sec=gpu_wait_sec)
         self.maintenance = Maintenance(queue, FarmLocks(registry.redis, maintenance_lock, worker.name),
                                        rq_repair(queue, self.queues), what="node maintenance",
                                        reroute=queue.router.reroute)
@@ -202,7 +203,9 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     from rq import Queue
 
     from reelfarm.farm.runtime.metrics import (  # late: Prometheus only on a node
-        MeteredWorker, describe_node, serve_metrics,
+        MeteredWorker,
+        describe_node,
+        serve_metrics,
     )
 
     if not settings.redis_url:
@@ -220,24 +223,28 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     context.raster, context.encoder = choice, family
     configure(context)
     queue_names = [f"{namespace}{q}" for q in queues]
+    farm_queue = RQQueue(redis, namespace=namespace, gpu_wait_sec=settings.gpu_queue_wait_sec,
+                         dispatch=settings.dispatch, shares=Shares(engine))
     worker = MeteredWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
-                           name=name or worker_name(), database=engine, stop_grace_sec=grace)
+                           name=name or worker_name(), database=engine, stop_grace_sec=grace, dispatch=farm_queue)
     if metrics_port:
         describe_node(choice.kind, family.family)
         serve_metrics(metrics_port)
     registry = NodeRegistry(redis, namespace)
     caps = detect_capabilities(choice.kind, gl_renderer, family.family)
     heartbeat = NodeHeartbeat(worker, registry, caps, queues, queue_names, maintenance_lock=lock_key(namespace),
-                              gpu_wait_sec=settings.gpu_queue_wait_sec)
+                              gpu_wait_sec=settings.gpu_queue_wait_sec, queue=farm_queue)
     log.info("node %s: %d cores, raster %s%s, encoder %s, GPU %s, NVENC %s; queues %s", worker.name, caps.cores,
              caps.raster, f" ({gl_renderer})" if gl_renderer else "", caps.encoder, caps.gpu or "none",
              "yes" if caps.nvenc else "no", ", ".join(queue_names))
     heartbeat.beat()
     recover_orphans(redis, queue_names, registry)
     heartbeat.start()
+    farm_queue.start()  # rounds of fair dispatch (reelfarm.farm.runtime.dispatch) on a thread of this node
     try:
         return bool(worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level))
     finally:
+        farm_queue.stop(5)
         heartbeat.stop()
         try:
             registry.mark_stopped(worker.name)

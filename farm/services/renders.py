@@ -25,19 +25,18 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
+from reelfarm.farm.services import segments
 from reelfarm.farm.services.assets import remote_assets
 from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable
 from reelfarm.farm.services.fairness import DEFAULT_PRIORITY, PRIORITIES
 from reelfarm.farm.services.graph import dispatch_of, enqueue_task, render_graph, render_job_ids
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.progress import ProgressStore
-from reelfarm.farm.services import segments
 from reelfarm.farm.services.queues import JobQueue, family_of
 from reelfarm.farm.services.resources import render_resource
 from reelfarm.renderer import RENDERER_VERSION
 from reelfarm.renderer.chunks import scene_chunks
-from reelfarm.renderer.model import build_doc
-from reelfarm.renderer.model import frame_count
+from reelfarm.renderer.model import build_doc, frame_count
 from reelfarm.renderer.spec import RenderSpec, spec_problems
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.config import Settings

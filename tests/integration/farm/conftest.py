@@ -18,20 +18,21 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select
 
+from reelfarm.farm.runtime.context import TaskContext, configure
+from reelfarm.farm.runtime.dispatch import Dispatcher, Shares
 from reelfarm.farm.runtime.embedded import EmbeddedQueue
+from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.runtime.wiring import make_redis
 from reelfarm.farm.services.jobs import JobService
 from reelfarm.farm.services.progress import DatabaseProgress, ProgressStore, RedisProgress
-from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.services.queues import JobQueue
 from reelfarm.farm.services.renders import RenderService
-from reelfarm.farm.runtime.context import TaskContext, configure
-from reelfarm.farm.runtime.wiring import make_redis
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine, transaction
-from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos import workspaces as ws_repo
 from reelfarm.shared.storage import LocalStorage
 from reelfarm.shared.tables import credit_ledger, queued_tasks, renders
@@ -186,13 +187,28 @@ def rq_farm(db_url: str, storage: LocalStorage, clock: Clock, redis: Any, namesp
     engine.dispose()
 
 
-def work_burst(redis: Any, namespace: str, queues: tuple[str, ...] = ("render", "jobs")) -> None:
-    """Run every queued job in this process with RQ's SimpleWorker, until the queues are empty."""
+def work_burst(redis: Any, namespace: str, queues: tuple[str, ...] = ("render", "jobs"),
+               worker: Callable[[], Any] | None = None) -> None:
+    """Run every queued job in this process with RQ's SimpleWorker, until the queues are empty and
+    no chunk waits for its turn (each pass first dispatches every waiting chunk it may, as a node's
+    rounds would: ``reelfarm.farm.runtime.dispatch``). ``worker`` makes the RQ worker of each pass
+    (default: RQ's SimpleWorker on ``queues``)."""
     from rq import Queue, SimpleWorker
 
-    worker = SimpleWorker([Queue(f"{namespace}{q}", connection=redis) for q in queues], connection=redis,
-                          name=f"{namespace}simple-{secrets.token_hex(3)}")
-    worker.work(burst=True, logging_level="WARNING")
+    def simple() -> Any:
+        return SimpleWorker([Queue(f"{namespace}{q}", connection=redis) for q in queues], connection=redis,
+                            name=f"{namespace}simple-{secrets.token_hex(3)}")
+
+    while True:
+        dispatch_all(redis, namespace)
+        (worker or simple)().work(burst=True, logging_level="WARNING")
+        if not Dispatcher(redis, namespace, shares=Shares(None)).held():
+            return
+
+
+def dispatch_all(redis: Any, namespace: str) -> list[str]:
+    """One round of fair dispatch with room for every waiting chunk (caps still hold)."""
+    return Dispatcher(redis, namespace, shares=Shares(None)).round(slots=10_000)
 
 
 # -- documents ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from rq import Queue, SimpleWorker
 from rq.job import Job
 
 from reelfarm.farm.runtime.context import current
+from reelfarm.farm.runtime.dispatch import Dispatcher, Shares
 from reelfarm.farm.runtime.families import fall_back
 from reelfarm.farm.runtime.nodes import NodeRegistry, detect_capabilities
 from reelfarm.farm.runtime.tasks import lifecycle
@@ -22,7 +23,7 @@ from reelfarm.farm.services.renders import segment_key
 from reelfarm.renderer.backends import EncoderChoice
 from reelfarm.renderer.concat import probe
 from reelfarm.shared.repos.renders import find_render
-from tests.integration.farm.conftest import Farm, make_doc, work_burst
+from tests.integration.farm.conftest import Farm, dispatch_all, make_doc, work_burst
 from tests.integration.farm.test_render_embedded import assert_video, local_file
 from tests.stand_in_nvenc import stand_in_nvenc  # noqa: F401 - the fixture
 
@@ -59,6 +60,7 @@ def _as_node(encoder: EncoderChoice, redis: Any, namespace: str, queues: tuple[s
     if max_jobs is None:
         work_burst(redis, namespace, queues)
         return
+    dispatch_all(redis, namespace)
     worker = SimpleWorker([Queue(f"{namespace}{q}", connection=redis) for q in queues], connection=redis,
                           name=f"{namespace}simple-{secrets.token_hex(3)}")
     worker.work(burst=True, max_jobs=max_jobs, logging_level="WARNING")
@@ -70,7 +72,7 @@ def test_with_an_nvenc_node_live_a_renders_chunks_stay_in_the_nvenc_family(
     workspace, render_id = _request(mixed_farm)
     assert _family(mixed_farm, render_id) == "nvenc"
     chunk = Job.fetch(f"{namespace}{chunk_job_id(render_id, 0)}", connection=redis)
-    assert chunk.origin == f"{namespace}render-nvenc"
+    assert Dispatcher(redis, namespace, shares=Shares(None)).destination(chunk) == f"{namespace}render-nvenc"
 
     _as_node(EncoderChoice("x264"), redis, namespace, ("render", "jobs"))  # the node without NVENC: nothing to take
     assert mixed_farm.renders.get(workspace, render_id)["status"] == "queued"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from rq import SimpleWorker
+from rq.job import Job
 from rq.queue import Queue
 from sqlalchemy import select
 
@@ -17,7 +18,7 @@ from reelfarm.farm.runtime import queue as queue_module
 from reelfarm.farm.runtime.queue import task_path
 from reelfarm.farm.runtime.rqnode import NodeWorker
 from reelfarm.shared.tables import queued_tasks
-from tests.integration.farm.conftest import Farm, make_doc, with_image
+from tests.integration.farm.conftest import Farm, make_doc, with_image, work_burst
 from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
 
 
@@ -61,7 +62,7 @@ def former_rq(rq_farm: Farm, naming: Any, monkeypatch: pytest.MonkeyPatch) -> It
 def work_burst_as_a_node(redis: Any, namespace: str) -> None:
     """RQ's in-process worker reading jobs the way a ``reelfarm worker`` node does."""
     queues = [Queue(f"{namespace}{q}", connection=redis) for q in ("render", "jobs")]
-    SimpleWorker(queues, connection=redis, job_class=NodeWorker.job_class).work(burst=True, logging_level="WARNING")
+    work_burst(redis, namespace, worker=lambda: SimpleWorker(queues, connection=redis, job_class=NodeWorker.job_class))
 
 
 def test_task_path_maps_only_the_former_names() -> None:
@@ -84,8 +85,8 @@ def test_a_render_queued_in_redis_under_the_former_names_runs(former_rq: Farm, n
                                                               namespace: str) -> None:
     workspace = former_rq.workspace(credits=3)
     render = former_rq.renders.request(workspace, former_rq.video(workspace, make_doc(6)), "1:1", resolution=120)
-    stored = Queue(f"{namespace}render", connection=redis).fetch_job(f"{namespace}render-{render['id']}-chunk-0")
-    assert stored is not None and stored.func_name == naming("reelfarm.farm.runtime.tasks.render_chunk")
+    stored = Job.fetch(f"{namespace}render-{render['id']}-chunk-0", connection=redis)  # waiting for its turn
+    assert stored.func_name == naming("reelfarm.farm.runtime.tasks.render_chunk")
     assert stored._failure_callback_name == naming("reelfarm.farm.runtime.queue.on_rq_failure")
 
     work_burst_as_a_node(redis, namespace)

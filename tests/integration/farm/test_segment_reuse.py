@@ -139,8 +139,9 @@ def test_a_nodes_metrics_count_frames_drawn_and_frames_reused(rq_farm: Farm, red
         return REGISTRY.get_sample_value(name) or 0.0
 
     def node_burst() -> None:
-        MeteredWorker([Queue(f"{namespace}{q}", connection=redis) for q in ("render", "jobs")], connection=redis,
-                      name=f"{namespace}metered", database=rq_farm.engine).work(burst=True, logging_level="WARNING")
+        work_burst(redis, namespace, worker=lambda: MeteredWorker(
+            [Queue(f"{namespace}{q}", connection=redis) for q in ("render", "jobs")], connection=redis,
+            name=f"{namespace}metered", database=rq_farm.engine))
 
     describe_node("cpu", "x264")
     assert REGISTRY.get_sample_value("reelfarm_node_info", {"raster": "cpu", "encoder": "x264"}) == 1

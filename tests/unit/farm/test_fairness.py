@@ -34,7 +34,7 @@ def workloads(draw: st.DrawFn, max_renders: int = 8) -> tuple[list[Chunk], dict[
 def test_a_round_fills_every_slot_it_can_and_never_passes_a_cap(
         workload: tuple[list[Chunk], dict[str, Share]], slots: int, running: dict[str, int]) -> None:
     chunks, shares = workload
-    share = lambda w: shares.get(w, Share(1.0, 4))  # noqa: E731
+    share = lambda w: shares.get(w, Share(1.0, 4))
     chosen = pick(chunks, slots, running=running, shares=share, ledger=Ledger())
     assert len({c.id for c in chosen}) == len(chosen) and set(chosen) <= set(chunks)
     per_workspace: dict[str, int] = {}

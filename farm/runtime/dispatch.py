@@ -1,0 +1,360 @@
+"""Fair dispatch on RQ: chunks wait in per-workspace lists in Redis and are fed to RQ's ready queues
+in the order ``reelfarm.farm.services.fairness`` gives, a few at a time.
+
+RQ's own queues, workers, jobs, retries and dependencies stay as they are. What changes is where a
+render chunk first lands:
+
+- ``RQQueue.enqueue`` of a chunk (a job with a ``Turn``) puts the RQ job, under its deterministic
+  id, in the workspace's *waiting queue* ``<ns>waiting:<workspace>``: a real RQ queue that no worker
+  listens to. Dependencies work as ever: a chunk waiting for its render's asset import is deferred
+  and RQ releases it into the waiting queue. The turn (render, cost, priority, target queue,
+  arrival) is kept in the hash ``reelfarm:<ns>fair:turns``.
+- A *round* (``Dispatcher.round``) takes the lock ``reelfarm:<ns>fair:lock`` (one round at a time
+  across every process; the lock expires, so a dispatcher that dies holds nothing), counts the
+  free places of each ready queue (its idle workers, less what already waits there), asks the
+  policy which waiting chunks take them, and moves each one, after an atomic ``LREM`` from its
+  waiting queue (a chunk is never moved twice), into its ready queue (``render``,
+  ``render-gpu`` or ``render-nvenc``) with RQ's ``enqueue_job``. Moved chunks are remembered in
+  ``fair:active`` until RQ calls them finished or failed, which is what the caps count.
+- Rounds run after each enqueue (in the API), before a node takes a job, and every
+  ``ROUND_SEC`` on a thread of each node and API process: whoever holds the lock dispatches.
+- A retry goes straight back to the ready queue (RQ retries into the job's origin): the chunk had
+  its turn. Cancel takes a waiting chunk out of its waiting queue (RQ's ``Job.cancel``).
+  Reconciliation after Redis came back empty enqueues lost chunks again the same way, through the
+  waiting queues. A held chunk bound for ``render-gpu`` goes to ``render`` when no worker works
+  the GPU queue; one bound for ``render-nvenc`` whose render fell back to x264 is retargeted
+  (``retarget``).
+
+The virtual-service ledger lives in ``fair:ledger``; recent finished chunks (for the estimated start
+of a waiting render) in ``fair:done``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Engine, select
+
+from reelfarm.farm.services.fairness import Chunk, Ledger, Share, order, pick, plan_share
+from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE, Turn
+from reelfarm.shared.tables import workspaces
+
+log = logging.getLogger("reelfarm.farm")
+
+ROUND_SEC = 0.5
+LOCK_MS = 10_000
+MAX_HELD_READ = 2000  # per workspace and round: the policy needs the heads, not the whole tail
+THROUGHPUT_WINDOW_SEC = 120.0
+SHARES_TTL_SEC = 10.0
+DEFAULT_SHARE = plan_share("pro")
+
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+
+
+def waiting_queue(workspace: str) -> str:
+    """The (un-namespaced) RQ queue a workspace's chunks wait in for their turn."""
+    return f"waiting:{workspace}"
+
+
+def workspace_shares(conn: Connection, workspace_ids: Iterable[str]) -> dict[str, Share]:
+    """Each workspace's share of the farm: its plan's, or the operator's overrides."""
+    ids = sorted(set(workspace_ids))
+    if not ids:
+        return {}
+    rows = conn.execute(select(workspaces.c.id, workspaces.c.plan, workspaces.c.dispatch_weight,
+                               workspaces.c.dispatch_cap).where(workspaces.c.id.in_(ids)))
+    return {r.id: plan_share(r.plan, r.dispatch_weight, r.dispatch_cap) for r in rows}
+
+
+class Shares:
+    """Workspaces' shares read from the database, kept ``SHARES_TTL_SEC`` (an operator's change
+    applies within that)."""
+
+    def __init__(self, engine: Engine | None) -> None:
+        self.engine = engine
+        self._known: dict[str, tuple[float, Share]] = {}
+
+    def __call__(self, workspace_ids: Iterable[str]) -> dict[str, Share]:
+        now = time.monotonic()
+        stale = [w for w in set(workspace_ids) if w not in self._known or self._known[w][0] < now]
+        if stale and self.engine is not None:
+            with self.engine.connect() as conn:
+                for workspace, share in workspace_shares(conn, stale).items():
+                    self._known[workspace] = (now + SHARES_TTL_SEC, share)
+        return {w: self._known[w][1] if w in self._known else DEFAULT_SHARE for w in workspace_ids}
+
+
+@dataclass(frozen=True)
+class Held:
+    """A chunk waiting in a waiting queue, with where it goes when its turn comes."""
+
+    chunk: Chunk
+    target: str
+
+
+class Dispatcher:
+    """Rounds of fair dispatch over one Redis and namespace (see the module docstring)."""
+
+    def __init__(self, redis: Any, namespace: str = "", *, shares: Callable[[Iterable[str]], dict[str, Share]],
+                 policy: str = "fair", gpu_wait_sec: float = 30.0) -> None:
+        self.redis = redis
+        self.namespace = namespace
+        self.shares = shares
+        self.policy = policy
+        self.gpu_wait_sec = gpu_wait_sec
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def key(self, name: str) -> str:
+        return f"reelfarm:{self.namespace}fair:{name}"
+
+    def waiting_list(self, workspace: str) -> str:
+        return f"rq:queue:{self.namespace}{waiting_queue(workspace)}"
+
+    def ready_list(self, queue: str) -> str:
+        return f"rq:queue:{self.namespace}{queue}"
+
+    # -- what enqueue and cancel call -----------------------------------------------------------
+
+    def hold(self, rq_job_id: str, turn: Turn, target: str) -> str:
+        """Record a chunk's turn before RQ puts it in its waiting queue; returns that queue's name."""
+        entry = {"workspace": turn.workspace, "render": turn.render, "cost": turn.cost, "priority": turn.priority,
+                 "index": turn.index, "target": target, "seq": time.time()}
+        with self.redis.pipeline() as pipe:
+            pipe.hset(self.key("turns"), rq_job_id, json.dumps(entry))
+            pipe.hincrby(self.key("owed"), turn.workspace, 1)
+            pipe.sadd(self.key("workspaces"), turn.workspace)
+            pipe.execute()
+        return f"{self.namespace}{waiting_queue(turn.workspace)}"
+
+    def forget(self, rq_job_id: str) -> None:
+        """The chunk no longer waits for a turn (moved, canceled or gone)."""
+        raw = self.redis.hget(self.key("turns"), rq_job_id)
+        if raw is not None and self.redis.hdel(self.key("turns"), rq_job_id):
+            self.redis.hincrby(self.key("owed"), json.loads(raw)["workspace"], -1)
+
+    def retarget(self, rq_job_id: str, target: str) -> bool:
+        """Send a chunk still waiting for its turn to ``target`` when it comes; False when it is not waiting."""
+        raw = self.redis.hget(self.key("turns"), rq_job_id)
+        if raw is None:
+            return False
+        entry = json.loads(raw)
+        if self.redis.lpos(self.waiting_list(entry["workspace"]), rq_job_id) is None:
+            return False
+        entry["target"] = target
+        self.redis.hset(self.key("turns"), rq_job_id, json.dumps(entry))
+        return True
+
+    # -- rounds -------------------------------------------------------------------------------
+
+    def round(self, worker: Any = None, slots: int | None = None) -> list[str]:
+        """One round if no other process is in one; returns the RQ ids of the chunks moved.
+
+        ``worker``: the RQ worker about to take a job, counted as a free place of its queues.
+        ``slots``: free places of each ready queue, instead of counting idle workers (a burst
+        worker started afterwards, as in tests and scripts).
+        """
+        token = secrets.token_hex(8)
+        if not self.redis.set(self.key("lock"), token, nx=True, px=LOCK_MS):
+            return []
+        try:
+            return self._round(worker, slots)
+        finally:
+            self.redis.eval(_RELEASE, 1, self.key("lock"), token)
+
+    def _round(self, worker: Any, slots: int | None) -> list[str]:
+        held = self.held()
+        running = self._running()
+        if not held:
+            self._save_ledger(Ledger(), running)
+            return []
+        ledger = self._load_ledger()
+        share = self.shares({h.chunk.workspace for h in held} | set(running))
+        moved: list[str] = []
+        workers = self._workers()
+        free = {q: self._free(q, workers, worker) if slots is None else slots
+                for q in (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE)}
+        gpu_live = self._gpu_live()
+        by_target: dict[str, list[Held]] = {}
+        cutoff = time.time() - self.gpu_wait_sec
+        waited: set[str] = set()
+        for h in held:
+            target = h.target
+            if target == GPU_QUEUE and (not gpu_live or (free[GPU_QUEUE] <= 0 and h.chunk.seq < cutoff)):
+                target = RENDER_QUEUE  # no node draws on a GPU now, or it waited past the wait for one
+                if gpu_live:
+                    waited.add(h.chunk.id)
+            by_target.setdefault(target, []).append(h)
+        for target in (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE):
+            items = by_target.get(target, [])
+            if not items or free[target] <= 0:
+                continue
+            chosen = pick([h.chunk for h in items], free[target], running=running,
+                          shares=lambda w: share.get(w, DEFAULT_SHARE), ledger=ledger, policy=self.policy)
+            for chunk in chosen:
+                if self._move(chunk, target):
+                    moved.append(chunk.id)
+                    running[chunk.workspace] = running.get(chunk.workspace, 0) + 1
+        self._save_ledger(ledger, running, held)
+        if waited & set(moved):
+            log.warning("moved %d chunk(s) that waited over %.0f s for a GPU node to %s: %s", len(waited & set(moved)),
+                        self.gpu_wait_sec, RENDER_QUEUE, ", ".join(sorted(waited & set(moved))))
+        return moved
+
+    def held(self) -> list[Held]:
+        """Every chunk waiting for its turn (the first ``MAX_HELD_READ`` of each workspace)."""
+        found: list[Held] = []
+        for raw in self.redis.smembers(self.key("workspaces")):
+            workspace = raw.decode() if isinstance(raw, bytes) else raw
+            ids = [i.decode() for i in self.redis.lrange(self.waiting_list(workspace), 0, MAX_HELD_READ - 1)]
+            if not ids:
+                # chunks deferred on their render's asset import land here later: keep the
+                # workspace while any turn of it is owed
+                if int(self.redis.hget(self.key("owed"), workspace) or 0) <= 0:
+                    self.redis.srem(self.key("workspaces"), workspace)
+                    self.redis.hdel(self.key("owed"), workspace)
+                    if self.redis.llen(self.waiting_list(workspace)):  # one arrived meanwhile
+                        self.redis.sadd(self.key("workspaces"), workspace)
+                continue
+            for rq_id, raw_turn in zip(ids, self.redis.hmget(self.key("turns"), ids)):
+                entry = json.loads(raw_turn) if raw_turn else {}
+                found.append(Held(Chunk(rq_id, workspace, entry.get("render", rq_id), int(entry.get("cost", 1)),
+                                        entry.get("priority", "normal"), float(entry.get("seq", 0.0)),
+                                        int(entry.get("index", 0))), entry.get("target", RENDER_QUEUE)))
+        return found
+
+    def order(self) -> list[Chunk]:
+        """Every waiting chunk in the order fair dispatch would serve it (``fairness.order``)."""
+        chunks = [h.chunk for h in self.held()]
+        share = self.shares({c.workspace for c in chunks})
+        return order(chunks, shares=lambda w: share.get(w, DEFAULT_SHARE), ledger=self._load_ledger(),
+                     policy=self.policy)
+
+    def destination(self, job: Any) -> str:
+        """RQ's name of the ready queue a chunk is in, or will go to when its turn comes."""
+        if not job.origin.startswith(f"{self.namespace}waiting:"):
+            return str(job.origin)
+        raw = self.redis.hget(self.key("turns"), job.id)
+        return f"{self.namespace}{json.loads(raw)['target'] if raw else RENDER_QUEUE}"
+
+    def waiting_since(self, target: str) -> dict[str, float]:
+        """Chunks waiting for their turn bound for ``target``: RQ id -> when they arrived (epoch s)."""
+        return {h.chunk.id: h.chunk.seq for h in self.held() if h.target == target}
+
+    def throughput(self) -> float:
+        """Frames a second the farm finished over the last ``THROUGHPUT_WINDOW_SEC`` (0 when none)."""
+        since = time.time() - THROUGHPUT_WINDOW_SEC
+        entries = self.redis.zrangebyscore(self.key("done"), since, "+inf")
+        frames = sum(int((e.decode() if isinstance(e, bytes) else e).rsplit(":", 1)[1]) for e in entries)
+        return frames / THROUGHPUT_WINDOW_SEC
+
+    def active(self) -> dict[str, dict[str, Any]]:
+        """Chunks dispatched and not yet finished: RQ id -> {workspace, cost, queue}."""
+        return {(k.decode() if isinstance(k, bytes) else k): json.loads(v)
+                for k, v in self.redis.hgetall(self.key("active")).items()}
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _running(self) -> dict[str, int]:
+        """Chunks dispatched and not finished, per workspace; finished ones are counted as done."""
+        active = self.active()
+        if not active:
+            return {}
+        ids = list(active)
+        with self.redis.pipeline() as pipe:
+            for rq_id in ids:
+                pipe.hget(f"rq:job:{rq_id}", "status")
+            statuses = pipe.execute()
+        running: dict[str, int] = {}
+        ended, now = [], time.time()
+        for rq_id, status in zip(ids, statuses):
+            status = status.decode() if isinstance(status, bytes) else status
+            if status in ("queued", "started", "scheduled", "deferred"):
+                running[active[rq_id]["workspace"]] = running.get(active[rq_id]["workspace"], 0) + 1
+            else:
+                ended.append(rq_id)
+        if ended:
+            with self.redis.pipeline() as pipe:
+                pipe.hdel(self.key("active"), *ended)
+                pipe.zadd(self.key("done"), {f"{rq_id}:{now}:{active[rq_id]['cost']}": now for rq_id in ended})
+                pipe.zremrangebyscore(self.key("done"), 0, now - THROUGHPUT_WINDOW_SEC)
+                pipe.execute()
+        return running
+
+    def _workers(self) -> dict[str, list[tuple[str, str]]]:
+        """RQ's live workers per ready queue: (name, state)."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        for queue in (RENDER_QUEUE, GPU_QUEUE, NVENC_QUEUE):
+            keys = [k.decode() if isinstance(k, bytes) else k
+                    for k in self.redis.smembers(f"rq:workers:{self.namespace}{queue}")]
+            if not keys:
+                continue
+            with self.redis.pipeline() as pipe:
+                for key in keys:
+                    pipe.hget(key, "state")
+                states = pipe.execute()
+            found[queue] = [(k.removeprefix("rq:worker:"), (s.decode() if isinstance(s, bytes) else s) or "")
+                            for k, s in zip(keys, states) if s is not None]
+        return found
+
+    def _gpu_live(self) -> bool:
+        from reelfarm.farm.runtime.nodes import NodeRegistry
+        from reelfarm.farm.runtime.routing import works
+
+        try:
+            return any(works(n, GPU_QUEUE) for n in NodeRegistry(self.redis, self.namespace).nodes())
+        except Exception:  # the registry unreadable: the CPU queue, which every node works
+            return False
+
+    def _free(self, target: str, workers: dict[str, list[tuple[str, str]]], worker: Any) -> int:
+        """Places free on ``target``: its idle workers (and the worker about to take a job), less
+        the jobs already waiting there."""
+        me = getattr(worker, "name", None)
+        idle = sum(1 for name, state in workers.get(target, []) if state == "idle" and name != me)
+        if worker is not None and f"{self.namespace}{target}" in worker.queue_names():
+            idle += 1
+        return idle - int(self.redis.llen(self.ready_list(target)))
+
+    def _move(self, chunk: Chunk, target: str) -> bool:
+        from rq import Queue
+        from rq.exceptions import NoSuchJobError
+        from rq.job import Job
+
+        if not self.redis.lrem(self.waiting_list(chunk.workspace), 1, chunk.id):
+            self.forget(chunk.id)
+            return False  # canceled, or moved by a round that held the lock before
+        self.forget(chunk.id)
+        try:
+            job = Job.fetch(chunk.id, connection=self.redis)
+        except NoSuchJobError:
+            return False
+        job._dependency_ids = []  # released by RQ already: every dependency finished
+        Queue(f"{self.namespace}{target}", connection=self.redis).enqueue_job(job)
+        self.redis.hset(self.key("active"), chunk.id, json.dumps({"workspace": chunk.workspace, "cost": chunk.cost,
+                                                                  "queue": target}))
+        return True
+
+    def _load_ledger(self) -> Ledger:
+        ledger = Ledger()
+        for raw_scope, served in self.redis.hgetall(self.key("ledger")).items():
+            scope = raw_scope.decode() if isinstance(raw_scope, bytes) else raw_scope
+            kind, _, key = scope.partition(":")
+            (ledger.served if kind == "w" else ledger.render_served)[key] = float(served)
+        return ledger
+
+    def _save_ledger(self, ledger: Ledger, running: dict[str, int], held: Sequence[Held] = ()) -> None:
+        if self.policy != "fair":
+            return
+        ledger.prune({h.chunk.workspace for h in held} | {w for w, n in running.items() if n},
+                     {h.chunk.render for h in held})
+        mapping = {f"w:{k}": v for k, v in ledger.served.items()} | {f"r:{k}": v for k, v in ledger.render_served.items()}
+        with self.redis.pipeline() as pipe:
+            pipe.delete(self.key("ledger"))
+            if mapping:
+                pipe.hset(self.key("ledger"), mapping=mapping)
+            pipe.execute()
