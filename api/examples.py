@@ -60,10 +60,11 @@ RENDER = {"id": RENDER_ID, "video_id": VIDEO_ID, "version_id": VERSION_ID, "form
           "fps": 30, "status": "succeeded", "progress": 1.0,
           "url": f"{BASE}/renders/{RENDER_ID}.mp4?expires=1773047721&sig=Jd3kq0cV9Xo2mZbN4Lp7",
           "poster_url": f"{BASE}/renders/{RENDER_ID}.jpg?expires=1773047721&sig=Qw8eR2tY6uI0oP4aS1dF",
-          "duration_sec": 6.0, "bytes": 1843207, "error": None, "reused_frames": 72, "created_at": CREATED,
-          "finished_at": FINISHED}
+          "duration_sec": 6.0, "bytes": 1843207, "error": None, "priority": "normal", "queue": None,
+          "reused_frames": 72, "created_at": CREATED, "finished_at": FINISHED}
 RENDER_QUEUED = {**RENDER, "status": "queued", "progress": 0.0, "url": None, "poster_url": None,
-                 "duration_sec": None, "bytes": None, "reused_frames": 0, "finished_at": None}
+                 "duration_sec": None, "bytes": None, "reused_frames": 0, "finished_at": None,
+                 "queue": {"frames_ahead": 1350, "chunks_waiting": 3, "estimated_start_at": "2026-03-02T09:15:41.000000+00:00"}}
 BRAND_KIT = {"id": KIT_ID, "name": "Neutral", "source_url": None, "is_default": True, "tokens": NEUTRAL_BRAND,
              "created_at": CREATED, "updated_at": CREATED}
 COMMENT = {"id": COMMENT_ID, "video_id": VIDEO_ID, "body": "Hold the quote a second longer.", "time_sec": 2.5,
@@ -111,7 +112,7 @@ REQUESTS: dict[str, Any] = {
     "Restore": {},
     "RenderCreate": {"format": "1:1", "resolution": 1080, "fps": 30},
     "StillsCreate": {"times": [0.5, 3.0], "format": "1:1"},
-    "VariantsCreate": {"formats": ["1:1", "9:16"], "locales": ["es"], "resolution": 1080},
+    "VariantsCreate": {"formats": ["1:1", "9:16"], "locales": ["es"], "resolution": 1080, "priority": "low"},
     "CommentCreate": {"body": "Hold the quote a second longer.", "time_sec": 2.5, "author": "Dana"},
     "WebhookCreate": {"url": "https://hooks.example.com/reelfarm", "events": ["render.completed", "render.failed"],
                       "description": "render notifications"},

@@ -33,9 +33,14 @@ class VideoRenders(MethodView):
         resolution, fps and renderer) that succeeded or is still in flight is returned instead
         of a new one. The first render of a version charges `ceil(duration / 60)` credits;
         every later render of it is free; a failed or canceled render refunds.
+
+        `priority` places it in the workspace's line on the farm: the farm serves the workspaces
+        with work waiting in turn (by plan weight, in frames), a workspace's renders in turn, and
+        a workspace's `low` renders only while none of its `normal` ones waits. While it waits,
+        `queue` says how many frames are ahead of it and when it should start.
         """
         return services().renders.request(current_workspace_id(), video_id, body["format"],
-                                           body["resolution"], body.get("fps"))
+                                           body["resolution"], body.get("fps"), body["priority"])
 
     @blp.response(200, RenderListSchema, example=ex.RESPONSES["RenderList"])
     @blp.doc(operationId="listRenders")
@@ -106,10 +111,11 @@ class Variants(MethodView):
         `translate`, `fit`, `save`) that translates every text, re-fits it, switches to
         right-to-left layout for Arabic, Hebrew, Persian and Urdu and picks fonts for the script;
         the copy is then `ready` (version source `translate`). The renders cover the original;
-        render each copy when it is ready.
+        render each copy when it is ready. Large sets are batch work: ask for them with
+        `priority: "low"` so the workspace's other renders go first.
         """
         return services().videos.request_variants(current_workspace_id(), video_id, body["formats"],
-                                                  body["resolution"], body.get("locales") or [])
+                                                  body["resolution"], body.get("locales") or [], body["priority"])
 
 
 jobs_blp = Blueprint("jobs", __name__, url_prefix="/api/v1/jobs", description="Asynchronous jobs")

@@ -7,7 +7,18 @@ from marshmallow import Schema, fields, validate
 from reelfarm.api.schemas.common import RequestSchema
 from reelfarm.api.schemas.jobs import JOB_STATUSES
 from reelfarm.api.schemas.videos import VideoSchema
+from reelfarm.farm.services.fairness import DEFAULT_PRIORITY, PRIORITIES
 from reelfarm.renderer.spec import FORMATS, FPS_CHOICES, RESOLUTIONS
+
+
+class RenderQueueSchema(Schema):
+    frames_ahead = fields.Integer(required=True, validate=validate.Range(min=0), metadata={"description": (
+        "frames of the farm's waiting work that fair dispatch serves before this render's next chunk")})
+    chunks_waiting = fields.Integer(required=True, validate=validate.Range(min=0), metadata={
+        "description": "this render's chunks still waiting to be dispatched"})
+    estimated_start_at = fields.DateTime(required=True, allow_none=True, metadata={"description": (
+        "when its next chunk should start, from the farm's throughput over the last two minutes; "
+        "null when the farm finished nothing lately")})
 
 
 class RenderSchema(Schema):
@@ -24,6 +35,10 @@ class RenderSchema(Schema):
     duration_sec = fields.Float(required=True, allow_none=True)
     bytes = fields.Integer(required=True, allow_none=True)
     error = fields.String(required=True, allow_none=True)
+    priority = fields.String(required=True, validate=validate.OneOf(PRIORITIES), metadata={"description": (
+        "its place in the workspace's line: `low` renders wait while any `normal` render of the workspace waits")})
+    queue = fields.Nested(RenderQueueSchema, required=True, allow_none=True, metadata={"description": (
+        "while some of its chunks wait for the farm: where it stands; null once none waits")})
     reused_frames = fields.Integer(required=True, validate=validate.Range(min=0), metadata={"description": (
         "frames whose segments an earlier render of this workspace had already made (an unchanged scene of "
         "an earlier version), reused rather than drawn; counted as done at once. Credits are the same.")})
@@ -39,6 +54,8 @@ class RenderCreateSchema(RequestSchema):
     format = fields.String(required=True, validate=validate.OneOf(FORMATS))
     resolution = fields.Integer(load_default=1080, validate=validate.OneOf(RESOLUTIONS))
     fps = fields.Integer(validate=validate.OneOf(FPS_CHOICES), metadata={"description": "default: the video's"})
+    priority = fields.String(load_default=DEFAULT_PRIORITY, validate=validate.OneOf(PRIORITIES), metadata={
+        "description": "`low` for batch work: it yields to the workspace's `normal` renders"})
 
 
 class StillsCreateSchema(RequestSchema):
@@ -53,6 +70,8 @@ class VariantsCreateSchema(RequestSchema):
                           validate=validate.Length(1, 4))
     locales = fields.List(fields.String(validate=validate.Length(2, 35)), validate=validate.Length(max=20))
     resolution = fields.Integer(load_default=1080, validate=validate.OneOf(RESOLUTIONS))
+    priority = fields.String(load_default=DEFAULT_PRIORITY, validate=validate.OneOf(PRIORITIES), metadata={
+        "description": "`low` for batch work such as large variant sets: it yields to the workspace's `normal` renders"})
 
 
 class VariantsSchema(Schema):

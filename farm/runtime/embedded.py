@@ -51,11 +51,11 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, func, select, update
 from sqlalchemy.exc import OperationalError
 
-from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, workspace_shares
+from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, THROUGHPUT_WINDOW_SEC, workspace_shares
 from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
 from reelfarm.farm.services.errors import QueueUnavailable
-from reelfarm.farm.services.fairness import Chunk, Ledger, pick
+from reelfarm.farm.services.fairness import Chunk, Ledger, order, pick, standing
 from reelfarm.farm.services.queues import RENDER_QUEUE, Turn
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.db import transaction
@@ -220,6 +220,22 @@ class EmbeddedQueue:
     def chunk_queue(self) -> str:
         """``render``: every task runs here, whatever its queue (the name only labels the rows)."""
         return RENDER_QUEUE
+
+    def standing(self, render_id: str) -> dict[str, Any] | None:
+        with self._guard(), self.engine.connect() as conn:
+            waiting = int(conn.execute(select(func.count()).select_from(tasks).where(
+                tasks.c.render_id == render_id, tasks.c.status.in_(("deferred", "queued")))).scalar_one())
+            if not waiting:
+                return None
+            now = self.clock.now()
+            chunks = waiting_chunks(conn)
+            shares = workspace_shares(conn, {c.workspace for c in chunks})
+            ordered = order(chunks, shares=lambda w: shares.get(w, DEFAULT_SHARE), ledger=load_ledger(conn),
+                            policy=self.dispatch)
+            done = conn.execute(select(func.coalesce(func.sum(tasks.c.cost), 0)).where(
+                tasks.c.status == "succeeded", tasks.c.workspace_id.is_not(None),
+                tasks.c.finished_at >= now - timedelta(seconds=THROUGHPUT_WINDOW_SEC))).scalar_one()
+        return standing(ordered, render_id, waiting, float(done) / THROUGHPUT_WINDOW_SEC, now)
 
     @property
     def running(self) -> bool:

@@ -215,6 +215,18 @@ class RQQueue:
     def chunk_queue(self) -> str:
         return self.router.chunk_queue()
 
+    def standing(self, render_id: str) -> dict[str, Any] | None:
+        from datetime import datetime, timezone
+
+        from reelfarm.farm.services.fairness import standing
+
+        with self._guard("standing"):
+            ordered = self.dispatcher.order()
+            waiting = sum(1 for c in ordered if c.render == render_id)
+            if not waiting:
+                return None
+            return standing(ordered, render_id, waiting, self.dispatcher.throughput(), datetime.now(timezone.utc))
+
     def _waiting_or_running(self, rq_job_id: str) -> bool:
         from rq.exceptions import NoSuchJobError
         from rq.job import Job, JobStatus

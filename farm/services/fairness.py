@@ -33,6 +33,7 @@ zero: fairness from then on, nothing lost.
 from __future__ import annotations
 
 import heapq
+from datetime import datetime, timedelta
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -136,6 +137,20 @@ def order(waiting: Sequence[Chunk], *, shares: Callable[[str], Share] | None = N
     uncapped = _memo(shares or (lambda _w: Share(1.0, 1 << 30)))
     return pick(waiting, len(waiting), shares=lambda w: Share(uncapped(w).weight, 1 << 30),
                 ledger=(ledger or Ledger()).copy(), policy=policy)
+
+
+def standing(ordered: Sequence[Chunk], render: str, waiting: int, frames_per_sec: float,
+             now: datetime) -> dict[str, object] | None:
+    """Where a render stands while ``waiting`` of its chunks wait: the Render resource's ``queue``
+    (frames ahead of its next chunk, its chunks waiting, an estimated start from the farm's
+    throughput); None when none waits."""
+    if waiting <= 0:
+        return None
+    ahead = frames_ahead(ordered, render)
+    if ahead is None:  # its chunks wait on a dependency (the asset import): everything queued is ahead
+        ahead = sum(c.cost for c in ordered)
+    start = now + timedelta(seconds=ahead / frames_per_sec) if frames_per_sec > 0 else None
+    return {"frames_ahead": int(ahead), "chunks_waiting": int(waiting), "estimated_start_at": start}
 
 
 def frames_ahead(ordered: Sequence[Chunk], render: str) -> int | None:

@@ -70,3 +70,12 @@ class JobQueue(Protocol):
     def chunk_queue(self) -> str:
         """The queue a render's chunks go to now (``reelfarm.farm.runtime.routing``)."""
         ...
+
+    def standing(self, render_id: str) -> dict[str, Any] | None:
+        """Where the render stands while chunks of it wait for their turn
+        (``reelfarm.farm.services.fairness.standing``); None when none waits.
+
+        Raises:
+            QueueUnavailable: the backend cannot be reached.
+        """
+        ...

@@ -126,20 +126,20 @@ class RenderService:
             with self.engine.connect() as conn:
                 found = [repo.get_render(conn, workspace_id, r.id) for r in found]
         by_format = {r.format: r for r in found}
-        return [render_resource(by_format[f], self.storage, self.progress) for f in formats]
+        return [self._resource(by_format[f]) for f in formats]
 
     def get(self, workspace_id: str, render_id: str) -> dict[str, Any]:
         """Raises NotFound."""
         with self.engine.connect() as conn:
             render = repo.get_render(conn, workspace_id, render_id)
-        return render_resource(render, self.storage, self.progress)
+        return self._resource(render)
 
     def list_for_video(self, workspace_id: str, video_id: str) -> list[dict[str, Any]]:
         """The video's renders, newest first. Raises NotFound for no such video."""
         with self.engine.connect() as conn:
             videos_repo.get_video(conn, workspace_id, video_id)
             renders = repo.list_renders(conn, workspace_id, video_id)
-        return [render_resource(r, self.storage, self.progress) for r in renders]
+        return [self._resource(r) for r in renders]
 
     def cancel(self, workspace_id: str, render_id: str) -> dict[str, Any]:
         """``queued|running -> canceled`` with the charge released.
@@ -153,6 +153,17 @@ class RenderService:
         return render_resource(ended, self.storage, self.progress)
 
     # -- helpers ----------------------------------------------------------------------------
+
+    def _resource(self, render: repo.Render) -> dict[str, Any]:
+        """The Render resource, with where it stands while chunks of it wait (best effort: a queue
+        that cannot be reached leaves ``queue`` null rather than fail a read)."""
+        standing = None
+        if render.status in repo.LIVE:
+            try:
+                standing = self.queue.standing(render.id)
+            except QueueUnavailable:
+                standing = None
+        return render_resource(render, self.storage, self.progress, standing)
 
     def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
                 fps: int | None, priority: str) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any]]:

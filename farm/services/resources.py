@@ -22,8 +22,9 @@ STILLS_URL_TTL_SEC = 600
 
 
 def render_resource(render: renders_repo.Render, storage: Storage,
-                    progress: ProgressStore | None = None) -> dict[str, Any]:
-    """The Render resource (the seed's fields, in its order); URLs signed afresh for 7 days."""
+                    progress: ProgressStore | None = None, queue: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Render resource (the seed's fields, in its order); URLs signed afresh for 7 days.
+    ``queue``: where it stands while chunks of it wait (``JobQueue.standing``)."""
     if render.status == "succeeded":
         shown = 1.0
     elif render.status in renders_repo.LIVE and progress is not None:
@@ -38,6 +39,7 @@ def render_resource(render: renders_repo.Render, storage: Storage,
         "url": storage.url(render.url_key, RENDER_URL_TTL_SEC) if succeeded and render.url_key else None,
         "poster_url": storage.url(render.poster_key, RENDER_URL_TTL_SEC) if succeeded and render.poster_key else None,
         "duration_sec": render.duration_sec, "bytes": render.bytes, "error": render.error,
+        "priority": render.priority, "queue": queue if render.status in renders_repo.LIVE else None,
         "reused_frames": render.reused_frames, "created_at": render.created_at, "finished_at": render.finished_at,
     }
 

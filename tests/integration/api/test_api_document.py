@@ -253,3 +253,4 @@ def test_the_command_lines_render_choices_are_the_documents(doc):
     assert list(cli.FORMATS) == enum(render["format"])
     assert [int(r) for r in cli.RESOLUTIONS.choices] == enum(render["resolution"])
     assert [int(f) for f in cli.FPS.choices] == enum(render["fps"])
+    assert list(cli.PRIORITIES.choices) == enum(render["priority"])

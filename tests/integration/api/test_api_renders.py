@@ -221,3 +221,33 @@ def test_file_urls_lead_to_the_address_the_request_reached_unless_a_public_url_i
         assert answer.get_json()["result"]["stills"][0]["url"].startswith("https://videos.example.com/files/")
     finally:
         services.engine.dispose()
+
+
+def test_a_render_waiting_says_where_it_stands_and_its_priority_is_checked(client, make_tenant):
+    """With the farm not started, renders wait: each says how many frames of the farm are ahead of it
+    (another workspace's earlier render counts, its own low render yields); a bad priority is a 400."""
+    first, second = make_tenant(credits=10), make_tenant(credits=10)
+    a = _video(client, first)
+    b, c = _video(client, second), _video(client, second, title="Batch")
+    refused = client.post(f"/api/v1/videos/{a['id']}/renders", json={"format": "16:9", "priority": "urgent"},
+                          headers=first.headers)
+    assert_error(refused, 400, "validation_failed")
+    assert "/priority" in str(refused.get_json()["error"]["details"])
+
+    ahead = client.post(f"/api/v1/videos/{a['id']}/renders", json={"format": "16:9", "resolution": 720},
+                        headers=first.headers).get_json()
+    low = client.post(f"/api/v1/videos/{c['id']}/renders", json={"format": "16:9", "resolution": 720,
+                                                                  "priority": "low"}, headers=second.headers)
+    normal = client.post(f"/api/v1/videos/{b['id']}/renders", json={"format": "16:9", "resolution": 720},
+                         headers=second.headers)
+    assert low.status_code == normal.status_code == 202
+    low, normal = low.get_json(), normal.get_json()
+    assert (ahead["priority"], low["priority"], normal["priority"]) == ("normal", "low", "normal")
+    assert ahead["queue"]["frames_ahead"] == 0 and ahead["queue"]["chunks_waiting"] >= 1
+    assert ahead["queue"]["estimated_start_at"] is None  # the farm finished nothing lately
+    low = client.get(f"/api/v1/renders/{low['id']}", headers=second.headers).get_json()
+    normal = client.get(f"/api/v1/renders/{normal['id']}", headers=second.headers).get_json()
+    # the two workspaces take turns; the second's normal render goes before its low one
+    assert 0 < normal["queue"]["frames_ahead"] < low["queue"]["frames_ahead"]
+    # nothing of one workspace's render is readable by the other
+    assert_error(client.get(f"/api/v1/renders/{ahead['id']}", headers=second.headers), 404, "not_found")
