@@ -273,6 +273,37 @@ def add_credits(workspace_id: str, amount: int, as_json: bool) -> None:
     _emit(as_json, {"workspace_id": workspace_id, "credits": balance}, str(balance))
 
 
+@admin_group.command("share")
+@click.argument("workspace_id")
+@click.option("--weight", type=click.FloatRange(min=0.01), default=None, help="share against other workspaces")
+@click.option("--cap", type=click.IntRange(min=1), default=None, help="chunks running at once, at most")
+@click.option("--plan-default", is_flag=True, help="back to the plan's weight and cap")
+@click.option("--json", "as_json", is_flag=True)
+def share(workspace_id: str, weight: float | None, cap: int | None, plan_default: bool, as_json: bool) -> None:
+    """Set a workspace's share of the render farm (weight and cap); prints the share in force."""
+    from reelfarm.farm.services.fairness import plan_share
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.errors import NotFound
+    from reelfarm.shared.repos import workspaces
+
+    if plan_default and (weight is not None or cap is not None):
+        raise click.UsageError("--plan-default takes no --weight or --cap")
+    services = _services()
+    try:
+        with transaction(services.engine) as conn:
+            current = workspaces.get_workspace(conn, workspace_id)
+            ws = workspaces.set_dispatch_share(
+                conn, services.clock, workspace_id,
+                weight=None if plan_default else (weight if weight is not None else current.dispatch_weight),
+                cap=None if plan_default else (cap if cap is not None else current.dispatch_cap))
+    except NotFound as exc:
+        raise click.ClickException(f"no workspace {workspace_id}") from exc
+    found = plan_share(ws.plan, ws.dispatch_weight, ws.dispatch_cap)
+    _emit(as_json, {"workspace_id": ws.id, "plan": ws.plan, "weight": found.weight, "cap": found.cap,
+                    "overridden": ws.dispatch_weight is not None or ws.dispatch_cap is not None},
+          f"weight {found.weight:g}, cap {found.cap}")
+
+
 @admin_group.command("list-keys")
 @click.argument("workspace_id")
 @click.option("--json", "as_json", is_flag=True)

@@ -88,6 +88,16 @@ def add_credits(conn: Connection, clock: Clock, *, workspace_id: str, delta: int
     return int(balance)
 
 
+def set_dispatch_share(conn: Connection, clock: Clock, workspace_id: str, *, weight: float | None,
+                       cap: int | None) -> Workspace:
+    """The operator's overrides of the plan's share of the farm (None: the plan's). Raises NotFound."""
+    done = conn.execute(workspaces.update().where(workspaces.c.id == workspace_id).values(
+        dispatch_weight=weight, dispatch_cap=cap, updated_at=clock.now()))
+    if not done.rowcount:
+        raise NotFound("workspace", workspace_id)
+    return get_workspace(conn, workspace_id)
+
+
 def ledger_total(conn: Connection, workspace_id: str) -> int:
     """Sum of the workspace's ledger rows; equals its balance (an audit check)."""
     total = conn.execute(select(func.coalesce(func.sum(credit_ledger.c.delta), 0))

@@ -111,3 +111,19 @@ def test_unknown_ids_fail_cleanly(admin):
         result = admin(*args, ok=False)
         assert result.exit_code == 1
         assert missing in result.output and "Traceback" not in result.output
+
+
+def test_an_operator_sets_a_workspaces_share_of_the_farm_and_takes_it_back(admin, services):
+    from reelfarm.farm.runtime.dispatch import workspace_shares
+
+    agency = admin("create-workspace", "Big", "--plan", "agency").output.strip()
+    other = admin("create-workspace", "Small", "--plan", "pro").output.strip()
+    assert admin("share", agency, "--weight", "8").output.strip() == "weight 8, cap 32"  # the plan's cap kept
+    assert json.loads(admin("share", agency, "--cap", "3", "--json").output) == {
+        "workspace_id": agency, "plan": "agency", "weight": 8.0, "cap": 3, "overridden": True}
+    with services.engine.connect() as conn:
+        shares = workspace_shares(conn, {agency, other})
+    assert (shares[agency].weight, shares[agency].cap) == (8.0, 3)
+    assert (shares[other].weight, shares[other].cap) == (2.0, 16)  # another workspace is untouched
+    assert admin("share", agency, "--plan-default").output.strip() == "weight 4, cap 32"
+    assert admin("share", str(uuid.uuid4()), "--weight", "2", ok=False).exit_code == 1
