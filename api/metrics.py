@@ -81,6 +81,7 @@ def metrics() -> Response:
     _check_scraper(svc.settings.metrics_token)
     registry = _registry()
     registry.register(FarmCollector(svc.figures))
+    registry.register(WorkspaceLoadCollector(svc.farm.queue, svc.read_models.workspace_names))
     return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
 
 
@@ -152,6 +153,21 @@ class FarmCollector:
             yield from _totals(read.totals, read.taken_at)
         if read.waiting is not None:
             yield from _waiting(read.waiting, read.taken_at)
+
+
+class WorkspaceLoadCollector:
+    """Each busy workspace's chunks running and waiting (``reelfarm.farm.services.loadmetrics``)."""
+
+    def __init__(self, queue: Any, names: Any) -> None:
+        self.queue, self.names = queue, names
+
+    def collect(self) -> Iterator[Any]:
+        from reelfarm.farm.services.loadmetrics import load_families
+
+        try:
+            yield from load_families(self.queue.loads(), lambda ids: self.names(list(ids)))
+        except Exception:  # noqa: BLE001 - an unreachable queue shows in /readyz, not as a failed scrape
+            return
 
 
 def _totals(totals: Totals, now: datetime) -> list[Any]:

@@ -197,5 +197,6 @@ def _rq_waiting(redis: Any, queue: Any) -> dict[str, tuple[int, datetime | None]
         enqueued = job.enqueued_at if job is not None else None
         if enqueued is not None and enqueued.tzinfo is None:
             enqueued = enqueued.replace(tzinfo=UTC)
-        found[name] = (rq_queue.count, enqueued)
+        # chunks bound for it that wait for their turn under fair dispatch count as waiting too
+        found[name] = (rq_queue.count + int(redis.llen(queue.dispatcher.backlog_list(name))), enqueued)
     return found

@@ -53,6 +53,13 @@ class ReadModels:
         self.engine = engine
         self.storage = storage
 
+    def workspace_names(self, workspace_ids: Sequence[str]) -> dict[str, str]:
+        """The names of the given workspaces, for operators' views (``/metrics``)."""
+        from reelfarm.shared.repos.workspaces import workspace_names
+
+        with self.engine.connect() as conn:
+            return workspace_names(conn, workspace_ids)
+
     def ledger(self, workspace_id: str, limit: int = LEDGER_LIMIT) -> list[dict[str, Any]]:
         """The latest ledger rows, newest first, with the render's video and format where there is one."""
         query = (select(credit_ledger.c.delta, credit_ledger.c.reason, credit_ledger.c.created_at,

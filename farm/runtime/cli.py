@@ -124,6 +124,14 @@ def _print(status: dict) -> None:
     for name, depth in sorted(status["queues"].items()):
         queues.add_row(name, *(str(depth.get(c, 0)) for c in columns))
     console.print(queues)
+    if status.get("workspaces"):
+        shares = Table("workspace", "name", "running", "waiting", "frames waiting", "weight", "cap", "share",
+                       title="workspaces (fair dispatch)")
+        for w in status["workspaces"]:
+            shares.add_row(w["id"], w["name"], str(w["running"]), str(w["waiting"]), f"{w['waiting_frames']:,}",
+                           f"{w['weight']:g}" if w["weight"] is not None else "-", str(w["cap"] or "-"),
+                           f"{100 * w['share']:.0f} %")
+        console.print(shares)
     renders = Table("render", "status", "format", "size", "made by", "frames", "frames/s", "elapsed",
                     title="renders in flight")
     for r in status["renders"]:

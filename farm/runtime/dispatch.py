@@ -40,7 +40,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
-from reelfarm.farm.services.fairness import Chunk, Ledger, Share, order, pick, plan_share
+from reelfarm.farm.services.fairness import Chunk, Ledger, Load, Share, order, pick, plan_share
 from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE, Turn
 from reelfarm.shared.tables import workspaces
 
@@ -119,6 +119,12 @@ class Dispatcher:
     def ready_list(self, queue: str) -> str:
         return f"rq:queue:{self.namespace}{queue}"
 
+    def backlog_list(self, queue: str) -> str:
+        """A Redis list of the chunks waiting for their turn that are bound for ``queue``, rewritten
+        each round: its length is what an autoscaler (KEDA's Redis list scaler) reads beside the
+        ready queue's."""
+        return self.key(f"backlog:{queue}")
+
     # -- what enqueue and cancel call -----------------------------------------------------------
 
     def hold(self, rq_job_id: str, turn: Turn, target: str) -> str:
@@ -172,6 +178,7 @@ class Dispatcher:
         running = self._running()
         if not held:
             self._save_ledger(Ledger(), running)
+            self._publish_backlog([])
             return []
         ledger = self._load_ledger()
         share = self.shares({h.chunk.workspace for h in held} | set(running))
@@ -201,6 +208,7 @@ class Dispatcher:
                     moved.append(chunk.id)
                     running[chunk.workspace] = running.get(chunk.workspace, 0) + 1
         self._save_ledger(ledger, running, held)
+        self._publish_backlog([h for h in held if h.chunk.id not in set(moved)])
         if waited & set(moved):
             log.warning("moved %d chunk(s) that waited over %.0f s for a GPU node to %s: %s", len(waited & set(moved)),
                         self.gpu_wait_sec, RENDER_QUEUE, ", ".join(sorted(waited & set(moved))))
@@ -252,6 +260,21 @@ class Dispatcher:
         entries = self.redis.zrangebyscore(self.key("done"), since, "+inf")
         frames = sum(int((e.decode() if isinstance(e, bytes) else e).rsplit(":", 1)[1]) for e in entries)
         return frames / THROUGHPUT_WINDOW_SEC
+
+    def loads(self) -> dict[str, Load]:
+        """Each workspace's chunks running (dispatched, not finished) and waiting; only reads."""
+        loads: dict[str, Load] = {}
+        for h in self.held():
+            loads[h.chunk.workspace] = loads.get(h.chunk.workspace, Load()) + Load(0, 1, h.chunk.cost)
+        active = self.active()
+        with self.redis.pipeline() as pipe:
+            for rq_id in active:
+                pipe.hget(f"rq:job:{rq_id}", "status")
+            statuses = pipe.execute() if active else []
+        for (rq_id, entry), status in zip(active.items(), statuses):
+            if (status.decode() if isinstance(status, bytes) else status) in ("queued", "started", "scheduled"):
+                loads[entry["workspace"]] = loads.get(entry["workspace"], Load()) + Load(1, 0, 0)
+        return loads
 
     def active(self) -> dict[str, dict[str, Any]]:
         """Chunks dispatched and not yet finished: RQ id -> {workspace, cost, queue}."""
@@ -308,7 +331,7 @@ class Dispatcher:
 
         try:
             return any(works(n, GPU_QUEUE) for n in NodeRegistry(self.redis, self.namespace).nodes())
-        except Exception:  # the registry unreadable: the CPU queue, which every node works
+        except Exception:  # noqa: BLE001 - the registry unreadable: the CPU queue, which every node works
             return False
 
     def _free(self, target: str, workers: dict[str, list[tuple[str, str]]], worker: Any) -> int:
@@ -338,6 +361,17 @@ class Dispatcher:
         self.redis.hset(self.key("active"), chunk.id, json.dumps({"workspace": chunk.workspace, "cost": chunk.cost,
                                                                   "queue": target}))
         return True
+
+    def _publish_backlog(self, held: Sequence[Held]) -> None:
+        by_target: dict[str, list[str]] = {}
+        for h in held:
+            by_target.setdefault(h.target, []).append(h.chunk.id)
+        with self.redis.pipeline() as pipe:  # MULTI: a reader sees the old list or the new one
+            for queue in (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE):
+                pipe.delete(self.backlog_list(queue))
+                if by_target.get(queue):
+                    pipe.rpush(self.backlog_list(queue), *by_target[queue])
+            pipe.execute()
 
     def _load_ledger(self) -> Ledger:
         ledger = Ledger()

@@ -55,7 +55,7 @@ from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, THROUGHPUT_WINDOW_SEC,
 from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
 from reelfarm.farm.services.errors import QueueUnavailable
-from reelfarm.farm.services.fairness import Chunk, Ledger, order, pick, standing
+from reelfarm.farm.services.fairness import Chunk, Ledger, Load, order, pick, standing
 from reelfarm.farm.services.queues import RENDER_QUEUE, Turn
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.db import transaction
@@ -220,6 +220,20 @@ class EmbeddedQueue:
     def chunk_queue(self) -> str:
         """``render``: every task runs here, whatever its queue (the name only labels the rows)."""
         return RENDER_QUEUE
+
+    def loads(self) -> dict[str, Load]:
+        """Each workspace's chunks running and waiting (queued or deferred on their import)."""
+        with self._guard(), self.engine.connect() as conn:
+            rows = conn.execute(select(tasks.c.workspace_id, tasks.c.status, func.count(),
+                                       func.coalesce(func.sum(tasks.c.cost), 0))
+                                .where(tasks.c.workspace_id.is_not(None),
+                                       tasks.c.status.in_(("deferred", "queued", "running")))
+                                .group_by(tasks.c.workspace_id, tasks.c.status)).all()
+        loads: dict[str, Load] = {}
+        for workspace, status, count, frames in rows:
+            part = Load(int(count), 0, 0) if status == "running" else Load(0, int(count), int(frames))
+            loads[workspace] = loads.get(workspace, Load()) + part
+        return loads
 
     def standing(self, render_id: str) -> dict[str, Any] | None:
         with self._guard(), self.engine.connect() as conn:

@@ -61,9 +61,12 @@ def describe_node(raster: str, encoder: str) -> None:
     NODE.labels(raster, encoder).set(1)
 
 
-def serve_metrics(port: int, addr: str = "0.0.0.0") -> None:
-    """Expose this process's metrics (and the GPU's, when there is one) over HTTP on ``port``."""
+def serve_metrics(port: int, addr: str = "0.0.0.0", queue: Any = None, engine: Any = None) -> None:
+    """Expose this process's metrics (and the GPU's, when there is one) over HTTP on ``port``; with
+    ``queue`` and ``engine``, also each busy workspace's chunks on the farm."""
     REGISTRY.register(GpuCollector())
+    if queue is not None and engine is not None:
+        REGISTRY.register(WorkspaceLoadCollector(queue, engine))
     start_http_server(port, addr=addr)
     log.info("metrics on :%d/metrics", port)
 
@@ -139,6 +142,26 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     if end.tzinfo is None:
         end = end.replace(tzinfo=UTC)
     return max(0.0, (end - start).total_seconds())
+
+
+class WorkspaceLoadCollector(Collector):
+    """Each busy workspace's chunks running and waiting, read when scraped
+    (``reelfarm.farm.services.loadmetrics``: bounded labels)."""
+
+    def __init__(self, queue: Any, engine: Any) -> None:
+        self.queue, self.engine = queue, engine
+
+    def collect(self) -> Iterator[Any]:
+        from reelfarm.farm.services.loadmetrics import load_families
+        from reelfarm.shared.repos.workspaces import workspace_names
+
+        def names(ids: Any) -> dict[str, str]:
+            with self.engine.connect() as conn:
+                return workspace_names(conn, ids)
+        try:
+            yield from load_families(self.queue.loads(), names)
+        except Exception:  # noqa: BLE001 - Redis or the database unreachable: the other metrics still
+            log.debug("could not read the farm's load", exc_info=True)
 
 
 class GpuCollector(Collector):

@@ -215,6 +215,10 @@ class RQQueue:
     def chunk_queue(self) -> str:
         return self.router.chunk_queue()
 
+    def loads(self) -> dict[str, Any]:
+        with self._guard("loads"):
+            return self.dispatcher.loads()
+
     def standing(self, render_id: str) -> dict[str, Any] | None:
         from datetime import datetime, timezone
 

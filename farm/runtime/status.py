@@ -1,5 +1,6 @@
 """What the farm is doing: nodes with their capabilities (``reelfarm.farm.runtime.nodes``: rasterizer, GPU, memory,
-utilization, NVENC), queue depths, renders in flight (``reelfarm farm status``)."""
+utilization, NVENC), queue depths, each busy workspace's chunks and share, renders in flight
+(``reelfarm farm status``)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from reelfarm.farm.runtime.dispatch import Dispatcher, Shares, workspace_shares
 from reelfarm.farm.runtime.embedded import EmbeddedQueue
 from reelfarm.farm.runtime.nodes import NodeRegistry
+from reelfarm.farm.services.fairness import Load, entitled
 from reelfarm.farm.services.progress import ProgressStore
 from reelfarm.farm.services.queues import ALL_QUEUES
 from reelfarm.shared.clock import Clock
@@ -22,9 +25,33 @@ def collect_status(engine: Engine, progress: ProgressStore, clock: Clock, redis:
     """A JSON-able snapshot. With ``redis``: RQ nodes and queues; without: the embedded queue."""
     if redis is not None:
         mode, nodes, depths = "farm", NodeRegistry(redis, namespace).nodes(), _rq_depths(redis, namespace, queues)
+        loads = Dispatcher(redis, namespace, shares=Shares(engine)).loads()
     else:
         mode, nodes, depths = "embedded", [], EmbeddedQueue(engine).depths()
-    return {"mode": mode, "nodes": nodes, "queues": depths, "renders": _renders(engine, progress, clock)}
+        loads = EmbeddedQueue(engine).loads()
+    return {"mode": mode, "nodes": nodes, "queues": depths, "workspaces": _workspaces(engine, loads),
+            "renders": _renders(engine, progress, clock)}
+
+
+def _workspaces(engine: Engine, loads: dict[str, Load]) -> list[dict[str, Any]]:
+    """Each workspace with work on the farm: chunks running and waiting, its weight and cap, and
+    the share of the farm the policy entitles it to now (``reelfarm.farm.services.fairness``)."""
+    from sqlalchemy import select
+
+    from reelfarm.shared.tables import workspaces
+
+    if not loads:
+        return []
+    with engine.connect() as conn:
+        names = dict(conn.execute(select(workspaces.c.id, workspaces.c.name)
+                                  .where(workspaces.c.id.in_(sorted(loads)))).all())
+        shares = workspace_shares(conn, loads)
+    share = entitled(shares, loads)
+    rows = [{"id": w, "name": names.get(w, "?"), "running": load.running, "waiting": load.waiting,
+             "waiting_frames": load.waiting_frames, "weight": shares[w].weight if w in shares else None,
+             "cap": shares[w].cap if w in shares else None, "share": round(share.get(w, 0.0), 4)}
+            for w, load in loads.items()]
+    return sorted(rows, key=lambda r: (-r["waiting_frames"], -r["running"], r["name"]))
 
 
 def _rq_depths(redis: Any, namespace: str, queues: tuple[str, ...]) -> dict[str, dict[str, int]]:
@@ -37,10 +64,13 @@ def _rq_depths(redis: Any, namespace: str, queues: tuple[str, ...]) -> dict[str,
     )
 
     depths = {}
+    backlog = Dispatcher(redis, namespace, shares=Shares(None))
     for name in queues:
         full = f"{namespace}{name}"
         depths[name] = {
             "queued": Queue(full, connection=redis).count,
+            # chunks bound for it that wait for their turn (reelfarm.farm.runtime.dispatch)
+            "waiting": int(redis.llen(backlog.backlog_list(name))),
             # zcard rather than .count: counting a registry makes RQ clean it up, and a status
             # command should only look.
             **{label: int(redis.zcard(registry(full, connection=redis).key)) for label, registry in (

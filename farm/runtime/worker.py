@@ -229,7 +229,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
                            name=name or worker_name(), database=engine, stop_grace_sec=grace, dispatch=farm_queue)
     if metrics_port:
         describe_node(choice.kind, family.family)
-        serve_metrics(metrics_port)
+        serve_metrics(metrics_port, queue=farm_queue, engine=engine)
     registry = NodeRegistry(redis, namespace)
     caps = detect_capabilities(choice.kind, gl_renderer, family.family)
     heartbeat = NodeHeartbeat(worker, registry, caps, queues, queue_names, maintenance_lock=lock_key(namespace),

@@ -33,9 +33,9 @@ zero: fairness from then on, nothing lost.
 from __future__ import annotations
 
 import heapq
-from datetime import datetime, timedelta
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Literal
 
 from reelfarm.shared.plans import PLANS, Plan
@@ -162,6 +162,48 @@ def frames_ahead(ordered: Sequence[Chunk], render: str) -> int | None:
             return total
         total += chunk.cost
     return None
+
+
+@dataclass(frozen=True)
+class Load:
+    """A workspace's work on the farm now: chunks running (or dispatched), chunks waiting and their frames."""
+
+    running: int = 0
+    waiting: int = 0
+    waiting_frames: int = 0
+
+    def __add__(self, other: Load) -> Load:
+        return Load(self.running + other.running, self.waiting + other.waiting,
+                    self.waiting_frames + other.waiting_frames)
+
+
+OTHER = "(other)"
+
+
+def top_loads(loads: Mapping[str, Load], names: Mapping[str, str], limit: int = 10) -> list[tuple[str, Load]]:
+    """The ``limit`` workspaces with the most frames waiting (then running), each labelled by its
+    name, and the rest summed under ``(other)``: a label set that stays bounded however many
+    workspaces there are. Two workspaces of one name are told apart by their id's first 8 characters."""
+    ranked = sorted(loads.items(), key=lambda kv: (-kv[1].waiting_frames, -kv[1].running, kv[0]))
+    counts: dict[str, int] = {}
+    for workspace, _ in ranked[:limit]:
+        counts[names.get(workspace, workspace)] = counts.get(names.get(workspace, workspace), 0) + 1
+    shown = []
+    for workspace, load in ranked[:limit]:
+        name = names.get(workspace, workspace)
+        shown.append((f"{name} ({workspace[:8]})" if counts[name] > 1 else name, load))
+    rest = Load()
+    for _, load in ranked[limit:]:
+        rest = rest + load
+    return shown + [(OTHER, rest)]
+
+
+def entitled(shares: Mapping[str, Share], loads: Mapping[str, Load]) -> dict[str, float]:
+    """Each busy workspace's share of the farm under the policy: its weight over the weights of
+    every workspace with work waiting or running (0 for the idle)."""
+    busy = {w for w, load in loads.items() if load.running or load.waiting}
+    total = sum(shares[w].weight for w in busy if w in shares)
+    return {w: (shares[w].weight / total if w in busy and total else 0.0) for w in shares}
 
 
 # -- helpers ------------------------------------------------------------------------------------

@@ -71,6 +71,14 @@ class JobQueue(Protocol):
         """The queue a render's chunks go to now (``reelfarm.farm.runtime.routing``)."""
         ...
 
+    def loads(self) -> dict[str, Any]:
+        """Each workspace's ``reelfarm.farm.services.fairness.Load``: chunks running and waiting.
+
+        Raises:
+            QueueUnavailable: the backend cannot be reached.
+        """
+        ...
+
     def standing(self, render_id: str) -> dict[str, Any] | None:
         """Where the render stands while chunks of it wait for their turn
         (``reelfarm.farm.services.fairness.standing``); None when none waits.

@@ -3,7 +3,7 @@ is a ``credit_ledger`` row written in the same transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -96,6 +96,14 @@ def set_dispatch_share(conn: Connection, clock: Clock, workspace_id: str, *, wei
     if not done.rowcount:
         raise NotFound("workspace", workspace_id)
     return get_workspace(conn, workspace_id)
+
+
+def workspace_names(conn: Connection, workspace_ids: Iterable[str]) -> dict[str, str]:
+    """The names of the given workspaces (operators' views: metrics, farm status)."""
+    ids = sorted(set(workspace_ids))
+    if not ids:
+        return {}
+    return dict(conn.execute(select(workspaces.c.id, workspaces.c.name).where(workspaces.c.id.in_(ids))).all())
 
 
 def ledger_total(conn: Connection, workspace_id: str) -> int:

@@ -17,6 +17,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from reelfarm.farm.runtime.dispatch import Dispatcher, Shares
+
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 K8S_VERSION = "1.33.0"
@@ -91,15 +93,21 @@ def test_the_farm_is_probed_scaled_and_drained_as_documented() -> None:
     assert by_name[("Job", "reelfarm-migrate")]["spec"]["template"]["spec"]["containers"][0]["command"] == [
         "reelfarm", "migrate"]
     gpu = by_name[("Deployment", "reelfarm-worker-gpu")]["spec"]["template"]["spec"]
+    backlog = Dispatcher(None, shares=Shares(None)).backlog_list("")  # chunks waiting for their turn, per queue
     assert gpu["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
     for name in ("reelfarm-worker-cpu", "reelfarm-worker-gpu"):
         assert by_name[("Deployment", name)]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 600
         triggers = by_name[("ScaledObject", name)]["spec"]["triggers"]
-        assert all(t["type"] == "redis" and t["metadata"]["listName"].startswith("rq:queue:") for t in triggers)
+        assert all(t["type"] == "redis" and t["metadata"]["listName"].startswith(("rq:queue:", backlog))
+                   for t in triggers)
     assert by_name[("ScaledObject", "reelfarm-worker-gpu")]["spec"]["minReplicaCount"] == 0
     gpu_lists = [t["metadata"]["listName"] for t in by_name[("ScaledObject", "reelfarm-worker-gpu")]["spec"]["triggers"]]
-    # its own queues (GL chunks, NVENC renders' chunks), and the CPU backlog to start from zero
-    assert gpu_lists == ["rq:queue:render-gpu", "rq:queue:render-nvenc", "rq:queue:render"]
+    # its own queues (GL chunks, NVENC renders' chunks) ready and waiting for their turn, and the CPU
+    # backlog to start from zero
+    assert gpu_lists == ["rq:queue:render-gpu", "rq:queue:render-nvenc", f"{backlog}render-gpu",
+                         f"{backlog}render-nvenc", "rq:queue:render", f"{backlog}render"]
+    cpu_lists = [t["metadata"]["listName"] for t in by_name[("ScaledObject", "reelfarm-worker-cpu")]["spec"]["triggers"]]
+    assert cpu_lists == ["rq:queue:render", f"{backlog}render", "rq:queue:jobs"]
     assert gpu["containers"][0]["command"][:4] == ["reelfarm", "worker", "--queues", "render-gpu,render"]
 
 
@@ -137,7 +145,7 @@ def test_dockerfiles_pass_hadolint(dockerfile: Path) -> None:
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
     text = dockerfile.read_text()
-    assert re.search(r"^USER 10001$", text, re.M) and text.count("FROM ") == 2  # non-root, multi-stage
+    assert re.search(r"^USER 10001$", text, re.MULTILINE) and text.count("FROM ") == 2  # non-root, multi-stage
 
 
 def test_shell_scripts_pass_shellcheck() -> None:

@@ -247,6 +247,13 @@
     });
   }
 
+  /* where a waiting render stands (the Render resource's queue), as the page first showed it */
+  function queueText(r) {
+    var q = r.queue, text = "Waiting for the farm: " + q.frames_ahead.toLocaleString("en-US") + " frames ahead";
+    if (q.estimated_start_at) { text += ", starts about " + new Date(q.estimated_start_at).toISOString().slice(11, 19) + " UTC"; }
+    return text + (r.priority === "low" ? " (low priority)" : "") + ".";
+  }
+
   function poll() {
     if (polling) { return; }
     polling = true;
@@ -262,6 +269,8 @@
             var value = Math.round(r.progress * 100);
             if (bar) { bar.value = r.progress; bar.textContent = value + "%"; }
             if (pct) { pct.textContent = value + "%"; }
+            var waiting = $("[data-render-queue]", item);
+            if (waiting) { waiting.hidden = !r.queue; waiting.textContent = r.queue ? queueText(r) : ""; }
           }
         });
         state.copies.forEach(function (c) {

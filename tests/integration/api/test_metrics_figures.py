@@ -2,7 +2,6 @@
 for a while, and partial rather than failed when a server is down."""
 from __future__ import annotations
 
-
 from reelfarm.shared.db import make_engine
 from reelfarm.shared.readmodels import FarmFigures
 from tests.integration.api.support import failed_render
@@ -39,3 +38,19 @@ def test_metrics_report_the_services_figures(client, services):
     figures = services.figures.read()
     assert f'reelfarm_renders{{status="failed"}} {float(figures.totals.renders["failed"])}' in text
     assert 'reelfarm_queue_depth{queue="render"}' in text and "reelfarm_webhook_lag_seconds" in text
+
+
+def test_metrics_show_each_busy_workspaces_chunks_by_name(client, make_tenant):
+    """Renders waiting (the farm not started) show per workspace under its name."""
+    busy, quiet = make_tenant(credits=5, name="Busy Co"), make_tenant(name="Quiet Co")
+    video = client.post("/api/v1/videos", json={"storyId": "announcement", "durationSec": 6},
+                        headers=busy.headers).get_json()
+    render = client.post(f"/api/v1/videos/{video['id']}/renders", json={"format": "16:9", "resolution": 720},
+                         headers=busy.headers).get_json()
+    text = client.get("/metrics").get_data(as_text=True)
+    waiting = render["queue"]["chunks_waiting"]
+    assert f'reelfarm_workspace_chunks_waiting{{workspace="Busy Co"}} {float(waiting)}' in text
+    assert 'reelfarm_workspace_frames_waiting{workspace="Busy Co"} 180.0' in text
+    assert 'reelfarm_workspace_chunks_running{workspace="(other)"}' in text  # the rest, summed: a bounded set
+    assert "Quiet Co" not in text  # nothing of it on the farm
+    assert quiet.workspace_id not in text and busy.workspace_id not in text  # names, never ids

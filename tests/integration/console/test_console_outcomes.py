@@ -166,6 +166,10 @@ def test_a_render_in_flight_refreshes_the_page_to_a_new_address_at_its_anchor(ap
     assert f'content="3; url=/app/videos/{video["id"]}?refresh=1#renders"' in page
     again = ann.get(f"/app/videos/{video['id']}?refresh=1").get_data(as_text=True)
     assert f'url=/app/videos/{video["id"]}?refresh=2#renders' in again
+    # the farm is not started here: the render waits, and the page says where it stands
+    assert re.search(r"Waiting for the farm: [\d,]+ frames ahead", page)
+    state = ann.get(f"/app/videos/{video['id']}/status.json").get_json()
+    assert state["renders"][0]["queue"]["chunks_waiting"] >= 1
 
 
 def _local(url: str) -> str:

@@ -57,6 +57,10 @@ def test_status_of_the_embedded_mode(embedded: Farm, tmp_path: Path) -> None:
     status = json.loads(result.output)
     assert status["mode"] == "embedded" and status["nodes"] == []
     assert status["queues"] == {"render": {"queued": 3, "deferred": 1}}  # two scenes, the crossfade a chunk
+    [busy] = status["workspaces"]
+    assert (busy["id"], busy["name"], busy["running"], busy["waiting"], busy["waiting_frames"]) == \
+        (workspace, "acme", 0, 3, 180)
+    assert (busy["weight"], busy["cap"], busy["share"]) == (2.0, 16, 1.0)
     [shown] = status["renders"]
     assert (shown["id"], shown["status"], shown["frames_done"], shown["frames_total"], shown["chunks"]) == \
         (render["id"], "queued", 0, 180, 3)
@@ -85,11 +89,19 @@ def test_status_of_a_farm_shows_nodes_queues_and_renders(rq_farm: Farm, redis: A
                                                               str(os.cpu_count()))
     assert node["gpu"] == "" and node["nvenc"] == "0"  # no GPU on this machine
     assert node["encoder"] == "x264"
-    assert status["queues"]["render"] == {"queued": 3, "started": 0, "deferred": 1, "scheduled": 0, "failed": 0}
+    # no worker is idle: the chunks wait for their turn (reelfarm.farm.runtime.dispatch), the stitch for them
+    assert status["queues"]["render"] == {"queued": 0, "waiting": 3, "started": 0, "deferred": 1, "scheduled": 0,
+                                          "failed": 0}
+    other = rq_farm.workspace()
+    rq_farm.renders.request(other, rq_farm.video(other, make_doc(6)), "16:9", 180)
+    status = json.loads(CliRunner().invoke(farm_group, ["status", "--json", "--namespace", namespace],
+                                           env=env_for(rq_farm, tmp_path, redis_url)).output)
+    assert sorted((w["id"], w["waiting"], w["share"]) for w in status["workspaces"]) == \
+        sorted([(workspace, 3, 0.5), (other, 3, 0.5)])
     assert any(r["status"] == "queued" for r in status["renders"])
     table = CliRunner().invoke(farm_group, ["status", "--namespace", namespace],
                                env={**env_for(rq_farm, tmp_path, redis_url), "COLUMNS": "300"})
-    assert table.exit_code == 0 and f"{namespace}node-a" in table.output
+    assert table.exit_code == 0 and f"{namespace}node-a" in table.output and "workspaces (fair dispatch)" in table.output
 
 
 def test_node_liveness(redis: Any, namespace: str) -> None:

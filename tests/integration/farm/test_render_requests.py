@@ -240,6 +240,12 @@ class QueueThatDiesMidway:
     def chunk_queue(self) -> str:
         return str(self.inner.chunk_queue())
 
+    def standing(self, render_id: str) -> Any:
+        return self.inner.standing(render_id)
+
+    def loads(self) -> Any:
+        return self.inner.loads()
+
 
 def test_a_queue_failing_after_the_commit_is_compensated(embedded: Farm) -> None:
     workspace = embedded.workspace(credits=5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -137,3 +138,17 @@ def test_a_workspaces_share_is_its_plans_unless_the_operator_set_one() -> None:
     assert plan_share("agency").weight > plan_share("pro").weight > plan_share("starter").weight
     assert plan_share("pro") == Share(PLANS["pro"].dispatch_weight, PLANS["pro"].dispatch_cap)
     assert plan_share("pro", weight=7, cap=3) == Share(7.0, 3)
+
+
+def test_metrics_labels_stay_bounded_and_shares_add_up() -> None:
+    from reelfarm.farm.services.fairness import OTHER, Load, entitled, top_loads
+
+    loads = {f"w{i:02d}-0000-0000": Load(running=1, waiting=i, waiting_frames=100 * i) for i in range(25)}
+    names = {w: ("Acme" if w.startswith(("w24", "w23")) else f"team {w[:3]}") for w in loads}
+    shown = top_loads(loads, names, limit=5)
+    assert [label for label, _ in shown] == ["Acme (w24-0000)", "Acme (w23-0000)", "team w22", "team w21",
+                                             "team w20", OTHER]
+    assert shown[-1][1] == Load(running=20, waiting=sum(range(20)), waiting_frames=100 * sum(range(20)))
+    shares = {"a": Share(4.0, 9), "b": Share(2.0, 9), "c": Share(2.0, 9)}
+    assert entitled(shares, {"a": Load(waiting=1), "b": Load(running=1), "c": Load()}) == pytest.approx(
+        {"a": 4 / 6, "b": 2 / 6, "c": 0.0})
