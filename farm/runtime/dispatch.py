@@ -10,7 +10,7 @@ render chunk first lands:
   and RQ releases it into the waiting queue. The turn (render, cost, priority, target queue,
   arrival) is kept in the hash ``reelfarm:<ns>fair:turns``.
 - A *round* (``Dispatcher.round``) takes the lock ``reelfarm:<ns>fair:lock`` (one round at a time
-  across every process; the lock expires, so a dispatcher that dies holds nothing), counts the
+  across every process; the lock expires after 5 s, so a dispatcher that dies holds nothing), counts the
   free places of each ready queue (its idle workers, less what already waits there), asks the
   policy which waiting chunks take them, and moves each one, after an atomic ``LREM`` from its
   waiting queue (a chunk is never moved twice), into its ready queue (``render``,
@@ -47,7 +47,7 @@ from reelfarm.shared.tables import workspaces
 log = logging.getLogger("reelfarm.farm")
 
 ROUND_SEC = 0.5
-LOCK_MS = 10_000
+LOCK_MS = 5_000
 MAX_HELD_READ = 2000  # per workspace and round: the policy needs the heads, not the whole tail
 THROUGHPUT_WINDOW_SEC = 120.0
 SHARES_TTL_SEC = 10.0
@@ -158,16 +158,21 @@ class Dispatcher:
 
     # -- rounds -------------------------------------------------------------------------------
 
-    def round(self, worker: Any = None, slots: int | None = None) -> list[str]:
+    def round(self, worker: Any = None, slots: int | None = None, wait: float = 0.0) -> list[str]:
         """One round if no other process is in one; returns the RQ ids of the chunks moved.
 
         ``worker``: the RQ worker about to take a job, counted as a free place of its queues.
         ``slots``: free places of each ready queue, instead of counting idle workers (a burst
-        worker started afterwards, as in tests and scripts).
+        worker started afterwards, as in tests and scripts). ``wait``: seconds to keep trying for
+        the lock while another process holds it (a process that died holding it holds it
+        ``LOCK_MS`` at most).
         """
         token = secrets.token_hex(8)
-        if not self.redis.set(self.key("lock"), token, nx=True, px=LOCK_MS):
-            return []
+        deadline = time.monotonic() + wait
+        while not self.redis.set(self.key("lock"), token, nx=True, px=LOCK_MS):
+            if time.monotonic() >= deadline:
+                return []
+            time.sleep(0.1)
         try:
             return self._round(worker, slots)
         finally:
@@ -310,7 +315,12 @@ class Dispatcher:
         return running
 
     def _workers(self) -> dict[str, list[tuple[str, str]]]:
-        """RQ's live workers per ready queue: (name, state)."""
+        """Live workers per ready queue, (name, state): RQ's registrations, and the nodes' own
+        heartbeats (``reelfarm.farm.runtime.nodes``), which cover a node whose RQ registration
+        Redis lost (it came back empty) until the node registers again."""
+        from reelfarm.farm.runtime.nodes import NodeRegistry
+        from reelfarm.farm.runtime.routing import works
+
         found: dict[str, list[tuple[str, str]]] = {}
         for queue in (RENDER_QUEUE, GPU_QUEUE, NVENC_QUEUE):
             keys = [k.decode() if isinstance(k, bytes) else k
@@ -323,6 +333,15 @@ class Dispatcher:
                 states = pipe.execute()
             found[queue] = [(k.removeprefix("rq:worker:"), (s.decode() if isinstance(s, bytes) else s) or "")
                             for k, s in zip(keys, states) if s is not None]
+        try:
+            nodes = NodeRegistry(self.redis, self.namespace).nodes()
+        except Exception:  # noqa: BLE001 - RQ's registrations alone
+            nodes = []
+        for node in nodes:
+            for queue in (RENDER_QUEUE, GPU_QUEUE, NVENC_QUEUE):
+                known = {name for name, _ in found.get(queue, [])}
+                if works(node, queue) and node["name"] not in known:
+                    found.setdefault(queue, []).append((node["name"], str(node.get("state", ""))))
         return found
 
     def _gpu_live(self) -> bool:

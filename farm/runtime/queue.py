@@ -161,11 +161,12 @@ class RQQueue:
         if turn is not None:
             self.dispatch_round()
 
-    def dispatch_round(self, worker: Any = None) -> list[str]:
-        """A round of fair dispatch now, if no other process is in one; never raises (the next
-        round, a moment later, does what this one could not)."""
+    def dispatch_round(self, worker: Any = None, wait: float = 0.0) -> list[str]:
+        """A round of fair dispatch now, if no other process is in one (or, within ``wait``
+        seconds, once it is out); never raises (the next round, a moment later, does what this
+        one could not)."""
         try:
-            return self.dispatcher.round(worker)
+            return self.dispatcher.round(worker, wait=wait)
         except Exception:
             log.warning("a round of fair dispatch failed", exc_info=True)
             return []

@@ -109,12 +109,21 @@ class NodeWorker(Worker):
             try:
                 self._recover_from_redis_outage()
                 if self.dispatch is not None:
-                    self.dispatch.dispatch_round(self)
+                    self._dispatch_before_taking(burst=timeout is None)
                 return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
             except REDIS_ERRORS as exc:
                 self.redis_outage.lost(exc, "waiting for jobs")
                 time.sleep(backoff.next())
         return None
+
+    def _dispatch_before_taking(self, burst: bool) -> None:
+        """A round of fair dispatch with this worker as a free place. A burst worker leaves when
+        its queues are empty, so while chunks wait for their turn and its queues are empty it waits
+        for the lock (held at most ``LOCK_MS`` by a process that died in a round) rather than leave."""
+        from reelfarm.farm.runtime.dispatch import LOCK_MS
+
+        empty = burst and not any(queue.count for queue in self.queues)
+        self.dispatch.dispatch_round(self, wait=LOCK_MS / 1000 + 1 if empty and self.dispatch.dispatcher.held() else 0)
 
     def execute_job(self, job: Any, queue: Any) -> None:
         self.wait_for_database()
@@ -270,7 +279,11 @@ class NodeWorker(Worker):
             return
         self.connection.ping()
         self.redis_outage.ok("heartbeats and work resume")
-        if not self.connection.exists(self.key):
+        # a heartbeat during the outage may have made the worker's hash again, half: look for the
+        # registration itself
+        from rq.worker_registration import REDIS_WORKER_KEYS
+
+        if not self.connection.sismember(REDIS_WORKER_KEYS, self.key):
             self._register_again()
         while self._interrupted:
             job_id, queue_name = self._interrupted[0]

@@ -131,7 +131,12 @@ class Farm:
         return started[0] if len(started) == 1 else None
 
     def queued(self, queue: str = "render") -> list[str]:
-        return [raw.decode() for raw in self.redis.lrange(f"rq:queue:{queue}", 0, -1)]
+        """The jobs waiting on ``queue``, and the chunks bound for it that wait for their turn
+        under fair dispatch (``reelfarm.farm.runtime.dispatch``)."""
+        from reelfarm.farm.runtime.dispatch import Dispatcher, Shares
+
+        held = [h.chunk.id for h in Dispatcher(self.redis, shares=Shares(None)).held() if h.target == queue]
+        return [raw.decode() for raw in self.redis.lrange(f"rq:queue:{queue}", 0, -1)] + held
 
     def wait_succeeded(self, render_id: str, timeout: float = 60) -> dict[str, Any]:
         done = wait_for(lambda: (r := self.render(render_id))["status"] in ("succeeded", "failed", "canceled") and r,
