@@ -21,6 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC
 from types import MappingProxyType
 from typing import Any
 
@@ -221,7 +222,7 @@ class RQQueue:
             return self.dispatcher.loads()
 
     def standing(self, render_id: str) -> dict[str, Any] | None:
-        from datetime import datetime, timezone
+        from datetime import datetime
 
         from reelfarm.farm.services.fairness import standing
 
@@ -230,7 +231,7 @@ class RQQueue:
             waiting = sum(1 for c in ordered if c.render == render_id)
             if not waiting:
                 return None
-            return standing(ordered, render_id, waiting, self.dispatcher.throughput(), datetime.now(timezone.utc))
+            return standing(ordered, render_id, waiting, self.dispatcher.throughput(), datetime.now(UTC))
 
     def _waiting_or_running(self, rq_job_id: str) -> bool:
         from rq.exceptions import NoSuchJobError
