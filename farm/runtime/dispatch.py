@@ -182,7 +182,7 @@ class Dispatcher:
         held = self.held()
         running = self._running()
         if not held:
-            self._save_ledger(Ledger(), running)
+            self._save_ledger(self._load_ledger(), running)
             self._publish_backlog([])
             return []
         ledger = self._load_ledger()
@@ -397,7 +397,10 @@ class Dispatcher:
         for raw_scope, served in self.redis.hgetall(self.key("ledger")).items():
             scope = raw_scope.decode() if isinstance(raw_scope, bytes) else raw_scope
             kind, _, key = scope.partition(":")
-            (ledger.served if kind == "w" else ledger.render_served)[key] = float(served)
+            if kind == "v":
+                ledger.clock = float(served)
+            else:
+                (ledger.served if kind == "w" else ledger.render_served)[key] = float(served)
         return ledger
 
     def _save_ledger(self, ledger: Ledger, running: dict[str, int], held: Sequence[Held] = ()) -> None:
@@ -405,7 +408,8 @@ class Dispatcher:
             return
         ledger.prune({h.chunk.workspace for h in held} | {w for w, n in running.items() if n},
                      {h.chunk.render for h in held})
-        mapping = {f"w:{k}": v for k, v in ledger.served.items()} | {f"r:{k}": v for k, v in ledger.render_served.items()}
+        mapping = {f"w:{k}": v for k, v in ledger.served.items()} | \
+            {f"r:{k}": v for k, v in ledger.render_served.items()} | {"v:clock": ledger.clock}
         with self.redis.pipeline() as pipe:
             pipe.delete(self.key("ledger"))
             if mapping:

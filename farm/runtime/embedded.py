@@ -555,14 +555,18 @@ def load_ledger(conn: Connection) -> Ledger:
     ledger = Ledger()
     for scope, served in conn.execute(select(fair_ledger.c.scope, fair_ledger.c.served)):
         kind, _, key = scope.partition(":")
-        (ledger.served if kind == "w" else ledger.render_served)[key] = float(served)
+        if kind == "v":
+            ledger.clock = float(served)
+        else:
+            (ledger.served if kind == "w" else ledger.render_served)[key] = float(served)
     return ledger
 
 
 def save_ledger(conn: Connection, ledger: Ledger) -> None:
     conn.execute(delete(fair_ledger))
     rows = [{"scope": f"w:{k}", "served": v} for k, v in ledger.served.items()] + \
-           [{"scope": f"r:{k}", "served": v} for k, v in ledger.render_served.items()]
+           [{"scope": f"r:{k}", "served": v} for k, v in ledger.render_served.items()] + \
+           [{"scope": "v:clock", "served": ledger.clock}]
     if rows:
         conn.execute(fair_ledger.insert(), rows)
 

@@ -159,8 +159,11 @@ class RQQueue:
                 retry=retry, timeout=self.timeout, result_ttl=RESULT_TTL_SEC, failure_ttl=FAILURE_TTL_SEC,
                 on_failure=Callback(RQ_ON_FAILURE), meta={"failure_handler": self.failure_handler},
                 description=f"{func_path}{tuple(args)!r}")
-        if turn is not None:
-            self.dispatch_round()
+        if turn is not None:  # its turn may be now: the rounds' thread where there is one, else here
+            if self._rounds is not None:
+                self._rounds.poke()
+            else:
+                self.dispatch_round()
 
     def dispatch_round(self, worker: Any = None, wait: float = 0.0) -> list[str]:
         """A round of fair dispatch now, if no other process is in one (or, within ``wait``
@@ -248,19 +251,29 @@ class RQQueue:
 
 
 class _Every(threading.Thread):
-    """Calls ``action`` every ``seconds`` until stopped."""
+    """Calls ``action`` every ``seconds`` (and at once when poked) until stopped."""
 
     def __init__(self, seconds: float, action: Callable[[], Any], name: str = "reelfarm-maintenance") -> None:
         super().__init__(name=name, daemon=True)
         self.seconds, self.action = seconds, action
         self._stopped = threading.Event()
+        self._poked = threading.Event()
 
     def run(self) -> None:
-        while not self._stopped.wait(self.seconds):
+        while True:
+            self._poked.wait(self.seconds)
+            self._poked.clear()
+            if self._stopped.is_set():
+                return
             self.action()
+
+    def poke(self) -> None:
+        """Run the action now rather than at the next period (requests coalesce)."""
+        self._poked.set()
 
     def stop(self, timeout: float | None = None) -> None:
         self._stopped.set()
+        self._poked.set()
         self.join(timeout)
 
 

@@ -10,9 +10,13 @@ robin, without a round pointer to keep):
 
 - **Across workspaces.** Each workspace with work waiting has a *virtual service*: the frames
   dispatched for it divided by its weight. The next chunk goes to the workspace with the least
-  virtual service that is under its cap on running chunks. A workspace that had nothing waiting
-  starts at the least virtual service of those that have, so idle time is never banked as credit,
-  and an arriving workspace is served at once, then in turn.
+  virtual service that is under its cap on running chunks. A workspace that had nothing waiting or
+  running starts ``ARRIVAL_CREDIT`` frames (over its weight) behind the least virtual service of
+  those that have: idle time is never banked, but a workspace arriving at a busy farm is served at
+  once and its first ``ARRIVAL_CREDIT`` frames go ahead of the backlog's, then it takes turns.
+  This is the sleeper credit of Linux's fair scheduler (a waking task starts half a latency period
+  behind the minimum): it is what lets a person's short render on a farm busy with someone's
+  batch finish in about its time alone, at a bounded cost to the batch (one credit per idle spell).
 - **Inside a workspace**, its renders take turns the same way (unweighted), so its own short render
   is not stuck behind its own batch; renders asked for with ``priority="low"`` are served only while
   none of the workspace's ``normal`` renders has a chunk waiting.
@@ -23,7 +27,8 @@ robin, without a round pointer to keep):
 
 Guarantee (property-tested in ``tests/unit/farm/test_fairness.py``): between two workspaces that
 both had work waiting throughout a run of dispatches and were under their caps, the frames each
-received divided by its weight differ by at most one largest chunk of each divided by its weight.
+received divided by its weight differ by at most one largest chunk of each, and the arrival credit
+of each, divided by its weight.
 
 ``Ledger`` is the only state: virtual service per workspace and per render, kept by the runtime
 between rounds (in a table or in Redis); entries of workspaces and renders with nothing waiting
@@ -44,6 +49,7 @@ Priority = Literal["normal", "low"]
 PRIORITIES: tuple[str, ...] = ("normal", "low")
 DEFAULT_PRIORITY = "normal"
 POLICIES = ("fair", "fifo")
+ARRIVAL_CREDIT = 360  # frames: 12 s at 30 fps, a short render's whole; see the module docstring
 
 
 @dataclass(frozen=True)
@@ -81,9 +87,10 @@ class Ledger:
 
     served: dict[str, float] = field(default_factory=dict)
     render_served: dict[str, float] = field(default_factory=dict)
+    clock: float = 0.0  # virtual time: the least virtual service of those waiting, never going back
 
     def copy(self) -> Ledger:
-        return Ledger(dict(self.served), dict(self.render_served))
+        return Ledger(dict(self.served), dict(self.render_served), self.clock)
 
     def prune(self, keep_workspaces: Iterable[str], keep_renders: Iterable[str]) -> None:
         """Drop the entries of workspaces and renders with nothing waiting or running."""
@@ -111,7 +118,7 @@ def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | N
     queues = _Queues(waiting)
     if policy == "fifo":
         return _pick_fifo(queues, slots, running, share_of)
-    _admit(ledger, queues)
+    _admit(ledger, queues, share_of, running)
     chosen: list[Chunk] = []
     heap = [(ledger.served[w], queues.first_seq(w), w) for w in queues.workspaces()]
     heapq.heapify(heap)
@@ -248,13 +255,22 @@ class _Queues:
         return [c for chunks in self.by_render.values() for c in chunks]
 
 
-def _admit(ledger: Ledger, queues: _Queues) -> None:
-    """Workspaces and renders new to the ledger start at the least virtual service of those waiting."""
+def _admit(ledger: Ledger, queues: _Queues, share_of: Callable[[str], Share], running: Mapping[str, int]) -> None:
+    """Workspaces new to the ledger (they had nothing waiting or running) start ``ARRIVAL_CREDIT``
+    frames behind the least virtual service of those waiting; renders new to it, at the least of
+    their workspace's."""
     waiting = queues.workspaces()
     known = [ledger.served[w] for w in waiting if w in ledger.served]
-    floor = min(known) if known else 0.0
+    if known:  # monotonic, so arrivals one after another do not push the backlog back further each
+        ledger.clock = max(ledger.clock, min(known))
+    floor = ledger.clock
     for workspace in waiting:
-        ledger.served[workspace] = max(ledger.served.get(workspace, floor), floor)
+        if workspace in ledger.served:
+            ledger.served[workspace] = max(ledger.served[workspace], floor - ARRIVAL_CREDIT / share_of(workspace).weight)
+        elif running.get(workspace, 0):
+            ledger.served[workspace] = floor  # busy all along (its ledger lost): no credit
+        else:
+            ledger.served[workspace] = floor - ARRIVAL_CREDIT / share_of(workspace).weight
         renders = queues.renders_of[workspace]
         seen = [ledger.render_served[r] for r in renders if r in ledger.render_served]
         render_floor = min(seen) if seen else 0.0

@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reelfarm.farm.services.fairness import Chunk, Ledger, Share, frames_ahead, order, pick, plan_share
+from reelfarm.farm.services.fairness import (
+    ARRIVAL_CREDIT,
+    Chunk,
+    Ledger,
+    Share,
+    frames_ahead,
+    order,
+    pick,
+    plan_share,
+)
 from reelfarm.shared.plans import PLANS
 
 WORKSPACES = ("wa", "wb", "wc", "wd")
@@ -54,7 +63,8 @@ def test_a_round_fills_every_slot_it_can_and_never_passes_a_cap(
 def test_no_workspace_waiting_throughout_gets_less_than_its_share(
         workload: tuple[list[Chunk], dict[str, Share]]) -> None:
     """Dispatching one chunk at a time with the ledger kept: while two workspaces both have work
-    waiting, the frames each was given over its weight differ by at most one largest chunk of each."""
+    waiting, the frames each was given over its weight differ by at most one largest chunk and one
+    arrival credit of each."""
     chunks, shares = workload
     uncapped = {w: Share(s.weight, 1 << 30) for w, s in shares.items()}
     ledger, waiting = Ledger(), list(chunks)
@@ -68,7 +78,8 @@ def test_no_workspace_waiting_throughout_gets_less_than_its_share(
         still = {c.workspace for c in waiting}
         for a, b in itertools.combinations(sorted(backlogged & still), 2):
             gap = abs(given_frames[a] / shares[a].weight - given_frames[b] / shares[b].weight)
-            assert gap <= largest[a] / shares[a].weight + largest[b] / shares[b].weight + 1e-9
+            bound = (largest[a] + ARRIVAL_CREDIT) / shares[a].weight + (largest[b] + ARRIVAL_CREDIT) / shares[b].weight
+            assert gap <= bound + 1e-9
 
 
 @given(workloads())
@@ -103,25 +114,35 @@ def test_low_priority_renders_yield_to_their_workspaces_normal_ones(
         assert mine == sorted(mine, key=lambda p: p == "low")  # every normal before any low
 
 
-def test_an_arriving_workspace_is_served_next_not_after_the_backlog() -> None:
+def test_an_arriving_workspace_is_served_next_then_takes_turns() -> None:
     backlog = [Chunk(f"a{r}-{i}", "wa", f"a{r}", 150, seq=float(r), index=i) for r in range(40) for i in range(6)]
     ledger = Ledger()
-    first = pick(backlog, 2, shares=lambda w: Share(2.0, 16), ledger=ledger)
-    assert [c.id for c in first] == ["a0-0", "a1-0"]  # the workspace's renders take turns too
+    equal = lambda w: Share(2.0, 16)  # noqa: E731
+    first = pick(backlog, 10, shares=equal, ledger=ledger)
+    assert [c.id for c in first[:2]] == ["a0-0", "a1-0"]  # the workspace's renders take turns too
     rest = [c for c in backlog if c not in first]
-    arriving = [Chunk(f"b-{i}", "wb", "b", 90, seq=100.0, index=i) for i in range(2)]
-    # two slots free up, then two more: B gets one of each pair, A the other (equal weights)
-    nxt = pick(rest + arriving, 2, running={"wa": 2}, shares=lambda w: Share(2.0, 16), ledger=ledger)
-    assert {c.workspace for c in nxt} == {"wa", "wb"}
-    assert frames_ahead(order(rest + arriving, shares=lambda w: Share(2.0, 16), ledger=ledger), "b") == 0
+    # a short render arrives: its first ARRIVAL_CREDIT frames go ahead of the backlog (both free slots)
+    short = [Chunk(f"b-{i}", "wb", "b", 90, seq=100.0, index=i) for i in range(2)]
+    assert frames_ahead(order(rest + short, shares=equal, ledger=ledger), "b") == 0
+    assert [c.id for c in pick(rest + short, 2, running={"wa": 2}, shares=equal, ledger=ledger.copy())] == \
+        ["b-0", "b-1"]
+    # a long one gets its credit, then takes turns with the backlog (equal weights)
+    long = [Chunk(f"c-{i}", "wc", "c", 90, seq=100.0, index=i) for i in range(60)]
+    ordered = [c.workspace for c in order(rest + long, shares=equal, ledger=ledger)]
+    credit = ARRIVAL_CREDIT // 90
+    assert ordered[:credit] == ["wc"] * credit
+    assert 0.55 < ordered[credit:credit + 40].count("wc") / 40 < 0.7  # in turn by frames: 150 against 90
 
 
 def test_a_heavier_weight_gets_proportionally_more_and_fifo_gets_arrival_order() -> None:
     a = [Chunk(f"a-{i}", "wa", "a", 100, seq=0.0, index=i) for i in range(60)]
     b = [Chunk(f"b-{i}", "wb", "b", 100, seq=1.0, index=i) for i in range(60)]
     weights = {"wa": Share(4.0, 99), "wb": Share(2.0, 99)}
-    first = pick(a + b, 30, shares=weights.__getitem__, ledger=Ledger())
-    assert sum(c.workspace == "wa" for c in first) == 20  # 4:2
+    ledger = Ledger()
+    first = pick(a + b, 30, shares=weights.__getitem__, ledger=ledger)  # each's arrival credit, then 4:2
+    assert sum(c.workspace == "wa" for c in first) == 19
+    rest = [c for c in a + b if c not in first]
+    assert sum(c.workspace == "wa" for c in pick(rest, 30, shares=weights.__getitem__, ledger=ledger)) == 20
     assert [c.id for c in pick(a + b, 3, policy="fifo")] == ["a-0", "a-1", "a-2"]
     capped = pick(a + b, 10, shares=lambda w: Share(1.0, 3), policy="fifo")
     assert [c.id for c in capped] == ["a-0", "a-1", "a-2", "b-0", "b-1", "b-2"]
