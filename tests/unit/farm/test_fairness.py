@@ -117,7 +117,7 @@ def test_low_priority_renders_yield_to_their_workspaces_normal_ones(
 def test_an_arriving_workspace_is_served_next_then_takes_turns() -> None:
     backlog = [Chunk(f"a{r}-{i}", "wa", f"a{r}", 150, seq=float(r), index=i) for r in range(40) for i in range(6)]
     ledger = Ledger()
-    equal = lambda w: Share(2.0, 16)  # noqa: E731
+    equal = lambda w: Share(2.0, 16)
     first = pick(backlog, 10, shares=equal, ledger=ledger)
     assert [c.id for c in first[:2]] == ["a0-0", "a1-0"]  # the workspace's renders take turns too
     rest = [c for c in backlog if c not in first]
