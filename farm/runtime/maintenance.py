@@ -153,13 +153,19 @@ def _step(chore: str) -> Iterator[None]:
 
 
 def recover_orphans(redis: Any, queue_names: Sequence[str], registry: NodeRegistry) -> list[str]:
-    """Give RQ the started jobs of dead farm nodes to handle as abandoned, now. Returns their ids."""
+    """Give RQ the started jobs of dead farm nodes to handle as abandoned, now. Returns their ids.
+
+    It runs in threads (a node's heartbeat thread, each API process's timer): RQ's clean-up calls
+    the job's failure callback under a death penalty, SIGALRM by default, which only a main thread
+    may set; a timer thread's penalty (``TimerDeathPenalty``) works in any thread.
+    """
     from rq.executions import Execution
     from rq.registry import StartedJobRegistry
+    from rq.timeouts import TimerDeathPenalty
 
     recovered: list[str] = []
     for queue_name in queue_names:
-        started = StartedJobRegistry(queue_name, connection=redis)
+        started = StartedJobRegistry(queue_name, connection=redis, death_penalty_class=TimerDeathPenalty)
         dead: dict[bytes | str, int] = {}
         for entry in redis.zrange(started.key, 0, -1):
             text = entry.decode() if isinstance(entry, bytes) else entry
