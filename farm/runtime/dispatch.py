@@ -393,23 +393,14 @@ class Dispatcher:
             pipe.execute()
 
     def _load_ledger(self) -> Ledger:
-        ledger = Ledger()
-        for raw_scope, served in self.redis.hgetall(self.key("ledger")).items():
-            scope = raw_scope.decode() if isinstance(raw_scope, bytes) else raw_scope
-            kind, _, key = scope.partition(":")
-            if kind == "v":
-                ledger.clock = float(served)
-            else:
-                (ledger.served if kind == "w" else ledger.render_served)[key] = float(served)
-        return ledger
+        return Ledger.from_scopes(self.redis.hgetall(self.key("ledger")).items())
 
     def _save_ledger(self, ledger: Ledger, running: dict[str, int], held: Sequence[Held] = ()) -> None:
         if self.policy != "fair":
             return
         ledger.prune({h.chunk.workspace for h in held} | {w for w, n in running.items() if n},
                      {h.chunk.render for h in held})
-        mapping = {f"w:{k}": v for k, v in ledger.served.items()} | \
-            {f"r:{k}": v for k, v in ledger.render_served.items()} | {"v:clock": ledger.clock}
+        mapping = ledger.scopes()
         with self.redis.pipeline() as pipe:
             pipe.delete(self.key("ledger"))
             if mapping:

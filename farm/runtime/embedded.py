@@ -52,14 +52,14 @@ from sqlalchemy import Connection, Engine, delete, func, select, update
 from sqlalchemy.exc import OperationalError
 
 from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, THROUGHPUT_WINDOW_SEC, workspace_shares
+from reelfarm.farm.runtime.fairrows import load_ledger, running_chunks, save_ledger, turn_values, waiting_chunks
 from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
 from reelfarm.farm.services.errors import QueueUnavailable
-from reelfarm.farm.services.fairness import Chunk, Ledger, Load, order, pick, standing
+from reelfarm.farm.services.fairness import Load, order, pick, standing
 from reelfarm.farm.services.queues import RENDER_QUEUE, Turn
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.db import transaction
-from reelfarm.shared.tables import fair_ledger
 from reelfarm.shared.tables import queued_tasks as tasks
 
 log = logging.getLogger("reelfarm.farm")
@@ -162,7 +162,7 @@ class EmbeddedQueue:
             values = {"func": func_path, "args": list(args), "queue": queue, "status": status, "depends_on": deps,
                       "attempts": 0, "max_attempts": retries + 1, "error": error, "claimed_by": None,
                       "lease_until": None, "run_after": now, "updated_at": now,
-                      "finished_at": now if status == "canceled" else None, **_turn_values(turn)}
+                      "finished_at": now if status == "canceled" else None, **turn_values(turn)}
             if current is None:
                 conn.execute(tasks.insert().values(id=job_id, created_at=now, **values))
             else:
@@ -524,51 +524,6 @@ class EmbeddedQueue:
 
     def _guard(self) -> AbstractContextManager[None]:
         return _database_guard()
-
-
-def _turn_values(turn: Turn | None) -> dict[str, Any]:
-    if turn is None:
-        return {"workspace_id": None, "render_id": None, "priority": None, "cost": None, "chunk_index": None}
-    return {"workspace_id": turn.workspace, "render_id": turn.render, "priority": turn.priority,
-            "cost": turn.cost, "chunk_index": turn.index}
-
-
-def waiting_chunks(conn: Connection, now: Any | None = None) -> list[Chunk]:
-    """Render chunks queued (and due, when ``now`` is given), as fair dispatch sees them."""
-    query = select(tasks.c.id, tasks.c.workspace_id, tasks.c.render_id, tasks.c.cost, tasks.c.priority,
-                   tasks.c.created_at, tasks.c.chunk_index).where(tasks.c.status == "queued",
-                                                                  tasks.c.workspace_id.is_not(None))
-    if now is not None:
-        query = query.where(tasks.c.run_after <= now)
-    return [Chunk(r.id, r.workspace_id, r.render_id or r.id, int(r.cost or 1), r.priority or "normal",
-                  r.created_at.timestamp(), int(r.chunk_index or 0)) for r in conn.execute(query)]
-
-
-def running_chunks(conn: Connection) -> dict[str, int]:
-    """Render chunks running, per workspace."""
-    rows = conn.execute(select(tasks.c.workspace_id, func.count()).where(
-        tasks.c.status == "running", tasks.c.workspace_id.is_not(None)).group_by(tasks.c.workspace_id))
-    return {w: int(n) for w, n in rows}
-
-
-def load_ledger(conn: Connection) -> Ledger:
-    ledger = Ledger()
-    for scope, served in conn.execute(select(fair_ledger.c.scope, fair_ledger.c.served)):
-        kind, _, key = scope.partition(":")
-        if kind == "v":
-            ledger.clock = float(served)
-        else:
-            (ledger.served if kind == "w" else ledger.render_served)[key] = float(served)
-    return ledger
-
-
-def save_ledger(conn: Connection, ledger: Ledger) -> None:
-    conn.execute(delete(fair_ledger))
-    rows = [{"scope": f"w:{k}", "served": v} for k, v in ledger.served.items()] + \
-           [{"scope": f"r:{k}", "served": v} for k, v in ledger.render_served.items()] + \
-           [{"scope": "v:clock", "served": ledger.clock}]
-    if rows:
-        conn.execute(fair_ledger.insert(), rows)
 
 
 @contextmanager

@@ -92,6 +92,23 @@ class Ledger:
     def copy(self) -> Ledger:
         return Ledger(dict(self.served), dict(self.render_served), self.clock)
 
+    def scopes(self) -> dict[str, float]:
+        """As stored (a table's rows, a Redis hash): ``w:<workspace>``, ``r:<render>``, ``v:clock``."""
+        return {**{f"w:{k}": v for k, v in self.served.items()},
+                **{f"r:{k}": v for k, v in self.render_served.items()}, "v:clock": self.clock}
+
+    @classmethod
+    def from_scopes(cls, stored: Iterable[tuple[str | bytes, float | bytes | str]]) -> Ledger:
+        """The ledger ``scopes`` stored."""
+        ledger = cls()
+        for raw, served in stored:
+            kind, _, key = (raw.decode() if isinstance(raw, bytes) else raw).partition(":")
+            if kind == "v":
+                ledger.clock = float(served)
+            else:
+                (ledger.served if kind == "w" else ledger.render_served)[key] = float(served)
+        return ledger
+
     def prune(self, keep_workspaces: Iterable[str], keep_renders: Iterable[str]) -> None:
         """Drop the entries of workspaces and renders with nothing waiting or running."""
         keep_w, keep_r = set(keep_workspaces), set(keep_renders)
