@@ -19,7 +19,6 @@ log = logging.getLogger("reelfarm.api")
 
 REDIS_KEY_PREFIX = "reelfarm:ratelimit:"
 # The limiter sits in front of every request: a Redis that does not answer must cost little.
-REDIS_CONNECT_TIMEOUT_SEC = 0.25
 REDIS_TIMEOUT_SEC = 0.5
 
 
@@ -139,7 +138,6 @@ def make_rate_limiter(settings: Settings, clock: Clock) -> RateLimiter:
 
 def make_limiter_redis(url: str) -> Any:
     """A Redis client with short timeouts: when Redis is down, requests go on without delay."""
-    from redis import Redis
+    from reelfarm.farm.runtime.resilience import redis_client
 
-    return Redis.from_url(url, socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SEC,
-                          socket_timeout=REDIS_TIMEOUT_SEC)
+    return redis_client(url, fail_fast=True, timeout=REDIS_TIMEOUT_SEC)

@@ -12,7 +12,8 @@ driver's connection errors (refused, dropped, server shutting down or starting u
 no connection to give) anywhere in an exception's chain and names them ``DatabaseUnavailable``,
 so the API can answer 503 and the farm can wait, instead of either treating them as failures.
 PostgreSQL connections are checked before use (``pool_pre_ping``), so the first request after
-the server is back gets a fresh connection rather than a dead one.
+the server is back gets a fresh connection rather than a dead one; and every wait on one is
+bounded, also where its host goes silent rather than refusing (``pg_link_settings``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,12 @@ MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 _WRITE = "reelfarm_write"  # execution option: this connection begins a write transaction
 _MIGRATION_LOCK_ID = 0x7265656C  # PostgreSQL advisory lock: one migrating process at a time
-PG_CONNECT_TIMEOUT_SEC = 5  # an unreachable host fails in seconds, not after the OS's TCP timeout
+# A silent link (no FIN, no RST: a failover, a dropped route) is noticed in seconds, on both ends.
+PG_CONNECT_TIMEOUT_SEC = 3  # a connection attempt gives up (libpq; per address)
+PG_USER_TIMEOUT_MS = 4000  # bytes sent and not acknowledged for this long drop the connection (TCP_USER_TIMEOUT)
+PG_KEEPALIVE = (4, 1, 3)  # idle seconds, seconds between probes, probes: an idle connection's peer is checked
+PG_STATEMENT_TIMEOUT_MS = 60_000  # no statement of the service runs longer; migrations lift it
+PG_IDLE_IN_TRANSACTION_MS = 60_000  # the server ends a session left idle inside a transaction (its locks go)
 # SQLSTATEs of a lost server: class 08 (connection exception), admin and crash shutdown, and
 # "cannot connect now" (starting up or shutting down).
 _OUTAGE_SQLSTATES = ("57P01", "57P02", "57P03")
@@ -65,8 +71,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
-        if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
-            kwargs["connect_args"] = {"connect_timeout": PG_CONNECT_TIMEOUT_SEC, **kwargs.get("connect_args", {})}
+        if parsed.get_backend_name() == "postgresql":
+            given = {**parsed.query, **kwargs.get("connect_args", {})}
+            kwargs["connect_args"] = {**{k: v for k, v in pg_link_settings().items() if k not in given},
+                                      **kwargs.get("connect_args", {})}
         return create_engine(parsed, **kwargs)
     database = parsed.database or ""
     if database and database != ":memory:" and not database.startswith("file:"):
@@ -77,6 +85,33 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     event.listen(engine, "connect", _sqlite_connect)
     event.listen(engine, "begin", _sqlite_begin)
     return engine
+
+
+def pg_link_settings() -> dict[str, Any]:
+    """libpq connection parameters that bound every wait on a PostgreSQL connection.
+
+    On the client: a connection attempt gives up after ``PG_CONNECT_TIMEOUT_SEC``; a query sent
+    on a link gone silent fails after ``PG_USER_TIMEOUT_MS`` (TCP_USER_TIMEOUT: unacknowledged
+    data), and a connection waiting for an answer finds its peer gone through TCP keepalives
+    (the kernel caps their total by the same user timeout). On the server, set for the session:
+    the same keepalives and user timeout, so a client that went silent inside a transaction does
+    not hold its locks for the OS's two hours; ``statement_timeout`` and
+    ``idle_in_transaction_session_timeout`` bound what a session can hold even when the link is
+    fine. A request on a pooled connection whose server went silent is therefore answered (503
+    ``unavailable``) within ``DATABASE_WAIT_BOUND_SEC``: the pool's check of the connection fails
+    after the user timeout and a new connection after the connect timeout.
+    Each may be overridden in the URL's query (``?connect_timeout=10``, ``?options=...``).
+    """
+    idle, interval, count = PG_KEEPALIVE
+    server = {"tcp_keepalives_idle": idle, "tcp_keepalives_interval": interval, "tcp_keepalives_count": count,
+              "tcp_user_timeout": PG_USER_TIMEOUT_MS, "statement_timeout": PG_STATEMENT_TIMEOUT_MS,
+              "idle_in_transaction_session_timeout": PG_IDLE_IN_TRANSACTION_MS}
+    return {"connect_timeout": PG_CONNECT_TIMEOUT_SEC, "keepalives": 1, "keepalives_idle": idle,
+            "keepalives_interval": interval, "keepalives_count": count, "tcp_user_timeout": PG_USER_TIMEOUT_MS,
+            "options": " ".join(f"-c {name}={value}" for name, value in server.items())}
+
+
+DATABASE_WAIT_BOUND_SEC = PG_USER_TIMEOUT_MS / 1000 + PG_CONNECT_TIMEOUT_SEC  # see pg_link_settings
 
 
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -258,6 +293,7 @@ def migrate(engine: Engine, revision: str = "head") -> None:
     """Bring the schema up to ``revision`` with Alembic; safe to run from several processes."""
     with schema_change(engine) as conn:
         if conn.dialect.name == "postgresql":
+            conn.execute(text("SET LOCAL statement_timeout = 0"))  # a schema change on a big table may take long
             conn.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _MIGRATION_LOCK_ID})
         command.upgrade(alembic_config(conn), revision)
 

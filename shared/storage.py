@@ -330,11 +330,23 @@ def make_storage(settings: Settings, clock: Clock | None = None) -> Storage:
     return S3Storage(location, prefix, client, settings.data_dir / "cache" / "s3")
 
 
+S3_CONNECT_TIMEOUT_SEC = 3
+S3_READ_TIMEOUT_SEC = 10  # waiting for an answer, or for a send to move on: a silent host fails the attempt
+S3_ATTEMPTS = 3  # botocore's standard retry mode (throttling, 5xx, connection errors; backoff under 4 s): a silent host fails a call in about 40 s
+
+
 def make_s3_client(endpoint_url: str | None = None, **kwargs: Any) -> Any:
-    """A boto3 S3 client signing with SigV4; path-style addressing for S3-compatible services."""
+    """A boto3 S3 client signing with SigV4; path-style addressing for S3-compatible services.
+
+    Every call is bounded: a storage host that goes silent fails an attempt after the read
+    timeout, and a call after ``S3_ATTEMPTS`` attempts (``StorageError``), so a chunk's upload
+    fails in bounded time and the chunk is retried rather than stuck.
+    """
     import boto3  # slow to import: only S3 users pay for it
     from botocore.config import Config
 
     addressing = "path" if endpoint_url else "auto"
-    config = Config(signature_version="s3v4", s3={"addressing_style": addressing})
+    config = Config(signature_version="s3v4", s3={"addressing_style": addressing},
+                    connect_timeout=S3_CONNECT_TIMEOUT_SEC, read_timeout=S3_READ_TIMEOUT_SEC, tcp_keepalive=True,
+                    retries={"mode": "standard", "max_attempts": S3_ATTEMPTS})
     return boto3.client("s3", endpoint_url=endpoint_url, config=config, **kwargs)

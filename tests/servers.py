@@ -80,8 +80,10 @@ class PostgresProcess:
     SQLAlchemy with psycopg2.
     """
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, host: str = "127.0.0.1", within: tuple[str, ...] = ()) -> None:
         self.port = port or free_port()
+        self.host = host
+        self.within = within  # a command prefix that runs the server elsewhere (``tests.netbed.Host.within``)
         self.bindir = postgres_bindir()
         self.user = _unprivileged_user()
         self.root = Path(tempfile.mkdtemp(prefix="reelfarm-pg-"))
@@ -90,13 +92,13 @@ class PostgresProcess:
 
     @property
     def url(self) -> str:
-        return f"postgresql+psycopg2://postgres@127.0.0.1:{self.port}/postgres"
+        return f"postgresql+psycopg2://postgres@{self.host}:{self.port}/postgres"
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         command = [str(self.bindir / args[0]), *args[1:]]
         if self.user is not None:
             command = ["runuser", "-u", self.user, "--", *command]
-        return subprocess.run(command, capture_output=True, text=True, timeout=START_TIMEOUT_S, check=False)
+        return subprocess.run([*self.within, *command], capture_output=True, text=True, timeout=START_TIMEOUT_S, check=False)
 
     def start(self) -> Self:
         """Create the cluster and start it."""
@@ -107,12 +109,15 @@ class PostgresProcess:
                            "--locale=C", "--no-sync", "--no-instructions")
         if initdb.returncode != 0:
             raise ServerError(f"initdb failed: {initdb.stderr or initdb.stdout}")
+        if self.host != "127.0.0.1":  # a server on another host (tests.netbed) trusts clients of the test's own link
+            with open(self.data / "pg_hba.conf", "a") as hba:
+                hba.write(f"host all all {self.host.rsplit('.', 1)[0]}.0/24 trust\n")
         return self.launch()
 
     def launch(self) -> Self:
         """Start the server on the existing cluster (again, after ``shut_down``)."""
         # Durability is worthless for a throwaway cluster; turning it off makes tests faster.
-        options = (f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off -c synchronous_commit=off "
+        options = (f"-p {self.port} -h {self.host} -k {self.root} -c fsync=off -c synchronous_commit=off "
                    "-c full_page_writes=off -c max_connections=300 -c shared_buffers=32MB")
         started = self._run("pg_ctl", "start", "-w", "-t", str(int(START_TIMEOUT_S)), "-D", str(self.data),
                             "-l", str(self.log), "-o", options)
@@ -136,14 +141,16 @@ class PostgresProcess:
 class RedisProcess:
     """One ``redis-server`` on a free port, persisting nothing, for as long as it is started."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, host: str = "127.0.0.1", within: tuple[str, ...] = ()) -> None:
         self.port = port or free_port()
+        self.host = host
+        self.within = within
         self.root = Path(tempfile.mkdtemp(prefix="reelfarm-redis-"))
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://{self.host}:{self.port}/0"
 
     def start(self) -> Self:
         binary = shutil.which("redis-server")
@@ -151,7 +158,7 @@ class RedisProcess:
             raise ServerError("redis-server is not installed (apt-get install redis-server; "
                               "see scripts/setup-system.sh)")
         self._process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            [*self.within, binary, "--port", str(self.port), "--bind", self.host, "--protected-mode", "no", "--save", "", "--appendonly", "no",
              "--dir", str(self.root), "--logfile", str(self.root / "redis.log"), "--databases", "16"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -159,7 +166,7 @@ class RedisProcess:
             if self._process.poll() is not None:
                 log = (self.root / "redis.log").read_text(errors="replace")
                 raise ServerError(f"redis-server exited with {self._process.returncode}: {log}")
-            if _answers_ping(self.port):
+            if _answers_ping(self.host, self.port):
                 return self
             time.sleep(0.05)
         self.stop()
@@ -181,6 +188,56 @@ class RedisProcess:
                 self._process.wait()
         shutil.rmtree(self.root, ignore_errors=True)
 
+
+class MotoProcess:
+    """``moto_server`` (a stand-in for S3) on a free port, with one bucket, for as long as it is started."""
+
+    def __init__(self, bucket: str = "reelfarm", port: int | None = None, host: str = "127.0.0.1",
+                 within: tuple[str, ...] = ()) -> None:
+        self.bucket = bucket
+        self.port = port or free_port()
+        self.host = host
+        self.within = within
+        self.root = Path(tempfile.mkdtemp(prefix="reelfarm-moto-"))
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> Self:
+        import httpx
+
+        from reelfarm.shared.storage import make_s3_client
+
+        binary = shutil.which("moto_server") or str(Path(os.__file__).parents[2] / "bin" / "moto_server")
+        with open(self.root / "moto.log", "wb") as log:
+            self._process = subprocess.Popen([*self.within, binary, "-H", self.host, "-p", str(self.port)],
+                                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise ServerError(f"moto_server exited: {(self.root / 'moto.log').read_text(errors='replace')}")
+            try:
+                if httpx.get(self.url, timeout=2).status_code == 200:
+                    make_s3_client(self.url, region_name="us-east-1", aws_access_key_id="testing",
+                                   aws_secret_access_key="testing").create_bucket(Bucket=self.bucket)
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise ServerError(f"moto_server did not answer on {self.url}")
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+MOTO_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                    "AWS_DEFAULT_REGION": "us-east-1"}  # what a moto server accepts (it checks none)
 
 _Server = TypeVar("_Server", PostgresProcess, RedisProcess)
 
@@ -205,9 +262,9 @@ def _start(kind: type[_Server]) -> _Server:
     raise AssertionError("unreachable")
 
 
-def _answers_ping(port: int) -> bool:
+def _answers_ping(host: str, port: int) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+        with socket.create_connection((host, port), timeout=0.5) as sock:
             sock.sendall(b"PING\r\n")
             return sock.recv(16).startswith(b"+PONG")
     except OSError:

@@ -177,7 +177,7 @@ def reap_command(every: float, namespace: str, as_json: bool) -> None:
     import time
 
     from reelfarm.farm.runtime.context import configure
-    from reelfarm.farm.runtime.maintenance import REPAIR, Always, farm_round, rq_maintenance, rq_repair
+    from reelfarm.farm.runtime.maintenance import HANDBACK, REPAIR, Always, farm_round, rq_maintenance, rq_repair
     from reelfarm.farm.runtime.queue import RQQueue
     from reelfarm.farm.runtime.wiring import make_redis, make_task_context
 
@@ -188,7 +188,7 @@ def reap_command(every: float, namespace: str, as_json: bool) -> None:
     try:
         if every <= 0:
             try:
-                result = farm_round(queue, Always((REPAIR,)), rq_repair(queue))
+                result = farm_round(queue, Always((HANDBACK, REPAIR)), rq_repair(queue))
             except Exception as exc:
                 raise click.ClickException(f"cannot repair the farm: {exc}") from exc
             _print_round(dataclasses.asdict(result) if result else {}, as_json)

@@ -2,9 +2,12 @@
 
 ``farm_round`` does, in this order, each chore that its *gate* says is due now:
 
-1. ``repair`` (a farm on RQ only): hand the started jobs of dead nodes back to RQ
-   (``recover_orphans``) and enqueue again the work Redis lost (``reelfarm.farm.runtime.reconcile``);
-2. ``reap``: fail and refund renders and jobs stalled past their bound (``reelfarm.farm.runtime.reaper``);
+1. ``handback`` (a farm on RQ only): hand the started jobs of dead nodes back to RQ
+   (``recover_orphans``), every ``HANDBACK_SEC``: with a node seen as dead ``ALIVE_SEC`` after
+   its last heartbeat (``reelfarm.farm.runtime.nodes``), a dead node's chunk is running again
+   elsewhere within about 25 s of its death;
+2. ``repair`` (a farm on RQ only): enqueue again the work Redis lost (``reelfarm.farm.runtime.reconcile``), and
+   ``reap``: fail and refund renders and jobs stalled past their bound (``reelfarm.farm.runtime.reaper``);
 3. ``webhooks``: fan new outbox events out to deliveries and enqueue due retries (``reelfarm.farm.runtime.webhooks``);
 4. ``retention``: delete rows past their retention (``reelfarm.farm.runtime.retention``);
 5. ``reroute`` (a farm on RQ only): move chunks that waited on ``render-gpu`` past
@@ -19,12 +22,12 @@ Who runs it, and with which gate:
 
 - each ``reelfarm worker``'s heartbeat thread, every beat (5 s), with ``FarmLocks``: one Redis lock
   per chore, taken for the chore's period, so one node of the farm does each chore per period
-  (repairs and reaping every ``ROUND_SEC``, webhooks and rerouting every ``WEBHOOK_SEC``, retention
+  (repairs and reaping every ``ROUND_SEC``, hand-backs, webhooks and rerouting every 5 s, retention
   every ``reelfarm.farm.runtime.retention.PURGE_EVERY_SEC``), whichever node's beat comes first;
 - the embedded executor's timer (``EmbeddedQueue``'s maintenance hook, every ``WEBHOOK_SEC``) with
   ``EveryRound``: reaping and webhooks every round, retention when this process's schedule says;
-- an API process serving a farm on RQ (the ``RQQueue``'s maintenance hook, every ``ROUND_SEC``), with
-  ``FarmLocks`` for the repairs alone, so stalled and lost work is repaired while no node is alive;
+- an API process serving a farm on RQ (the ``RQQueue``'s maintenance hook, every ``HANDBACK_SEC``), with
+  ``FarmLocks`` for the hand-backs and repairs alone, so stalled and lost work is repaired while no node is alive;
 - ``reelfarm farm reap``: the repairs at once (``Always``), or every ``--every`` seconds under the lock.
 """
 
@@ -34,7 +37,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from reelfarm.farm.runtime import retention
 from reelfarm.farm.runtime.nodes import NodeRegistry
@@ -49,10 +52,24 @@ log = logging.getLogger("reelfarm.farm")
 
 ROUND_SEC = 30.0  # repairs and reaping, across a farm
 WEBHOOK_SEC = 5.0  # webhook dispatch: the first retry of a failed delivery is due after about 5 s
+HANDBACK_SEC = 5.0  # looking for dead nodes' jobs costs a few Redis reads
 QUEUES = ALL_QUEUES  # render-gpu, render, jobs
-REPAIR, WEBHOOKS, RETENTION, REROUTE = "repair", "webhooks", "retention", "reroute"
-CHORES = (REPAIR, WEBHOOKS, RETENTION, REROUTE)
-Repair = Callable[[], tuple[list[str], list[str]]]  # -> (jobs recovered, jobs enqueued again)
+HANDBACK, REPAIR, WEBHOOKS, RETENTION, REROUTE = "handback", "repair", "webhooks", "retention", "reroute"
+CHORES = (HANDBACK, REPAIR, WEBHOOKS, RETENTION, REROUTE)
+
+
+class Repair(Protocol):
+    """The repairs of a farm's queue (``rq_repair``)."""
+
+    def handback(self) -> list[str]:
+        """Hand the jobs of dead nodes back to their queues; their ids."""
+        ...
+
+    def reconcile(self) -> list[str]:
+        """Enqueue again the work the queue lost; the ids enqueued."""
+        ...
+
+
 Reroute = Callable[[], list[str]]  # -> chunks moved from render-gpu to render
 
 
@@ -80,7 +97,8 @@ class FarmLocks:
     """One process of the farm per chore and period: a Redis ``SET NX`` that expires with the period
     (``lock`` for the repairs, ``lock:webhooks`` and ``lock:retention`` for the others)."""
 
-    PERIODS = {REPAIR: ROUND_SEC, WEBHOOKS: WEBHOOK_SEC, RETENTION: retention.PURGE_EVERY_SEC, REROUTE: WEBHOOK_SEC}
+    PERIODS: ClassVar[dict[str, float]] = {HANDBACK: HANDBACK_SEC, REPAIR: ROUND_SEC, WEBHOOKS: WEBHOOK_SEC,
+               RETENTION: retention.PURGE_EVERY_SEC, REROUTE: WEBHOOK_SEC}
 
     def __init__(self, redis: Any, lock: str, owner: str, chores: Sequence[str] = CHORES) -> None:
         self.redis, self.lock, self.owner, self.chores = redis, lock, owner, tuple(chores)
@@ -118,11 +136,15 @@ def farm_round(queue: JobQueue, gate: Gate, repair: Repair | None = None,
     for an outage.
     """
     result, ran = RoundResult(), False
+    if repair is not None and gate.due(HANDBACK):
+        ran = True
+        with _step("hand-back of dead nodes' jobs"):
+            result.recovered = repair.handback()
     if gate.due(REPAIR):
         ran = True
         if repair is not None:
             with _step("queue repair"):
-                result.recovered, result.enqueued = repair()
+                result.enqueued = repair.reconcile()
         with _step("reaping"):
             reaped = reap()
             result.reaped_renders, result.reaped_jobs = reaped.renders, reaped.jobs
@@ -185,13 +207,19 @@ def recover_orphans(redis: Any, queue_names: Sequence[str], registry: NodeRegist
     return recovered
 
 
-def rq_repair(queue: RQQueue, queues: Sequence[str] = QUEUES) -> Repair:
-    """The repairs of a farm on RQ: dead nodes' jobs handed back, then lost work enqueued again."""
-    def repair() -> tuple[list[str], list[str]]:
-        recovered = recover_orphans(queue.redis, [queue.queue_name(q) for q in queues],
-                                    NodeRegistry(queue.redis, queue.namespace))
-        return recovered, reconcile(queue).enqueued
-    return repair
+@dataclass
+class rq_repair:  # named as the function it was: a Repair of a farm on RQ
+    """The repairs of a farm on RQ: dead nodes' jobs handed back; lost work enqueued again."""
+
+    queue: RQQueue
+    queues: Sequence[str] = QUEUES
+
+    def handback(self) -> list[str]:
+        return recover_orphans(self.queue.redis, [self.queue.queue_name(q) for q in self.queues],
+                               NodeRegistry(self.queue.redis, self.queue.namespace))
+
+    def reconcile(self) -> list[str]:
+        return reconcile(self.queue).enqueued
 
 
 class Maintenance:
@@ -221,9 +249,9 @@ def embedded_maintenance(queue: JobQueue) -> Callable[[], RoundResult | None]:
     return Maintenance(queue, EveryRound(), what="embedded maintenance").run_once
 
 
-def rq_maintenance(queue: RQQueue, owner: str, chores: Sequence[str] = (REPAIR,),
+def rq_maintenance(queue: RQQueue, owner: str, chores: Sequence[str] = (HANDBACK, REPAIR),
                    queues: Sequence[str] = QUEUES) -> Maintenance:
-    """A farm's round under its locks (the API's share by default: the repairs alone)."""
+    """A farm's round under its locks (the API's share by default: the hand-backs and repairs)."""
     return Maintenance(queue, FarmLocks(queue.redis, lock_key(queue.namespace), owner, chores),
                        rq_repair(queue, queues), reroute=lambda: queue.router.reroute() + _fall_back(queue))
 

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 log = logging.getLogger("reelfarm.farm")
 
 NODE_TTL_SEC = 24 * 3600
-ALIVE_SEC = 30.0  # a node that has not written for this long is gone (heartbeats every 5 s)
+ALIVE_SEC = 15.0  # a node that has not written for this long is gone (heartbeats every 5 s: three missed)
 T = TypeVar("T")
 
 

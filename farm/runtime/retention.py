@@ -40,7 +40,7 @@ log = logging.getLogger("reelfarm.farm")
 
 BATCH = 500
 MAX_BATCHES = 20  # per kind and round: 10,000 rows, then the round goes on to other work
-ROUND_SEC = 10.0
+ROUND_SEC = 5.0  # well inside a heartbeat's ALIVE_SEC, with a beat's 5 s
 PURGE_EVERY_SEC = 300.0
 
 

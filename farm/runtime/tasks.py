@@ -29,7 +29,7 @@ from reelfarm.farm.services.errors import TaskFailed
 from reelfarm.farm.services.jobs import generation_ended
 from reelfarm.farm.services import segments
 from reelfarm.farm.services.lifecycle import Finished, OtherEncoderFamily, RenderLifecycle
-from reelfarm.farm.services.progress import MAX_UNFINISHED, ProgressBatcher
+from reelfarm.farm.services.progress import MAX_UNFINISHED, ProgressBatcher, fraction
 from reelfarm.renderer.errors import AssetError, DocInvalid, FontError, SegmentsMismatch
 from reelfarm.renderer.model import Doc, parse_doc
 from reelfarm.renderer.spec import RenderSpec
@@ -141,10 +141,12 @@ def render_chunk(render_id: str, index: int) -> None:
 
 
 def _record_chunk(ctx: TaskContext, render_id: str) -> None:
-    """Mark the render alive after a chunk is stored, waiting out a database outage: the segment
+    """Mark the render alive after a chunk is stored, with its progress so far (the figure the API
+    shows while the progress store cannot be reached), waiting out a database outage: the segment
     is already in storage, and failing here would only have it drawn again."""
-    wait_until(lambda: lifecycle(ctx).progressed(render_id), Outage("the database"), doing="recording a finished chunk", is_down=is_database_outage,
-               resumed="chunk recorded")
+    done = fraction(ctx.progress, render_id, None)
+    wait_until(lambda: lifecycle(ctx).progressed(render_id, done or None), Outage("the database"),
+               doing="recording a finished chunk", is_down=is_database_outage, resumed="chunk recorded")
 
 
 def _families(ctx: TaskContext) -> tuple[str, ...]:

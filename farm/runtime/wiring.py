@@ -24,8 +24,9 @@ from sqlalchemy import Engine
 from reelfarm.farm.runtime.context import TaskContext, configure, set_builder, studio_of
 from reelfarm.farm.runtime.dispatch import Shares
 from reelfarm.farm.runtime.embedded import EmbeddedQueue
-from reelfarm.farm.runtime.maintenance import ROUND_SEC, WEBHOOK_SEC, embedded_maintenance, rq_maintenance
+from reelfarm.farm.runtime.maintenance import HANDBACK_SEC, WEBHOOK_SEC, embedded_maintenance, rq_maintenance
 from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.runtime.resilience import redis_client
 from reelfarm.farm.services.collaborators import Collaborators, make_collaborators
 from reelfarm.farm.services.jobs import JobService
 from reelfarm.farm.services.progress import DatabaseProgress, MemoryProgress, ProgressStore, RedisProgress
@@ -38,23 +39,19 @@ from reelfarm.shared.storage import Storage, make_storage
 
 log = logging.getLogger("reelfarm.farm")
 
-REDIS_CONNECT_TIMEOUT_SEC = 2.0
-REDIS_TIMEOUT_SEC = 10.0
 
 
-def make_redis(url: str) -> Any:
-    """A Redis client that fails fast when the server is down (the API answers 503 rather than hang)."""
-    from redis import Redis
-
-    return Redis.from_url(url, socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SEC,
-                          socket_timeout=REDIS_TIMEOUT_SEC, health_check_interval=30)
+def make_redis(url: str, serving: bool = False) -> Any:
+    """A Redis client whose waits are bounded; ``serving``: for a process that answers requests,
+    which skips Redis for a few seconds after it failed (``reelfarm.farm.runtime.resilience.redis_client``)."""
+    return redis_client(url, fail_fast=serving)
 
 
-def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None) -> JobQueue:
+def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None, serving: bool = False) -> JobQueue:
     """``RQQueue`` when ``settings.redis_url`` is set, else an (unstarted) ``EmbeddedQueue``; each
     with this process's share of the maintenance round as its hook (``reelfarm.farm.runtime.maintenance``)."""
     if settings.redis_url:
-        queue = RQQueue(make_redis(settings.redis_url), maintenance_sec=ROUND_SEC,
+        queue = RQQueue(make_redis(settings.redis_url, serving), maintenance_sec=HANDBACK_SEC,
                         gpu_wait_sec=settings.gpu_queue_wait_sec, dispatch=settings.dispatch, shares=Shares(engine))
         queue.maintenance = rq_maintenance(queue, owner=f"api:{socket.gethostname()}.{os.getpid()}").run_once
         return queue
@@ -63,11 +60,11 @@ def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None) -
     return embedded
 
 
-def make_progress(settings: Settings, engine: Engine | None = None) -> ProgressStore:
+def make_progress(settings: Settings, engine: Engine | None = None, serving: bool = False) -> ProgressStore:
     """``RedisProgress`` with Redis; else ``DatabaseProgress`` on ``engine`` (visible to every
     process), or ``MemoryProgress`` when no engine is given (one process only)."""
     if settings.redis_url:
-        return RedisProgress(make_redis(settings.redis_url))
+        return RedisProgress(make_redis(settings.redis_url, serving))
     if engine is not None:
         return DatabaseProgress(engine)
     return MemoryProgress()
@@ -111,8 +108,8 @@ def make_farm(settings: Settings, engine: Engine, storage: Storage, clock: Clock
 
     ``studio`` (the studio's collaborators) is built from settings on first use when not given.
     """
-    queue = queue or make_queue(settings, engine, clock)
-    progress = progress or make_progress(settings, engine)
+    queue = queue or make_queue(settings, engine, clock, serving=True)
+    progress = progress or make_progress(settings, engine, serving=True)
     ctx = make_task_context(settings, engine, storage, clock, progress)
     ctx.studio = studio
     configure(ctx)

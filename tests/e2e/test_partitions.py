@@ -1,0 +1,170 @@
+"""A farm whose servers are on other hosts, and whose links go silent (``tests.netbed``).
+
+A silent link answers nothing: no refusal, no reset. Every wait on it is bounded:
+
+- the API with its database host silent answers every request, 503 ``unavailable`` where it
+  needs the database, within ``DATABASE_WAIT_BOUND_SEC`` (plus a second of slack); none hangs;
+  and it answers 200 again within 5 s of the link returning;
+- the API with its Redis host silent reads a render from the database in under a second;
+- a render whose nodes (and API) lose PostgreSQL and Redis together for 25 s mid-render, or
+  whose storage host goes silent while its chunks store their segments, succeeds: every frame
+  decodes and its version is charged once;
+- a node killed mid-chunk, on a host of its own (the farm can only hear it fall silent), has its
+  chunk handed back and running on another node in under 30 s.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reelfarm.shared.db import DATABASE_WAIT_BOUND_SEC
+from tests.e2e.partitioned import FPS, PartitionedFarm, wait_for
+
+SLACK_SEC = 1.5  # a request's own work, on a loaded 2-core machine
+SILENT_SEC = 15.0  # the benchmark keeps it silent for 60 s
+
+
+@pytest.fixture
+def farm(tmp_path: Path) -> Iterator[PartitionedFarm]:
+    made = PartitionedFarm(tmp_path)
+    yield made
+    made.close()
+
+
+def hammer(farm: PartitionedFarm, paths: list[str], seconds: float, clients: int = 3) -> list[tuple[str, int, float]]:
+    """``clients`` threads asking for ``paths`` in turn for ``seconds``: (path, status, seconds taken);
+    a request that got no answer within the client's timeout (60 s) has status 0."""
+    answers: list[tuple[str, int, float]] = []
+    stop_at = time.monotonic() + seconds
+
+    def client(offset: int) -> None:
+        turn = offset
+        while time.monotonic() < stop_at:
+            path = paths[turn % len(paths)]
+            turn += 1
+            began = time.monotonic()
+            try:
+                status = farm.http.get(path).status_code
+            except Exception:
+                status = 0
+            answers.append((path, status, time.monotonic() - began))
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
+
+
+def test_the_api_answers_within_the_bound_while_its_database_host_is_silent(farm: PartitionedFarm) -> None:
+    video = farm.make_video()
+    paths = ["/me", "/videos", f"/videos/{video}", "/stories"]
+    warm = hammer(farm, paths, 2.0)  # every thread's pooled connection is open when the link goes
+    assert {status for _, status, _ in warm} == {200}
+
+    farm.db_host.silence()
+    try:
+        answers = hammer(farm, paths, SILENT_SEC)
+    finally:
+        farm.db_host.restore()
+    restored = time.monotonic()
+    back = wait_for(lambda: farm.http.get(f"/videos/{video}").status_code == 200, 10, "a 200 after the link returned",
+                    interval=0.2)
+    back_after = time.monotonic() - restored
+
+    hung = [a for a in answers if a[1] == 0 or a[2] > DATABASE_WAIT_BOUND_SEC + SLACK_SEC]
+    assert not hung, f"{len(hung)} of {len(answers)} requests took longer than the bound: {hung[:5]}"
+    statuses = {status for _, status, _ in answers}
+    assert statuses <= {200, 503}, statuses
+    assert 503 in statuses, "the database was never missed"
+    assert back and back_after < 5.0
+    assert "Traceback" not in farm.server_log()
+
+
+def test_a_render_reads_in_under_a_second_while_the_redis_host_is_silent(farm: PartitionedFarm) -> None:
+    render = farm.request_render(farm.make_video())  # no node: it waits, and its state lives in Redis too
+    assert farm.render(render)["status"] == "queued"
+
+    farm.redis_host.silence()
+    try:
+        times = []
+        for _ in range(8):
+            began = time.monotonic()
+            shown = farm.render(render)
+            times.append(time.monotonic() - began)
+            assert shown["status"] == "queued" and shown["progress"] == 0
+            time.sleep(0.5)
+        me = farm.http.get("/me")
+    finally:
+        farm.redis_host.restore()
+    assert max(times) < 1.0, times
+    assert me.status_code == 200
+    wait_for(lambda: farm.render(render)["queue"] is not None, 15, "the queue's standing back once Redis is")
+
+
+def test_a_render_succeeds_through_a_25_s_partition_of_its_database_and_redis(farm: PartitionedFarm) -> None:
+    farm.start_node("node-a")
+    farm.start_node("node-b")
+    video = farm.make_video()
+    credits = farm.credits()
+    render = farm.request_render(video)
+    charged = farm.credits()
+    assert charged < credits
+    wait_for(lambda: farm.render(render)["progress"] > 0.05, 120, "the render to be under way")
+
+    farm.db_host.silence()
+    farm.redis_host.silence()
+    time.sleep(25)
+    farm.db_host.restore()
+    farm.redis_host.restore()
+
+    ended = farm.finished(render, 240)
+    assert ended["status"] == "succeeded", (ended, farm.log("node-a")[-3000:], farm.log("node-b")[-3000:])
+    assert farm.frames_of(ended) == 10 * FPS
+    assert farm.credits() == charged
+
+
+@pytest.mark.parametrize("storage", [True])
+def test_a_render_succeeds_while_its_storage_host_is_silent_during_uploads(tmp_path: Path, storage: bool) -> None:
+    farm = PartitionedFarm(tmp_path, storage=storage)
+    try:
+        farm.start_node("node-a", frame_sec="0.01")
+        credits = farm.credits()
+        render = farm.request_render(farm.make_video())
+        charged = farm.credits()
+        assert charged < credits
+        wait_for(lambda: farm.render(render)["progress"] > 0.2, 120, "a chunk to be drawn")
+        with farm.storage_host.silenced():
+            time.sleep(20)
+        ended = farm.finished(render, 240)
+        assert ended["status"] == "succeeded", (ended, farm.log("node-a")[-3000:])
+        assert farm.frames_of(ended) == 10 * FPS
+        assert farm.credits() == charged
+    finally:
+        farm.close()
+
+
+def test_a_node_killed_mid_chunk_has_its_chunk_running_elsewhere_within_30_s(farm: PartitionedFarm) -> None:
+    victim = farm.start_node("node-a", frame_sec="0.08", own_host=True)
+    render = farm.request_render(farm.make_video())
+    wait_for(lambda: farm.render(render)["progress"] > 0, 120, "node-a to draw")
+    farm.start_node("node-b", frame_sec="0.01", own_host=True)
+    wait_for(lambda: "Listening on" in farm.log("node-b") or "listening" in farm.log("node-b").lower(), 60,
+             "node-b to start")
+    killed = time.monotonic()
+    os.killpg(victim.pid, 9)
+    victim.wait()
+    before = farm.render(render)["progress"]
+    # node-b picks the dead node's chunk up: the progress moves past what node-a had drawn
+    wait_for(lambda: farm.render(render)["progress"] > before, 60, "the chunk to run again")
+    handed_back = time.monotonic() - killed
+    ended = farm.finished(render, 240)
+    assert ended["status"] == "succeeded"
+    assert farm.frames_of(ended) == 10 * FPS
+    assert handed_back < 30, handed_back
