@@ -57,11 +57,11 @@ TRANSLATION = {**GENERATING, "id": "1d3f5b7a-9c2e-4a6b-8d0f-2a4c6e8b0d1f", "titl
                "status": "draft", "story_id": "quote", "default_format": "1:1", "locale": "es",
                "source_video_id": VIDEO_ID, "job": {**JOB, "stage": "translate", "progress": 0.1}}
 RENDER = {"id": RENDER_ID, "video_id": VIDEO_ID, "version_id": VERSION_ID, "format": "1:1", "resolution": 1080,
-          "fps": 30, "status": "succeeded", "progress": 1.0,
+          "fps": 30, "status": "succeeded", "progress": 1.0, "progress_stale": False,
           "url": f"{BASE}/renders/{RENDER_ID}.mp4?expires=1773047721&sig=Jd3kq0cV9Xo2mZbN4Lp7",
           "poster_url": f"{BASE}/renders/{RENDER_ID}.jpg?expires=1773047721&sig=Qw8eR2tY6uI0oP4aS1dF",
           "duration_sec": 6.0, "bytes": 1843207, "error": None, "priority": "normal", "queue": None,
-          "reused_frames": 72, "created_at": CREATED, "finished_at": FINISHED}
+          "held_up": None, "reused_frames": 72, "created_at": CREATED, "finished_at": FINISHED}
 RENDER_QUEUED = {**RENDER, "status": "queued", "progress": 0.0, "url": None, "poster_url": None,
                  "duration_sec": None, "bytes": None, "reused_frames": 0, "finished_at": None,
                  "queue": {"frames_ahead": 1350, "chunks_waiting": 3, "estimated_start_at": "2026-03-02T09:15:41.000000+00:00"}}

@@ -28,7 +28,7 @@ _HOMES = {name: f"reelfarm.client.{module}" for module, names in {
     'calls': ('Page',),
     'retry': ('Retry',),
     'errors': ('APIConnectionError', 'APIError', 'APIStatusError', 'APITimeoutError', 'AuthenticationError', 'ConflictError', 'InternalServerError', 'NotFoundError', 'PermissionDeniedError', 'RateLimitError', 'ReelfarmError', 'TaskFailed', 'ValidationError', 'WaitTimeout'),
-    'models': ('BrandKit', 'Job', 'Me', 'Priority', 'Render', 'RenderQueue', 'Story', 'TaskStatus', 'Variants',
+    'models': ('BrandKit', 'Job', 'Me', 'Priority', 'Render', 'RenderHeldUp', 'RenderQueue', 'Story', 'TaskStatus', 'Variants',
                'Version', 'Video', 'VideoStatus', 'Webhook'),
     'webhooks': ('WebhookVerificationError', 'verify'),
 }.items() for name in names}
@@ -36,7 +36,7 @@ __all__ = [
     "APIConnectionError", "APIError", "APIStatusError", "APITimeoutError", "AsyncClient",
     "AuthenticationError", "BrandKit", "Client", "ConflictError", "InternalServerError", "Job", "Me",
     "NotFoundError", "Page", "PermissionDeniedError", "Priority", "RateLimitError", "ReelfarmError", "Render",
-    "RenderQueue", "Retry", "Story", "TaskFailed", "TaskStatus", "ValidationError", "Variants", "Version", "Video",
+    "RenderHeldUp", "RenderQueue", "Retry", "Story", "TaskFailed", "TaskStatus", "ValidationError", "Variants", "Version", "Video",
     "VideoStatus", "WaitTimeout", "Webhook", "WebhookVerificationError", "verify",
 ]
 
@@ -74,6 +74,7 @@ if TYPE_CHECKING:  # what type checkers see (at run time the names load lazily, 
         Me,
         Priority,
         Render,
+        RenderHeldUp,
         RenderQueue,
         Story,
         TaskStatus,

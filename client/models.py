@@ -187,6 +187,20 @@ class RenderQueue:
 
 
 @dataclass(frozen=True)
+class RenderHeldUp:
+    """A chunk of a render that cannot finish where it was running, until the farm hands it on."""
+
+    chunk: int  # the earliest such chunk, numbered from 0
+    reason: str  # "node_stopped"
+    message: str  # for people: "waiting for chunk 3 (its node stopped)"
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RenderHeldUp:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
 class Render:
     id: str
     video_id: str
@@ -206,6 +220,8 @@ class Render:
     reused_frames: int = 0  # frames an earlier render of the workspace had made, reused rather than drawn
     priority: Priority | str = Priority.NORMAL  # a server from before priorities runs every render as normal
     queue: RenderQueue | None = None  # None once nothing of it waits (or from a server without the field)
+    held_up: RenderHeldUp | None = None  # a chunk whose node stopped, until the farm hands it on
+    progress_stale: bool = False  # the farm's progress store was out of reach: progress may be behind
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
     @property
@@ -214,8 +230,9 @@ class Render:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Render:
-        queue = data.get("queue")
-        return build(cls, data, queue=RenderQueue.from_dict(queue) if queue is not None else None)
+        queue, held_up = data.get("queue"), data.get("held_up")
+        return build(cls, data, queue=RenderQueue.from_dict(queue) if queue is not None else None,
+                     held_up=RenderHeldUp.from_dict(held_up) if held_up is not None else None)
 
 
 @dataclass(frozen=True)

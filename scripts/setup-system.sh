@@ -6,8 +6,10 @@
 #   scripts/setup-system.sh --test   also what the tests use: PostgreSQL and Redis server binaries
 #                                    (the tests start their own throwaway servers from them), the
 #                                    offline translation engine, Apertium, with English-Spanish,
-#                                    Chromium, the headless browser of the console's tests, and
-#                                    Node.js with npm, for the TypeScript client's test
+#                                    Chromium, the headless browser of the console's tests,
+#                                    Node.js with npm, for the TypeScript client's test, and
+#                                    iproute2 and util-linux (ip, unshare), with which the tests put
+#                                    servers and nodes on hosts of their own (tests/netbed.py)
 #
 # Runs apt-get as root, or through sudo otherwise. Safe to run again: when everything is there
 # it does nothing, not even `apt-get update`.
@@ -15,7 +17,7 @@ set -eu
 
 packages="libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
 case "${1:-}" in
-  --test) packages="$packages postgresql redis-server apertium apertium-eng-spa chromium" ;;
+  --test) packages="$packages postgresql redis-server apertium apertium-eng-spa chromium iproute2 util-linux" ;;
   "") ;;
   *) echo "usage: $0 [--test]" >&2; exit 2 ;;
 esac

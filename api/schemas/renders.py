@@ -21,6 +21,15 @@ class RenderQueueSchema(Schema):
         "null when the farm finished nothing lately")})
 
 
+class RenderHeldUpSchema(Schema):
+    chunk = fields.Integer(required=True, validate=validate.Range(min=0), metadata={
+        "description": "the earliest chunk held up (chunks are numbered from 0 in the video's order)"})
+    reason = fields.String(required=True, validate=validate.OneOf(("node_stopped",)), metadata={"description": (
+        "`node_stopped`: the node drawing it stopped answering; the farm hands the chunk to another node "
+        "within about 25 s of its last heartbeat")})
+    message = fields.String(required=True, metadata={"description": "the same, for people"})
+
+
 class RenderSchema(Schema):
     id = fields.String(required=True, metadata={"format": "uuid"})
     video_id = fields.String(required=True, metadata={"format": "uuid"})
@@ -30,6 +39,9 @@ class RenderSchema(Schema):
     fps = fields.Integer(required=True, validate=validate.OneOf(FPS_CHOICES))
     status = fields.String(required=True, validate=validate.OneOf(JOB_STATUSES))
     progress = fields.Float(required=True)
+    progress_stale = fields.Boolean(required=True, metadata={"description": (
+        "true while the farm's progress store cannot be reached: `progress` is then the last figure stored with "
+        "the render (at its last finished chunk), and may be behind")})
     url = fields.String(required=True, allow_none=True, metadata={"description": "signed MP4 URL, 7 days"})
     poster_url = fields.String(required=True, allow_none=True)
     duration_sec = fields.Float(required=True, allow_none=True)
@@ -39,6 +51,9 @@ class RenderSchema(Schema):
         "its place in the workspace's line: `low` renders wait while any `normal` render of the workspace waits")})
     queue = fields.Nested(RenderQueueSchema, required=True, allow_none=True, metadata={"description": (
         "while some of its chunks wait for the farm: where it stands; null once none waits")})
+    held_up = fields.Nested(RenderHeldUpSchema, required=True, allow_none=True, metadata={"description": (
+        "a chunk that cannot finish where it was running (its node stopped), until the farm hands it to "
+        "another node; null otherwise")})
     reused_frames = fields.Integer(required=True, validate=validate.Range(min=0), metadata={"description": (
         "frames whose segments an earlier render of this workspace had already made (an unchanged scene of "
         "an earlier version), reused rather than drawn; counted as done at once. Credits are the same.")})

@@ -34,10 +34,14 @@ def queue_position(queue: RenderQueue, now: datetime | None = None) -> str:
 def render_state(render: Render, now: datetime | None = None) -> str:
     """A render's status, said as its place in the queue while some of it waits for the farm:
     ``waiting: 1,234 frames ahead, starts ~12:03:04`` (queued), ``running, 2 chunks waiting: ...``
-    (partly dispatched), else the status."""
+    (partly dispatched), ``running, waiting for chunk 3 (its node stopped)`` while a chunk waits to
+    be handed on, else the status; ``(progress may be behind)`` while the farm's store is out of reach."""
+    stale = " (progress may be behind)" if render.progress_stale else ""
+    if render.held_up is not None:
+        return f"{render.status}, {render.held_up.message}{stale}"
     queue = render.queue
     if queue is None:
-        return str(render.status)
+        return f"{render.status}{stale}"
     text = f"waiting: {queue_position(queue, now)}"
     if render.status != "queued":
         chunks = f"{queue.chunks_waiting:,} chunk{'' if queue.chunks_waiting == 1 else 's'}"

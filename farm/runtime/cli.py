@@ -136,7 +136,8 @@ def _print(status: dict) -> None:
                     title="renders in flight")
     for r in status["renders"]:
         made_by = f"{r.get('encoder')} / {r.get('raster')}" if r.get("encoder") else "-"
-        renders.add_row(r["id"], r["status"], r["format"], f"{r['resolution']}p{r['fps']}", made_by,
+        state = f"{r['status']}: {r['held_up']['message']}" if r.get("held_up") else r["status"]
+        renders.add_row(r["id"], state, r["format"], f"{r['resolution']}p{r['fps']}", made_by,
                         f"{r['frames_done']}/{r['frames_total']}"
                         + (f" ({r['reused_frames']} reused)" if r.get("reused_frames") else ""),
                         str(r["frames_per_sec"]), f"{r['elapsed_sec']} s")

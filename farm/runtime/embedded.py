@@ -235,6 +235,11 @@ class EmbeddedQueue:
             loads[workspace] = loads.get(workspace, Load()) + part
         return loads
 
+    def held_up(self, render_id: str) -> dict[str, Any] | None:
+        """None: the embedded queue's tasks run in the serving processes themselves, and a task
+        of a process that died is claimed again when its lease runs out."""
+        return None
+
     def standing(self, render_id: str) -> dict[str, Any] | None:
         with self._guard(), self.engine.connect() as conn:
             waiting = int(conn.execute(select(func.count()).select_from(tasks).where(

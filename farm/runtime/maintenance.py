@@ -204,7 +204,31 @@ def recover_orphans(redis: Any, queue_names: Sequence[str], registry: NodeRegist
         if dead:
             redis.zadd(started.key, dead, xx=True)
             started.cleanup()
+            for entry in dead:
+                _run_now(redis, queue_name, (entry.decode() if isinstance(entry, bytes) else entry).rpartition(":")[0])
     return recovered
+
+
+def _run_now(redis: Any, queue_name: str, job_id: str) -> None:
+    """A dead node's job that RQ scheduled for a retry goes to the front of its queue at once.
+
+    Its retry is spent (a chunk that kills its node every time must not loop), but waiting for the
+    retry interval would only delay it, and the due retry would wait on the dead node's scheduler
+    lock until it expires.
+    """
+    from rq import Queue
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job, JobStatus
+    from rq.registry import ScheduledJobRegistry
+
+    try:
+        job = Job.fetch(job_id, connection=redis)
+    except NoSuchJobError:
+        return
+    if job.get_status() != JobStatus.SCHEDULED:
+        return
+    ScheduledJobRegistry(queue_name, connection=redis).remove(job)
+    Queue(queue_name, connection=redis).enqueue_job(job, at_front=True)
 
 
 @dataclass

@@ -236,6 +236,39 @@ class RQQueue:
                 return None
             return standing(ordered, render_id, waiting, self.dispatcher.throughput(), datetime.now(UTC))
 
+    def held_up(self, render_id: str) -> dict[str, Any] | None:
+        """The earliest chunk of the render still marked as running on a node that is gone (until
+        the repair round hands it back: ``reelfarm.farm.runtime.maintenance.recover_orphans``)."""
+        from rq.executions import Execution
+        from rq.registry import StartedJobRegistry
+
+        from reelfarm.farm.runtime.nodes import NodeRegistry
+        from reelfarm.farm.services.graph import chunk_index_of
+        from reelfarm.farm.services.queues import CHUNK_QUEUES
+
+        with self._guard("held_up"):
+            nodes = NodeRegistry(self.redis, self.namespace)
+            stopped = []
+            for queue in CHUNK_QUEUES:
+                for entry in self.redis.zrange(StartedJobRegistry(self.queue_name(queue), connection=self.redis).key,
+                                               0, -1):
+                    text = entry.decode() if isinstance(entry, bytes) else entry
+                    job_id, _, execution_id = text.rpartition(":")
+                    index = chunk_index_of(render_id, job_id.removeprefix(self.namespace))
+                    if index is None:
+                        continue
+                    execution = Execution(id=execution_id, job_id=job_id, connection=self.redis)
+                    try:
+                        execution.refresh()
+                    except ValueError:
+                        continue
+                    if execution.worker_name and nodes.is_dead(execution.worker_name):
+                        stopped.append(index)
+            if not stopped:
+                return None
+            chunk = min(stopped)
+            return {"chunk": chunk, "reason": "node_stopped", "message": f"waiting for chunk {chunk} (its node stopped)"}
+
     def _waiting_or_running(self, rq_job_id: str) -> bool:
         from rq.exceptions import NoSuchJobError
         from rq.job import Job, JobStatus

@@ -4,6 +4,7 @@ utilization, NVENC), queue depths, each busy workspace's chunks and share, rende
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Engine
@@ -11,6 +12,7 @@ from sqlalchemy import Engine
 from reelfarm.farm.runtime.dispatch import Dispatcher, Shares, workspace_shares
 from reelfarm.farm.runtime.embedded import EmbeddedQueue
 from reelfarm.farm.runtime.nodes import NodeRegistry
+from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.services.fairness import Load, entitled
 from reelfarm.farm.services.progress import ProgressStore
 from reelfarm.farm.services.queues import ALL_QUEUES
@@ -26,11 +28,13 @@ def collect_status(engine: Engine, progress: ProgressStore, clock: Clock, redis:
     if redis is not None:
         mode, nodes, depths = "farm", NodeRegistry(redis, namespace).nodes(), _rq_depths(redis, namespace, queues)
         loads = Dispatcher(redis, namespace, shares=Shares(engine)).loads()
+        held_up = RQQueue(redis, namespace=namespace).held_up
     else:
         mode, nodes, depths = "embedded", [], EmbeddedQueue(engine).depths()
         loads = EmbeddedQueue(engine).loads()
+        held_up = EmbeddedQueue(engine).held_up
     return {"mode": mode, "nodes": nodes, "queues": depths, "workspaces": _workspaces(engine, loads),
-            "renders": _renders(engine, progress, clock)}
+            "renders": _renders(engine, progress, clock, held_up)}
 
 
 def _workspaces(engine: Engine, loads: dict[str, Load]) -> list[dict[str, Any]]:
@@ -80,7 +84,8 @@ def _rq_depths(redis: Any, namespace: str, queues: tuple[str, ...]) -> dict[str,
     return depths
 
 
-def _renders(engine: Engine, progress: ProgressStore, clock: Clock) -> list[dict[str, Any]]:
+def _renders(engine: Engine, progress: ProgressStore, clock: Clock,
+             held_up: Callable[[str], dict[str, Any] | None]) -> list[dict[str, Any]]:
     now = clock.now()
     with engine.connect() as conn:
         live = renders_repo.list_renders_by_status(conn, renders_repo.LIVE)
@@ -93,5 +98,6 @@ def _renders(engine: Engine, progress: ProgressStore, clock: Clock) -> list[dict
                      "resolution": render.resolution, "fps": render.fps, "frames_done": done,
                      "frames_total": render.frames, "chunks": render.chunks,
                      "elapsed_sec": round(elapsed, 1),
-                     "frames_per_sec": round(done / elapsed, 1) if elapsed > 0 else 0.0})
+                     "frames_per_sec": round(done / elapsed, 1) if elapsed > 0 else 0.0,
+                     "held_up": held_up(render.id)})
     return rows

@@ -24,6 +24,12 @@ def chunk_job_id(render_id: str, index: int) -> str:
     return f"render-{render_id}-chunk-{index}"
 
 
+def chunk_index_of(render_id: str, job_id: str) -> int | None:
+    """The index of the render's chunk whose job id is ``job_id``; None for any other job."""
+    index = job_id.removeprefix(chunk_job_id(render_id, 0)[:-1])
+    return int(index) if index != job_id and index.isdigit() else None
+
+
 def stitch_job_id(render_id: str) -> str:
     return f"render-{render_id}-stitch"
 

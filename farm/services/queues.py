@@ -11,6 +11,7 @@ GPU_QUEUE = "render-gpu"  # chunks, while a node that rasterizes on a GPU is liv
 NVENC_QUEUE = "render-nvenc"  # chunks of renders encoded with NVENC, while a node that encodes with it is live
 JOBS_QUEUE = "jobs"  # brand extraction, generation, stills, asset imports: the nodes that reach the internet
 ALL_QUEUES = (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE, JOBS_QUEUE)
+CHUNK_QUEUES = (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE)  # where a render's chunks may run
 
 
 def family_of(chunk_queue: str) -> str:
@@ -73,6 +74,15 @@ class JobQueue(Protocol):
 
     def loads(self) -> dict[str, Any]:
         """Each workspace's ``reelfarm.farm.services.fairness.Load``: chunks running and waiting.
+
+        Raises:
+            QueueUnavailable: the backend cannot be reached.
+        """
+        ...
+
+    def held_up(self, render_id: str) -> dict[str, Any] | None:
+        """The render's earliest chunk that cannot finish where it runs now, and why
+        (``{"chunk": N, "reason": "node_stopped", "message": ...}``); None when none is.
 
         Raises:
             QueueUnavailable: the backend cannot be reached.

@@ -155,15 +155,20 @@ class RenderService:
     # -- helpers ----------------------------------------------------------------------------
 
     def _resource(self, render: repo.Render) -> dict[str, Any]:
-        """The Render resource, with where it stands while chunks of it wait (best effort: a queue
-        that cannot be reached leaves ``queue`` null rather than fail a read)."""
-        standing = None
+        """The Render resource, with where it stands while chunks of it wait and a chunk held up
+        by a node that stopped (best effort: a queue that cannot be reached leaves both null
+        rather than fail a read, and marks the progress shown, the last the database holds,
+        as possibly stale: the progress store is on the same server)."""
+        standing = held_up = None
+        stale = False
         if render.status in repo.LIVE:
             try:
                 standing = self.queue.standing(render.id)
+                held_up = self.queue.held_up(render.id)
             except QueueUnavailable:
-                standing = None
-        return render_resource(render, self.storage, self.progress, standing)
+                stale = True
+        return render_resource(render, self.storage, None if stale else self.progress, standing, held_up=held_up,
+                               progress_stale=stale)
 
     def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
                 fps: int | None, priority: str) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any]]:

@@ -14,7 +14,6 @@ A silent link answers nothing: no refusal, no reset. Every wait on it is bounded
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ import pytest
 
 from reelfarm.shared.db import DATABASE_WAIT_BOUND_SEC
 from tests.e2e.partitioned import FPS, PartitionedFarm, wait_for
+from tests.e2e.test_node_drain import end_tree
 
 SLACK_SEC = 1.5  # a request's own work, on a loaded 2-core machine
 SILENT_SEC = 15.0  # the benchmark keeps it silent for 60 s
@@ -150,19 +150,33 @@ def test_a_render_succeeds_while_its_storage_host_is_silent_during_uploads(tmp_p
         farm.close()
 
 
+def chunk_jobs(farm: PartitionedFarm, render_id: str) -> dict[str, dict[str, str]]:
+    """The render's chunk jobs in RQ: id -> their hash (status, worker_name, ...)."""
+    from redis import Redis
+
+    assert farm.bed.redis is not None
+    redis = Redis.from_url(farm.bed.redis.url)
+    found = {}
+    for key in redis.scan_iter(match=f"rq:job:render-{render_id}-chunk-*", count=1000):
+        job_id = key.decode().removeprefix("rq:job:")
+        if ":" not in job_id:
+            found[job_id] = {k.decode(): v.decode(errors="replace") for k, v in redis.hgetall(key).items()}
+    redis.close()
+    return found
+
+
 def test_a_node_killed_mid_chunk_has_its_chunk_running_elsewhere_within_30_s(farm: PartitionedFarm) -> None:
     victim = farm.start_node("node-a", frame_sec="0.08", own_host=True)
     render = farm.request_render(farm.make_video())
-    wait_for(lambda: farm.render(render)["progress"] > 0, 120, "node-a to draw")
-    farm.start_node("node-b", frame_sec="0.01", own_host=True)
-    wait_for(lambda: "Listening on" in farm.log("node-b") or "listening" in farm.log("node-b").lower(), 60,
-             "node-b to start")
+    drawing = wait_for(lambda: [job for job, h in chunk_jobs(farm, render).items()
+                                if h.get("status") == "started" and h.get("worker_name") == "node-a"
+                                and farm.render(render)["progress"] > 0], 120, "node-a to draw a chunk")[0]
     killed = time.monotonic()
-    os.killpg(victim.pid, 9)
-    victim.wait()
-    before = farm.render(render)["progress"]
-    # node-b picks the dead node's chunk up: the progress moves past what node-a had drawn
-    wait_for(lambda: farm.render(render)["progress"] > before, 60, "the chunk to run again")
+    end_tree(victim)  # the node and its work horse, as a machine that loses power
+    farm.start_node("node-b", frame_sec="0.01", own_host=True)
+    # the dead node's chunk is taken up by node-b: only its silence tells the farm node-a is gone
+    wait_for(lambda: chunk_jobs(farm, render)[drawing].get("worker_name") == "node-b", 60,
+             f"{drawing} to run again on node-b")
     handed_back = time.monotonic() - killed
     ended = farm.finished(render, 240)
     assert ended["status"] == "succeeded"

@@ -254,6 +254,14 @@
     return text + (r.priority === "low" ? " (low priority)" : "") + ".";
   }
 
+  /* a chunk waiting for the farm to hand it on (its node stopped), and progress that may be behind */
+  function heldText(r) {
+    var text = "";
+    if (r.held_up) { text = r.held_up.message.charAt(0).toUpperCase() + r.held_up.message.slice(1) + "; the farm hands it to another node shortly."; }
+    if (r.progress_stale) { text += (text ? " " : "") + "The farm's progress figures are out of reach: progress may be behind."; }
+    return text;
+  }
+
   function poll() {
     if (polling) { return; }
     polling = true;
@@ -271,6 +279,8 @@
             if (pct) { pct.textContent = value + "%"; }
             var waiting = $("[data-render-queue]", item);
             if (waiting) { waiting.hidden = !r.queue; waiting.textContent = r.queue ? queueText(r) : ""; }
+            var held = $("[data-render-held]", item);
+            if (held) { held.hidden = !(r.held_up || r.progress_stale); held.textContent = heldText(r); }
           }
         });
         state.copies.forEach(function (c) {

@@ -1,7 +1,8 @@
 """The farm's repair round runs in a thread (of a node, of each API process): handing back the chunk
 of a node that died must work there, without anything that needs the main thread (RQ's registry
 clean-up runs the job's failure callback under a death penalty, by default SIGALRM, which only the
-main thread may set)."""
+main thread may set). Until it is handed back, the Render says which chunk waits and why; once
+handed back, the chunk is at the front of its queue at once, its retry spent but not waited for."""
 from __future__ import annotations
 
 import threading
@@ -25,6 +26,8 @@ def test_a_dead_nodes_chunk_is_handed_back_by_a_repair_round_in_a_thread(rq_farm
     kill_mid_chunk(rq_farm, workers, redis, namespace, render["id"], chunk_frames=120)
     registry = NodeRegistry(redis, namespace)
     wait_for(lambda: registry.is_dead(f"{namespace}first"), timeout=30, interval=0.2)
+    shown = rq_farm.renders.get(workspace, render["id"])
+    assert shown["held_up"] == {"chunk": 0, "reason": "node_stopped", "message": "waiting for chunk 0 (its node stopped)"}
 
     outcome: dict[str, Any] = {}
 
@@ -41,5 +44,8 @@ def test_a_dead_nodes_chunk_is_handed_back_by_a_repair_round_in_a_thread(rq_farm
     assert "error" not in outcome, repr(outcome.get("error"))
     assert outcome["recovered"] == [chunk]
     assert redis.zcard(f"rq:wip:{namespace}render") == 0  # no longer registered as running
-    status = Job.fetch(chunk, connection=redis).get_status()
-    assert getattr(status, "value", status) in ("queued", "scheduled")  # handed back for its retry
+    job = Job.fetch(chunk, connection=redis)
+    assert getattr(job.get_status(), "value", job.get_status()) == "queued"  # handed back, not left for its retry
+    assert job.retries_left == 1  # its retry spent: a chunk that kills every node it runs on does not loop
+    assert redis.lindex(f"rq:queue:{namespace}render", 0).decode() == chunk
+    assert rq_farm.renders.get(workspace, render["id"])["held_up"] is None
