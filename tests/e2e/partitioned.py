@@ -81,7 +81,7 @@ class PartitionedFarm:
                        TMPDIR=str(self.root), PYTHONUNBUFFERED="1", PACED_FRAME_SEC=frame_sec, **env)
         command = [sys.executable, "-m", "tests.paced", "worker", "--queues", "render,jobs", "--name", name]
         if own_host:  # its own hostname: the farm cannot look its process up, only hear its heartbeats
-            command = [shutil.which("unshare") or "unshare", "--uts", "sh", "-c", f'hostname "$0"; exec "$@"',
+            command = [shutil.which("unshare") or "unshare", "--uts", "sh", "-c", 'hostname "$0"; exec "$@"',
                        f"host-{name}", *command]
         with open(self.root / f"{name}.log", "wb") as log:
             node = subprocess.Popen(command, cwd=ROOT, env=environ, stdout=log, stderr=subprocess.STDOUT,
@@ -129,8 +129,7 @@ class PartitionedFarm:
         with httpx.stream("GET", render["url"], timeout=60) as response:
             assert response.status_code == 200
             with open(target, "wb") as out:
-                for block in response.iter_bytes():
-                    out.write(block)
+                out.writelines(response.iter_bytes())
         with av.open(str(target)) as container:
             return sum(1 for _ in container.decode(video=0))
 
