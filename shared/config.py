@@ -22,6 +22,9 @@ Nothing reads settings at import time: ``Settings.from_env()`` is called once by
 | REELFARM_LOG_LEVEL | ``INFO`` |
 | REELFARM_RETENTION_DAYS | ``30``: days dispatched events and webhook delivery attempts are kept |
 | REELFARM_GPU_QUEUE_WAIT_SEC | ``30``: seconds a chunk waits for a GPU node before CPU nodes may take it |
+| REELFARM_NODE_SETASIDE_AFTER | ``3``: chunk failures in a row, through a node's fault, that set it aside |
+| REELFARM_NODE_COOLDOWN_SEC | ``600``: seconds a node set aside takes no work (unless an operator clears it) |
+| REELFARM_CHUNK_STALL_SEC | ``120``: seconds without a new frame after which a node stops its chunk |
 
 An empty variable counts as unset.
 """
@@ -49,6 +52,9 @@ DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
 MIN_SECRET_LENGTH = 32
 DEFAULT_RETENTION_DAYS = 30
 DEFAULT_GPU_QUEUE_WAIT_SEC = 30.0
+DEFAULT_NODE_SETASIDE_AFTER = 3  # reelfarm.farm.services.nodehealth's policy
+DEFAULT_NODE_COOLDOWN_SEC = 600.0
+DEFAULT_CHUNK_STALL_SEC = 120.0
 MAX_RETENTION_DAYS = 36_500  # 100 years; far beyond it, "now minus the period" falls off the calendar
 SECRET_FILE = "secret_key"
 
@@ -102,6 +108,10 @@ class Settings:
     trusted_proxies: int = 0  # REELFARM_TRUSTED_PROXIES: proxies in front whose X-Forwarded-* are believed
     metrics_token: str | None = field(default=None, repr=False)  # REELFARM_METRICS_TOKEN: guards /metrics
     dispatch: str = "fair"  # REELFARM_DISPATCH: fair (farm.services.fairness) or fifo (arrival order, to compare)
+    # farm.runtime.nodehealth: a node set aside after this many chunk failures in a row, for this long
+    node_setaside_after: int = DEFAULT_NODE_SETASIDE_AFTER  # REELFARM_NODE_SETASIDE_AFTER
+    node_cooldown_sec: float = DEFAULT_NODE_COOLDOWN_SEC  # REELFARM_NODE_COOLDOWN_SEC
+    chunk_stall_sec: float = DEFAULT_CHUNK_STALL_SEC  # REELFARM_CHUNK_STALL_SEC: a chunk this long without a frame
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -162,6 +172,9 @@ def _farm(env: _Env) -> dict[str, Any]:
         "encoder": env.parse("REELFARM_ENCODER", _encoder) or "auto",
         "gpu_queue_wait_sec": env.parse("REELFARM_GPU_QUEUE_WAIT_SEC", _seconds) or DEFAULT_GPU_QUEUE_WAIT_SEC,
         "dispatch": env.parse("REELFARM_DISPATCH", _dispatch) or "fair",
+        "node_setaside_after": env.parse("REELFARM_NODE_SETASIDE_AFTER", _positive_int) or DEFAULT_NODE_SETASIDE_AFTER,
+        "node_cooldown_sec": env.parse("REELFARM_NODE_COOLDOWN_SEC", _seconds) or DEFAULT_NODE_COOLDOWN_SEC,
+        "chunk_stall_sec": env.parse("REELFARM_CHUNK_STALL_SEC", _seconds) or DEFAULT_CHUNK_STALL_SEC,
     }
 
 

@@ -1,5 +1,6 @@
-"""The farm's commands: ``reelfarm worker``, ``reelfarm farm status``, ``reelfarm farm reap`` and
-``reelfarm node check`` (``reelfarm.farm.runtime.nodecheck``).
+"""The farm's commands: ``reelfarm worker``, ``reelfarm farm status``, ``reelfarm farm reap``,
+``reelfarm node check`` (``reelfarm.farm.runtime.nodecheck``) and ``reelfarm node clear``, which
+takes a node the farm set aside back into work (``reelfarm.farm.runtime.nodehealth``).
 
 ``reelfarm/cli.py`` adds ``COMMANDS`` to the ``reelfarm`` group; ``python -m farm.cli`` runs
 them on their own.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 import click
@@ -116,7 +118,7 @@ def _print(status: dict) -> None:
             nodes.add_row(n["name"], n.get("hostname", ""), n.get("pid", ""), n.get("cores", ""), _raster(n),
                           n.get("encoder") or "x264", _gpu(n), _gpu_memory(n), f"{n['gpu_utilization']} %" if n.get("gpu_utilization")
                           else "-", _nvenc(n), n.get("queues", ""),
-                          n.get("state", "") if n["alive"] else "[red]gone[/red]", n.get("current_job") or "-",
+                          _state(n), n.get("current_job") or "-",
                           f"{n['seen_sec_ago']} s ago")
         console.print(nodes)
     queues = Table("queue", *sorted({k for d in status["queues"].values() for k in d}), title="queues")
@@ -142,6 +144,17 @@ def _print(status: dict) -> None:
                         + (f" ({r['reused_frames']} reused)" if r.get("reused_frames") else ""),
                         str(r["frames_per_sec"]), f"{r['elapsed_sec']} s")
     console.print(renders)
+
+
+def _state(node: dict) -> str:
+    from rich.markup import escape  # a failure may hold brackets ("[Errno 28]")
+
+    if not node["alive"]:
+        return "[red]gone[/red]"
+    if node.get("set_aside"):
+        until = time.strftime("%H:%M:%S", time.localtime(float(node.get("set_aside_until") or 0)))
+        return f"[yellow]set aside until {until}: {escape(node.get('failure', ''))}[/yellow]"
+    return escape(str(node.get("state", "")))
 
 
 def _raster(node: dict) -> str:
@@ -211,6 +224,32 @@ def _print_round(result: dict, as_json: bool) -> None:
     click.echo(f"recovered {len(result.get('recovered', []))} orphaned job(s), enqueued again "
                f"{len(result.get('enqueued', []))} lost job(s), reaped {len(result.get('reaped_renders', []))} "
                f"render(s) and {len(result.get('reaped_jobs', []))} job(s)")
+
+
+@node_group.command("clear")
+@click.argument("name")
+@click.option("--namespace", default="", help="Prefix of queue names and keys (as given to the workers).")
+def clear_command(name: str, namespace: str) -> None:
+    """Take node NAME, set aside for failing chunks, back into work now (its count starts again).
+
+    Fix what made it fail first (`reelfarm farm status` and `reelfarm node check` say why).
+    """
+    from reelfarm.farm.runtime.nodehealth import NodeHealth
+    from reelfarm.farm.runtime.nodes import NodeRegistry
+    from reelfarm.farm.runtime.wiring import make_redis
+
+    settings = _farm_settings()
+    try:
+        before = NodeHealth(NodeRegistry(make_redis(settings.redis_url), namespace)).clear(name)
+    except Exception as exc:
+        raise click.ClickException(f"cannot reach the farm's Redis: {exc}") from exc
+    if before is None:
+        raise click.ClickException(f"the farm knows no node {name!r} (namespace {namespace!r}); "
+                                   "`reelfarm farm status` lists its nodes")
+    if before.set_aside(time.time()):
+        click.echo(f"node {name} takes work again (it was set aside: {before.failure})")
+    else:
+        click.echo(f"node {name} was not set aside; its count of failures in a row is back at 0")
 
 
 COMMANDS = (worker_command, farm_group, node_group)

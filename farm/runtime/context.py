@@ -38,6 +38,8 @@ class TaskContext:
     rasterizer this node chose for chunks (``reelfarm worker`` resolves and probes it once); when
     None, chunks resolve ``settings.raster`` (CPU without settings). ``encoder`` is the node's encoder
     family, chosen once at start the same way; when None, chunks encode with x264.
+    ``frames_drawn`` is called with the frames a chunk draws as it draws them: on a farm node, its
+    ``FrameCounter``, by which it stops a stuck chunk (``reelfarm.farm.runtime.nodehealth``).
     """
 
     engine: Engine
@@ -49,6 +51,7 @@ class TaskContext:
     build_studio: Callable[[], Collaborators] | None = None
     raster: RasterChoice | None = None
     encoder: EncoderChoice | None = None
+    frames_drawn: Callable[[int], None] | None = None
 
 
 _CONTEXT: TaskContext | None = None

@@ -16,6 +16,11 @@ the scrape target's ``instance``):
   duration is ``kind="render_chunk"``), ``reelfarm_job_queue_wait_seconds{kind}``;
 - ``reelfarm_render_duration_seconds``: from the render's request to its stitch finishing;
 - ``reelfarm_frames_rendered_total`` and ``reelfarm_frames_per_second`` (of the last chunk);
+- ``reelfarm_node_set_aside`` (1 while the farm has set this node aside, else 0) and
+  ``reelfarm_node_chunk_failures`` (its chunks that failed in a row through its fault), read from
+  the node's standing in Redis when scraped (``reelfarm.farm.runtime.nodehealth``; why it was set
+  aside is in its heartbeat's ``state`` and ``failure``, a text no label should carry);
+  ``reelfarm_chunks_stuck_total``: chunks it stopped for drawing no frame for the stall time;
 - ``reelfarm_gpu_utilization_ratio``, ``reelfarm_gpu_memory_used_bytes``,
   ``reelfarm_gpu_memory_total_bytes`` per GPU index, read through nvidia-ml-py when it is
   installed and a driver answers (the ``gpu`` extra); absent otherwise.
@@ -25,7 +30,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,6 +39,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from reelfarm.farm.runtime.rqnode import NodeWorker
+from reelfarm.farm.services.nodehealth import Standing
 from reelfarm.shared import logs
 
 log = logging.getLogger("reelfarm.farm")
@@ -54,6 +60,7 @@ FPS = Gauge("reelfarm_frames_per_second", "Frames per second of this node's last
 REUSED = Counter("reelfarm_frames_reused_total",
                  "Frames of the renders this node stitched that were reused from earlier renders, not drawn")
 NODE = Gauge("reelfarm_node_info", "This node's rasterizer and encoder family (always 1)", ["raster", "encoder"])
+STUCK = Counter("reelfarm_chunks_stuck_total", "Chunks this node stopped for drawing no frame for the stall time")
 
 
 def describe_node(raster: str, encoder: str) -> None:
@@ -61,12 +68,16 @@ def describe_node(raster: str, encoder: str) -> None:
     NODE.labels(raster, encoder).set(1)
 
 
-def serve_metrics(port: int, addr: str = "0.0.0.0", queue: Any = None, engine: Any = None) -> None:
+def serve_metrics(port: int, addr: str = "0.0.0.0", queue: Any = None, engine: Any = None,
+                  standing: Callable[[], Standing] | None = None) -> None:
     """Expose this process's metrics (and the GPU's, when there is one) over HTTP on ``port``; with
-    ``queue`` and ``engine``, also each busy workspace's chunks on the farm."""
+    ``queue`` and ``engine``, also each busy workspace's chunks on the farm; with ``standing``
+    (reads the node's standing), whether the node is set aside."""
     REGISTRY.register(GpuCollector())
     if queue is not None and engine is not None:
         REGISTRY.register(WorkspaceLoadCollector(queue, engine))
+    if standing is not None:
+        REGISTRY.register(StandingCollector(standing))
     start_http_server(port, addr=addr)
     log.info("metrics on :%d/metrics", port)
 
@@ -83,8 +94,12 @@ class MeteredWorker(NodeWorker):
             finally:
                 try:
                     self._observe(job, time.monotonic() - started)
-                except Exception:  # noqa: BLE001 - metrics never fail a job
+                except Exception:  # metrics never fail a job
                     log.debug("could not record metrics for %s", job.id, exc_info=True)
+
+    def stop_stuck_chunk(self, job: Any, why: str) -> None:
+        STUCK.inc()
+        super().stop_stuck_chunk(job, why)
 
     def _observe(self, job: Any, elapsed: float) -> None:
         kind = (job.func_name or "unknown").rpartition(".")[2]
@@ -160,8 +175,27 @@ class WorkspaceLoadCollector(Collector):
                 return workspace_names(conn, ids)
         try:
             yield from load_families(self.queue.loads(), names)
-        except Exception:  # noqa: BLE001 - Redis or the database unreachable: the other metrics still
+        except Exception:  # Redis or the database unreachable: the other metrics still
             log.debug("could not read the farm's load", exc_info=True)
+
+
+class StandingCollector(Collector):
+    """Whether this node is set aside, and its chunk failures in a row, read when scraped."""
+
+    def __init__(self, standing: Callable[[], Standing]) -> None:
+        self.standing = standing
+
+    def collect(self) -> Iterator[Any]:
+        try:
+            standing = self.standing()
+        except Exception:  # Redis unreachable: the other metrics still
+            log.debug("could not read the node's standing", exc_info=True)
+            return
+        yield GaugeMetricFamily("reelfarm_node_set_aside", "1 while the farm has set this node aside, else 0",
+                                value=1.0 if standing.set_aside(time.time()) else 0.0)
+        yield GaugeMetricFamily("reelfarm_node_chunk_failures",
+                                "This node's chunks that failed in a row through its own fault",
+                                value=float(standing.failures))
 
 
 class GpuCollector(Collector):
@@ -188,7 +222,7 @@ class GpuCollector(Collector):
                 util.add_metric([str(index)], rates.gpu / 100.0)
                 used.add_metric([str(index)], float(memory.used))
                 total.add_metric([str(index)], float(memory.total))
-        except Exception:  # noqa: BLE001 - a device that stops answering: report what was read
+        except Exception:  # a device that stops answering: report what was read
             log.debug("NVML query failed", exc_info=True)
         finally:
             pynvml.nvmlShutdown()

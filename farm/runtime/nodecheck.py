@@ -14,7 +14,9 @@ trusts:
   counted; or why not;
 - frames/s at 1080p of x264, of the CPU rasterizer and of the GL rasterizer (yuv420p read-back,
   as GL chunks draw), each run for about a second;
-- the queues the node would work (``node_queues``) with its ``--raster`` and why.
+- the queues the node would work (``node_queues``) with its ``--raster`` and why;
+- with ``--redis-url`` (``REELFARM_REDIS_URL``): this host's nodes as the farm records them, and
+  for one it set aside for failing chunks, why (``reelfarm.farm.runtime.nodehealth``).
 
 The verdict (exit 0 only when every requirement holds) follows the configuration:
 
@@ -25,7 +27,8 @@ The verdict (exit 0 only when every requirement holds) follows the configuration
 - ``--encoder``, resolved as the worker resolves it (``choose_encoder``): ``x264``: x264 encodes.
   ``nvenc``: the NVENC probe must pass (session, clip, frame count). ``auto``: NVENC where a
   session opens (then its clip must pass), else x264.
-- at least one queue is left to work.
+- at least one queue is left to work;
+- no live node of this host is set aside (one that is gone is shown, not held against the host).
 
 Without a GPU (this repository's CI) it reports the CPU, GL on llvmpipe through Mesa, no NVML
 driver and no NVENC. On a GPU node, not run here; run
@@ -86,6 +89,7 @@ class NodeReport:
     raster: dict[str, Any] = field(default_factory=dict)
     encoder: dict[str, Any] = field(default_factory=dict)
     queues: dict[str, Any] = field(default_factory=dict)
+    farm: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -388,6 +392,29 @@ def _judge_queues(report: NodeReport, config: NodeConfig) -> None:
         report.problems.append("no queue left to work: render-gpu needs a node that draws with GL")
 
 
+def check_farm(report: NodeReport, redis_url: str | None, namespace: str) -> None:
+    """This host's nodes in the farm's registry; a live one that is set aside is a problem."""
+    from reelfarm.farm.runtime.nodes import NodeRegistry
+    from reelfarm.farm.runtime.wiring import make_redis
+
+    if not redis_url:
+        report.farm = {"asked": False}
+        return
+    try:
+        nodes = NodeRegistry(make_redis(redis_url), namespace).nodes()
+    except Exception as exc:  # noqa: BLE001 - reported, not a verdict on this machine
+        report.farm = {"asked": True, "error": f"the farm's Redis cannot be read: {exc}"}
+        return
+    keys = ("name", "alive", "state", "set_aside", "failures", "failure", "set_aside_until")
+    report.farm = {"asked": True, "nodes": [{k: n.get(k) for k in keys} for n in nodes
+                                            if n.get("hostname") == report.host["hostname"]]}
+    for node in report.farm["nodes"]:
+        if node["alive"] and node["set_aside"]:
+            until = time.strftime("%H:%M:%S", time.localtime(float(node["set_aside_until"] or 0)))
+            report.problems.append(f"node {node['name']} is set aside by the farm until {until}: {node['failure']}; "
+                                   f"once that is fixed, `reelfarm node clear {node['name']}` takes it back")
+
+
 # -- output ---------------------------------------------------------------------------------
 
 def _yes(ok: Any) -> str:
@@ -412,6 +439,7 @@ def print_report(report: NodeReport) -> None:
     nvenc = report.nvenc
     node.add_row("NVENC", f"session opened, {nvenc['decoded_frames']}/{nvenc['expected_frames']} frames decoded"
                  if nvenc.get("ok") else f"no: {nvenc.get('reason')}")
+    node.add_row("farm", _farm_row(report.farm))
     speed = report.speed
     node.add_row(f"frames/s at {speed['size']}", "  ".join(
         f"{label} {speed[key] if speed.get(key) is not None else '-'}"
@@ -445,9 +473,27 @@ def print_report(report: NodeReport) -> None:
         console.print("[bold red]this node cannot serve what it is configured for[/bold red]")
 
 
+def _farm_row(farm: dict[str, Any]) -> str:
+    from rich.markup import escape  # a failure may hold brackets ("[Errno 28]")
+
+    if not farm.get("asked"):
+        return "not asked (no --redis-url / REELFARM_REDIS_URL)"
+    if "error" in farm:
+        return escape(farm["error"])
+    rows = []
+    for node in farm["nodes"]:
+        if not node["alive"]:
+            rows.append(f"{node['name']}: gone")
+        elif node["set_aside"]:
+            rows.append(f"{node['name']}: [red]set aside: {escape(node['failure'] or '')}[/red]")
+        else:
+            rows.append(f"{node['name']}: {escape(node['state'] or '')}")
+    return "; ".join(rows) or "no node of this host"
+
+
 @click.group("node")
 def node_group() -> None:
-    """Look at this render node."""
+    """Look at this render node; take one the farm set aside back into work."""
 
 
 @node_group.command("check")
@@ -462,9 +508,14 @@ def node_group() -> None:
 @click.option("--queues", default=DEFAULT_QUEUES, show_default=True,
               help="The queues the worker is given (as `reelfarm worker --queues`).")
 @click.option("--quick", is_flag=True, help="One story and short speed runs (about 0.3 s each).")
+@click.option("--redis-url", envvar="REELFARM_REDIS_URL", show_envvar=True,
+              help="The farm's Redis: this host's nodes there are shown, and one set aside fails the check.")
+@click.option("--namespace", default="", help="Prefix of the farm's keys (as given to the workers).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def check_command(raster: str, hardware_gl: bool, encoder: str, queues: str, quick: bool, as_json: bool) -> None:
-    """Prove this node: GL against the CPU on every story, NVML, NVENC, speeds, and its queues.
+def check_command(raster: str, hardware_gl: bool, encoder: str, queues: str, quick: bool, redis_url: str | None,
+                  namespace: str, as_json: bool) -> None:
+    """Prove this node: GL against the CPU on every story, NVML, NVENC, speeds, its queues, and
+    whether the farm set one of this host's nodes aside (with --redis-url).
 
     Exits 0 only when the node can serve what it is configured for, 1 when it cannot.
     """
@@ -474,6 +525,7 @@ def check_command(raster: str, hardware_gl: bool, encoder: str, queues: str, qui
     if not names:
         raise click.BadParameter("give at least one queue", param_hint="--queues")
     report = check_node(NodeConfig(raster, encoder, hardware_gl, tuple(names), quick))
+    check_farm(report, redis_url, namespace)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:

@@ -9,6 +9,10 @@ lives a day (so ``reelfarm farm status`` can show a node that went quiet); the n
 alive while ``last_seen`` is recent and, on the same host, while its pid exists. That second
 test is what lets a worker that starts after a crash take over a killed node's jobs at once
 (``reelfarm.farm.runtime.worker.recover_orphans``) instead of waiting for RQ's registry entries to expire.
+
+The hash also holds the node's standing (``failures``, ``failure``, ``set_aside_until``: chunks that
+failed in a row through its fault, and whether it is set aside; ``reelfarm.farm.runtime.nodehealth``),
+written by the node and cleared by an operator; ``nodes()`` adds ``set_aside`` (now).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
+
+from reelfarm.farm.services.nodehealth import STANDING_FIELDS, Standing
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -180,7 +186,7 @@ class NodeRegistry:
 
     def nodes(self) -> list[dict[str, Any]]:
         """Every node seen in the last day, with ``alive`` and ``seen_sec_ago``; stale names are pruned."""
-        found = []
+        found, now = [], time.time()
         for raw in sorted(self.redis.smembers(self.index_key)):
             name = raw.decode() if isinstance(raw, bytes) else raw
             data = self._data(name)
@@ -188,8 +194,25 @@ class NodeRegistry:
                 self.redis.srem(self.index_key, name)
                 continue
             found.append({"name": name, **data, "alive": self._alive(data),
-                          "seen_sec_ago": round(time.time() - float(data.get("last_seen") or 0), 1)})
+                          "set_aside": Standing.from_fields(data).set_aside(now),
+                          "seen_sec_ago": round(now - float(data.get("last_seen") or 0), 1)})
         return found
+
+    def known(self, name: str) -> bool:
+        """Whether the registry has a record of node ``name`` (seen in the last day)."""
+        return bool(self.redis.exists(self.key(name)))
+
+    def standing(self, name: str) -> Standing:
+        """The node's standing (a clean one for a node without a record)."""
+        values = self.redis.hmget(self.key(name), STANDING_FIELDS)
+        return Standing.from_fields({k: v.decode() if isinstance(v, bytes) else v
+                                     for k, v in zip(STANDING_FIELDS, values)})
+
+    def save_standing(self, name: str, standing: Standing) -> None:
+        with self.redis.pipeline() as pipe:
+            pipe.hset(self.key(name), mapping=standing.as_fields())
+            pipe.expire(self.key(name), NODE_TTL_SEC)
+            pipe.execute()
 
     def is_dead(self, name: str) -> bool:
         """True only for a node this registry knows and knows to be gone; an unknown worker (a

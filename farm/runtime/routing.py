@@ -28,8 +28,9 @@ asked for it whose GL context failed drops it with a logged reason. ``render-cpu
 another name of ``render``.
 
 At enqueue time ``Router.chunk_queue`` picks ``render-gpu`` while a node that works it is live
-(heartbeating, ``reelfarm.farm.runtime.nodes``), unless a CPU-only node is live and the GPU queue's oldest chunk has
-already waited ``gpu_wait_sec``; otherwise ``render``. Chunks that wait on ``render-gpu`` longer
+(heartbeating, ``reelfarm.farm.runtime.nodes``; a node set aside, ``reelfarm.farm.runtime.nodehealth``,
+works nothing), unless a CPU-only node is live and the GPU queue's oldest chunk has already waited
+``gpu_wait_sec``; otherwise ``render``. Chunks that wait on ``render-gpu`` longer
 than ``gpu_wait_sec`` (``REELFARM_GPU_QUEUE_WAIT_SEC``) are moved to ``render`` by the
 maintenance round (``Router.reroute``) while a CPU-only node is live; so are retries due on
 ``render-gpu`` that no GPU node's scheduler picked up. A move takes the job out of its list (or
@@ -74,8 +75,9 @@ def node_queues(requested: Iterable[str], raster_kind: str, encoder: str = "x264
 
 
 def works(node: dict[str, Any], queue: str) -> bool:
-    """Whether a registry entry (``NodeRegistry.nodes``) is live and works ``queue``."""
-    return bool(node.get("alive")) and queue in str(node.get("queues", "")).split(",")
+    """Whether a registry entry (``NodeRegistry.nodes``) is live, not set aside
+    (``reelfarm.farm.runtime.nodehealth``) and works ``queue``."""
+    return bool(node.get("alive")) and not node.get("set_aside") and queue in str(node.get("queues", "")).split(",")
 
 
 class Router:

@@ -23,6 +23,12 @@ running one finish. The work horse ignores SIGTERM, so a signal sent to every pr
 a cold shutdown, is stopped and handed back to the front of its queue with its retries unspent,
 so another node runs it at once instead of after the farm's repair round notices a dead node.
 
+Bad nodes and stuck chunks (``reelfarm.farm.runtime.nodehealth``). ``NodeWorker`` counts the failures
+of its chunks that are its own fault; set aside after ``REELFARM_NODE_SETASIDE_AFTER`` of them in a
+row, it takes no job until an operator clears it or its cool-down is over, and the chunk whose
+failure set it aside goes back to the front of its queue with its retries unspent. Its horse
+monitor stops a chunk that drew no frame for ``REELFARM_CHUNK_STALL_SEC``.
+
 Each outage is logged once when it starts and once when it ends (``reelfarm.farm.runtime.resilience.Outage``).
 """
 
@@ -41,6 +47,15 @@ from rq.job import Job
 from rq.scheduler import RQScheduler
 from sqlalchemy import Engine, text
 
+from reelfarm.farm.runtime.nodehealth import (
+    SET_ASIDE_POLL_SEC,
+    NodeHealth,
+    StallWatch,
+    counts_against_node,
+    describe_death,
+    describe_failure,
+    is_chunk,
+)
 from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import task_path
 from reelfarm.farm.runtime.resilience import (
@@ -52,6 +67,7 @@ from reelfarm.farm.runtime.resilience import (
     is_outage,
     wait_until,
 )
+from reelfarm.farm.services.nodehealth import Standing
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -63,7 +79,16 @@ WORKER_TTL_SEC = 75
 
 class NodeJob(Job):
     """RQ's ``Job``, reading a task or callback queued under an earlier release's dotted name
-    (``farm.tasks.render_chunk``) as the same function under its current one."""
+    (``farm.tasks.render_chunk``) as the same function under its current one. In a node's work
+    horse, a failure is first put to the node (``failure_judge``, ``NodeWorker.perform_job``): one
+    that sets the node aside is the node's, not the job's, and runs no failure callback."""
+
+    failure_judge: Callable[[Any, BaseException | None], bool] | None = None
+
+    def execute_failure_callback(self, death_penalty_class: Any, *exc_info: Any) -> None:
+        if self.failure_judge is not None and self.failure_judge(self, exc_info[1] if len(exc_info) > 1 else None):
+            return  # the job goes back to its queue (NodeWorker.handle_job_failure)
+        super().execute_failure_callback(death_penalty_class, *exc_info)
 
     def _deserialize_data(self) -> None:
         super()._deserialize_data()
@@ -85,9 +110,12 @@ class NodeWorker(Worker):
     max_connection_wait_time = MAX_WAIT_SEC  # RQ's own reconnect backoff while waiting for a job (60 s)
 
     def __init__(self, *args: Any, database: Engine | None = None, stop_grace_sec: float | None = None,
-                 dispatch: Any = None, **kwargs: Any) -> None:
+                 dispatch: Any = None, health: NodeHealth | None = None, stall: StallWatch | None = None,
+                 **kwargs: Any) -> None:
         kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL_SEC)
         kwargs.setdefault("worker_ttl", WORKER_TTL_SEC)
+        if stall is not None:
+            kwargs.setdefault("job_monitoring_interval", stall.monitor_sec)
         super().__init__(*args, **kwargs)
         self.database = database
         self.dispatch = dispatch  # an RQQueue: a round of fair dispatch before each job is taken
@@ -98,6 +126,12 @@ class NodeWorker(Worker):
         self._running: tuple[Any, Any] | None = None  # (job, queue) a work horse runs now
         self._handing_back: str | None = None  # the job whose horse this node stopped
         self._grace: threading.Timer | None = None
+        self.health = health  # counts this node's chunk failures; None: it is never set aside
+        self.stall = stall  # watches the running chunk's frames; None: a chunk is never stopped as stuck
+        self._aside: Standing | None = None  # the standing this node idles under while it is set aside
+        self._set_aside_job: str | None = None  # the job whose failure set this node aside: handed back
+        self._horse_death: tuple[str, str] | None = None  # (job id, why) of the horse that just died
+        self._stuck: tuple[str, str] | None = None  # (job id, why) of the chunk this node stopped as stuck
 
     # -- the work loop's steps ----------------------------------------------------------------
 
@@ -108,6 +142,11 @@ class NodeWorker(Worker):
                 break
             try:
                 self._recover_from_redis_outage()
+                if self._set_aside_now():
+                    if timeout is None:
+                        return None  # a burst node set aside leaves: it would take nothing
+                    self._idle_a_moment()
+                    continue
                 if self.dispatch is not None:
                     self._dispatch_before_taking(burst=timeout is None)
                 return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
@@ -125,9 +164,36 @@ class NodeWorker(Worker):
         empty = burst and not any(queue.count for queue in self.queues)
         self.dispatch.dispatch_round(self, wait=LOCK_MS / 1000 + 1 if empty and self.dispatch.dispatcher.held() else 0)
 
+    def _set_aside_now(self) -> bool:
+        """Whether this node is set aside now; its state says so, and the log when it starts and ends."""
+        if self.health is None:
+            return False
+        standing, now = self.health.standing(self.name), time.time()
+        if standing.set_aside(now):
+            if self._aside is None:
+                log.warning("node %s takes no job until %s (set aside: %s)", self.name,
+                            time.strftime("%H:%M:%S", time.localtime(standing.until)), standing.failure)
+                self.set_state(f"set aside: {standing.failure}")
+            self._aside = standing
+            return True
+        if self._aside is not None:
+            log.warning("node %s takes jobs again: %s", self.name,
+                        "cleared by an operator" if now < self._aside.until else "its cool-down is over")
+            self._aside = None
+        return False
+
+    def _idle_a_moment(self) -> None:
+        """Set aside: keep the worker's heartbeat and RQ's maintenance, then look again."""
+        self.heartbeat()
+        if self.should_run_maintenance_tasks:
+            self.run_maintenance_tasks()
+        time.sleep(SET_ASIDE_POLL_SEC)
+
     def execute_job(self, job: Any, queue: Any) -> None:
         self.wait_for_database()
-        self._running = (job, queue)
+        self._running, self._stuck = (job, queue), None
+        if self.stall is not None:
+            self.stall.restart()
         try:
             super().execute_job(job, queue)
         except REDIS_ERRORS as exc:
@@ -142,11 +208,60 @@ class NodeWorker(Worker):
                 self._grace.cancel()
 
     def handle_job_failure(self, job: Any, queue: Any, started_job_registry: Any = None, exc_string: str = "") -> None:
+        died, self._horse_death = self._horse_death, None
         if job.id == self._handing_back:
             self._handing_back = None
             self._hand_back_stopped(job, queue)
             return
+        if died is not None and died[0] == job.id:
+            exc_string = f"{died[1]}; {exc_string}"
+            if counts_against_node(job.func_name, None):
+                self._count_failure(job, died[1])
+        if job.id == self._set_aside_job:
+            self._set_aside_job = None
+            self._hand_back_stopped(job, queue, f"node {self.name} was set aside")
+            return
         super().handle_job_failure(job, queue, started_job_registry=started_job_registry, exc_string=exc_string)
+
+    def handle_work_horse_killed(self, job: Any, retpid: Any, ret_val: Any, rusage: Any) -> None:
+        stuck, self._stuck = self._stuck, None
+        why = stuck[1] if stuck is not None and stuck[0] == job.id else describe_death(ret_val)
+        self._horse_death = (job.id, why)
+        super().handle_work_horse_killed(job, retpid, ret_val, rusage)
+
+    # -- in the work horse --------------------------------------------------------------------
+
+    def perform_job(self, job: Any, queue: Any) -> bool:
+        job.failure_judge = self._judge_failure
+        return bool(super().perform_job(job, queue))
+
+    def handle_job_success(self, job: Any, queue: Any, started_job_registry: Any) -> None:
+        super().handle_job_success(job, queue, started_job_registry)
+        if self.health is not None and is_chunk(job.func_name):
+            try:
+                self.health.succeeded(self.name)
+            except Exception:  # the count is advisory; the job's end is recorded
+                log.warning("could not record on node %s that job %s succeeded", self.name, job.id, exc_info=True)
+
+    def _judge_failure(self, job: Any, exc: BaseException | None) -> bool:
+        """Before the job's failure callback: count a failure that is this node's fault; True when
+        it set the node aside (the job then goes back to its queue, its retries unspent)."""
+        return exc is not None and counts_against_node(job.func_name, exc) and \
+            self._count_failure(job, describe_failure(exc))
+
+    def _count_failure(self, job: Any, failure: str) -> bool:
+        """Count a chunk failure against this node; True when it set the node aside."""
+        if self.health is None:
+            return False
+        try:
+            standing = self.health.failed(self.name, failure)
+        except Exception:  # the count never changes what becomes of the job
+            log.warning("could not count job %s's failure against node %s", job.id, self.name, exc_info=True)
+            return False
+        if standing.set_aside(time.time()):
+            self._set_aside_job = job.id
+            return True
+        return False
 
     def check_for_suspension(self, burst: bool) -> None:
         wait_until(lambda: super(NodeWorker, self).check_for_suspension(burst), self.redis_outage,
@@ -168,6 +283,25 @@ class NodeWorker(Worker):
 
     def maintain_heartbeats(self, job: Any) -> None:
         self._while_redis_up("keeping a job's heartbeat", lambda: super(NodeWorker, self).maintain_heartbeats(job))
+        self._stop_if_stuck(job)
+
+    def _stop_if_stuck(self, job: Any) -> None:
+        """Each time RQ's horse monitor wakes: stop a chunk that drew no frame for the stall time,
+        unless the database does not answer (a chunk waiting out an outage is not stuck)."""
+        if self.stall is None or self._stuck is not None or not self.horse_pid or not is_chunk(job.func_name):
+            return
+        if job.id == self._handing_back or not self.stall.stalled():
+            return
+        if not self._database_answers():
+            self.stall.restart()
+            return
+        self.stop_stuck_chunk(job, f"no frame drawn for {self.stall.clock.after_sec:g} s")
+
+    def stop_stuck_chunk(self, job: Any, why: str) -> None:
+        """Kill the horse of a stuck chunk; RQ retries the chunk as one whose horse died."""
+        log.warning("job %s on node %s is stuck (%s): stopping it", job.id, self.name, why)
+        self._stuck = (job.id, why)
+        self.kill_horse(signal.SIGKILL)
 
     def set_current_job_working_time(self, current_job_working_time: float, pipeline: Any = None) -> None:
         self.current_job_working_time = current_job_working_time
@@ -239,9 +373,10 @@ class NodeWorker(Worker):
         self._handing_back = job_id
         self.kill_horse(signal.SIGKILL)
 
-    def _hand_back_stopped(self, job: Any, queue: Any) -> None:
-        """Put a job whose horse this node stopped at the front of its queue, its retries unspent (it is
-        idempotent); left to the farm's repair round when Redis cannot be reached."""
+    def _hand_back_stopped(self, job: Any, queue: Any, why: str = "") -> None:
+        """Put a job whose horse this node stopped (or whose failure set the node aside) at the front of
+        its queue, its retries unspent (it is idempotent); left to the farm's repair round when Redis
+        cannot be reached."""
         try:
             with self.connection.pipeline() as pipe:
                 self.cleanup_execution(job, pipeline=pipe)
@@ -251,7 +386,8 @@ class NodeWorker(Worker):
         except REDIS_ERRORS as exc:
             log.warning("could not hand job %s back (%s); the farm's repair round will", job.id, exc)
             return
-        log.warning("job %s handed back to %s: node %s stopped before it ended", job.id, queue.name, self.name)
+        log.warning("job %s handed back to %s: %s", job.id, queue.name,
+                    why or f"node {self.name} stopped before it ended")
 
     # -- outages ------------------------------------------------------------------------------
 
@@ -266,6 +402,16 @@ class NodeWorker(Worker):
         assert self.database is not None
         with self.database.connect() as conn:
             conn.execute(text("SELECT 1"))
+
+    def _database_answers(self) -> bool:
+        """Whether the database can be reached (an error it answers with is an answer)."""
+        if self.database is None:
+            return True
+        try:
+            self._ping_database()
+        except Exception as exc:  # noqa: BLE001 - any other error is the database answering
+            return not is_database_outage(exc)
+        return True
 
     def _while_redis_up(self, doing: str, call: Callable[[], Any]) -> None:
         try:

@@ -24,10 +24,10 @@ from reelfarm.farm.runtime.context import TaskContext, current, studio_of
 from reelfarm.farm.runtime.resilience import Outage, is_database_outage, wait_until
 from reelfarm.farm.runtime.scratch import scratch_dir
 from reelfarm.farm.services import renders as names
+from reelfarm.farm.services import segments
 from reelfarm.farm.services.assets import StorageAssets, import_remote_assets, imported_keys
 from reelfarm.farm.services.errors import TaskFailed
 from reelfarm.farm.services.jobs import generation_ended
-from reelfarm.farm.services import segments
 from reelfarm.farm.services.lifecycle import Finished, OtherEncoderFamily, RenderLifecycle
 from reelfarm.farm.services.progress import MAX_UNFINISHED, ProgressBatcher, fraction
 from reelfarm.renderer.errors import AssetError, DocInvalid, FontError, SegmentsMismatch
@@ -43,7 +43,8 @@ log = logging.getLogger("reelfarm.farm")
 
 STATUS_CHECK_SEC = 2.0  # how often a running chunk looks whether its render was canceled
 STILLS_PREFIX = "jobs"
-_PERMANENT = (AssetError, DocInvalid, FontError, SegmentsMismatch, TaskFailed)
+# the user's to fix: never retried, and never held against the node (reelfarm.farm.runtime.nodehealth)
+PERMANENT = (AssetError, DocInvalid, FontError, SegmentsMismatch, TaskFailed)
 _ADVICE = {
     AssetError: "fix or replace the asset, then render again",
     FontError: "choose one of the fonts the renderer ships, then render again",
@@ -132,7 +133,7 @@ def render_chunk(render_id: str, index: int) -> None:
                 _draw_segment(ctx, render, parsed, path, range(start, end), _Reporter(ctx, render_id), now)
         except _Stopped:
             return
-        except _PERMANENT as exc:
+        except PERMANENT as exc:
             fail_render(render_id, _user_message(exc))
             return
         report.flush()
@@ -207,7 +208,7 @@ def stitch(render_id: str) -> None:
             check_segments(local, names=[f"segment {i + 1}" for i in range(len(keys))])  # one encoder family
             finish_video(doc, local, out, assets)
             write_poster(doc, poster, _spec(render), assets)
-        except _PERMANENT as exc:
+        except PERMANENT as exc:
             fail_render(render_id, _user_message(exc))
             return
         ctx.storage.put_file(names.video_key(render_id), out, "video/mp4")
@@ -226,8 +227,9 @@ def fail_render(render_id: str, message: str) -> bool:
 
 
 class _Reporter:
-    """The progress callback of a chunk: batches frames into the store, and every few seconds
-    checks that the render is still live, stopping the chunk (``_Stopped``) when it is not."""
+    """The progress callback of a chunk: batches frames into the store, counts them for the node
+    that watches for stuck chunks (``TaskContext.frames_drawn``), and every few seconds checks that
+    the render is still live, stopping the chunk (``_Stopped``) when it is not."""
 
     def __init__(self, ctx: TaskContext, render_id: str) -> None:
         self.ctx = ctx
@@ -238,6 +240,8 @@ class _Reporter:
 
     def __call__(self, n: int) -> None:
         self.batch(n)
+        if self.ctx.frames_drawn is not None:
+            self.ctx.frames_drawn(n)
         if time.monotonic() - self._checked >= STATUS_CHECK_SEC:
             self._checked = time.monotonic()
             try:
@@ -296,7 +300,7 @@ def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], pr
             images.append(next(stills))
             if not _stage(ctx, job.id, "render", 0.8 * (i + 1) / len(times)):
                 return  # canceled
-    except _PERMANENT as exc:
+    except PERMANENT as exc:
         fail_job(job.id, _user_message(exc))
         return
     results = []

@@ -31,6 +31,11 @@ Stopping: on SIGTERM the node takes no new job and finishes the one it runs; one
 Kubernetes give a node before they kill it) is stopped and handed back to its queue for another
 node (``reelfarm.farm.runtime.rqnode``).
 
+Bad nodes and stuck chunks (``reelfarm.farm.runtime.nodehealth``): a node whose chunks fail
+``REELFARM_NODE_SETASIDE_AFTER`` (3) times in a row through its own fault is set aside, taking no
+job for ``REELFARM_NODE_COOLDOWN_SEC`` (600 s) or until ``reelfarm node clear NAME``; a chunk that
+draws no frame for ``REELFARM_CHUNK_STALL_SEC`` (120 s) is stopped and retried.
+
 A node never quits on a connection error. It starts by waiting, with backoff, until Redis and
 the database answer; afterwards an outage pauses its heartbeats and its maintenance (one warning
 when it starts, one line when it ends), and they resume by themselves.
@@ -52,12 +57,14 @@ from sqlalchemy import Engine
 from reelfarm.farm.runtime.context import configure
 from reelfarm.farm.runtime.dispatch import Shares
 from reelfarm.farm.runtime.maintenance import FarmLocks, Maintenance, lock_key, recover_orphans, rq_repair
+from reelfarm.farm.runtime.nodehealth import FrameCounter, NodeHealth, StallWatch
 from reelfarm.farm.runtime.nodes import Capabilities, NodeRegistry, detect_capabilities, probe_gl, sample_gpu
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.resilience import Outage, is_outage, wait_until
 from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, node_queues
 from reelfarm.farm.runtime.scratch import remove_stale
 from reelfarm.farm.runtime.wiring import make_redis, make_task_context
+from reelfarm.farm.services.nodehealth import SetAsidePolicy, StallClock
 from reelfarm.farm.services.progress import RedisProgress
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine, migrate
@@ -220,17 +227,20 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     remove_stale()
     context = make_task_context(settings, engine=engine,
                                 progress=RedisProgress(redis, prefix=f"reelfarm:{namespace}progress:"))
-    context.raster, context.encoder = choice, family
+    stall = StallWatch(FrameCounter(), StallClock(settings.chunk_stall_sec))
+    context.raster, context.encoder, context.frames_drawn = choice, family, stall.frames.add
     configure(context)
     queue_names = [f"{namespace}{q}" for q in queues]
     farm_queue = RQQueue(redis, namespace=namespace, gpu_wait_sec=settings.gpu_queue_wait_sec,
                          dispatch=settings.dispatch, shares=Shares(engine))
+    registry = NodeRegistry(redis, namespace)
+    health = NodeHealth(registry, SetAsidePolicy(settings.node_setaside_after, settings.node_cooldown_sec))
     worker = MeteredWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
-                           name=name or worker_name(), database=engine, stop_grace_sec=grace, dispatch=farm_queue)
+                           name=name or worker_name(), database=engine, stop_grace_sec=grace, dispatch=farm_queue,
+                           health=health, stall=stall)
     if metrics_port:
         describe_node(choice.kind, family.family)
-        serve_metrics(metrics_port, queue=farm_queue, engine=engine)
-    registry = NodeRegistry(redis, namespace)
+        serve_metrics(metrics_port, queue=farm_queue, engine=engine, standing=lambda: health.standing(worker.name))
     caps = detect_capabilities(choice.kind, gl_renderer, family.family)
     heartbeat = NodeHeartbeat(worker, registry, caps, queues, queue_names, maintenance_lock=lock_key(namespace),
                               gpu_wait_sec=settings.gpu_queue_wait_sec, queue=farm_queue)

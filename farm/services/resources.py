@@ -39,12 +39,12 @@ def render_resource(render: renders_repo.Render, storage: Storage,
         "id": render.id, "video_id": render.video_id, "version_id": render.version_id,
         "format": render.format, "resolution": render.resolution, "fps": render.fps,
         "status": render.status, "progress": round(float(shown), 4),
+        "progress_stale": progress_stale and render.status in renders_repo.LIVE,
         "url": storage.url(render.url_key, RENDER_URL_TTL_SEC) if succeeded and render.url_key else None,
         "poster_url": storage.url(render.poster_key, RENDER_URL_TTL_SEC) if succeeded and render.poster_key else None,
         "duration_sec": render.duration_sec, "bytes": render.bytes, "error": render.error,
         "priority": render.priority, "queue": queue if render.status in renders_repo.LIVE else None,
         "held_up": held_up if render.status in renders_repo.LIVE else None,
-        "progress_stale": progress_stale and render.status in renders_repo.LIVE,
         "reused_frames": render.reused_frames, "created_at": render.created_at, "finished_at": render.finished_at,
     }
 

@@ -14,7 +14,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +50,15 @@ class Workers:
         self.env, self.namespace, self.log_dir = env, namespace, log_dir
         self.started: list[subprocess.Popen[bytes]] = []
 
-    def start(self, name: str, *extra: str) -> subprocess.Popen[bytes]:
+    def start(self, name: str, *extra: str, env: dict[str, str] | None = None,
+              prefix: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+        """A worker named ``<namespace><name>``; ``env`` adds to the environment, ``prefix`` is a
+        command the worker's runs under (``unshare ...``), which must end by exec'ing it."""
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
         process = subprocess.Popen(
-            [sys.executable, "-m", "reelfarm.farm.runtime.cli", "worker", "--queues", "render", "--namespace", self.namespace,
-             "--name", f"{self.namespace}{name}", *extra],
-            env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            [*prefix, sys.executable, "-m", "reelfarm.farm.runtime.cli", "worker", "--queues", "render",
+             "--namespace", self.namespace, "--name", f"{self.namespace}{name}", *extra],
+            env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.started.append(process)
         return process
 
