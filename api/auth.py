@@ -13,7 +13,7 @@ from reelfarm.shared.repos import workspaces as ws_repo
 from reelfarm.shared.repos.workspaces import Workspace
 
 # Endpoint names are "<blueprint>.<MethodView class name>" for flask-smorest routes.
-PUBLIC_ENDPOINTS = {"system.Health", "system.File", "api-docs.openapi_json", "static",
+PUBLIC_ENDPOINTS = {"system.Health", "system.File", "system.Stream", "api-docs.openapi_json", "static",
                     "ops.live", "ops.ready", "ops.metrics"}
 
 

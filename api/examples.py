@@ -60,9 +60,10 @@ RENDER = {"id": RENDER_ID, "video_id": VIDEO_ID, "version_id": VERSION_ID, "form
           "fps": 30, "status": "succeeded", "progress": 1.0, "progress_stale": False,
           "url": f"{BASE}/renders/{RENDER_ID}.mp4?expires=1773047721&sig=Jd3kq0cV9Xo2mZbN4Lp7",
           "poster_url": f"{BASE}/renders/{RENDER_ID}.jpg?expires=1773047721&sig=Qw8eR2tY6uI0oP4aS1dF",
+          "stream_url": f"{BASE.removesuffix('/files')}/streams/{RENDER_ID}.m3u8?expires=1773047721&sig=Zp4xV7nB1mK9cR3tY6uE",
           "duration_sec": 6.0, "bytes": 1843207, "error": None, "priority": "normal", "queue": None,
           "held_up": None, "reused_frames": 72, "created_at": CREATED, "finished_at": FINISHED}
-RENDER_QUEUED = {**RENDER, "status": "queued", "progress": 0.0, "url": None, "poster_url": None,
+RENDER_QUEUED = {**RENDER, "status": "queued", "progress": 0.0, "url": None, "poster_url": None, "stream_url": None,
                  "duration_sec": None, "bytes": None, "reused_frames": 0, "finished_at": None,
                  "queue": {"frames_ahead": 1350, "chunks_waiting": 3, "estimated_start_at": "2026-03-02T09:15:41.000000+00:00"}}
 BRAND_KIT = {"id": KIT_ID, "name": "Neutral", "source_url": None, "is_default": True, "tokens": NEUTRAL_BRAND,

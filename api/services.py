@@ -47,6 +47,7 @@ from reelfarm.farm.runtime.status import collect_status
 from reelfarm.farm.services.videos import Videos
 from reelfarm.farm.runtime.webhooks import WebhookSender
 from reelfarm.farm.runtime.wiring import Farm, make_farm
+from reelfarm.renderer.hls import TS_CONTENT_TYPE
 from reelfarm.shared.accounts import AccountService
 from reelfarm.shared.apikeys import ApiKeyService
 from reelfarm.shared.clock import Clock, SystemClock
@@ -67,6 +68,14 @@ def services() -> Services:
     that reads them from there, for the API's views, the console and ``/metrics`` alike."""
     return current_app.extensions["reelfarm"]
 
+
+
+def served_type(key: str) -> str:
+    """The content type a stored file is served as, from its name: ``.ts`` is a stream's MPEG-TS
+    segment here (the system's table may call it a Qt translation file)."""
+    if key.endswith(".ts"):
+        return TS_CONTENT_TYPE
+    return mimetypes.guess_type(key)[0] or "application/octet-stream"
 
 @dataclass
 class Services:
@@ -171,7 +180,7 @@ class Services:
                             code="forbidden")
         if not self.storage.exists(key):
             raise HttpNotFound()
-        return self.storage.path(key), mimetypes.guess_type(key)[0] or "application/octet-stream"
+        return self.storage.path(key), served_type(key)
 
     @classmethod
     def from_settings(cls, settings: Settings, clock: Clock | None = None, run_migrations: bool = True) -> Services:

@@ -221,6 +221,7 @@ class Render:
     priority: Priority | str = Priority.NORMAL  # a server from before priorities runs every render as normal
     queue: RenderQueue | None = None  # None once nothing of it waits (or from a server without the field)
     held_up: RenderHeldUp | None = None  # a chunk whose node stopped, until the farm hands it on
+    stream_url: str | None = None  # the HLS playlist of the part rendered so far, once a chunk is stored
     progress_stale: bool = False  # the farm's progress store was out of reach: progress may be behind
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 

@@ -1,14 +1,18 @@
-"""Unauthenticated routes: health and signed file downloads."""
+"""Unauthenticated routes: health, signed file downloads and render streams."""
 from __future__ import annotations
 
-from flask import request, send_file
+from flask import Response, request, send_file
 from flask.views import MethodView
 from flask_smorest import Blueprint
+from werkzeug.exceptions import NotFound as HttpNotFound
 
 from reelfarm.api import examples as ex
+from reelfarm.api.errors import Forbidden
 from reelfarm.api.schemas.common import ErrorEnvelopeSchema
 from reelfarm.api.schemas.system import HealthSchema
 from reelfarm.api.services import services
+from reelfarm.renderer.hls import PLAYLIST_CONTENT_TYPE
+from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.storage import DOWNLOAD_PARAM, NAME_PARAM, attachment_name, content_disposition
 
 blp = Blueprint("system", __name__, description="Health and downloads")
@@ -27,8 +31,9 @@ class Health(MethodView):
         return services().health()
 
 
-FILE_TYPES = ("video/mp4", "image/jpeg", "image/png", "application/octet-stream")
-"""What a file is served as: a render's MP4, its JPEG poster, a still's or a logo's PNG; any other
+FILE_TYPES = ("video/mp4", "image/jpeg", "image/png", "video/mp2t", "application/octet-stream")
+"""What a file is served as: a render's MP4, its JPEG poster, a still's or a logo's PNG, a stream's
+MPEG-TS segment; any other
 stored file as bytes. OpenAPI 3.1 describes raw bytes by the media type alone (no schema)."""
 _SIGNED = [{"in": "query", "name": "expires", "required": True, "schema": {"type": "string"},
             "description": "when the URL stops working, seconds since the epoch (as handed out)"},
@@ -39,6 +44,34 @@ _SIGNED = [{"in": "query", "name": "expires", "required": True, "schema": {"type
            {"in": "query", "name": NAME_PARAM, "required": False, "schema": {"type": "string"},
             "description": "with `download=1`, the file name to save as (sanitised; the file's own extension "
                            "is kept); not signed"}]
+
+
+@blp.route("/streams/<render_id>.m3u8")
+class Stream(MethodView):
+    @blp.alt_response(403, schema=ErrorEnvelopeSchema, description="The URL was tampered with or has expired.",
+                      example=ex.error(403, *ex.DOWNLOAD_ERRORS[403]))
+    @blp.alt_response(404, schema=ErrorEnvelopeSchema, description="No such render, or it has no stream yet.",
+                      example=ex.error(404, *ex.DOWNLOAD_ERRORS[404]))
+    @blp.doc(security=[], operationId="getRenderStream", parameters=_SIGNED[:2], responses={"200": {
+        "description": ("The render's HLS media playlist (RFC 8216), as its `stream_url` leads to it; as "
+                        "`text/plain` to a client that asks for that before the playlist type."),
+        "content": {PLAYLIST_CONTENT_TYPE: {}, "text/plain": {"schema": {"type": "string"}}}}})
+    def get(self, render_id):
+        """A render's stream
+
+        The HLS playlist of the part of a render already rendered, behind the Render's signed
+        `stream_url`: segments are added as chunks finish, and it ends with `#EXT-X-ENDLIST` once
+        the render succeeded (or where a failed or canceled render stopped). A tampered or expired
+        link, or one made for another render, gives 403.
+        """
+        if not is_uuid(render_id):
+            raise HttpNotFound()
+        made = services().renders.playlist(render_id, request.args.get("expires", ""), request.args.get("sig", ""))
+        if made is None:
+            raise Forbidden("This stream link is invalid or has expired; fetch the render again for a fresh one.",
+                            code="forbidden")
+        shown_as = request.accept_mimetypes.best_match([PLAYLIST_CONTENT_TYPE, "text/plain"]) or PLAYLIST_CONTENT_TYPE
+        return Response(made, mimetype=shown_as, headers={"Cache-Control": "no-cache"})
 
 
 @blp.route("/files/<path:key>")

@@ -44,6 +44,11 @@ class RenderSchema(Schema):
         "the render (at its last finished chunk), and may be behind")})
     url = fields.String(required=True, allow_none=True, metadata={"description": "signed MP4 URL, 7 days"})
     poster_url = fields.String(required=True, allow_none=True)
+    stream_url = fields.String(required=True, allow_none=True, metadata={"description": (
+        "signed URL (7 days) of the render's HLS playlist: from the moment its first chunk is stored, the part "
+        "already rendered plays while the rest renders (an `EVENT` playlist, only appended to; `#EXT-X-ENDLIST` "
+        "once it succeeded, then a complete VOD). A failed or canceled render's playlist lists what was "
+        "finished and ends there. MPEG-TS segments, each a signed URL. null before any chunk is stored")})
     duration_sec = fields.Float(required=True, allow_none=True)
     bytes = fields.Integer(required=True, allow_none=True)
     error = fields.String(required=True, allow_none=True)

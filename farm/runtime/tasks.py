@@ -24,7 +24,7 @@ from reelfarm.farm.runtime.context import TaskContext, current, studio_of
 from reelfarm.farm.runtime.resilience import Outage, is_database_outage, wait_until
 from reelfarm.farm.runtime.scratch import scratch_dir
 from reelfarm.farm.services import renders as names
-from reelfarm.farm.services import segments
+from reelfarm.farm.services import segments, stream
 from reelfarm.farm.services.assets import StorageAssets, import_remote_assets, imported_keys
 from reelfarm.farm.services.errors import TaskFailed
 from reelfarm.farm.services.jobs import generation_ended
@@ -105,7 +105,8 @@ def _spec(render: renders_repo.Render) -> RenderSpec:
 
 
 def render_chunk(render_id: str, index: int) -> None:
-    """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``."""
+    """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``,
+    and its part of the render's stream (``reelfarm.farm.services.stream``)."""
     ctx = current()
     # OtherEncoderFamily (the render's family is not this node's): raised, retried on another node
     render = lifecycle(ctx).start(render_id, _families(ctx), ctx.raster.kind if ctx.raster else "cpu")
@@ -138,6 +139,7 @@ def render_chunk(render_id: str, index: int) -> None:
             return
         report.flush()
         ctx.storage.put_file(names.segment_key(render_id, index), path, "video/mp4")
+        stream.publish_segment(ctx.storage, render, index, path)  # the stream's part, playable at once
     _record_chunk(ctx, render_id)
 
 

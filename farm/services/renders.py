@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from reelfarm.farm.services import segments
+from reelfarm.farm.services import segments, stream
 from reelfarm.farm.services.assets import remote_assets
 from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable
 from reelfarm.farm.services.fairness import DEFAULT_PRIORITY, PRIORITIES
@@ -41,6 +41,7 @@ from reelfarm.renderer.spec import RenderSpec, spec_problems
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import transaction
+from reelfarm.shared.errors import NotFound
 from reelfarm.shared.repos import renders as repo
 from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos._locks import lock_workspace
@@ -93,6 +94,7 @@ class RenderService:
         self.settings = settings
         self.retries = retries
         self.lifecycle = RenderLifecycle(engine, clock, storage, progress)
+        self.streams = stream.StreamLinks(settings.secret_key, settings.public_url, clock) if settings else None
 
     def request(self, workspace_id: str, video_id: str, fmt: str, resolution: int = 1080,
                 fps: int | None = None, priority: str = DEFAULT_PRIORITY) -> dict[str, Any]:
@@ -150,7 +152,25 @@ class RenderService:
         """
         ended = self.lifecycle.cancel(workspace_id, render_id)
         self._drop_jobs(ended)  # its tasks would find the render canceled and do nothing anyway
-        return render_resource(ended, self.storage, self.progress)
+        return render_resource(ended, self.storage, self.progress, stream_url=self._stream_url(ended))
+
+    def playlist(self, render_id: str, expires: str, sig: str) -> str | None:
+        """The render's HLS playlist behind a signed ``stream_url`` (``reelfarm.farm.services.stream``).
+
+        Returns None when the link is not genuine for this render or has expired (a 403), and
+        raises NotFound for no such render or one without a stream.
+        """
+        with self.engine.connect() as conn:
+            render = repo.find_render(conn, render_id)
+        if render is None or self.streams is None:
+            raise NotFound("render", render_id)
+        left = self.streams.verify(render, expires, sig)
+        if left is None:
+            return None
+        made = stream.playlist(self.storage, render, left)
+        if made is None:
+            raise NotFound("render", render_id)
+        return made
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -168,7 +188,13 @@ class RenderService:
             except QueueUnavailable:
                 stale = True
         return render_resource(render, self.storage, None if stale else self.progress, standing, held_up=held_up,
-                               progress_stale=stale)
+                               progress_stale=stale, stream_url=self._stream_url(render))
+
+    def _stream_url(self, render: repo.Render) -> str | None:
+        """The render's signed playlist link, once its first segment is stored."""
+        if self.streams is None or not stream.has_stream(self.storage, render):
+            return None
+        return self.streams.url(render)
 
     def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
                 fps: int | None, priority: str) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any]]:
@@ -220,6 +246,7 @@ class RenderService:
                 self._drop_jobs(render)
                 for index in range(render.chunks or 0):  # segments copied in for reuse
                     self.storage.delete(segment_key(render.id, index))
+                    self.storage.delete(stream.stream_segment_key(render.id, index))
             raise
 
     def _drop_jobs(self, render: repo.Render) -> None:

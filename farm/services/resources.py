@@ -23,11 +23,13 @@ STILLS_URL_TTL_SEC = 600
 
 def render_resource(render: renders_repo.Render, storage: Storage,
                     progress: ProgressStore | None = None, queue: dict[str, Any] | None = None, *,
-                    held_up: dict[str, Any] | None = None, progress_stale: bool = False) -> dict[str, Any]:
+                    held_up: dict[str, Any] | None = None, progress_stale: bool = False,
+                    stream_url: str | None = None) -> dict[str, Any]:
     """The Render resource (the seed's fields, in its order); URLs signed afresh for 7 days.
     ``queue``: where it stands while chunks of it wait (``JobQueue.standing``); ``held_up``: a
     chunk that waits on a node that stopped (``JobQueue.held_up``); ``progress_stale``: the
-    progress store could not be read, so ``progress`` is the last figure the database holds."""
+    progress store could not be read, so ``progress`` is the last figure the database holds;
+    ``stream_url``: the signed link of its HLS playlist (``reelfarm.farm.services.stream``)."""
     if render.status == "succeeded":
         shown = 1.0
     elif render.status in renders_repo.LIVE and progress is not None:
@@ -42,6 +44,7 @@ def render_resource(render: renders_repo.Render, storage: Storage,
         "progress_stale": progress_stale and render.status in renders_repo.LIVE,
         "url": storage.url(render.url_key, RENDER_URL_TTL_SEC) if succeeded and render.url_key else None,
         "poster_url": storage.url(render.poster_key, RENDER_URL_TTL_SEC) if succeeded and render.poster_key else None,
+        "stream_url": stream_url,
         "duration_sec": render.duration_sec, "bytes": render.bytes, "error": render.error,
         "priority": render.priority, "queue": queue if render.status in renders_repo.LIVE else None,
         "held_up": held_up if render.status in renders_repo.LIVE else None,

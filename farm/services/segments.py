@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from reelfarm.farm.services import stream
 from reelfarm.farm.services.assets import KeyScope, StorageAssets
 from reelfarm.renderer.chunks import chunks_from_starts, plan_chunks, scene_chunks
 from reelfarm.renderer.errors import AssetError
@@ -101,6 +102,7 @@ def reuse(engine: Engine, clock: Clock, storage: Storage, render: renders_repo.R
             continue
         try:
             storage.put_file(segment_key(index), storage.open_local(kept[fingerprint]), "video/mp4")
+            stream.publish_segment(storage, render, index, storage.open_local(kept[fingerprint]))
         except Exception:  # noqa: BLE001 - a segment that cannot be copied (swept meanwhile) is drawn instead
             log.warning("could not reuse segment %s for render %s chunk %d", fingerprint, render.id, index,
                         exc_info=True)

@@ -75,11 +75,13 @@ class PartitionedFarm:
     def storage_host(self) -> Any:
         return self.bed.storage_host
 
-    def start_node(self, name: str, frame_sec: str = "0.03", own_host: bool = False, **env: str) -> subprocess.Popen[bytes]:
+    def start_node(self, name: str, frame_sec: str = "0.03", own_host: bool = False, prefix: tuple[str, ...] = (),
+                   **env: str) -> subprocess.Popen[bytes]:
+        """A paced node; ``prefix`` runs it through another command first (a full disk's namespace)."""
         environ = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
         environ.update(self.env, REELFARM_DATA_DIR=str(self.root / name), REELFARM_PUBLIC_URL=self.base,
                        TMPDIR=str(self.root), PYTHONUNBUFFERED="1", PACED_FRAME_SEC=frame_sec, **env)
-        command = [sys.executable, "-m", "tests.paced", "worker", "--queues", "render,jobs", "--name", name]
+        command = [*prefix, sys.executable, "-m", "tests.paced", "worker", "--queues", "render,jobs", "--name", name]
         if own_host:  # its own hostname: the farm cannot look its process up, only hear its heartbeats
             command = [shutil.which("unshare") or "unshare", "--uts", "sh", "-c", 'hostname "$0"; exec "$@"',
                        f"host-{name}", *command]
