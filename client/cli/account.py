@@ -11,6 +11,7 @@ import click
 from reelfarm.client import config
 from reelfarm.client.cli.common import EXIT_CODES_HELP, Session, api_command, table
 from reelfarm.client.cli.progress import download, follow_job, follow_render, render_state
+from reelfarm.client.errors import TaskFailed, WaitTimeout
 
 
 def _epilog(*examples: str) -> str:
@@ -162,7 +163,33 @@ def renders_show(session: Session, render_id: str) -> None:
     low = " (low priority)" if r.priority == "low" else ""
     session.emit(r, f"render {r.id} {r.format} {r.resolution}p {r.fps} fps {r.status}{low} {r.progress:.0%}\n"
                     + (f"{render_state(r)}\n" if r.queue is not None else "")
-                    + f"url: {r.url}\nposter: {r.poster_url}" + (f"\nerror: {r.error}" if r.error else ""))
+                    + f"url: {r.url}\nposter: {r.poster_url}" + (f"\nstream: {r.stream_url}" if r.stream_url else "")
+                    + (f"\nerror: {r.error}" if r.error else ""))
+
+
+@renders_group.command("watch", epilog=_epilog("reelfarm renders watch RENDER_ID", "reelfarm renders watch RENDER_ID --open"))
+@click.argument("render_id")
+@click.option("--open", "open_it", is_flag=True, help="Open the stream in this machine's player or browser.")
+@click.option("--timeout", type=float, default=900, show_default=True, help="Seconds to wait for the first chunk.")
+@api_command
+def renders_watch(session: Session, render_id: str, timeout: float, open_it: bool) -> None:
+    """Print a render's stream URL (HLS) as soon as its first chunk is stored: the part already
+    rendered plays while the rest renders. Exit 4 if none comes within --timeout, 5 if the render
+    ends with nothing to watch."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    r = session.client.renders.get(render_id)
+    while r.stream_url is None and not r.done and time.monotonic() < deadline:
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+        r = session.client.renders.get(render_id)
+    if r.stream_url is None and r.done:
+        raise TaskFailed(f"render {r.id} {r.status} with nothing to watch", r)
+    if r.stream_url is None:
+        raise WaitTimeout(f"render {r.id} stored no chunk within {timeout:g} s", r)
+    if open_it:
+        click.launch(r.stream_url)
+    session.emit(r, r.stream_url)
 
 
 @renders_group.command("wait", epilog=_epilog("reelfarm renders wait RENDER_ID --download out.mp4"))

@@ -86,14 +86,16 @@ async def _follow_render(inv: Invocation, render: dict[str, Any]) -> Any:
 
 
 def render_message(render: Render) -> str:
-    """A progress message: the status, and while some of it waits the frames ahead and the expected start."""
+    """A progress message: the status, and while some of it waits the frames ahead and the expected
+    start; once its first chunk is stored, the stream of the part already rendered."""
+    watch = f"; watch it as it renders: {render.stream_url}" if render.stream_url and not render.done else ""
     queue = render.queue
     if queue is None:
-        return f"render {render.status}"
+        return f"render {render.status}{watch}"
     start = queue.estimated_start_at
     chunks = f"{queue.chunks_waiting} chunk{'' if queue.chunks_waiting == 1 else 's'}"
     text = f"render {render.status}: {chunks} waiting, {queue.frames_ahead} frames ahead"
-    return text + (f", expected to start at {start.isoformat()}" if start is not None else "")
+    return text + (f", expected to start at {start.isoformat()}" if start is not None else "") + watch
 
 
 async def _follow_job(inv: Invocation, job: dict[str, Any]) -> Any:
