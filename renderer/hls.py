@@ -16,6 +16,12 @@ from dataclasses import dataclass
 import av
 
 TS_CONTENT_TYPE = "video/mp2t"
+# Every segment's timestamps start this much later than its place on the video's timeline. A chunk's
+# first frames decode before they show (B-frames: the first DTS is below 0), and a muxer moves a
+# file's negative timestamps up by itself, which would move the first segment alone and leave
+# two segments with the same DTS where they meet; a common lead keeps every DTS positive and the
+# run of them increasing across segments. Players show the stream from its first timestamp.
+TS_LEAD_SEC = 1.0
 PLAYLIST_CONTENT_TYPE = "application/vnd.apple.mpegurl"
 
 
@@ -25,7 +31,7 @@ def remux_to_ts(src: str, dst: str, offset_sec: float) -> None:
     with av.open(src) as source, av.open(dst, "w", format="mpegts") as out:
         stream = source.streams.video[0]
         copy = out.add_stream_from_template(stream)
-        offset = round(offset_sec / stream.time_base) if stream.time_base else 0
+        offset = round((offset_sec + TS_LEAD_SEC) / stream.time_base) if stream.time_base else 0
         for packet in source.demux(stream):
             if packet.dts is None:  # the demuxer's flush packet
                 continue

@@ -233,6 +233,8 @@ renders = Table(
     Column("chunk_starts", json_type(), nullable=True),
     # 0007: normal, or low (batch work that yields to the workspace's normal renders)
     Column("priority", String(8), nullable=False, server_default="normal"),
+    # 0008: when the first chunk's part of its HLS stream was stored (NULL: no stream yet, or made before streams)
+    _ts("stream_at", True),
     _one_of("status", RENDER_STATUSES),
     # Identical requests coalesce: one live or finished render per (video, dedup hash).
     Index("uq_renders_active_dedup", "video_id", "dedup_hash", unique=True,

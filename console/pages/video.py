@@ -87,8 +87,10 @@ def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, A
 def _by_version(video: dict[str, Any], renders: list[dict[str, Any]],
                 versions: list[dict[str, Any]]) -> dict[str, Any]:
     """The renders as the page shows them, each labelled with its version's number (``version``):
-    the current version's (``renders``, newest first), the one the player shows (its latest that
-    succeeded), older versions' (``older``, out of date) and, for those, which format and
+    the current version's (``renders``, newest first), the one the player shows (its newest that
+    succeeded, or that is rendering with a stream to watch: the part rendered so far plays, and the
+    MP4 takes over where it left off once it succeeds), older versions' (``older``, out of date) and,
+    for those, which format and
     resolution the current version has already started or made (``covered``)."""
     numbers = {v["id"]: v["number"] for v in versions}
     current = (video["current_version"] or {}).get("id")
@@ -96,7 +98,8 @@ def _by_version(video: dict[str, Any], renders: list[dict[str, Any]],
     mine = [r for r in labelled if r["version_id"] == current]
     covered = {(r["format"], r["resolution"]) for r in mine if r["status"] in ("queued", "running", "succeeded")}
     return {"renders": mine, "older": [r for r in labelled if r["version_id"] != current], "covered": covered,
-            "player": next((r for r in mine if r["status"] == "succeeded" and r["url"]), None)}
+            "player": next((r for r in mine if (r["status"] == "succeeded" and r["url"])
+                            or (r["status"] in ("queued", "running") and r.get("stream_url"))), None)}
 
 
 def _busy_anchor(video: dict[str, Any], renders: list[dict[str, Any]], still_job: dict[str, Any] | None,

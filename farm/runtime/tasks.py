@@ -140,15 +140,15 @@ def render_chunk(render_id: str, index: int) -> None:
         report.flush()
         ctx.storage.put_file(names.segment_key(render_id, index), path, "video/mp4")
         stream.publish_segment(ctx.storage, render, index, path)  # the stream's part, playable at once
-    _record_chunk(ctx, render_id)
+    _record_chunk(ctx, render_id, streaming=index == 0)
 
 
-def _record_chunk(ctx: TaskContext, render_id: str) -> None:
+def _record_chunk(ctx: TaskContext, render_id: str, streaming: bool = False) -> None:
     """Mark the render alive after a chunk is stored, with its progress so far (the figure the API
     shows while the progress store cannot be reached), waiting out a database outage: the segment
     is already in storage, and failing here would only have it drawn again."""
     done = fraction(ctx.progress, render_id, None)
-    wait_until(lambda: lifecycle(ctx).progressed(render_id, done or None), Outage("the database"),
+    wait_until(lambda: lifecycle(ctx).progressed(render_id, done or None, streaming), Outage("the database"),
                doing="recording a finished chunk", is_down=is_database_outage, resumed="chunk recorded")
 
 

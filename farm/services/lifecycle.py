@@ -101,10 +101,13 @@ class RenderLifecycle:
             render = repo.find_render(conn, render_id)
         return render.encoder if render is not None else None
 
-    def reused(self, render_id: str, frames: int) -> None:
-        """The render reused ``frames`` already made: counted as done at once."""
+    def reused(self, render_id: str, frames: int, streaming: bool = False) -> None:
+        """The render reused ``frames`` already made: counted as done at once; ``streaming``: its
+        first chunk was among them, so its stream has a first segment."""
         with transaction(self.engine) as conn:
             repo.set_reused(conn, render_id, frames)
+            if streaming:
+                repo.mark_streaming(conn, self.clock, render_id)
         self.progress.add_frames(render_id, frames)
 
     def plan_family(self, render_id: str, family: str) -> None:
@@ -129,10 +132,13 @@ class RenderLifecycle:
                     len(redo))
         return redo
 
-    def progressed(self, render_id: str, progress: float | None = None) -> None:
-        """The render moved forward (a chunk stored, the stitch begun): not a change of status."""
+    def progressed(self, render_id: str, progress: float | None = None, streaming: bool = False) -> None:
+        """The render moved forward (a chunk stored, the stitch begun): not a change of status;
+        ``streaming``: the first chunk's part of its stream is stored."""
         with transaction(self.engine) as conn:
             repo.touch_render(conn, self.clock, render_id, progress)
+            if streaming:
+                repo.mark_streaming(conn, self.clock, render_id)
 
     def succeed(self, render: repo.Render, made: Finished) -> repo.Render | None:
         """``running -> succeeded`` with its files and ``render.completed``; None when refused (the

@@ -192,7 +192,7 @@ class RenderService:
 
     def _stream_url(self, render: repo.Render) -> str | None:
         """The render's signed playlist link, once its first segment is stored."""
-        if self.streams is None or not stream.has_stream(self.storage, render):
+        if self.streams is None or not stream.has_stream(render):
             return None
         return self.streams.url(render)
 
@@ -285,7 +285,7 @@ class RenderService:
                                 lambda i: segment_key(render.id, i))
         if reused:
             frames = segments.chunk_frames(render, build_doc(doc))
-            self.lifecycle.reused(render.id, sum(frames[i][1] - frames[i][0] for i in reused))
+            self.lifecycle.reused(render.id, sum(frames[i][1] - frames[i][0] for i in reused), streaming=0 in reused)
         return reused
 
 

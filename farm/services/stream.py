@@ -111,9 +111,10 @@ def playlist(storage: Storage, render: renders_repo.Render, expires_in: int) -> 
     return media_playlist(listed, target_duration(durations), ended=ended)
 
 
-def has_stream(storage: Storage, render: renders_repo.Render) -> bool:
-    """Whether the render's first segment is stored (its ``stream_url`` shows from then on)."""
-    return chunk_ranges(render) is not None and storage.exists(stream_segment_key(render.id, 0))
+def has_stream(render: renders_repo.Render) -> bool:
+    """Whether the render's first segment is stored (its ``stream_url`` shows from then on), as its
+    row says: reading a render never waits on the storage."""
+    return render.stream_at is not None and chunk_ranges(render) is not None
 
 
 def stream_keys(render: Any) -> list[str]:

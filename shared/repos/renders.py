@@ -68,6 +68,7 @@ class Render:
     reused_frames: int = 0
     chunk_starts: list[int] | None = None  # the first frame of each chunk; None: planned before 0006
     priority: str = "normal"  # or "low": yields to the workspace's normal renders (farm.services.fairness)
+    stream_at: datetime | None = None  # its stream's first segment stored (farm.services.stream)
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,12 @@ def set_encoder(conn: Connection, render_id: str, family: str, was: str | None =
 def set_reused(conn: Connection, render_id: str, frames: int) -> None:
     """Record the frames the render reused from segments made before."""
     conn.execute(update(renders).where(renders.c.id == render_id).values(reused_frames=frames))
+
+
+def mark_streaming(conn: Connection, clock: Clock, render_id: str) -> None:
+    """The render's stream has its first segment (kept once set)."""
+    conn.execute(update(renders).where(renders.c.id == render_id, renders.c.stream_at.is_(None))
+                 .values(stream_at=clock.now()))
 
 
 def touch_render(conn: Connection, clock: Clock, render_id: str, progress: float | None = None) -> None:

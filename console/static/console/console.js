@@ -229,7 +229,7 @@
   var page = document.getElementById("video");
   if (!page) { return; }
   var statusUrl = page.getAttribute("data-status-url");
-  var polling = false;
+  var polling = false, streamsSeen = {};
 
   function refreshSections() {
     return fetch(location.pathname + location.search, { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (html) {
@@ -238,14 +238,51 @@
         var mine = document.getElementById(id), theirs = fresh.getElementById(id);
         if (mine && theirs) { mine.innerHTML = theirs.innerHTML; }
       });
-      /* the player changes only when another render is to be played: one playing is left alone */
+      /* the player changes only when another render, or the same render's MP4 in place of its stream,
+         is to be played: one playing is left alone, and the MP4 of a render watched as it rendered
+         takes over where the stream was */
       var player = document.getElementById("player"), next = fresh.getElementById("player");
       if (player && next && player.getAttribute("data-render") !== next.getAttribute("data-render")) {
+        var was = $("video", player), sameRender = (player.getAttribute("data-render") || "").split(":")[0] ===
+          (next.getAttribute("data-render") || "").split(":")[0];
+        var at = was ? was.currentTime : 0, playing = was && !was.paused;
+        if (was && was._hls) { was._hls.destroy(); }
         player.setAttribute("data-render", next.getAttribute("data-render"));
         player.innerHTML = next.innerHTML;
+        var now = $("video", player);
+        if (now) {
+          attachStream(now);
+          if (sameRender && at > 0) {
+            now.addEventListener("loadedmetadata", function () {
+              now.currentTime = at;
+              if (playing) { now.muted = was.muted; now.play().catch(function () {}); }
+            }, { once: true });
+          }
+        }
       }
     });
   }
+
+  /* a render watched as it renders: its HLS stream through hls.js wherever Media Source Extensions
+     are (it honours the playlist's start at 0), else played by the browser itself (Safari on iOS) */
+  function attachStream(video) {
+    var url = video.getAttribute("data-stream");
+    if (!url || video.getAttribute("data-attached")) { return; }
+    if (window.Hls && window.Hls.isSupported()) {
+      var hls = new window.Hls();
+      hls.loadSource(url);
+      hls.attachMedia(video);
+      video._hls = hls;
+    } else if (video.canPlayType("application/vnd.apple.mpegurl")) {
+      video.src = url;
+    } else {
+      return;
+    }
+    video.setAttribute("data-attached", "");
+  }
+  document.addEventListener("DOMContentLoaded", function () {  /* after hls.js, a deferred script of the page */
+    $$("video[data-stream]").forEach(attachStream);
+  });
 
   /* where a waiting render stands (the Render resource's queue), as the page first showed it */
   function queueText(r) {
@@ -272,6 +309,8 @@
           var item = document.getElementById("render-" + r.id);
           if (!item || item.getAttribute("data-status") !== r.status) { changed = true; }
           if (r.status === "queued" || r.status === "running") { live = true; }
+          /* a render's stream appeared: the player may show it */
+          if (r.stream_url && !streamsSeen[r.id]) { streamsSeen[r.id] = true; changed = true; }
           if (item) {
             var bar = $("[data-render-progress]", item), pct = $("[data-render-percent]", item);
             var value = Math.round(r.progress * 100);

@@ -246,7 +246,7 @@ def test_renders_belong_to_versions_and_an_older_one_offers_the_current_version(
         jobs_repo.finish_job(conn, clock, still.id, {"stills": [{"key": "stills/v1.png", "time": 1.0,
                                                                  "width": 1080, "height": 1920}]})
     page = unescape(ann.get(f"/app/videos/{video['id']}").get_data(as_text=True))
-    assert f'id="player" class="player-box" data-render="{first}"' in page
+    assert f'id="player" class="player-box" data-render="{first}:mp4"' in page
     assert "Playing version 1 · 9:16 · 720p" in page and "stills/v1.png" in page
 
     services.videos.update(acme.workspace_id, video["id"], fields={"headline": "Second take"})
