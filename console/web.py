@@ -58,9 +58,12 @@ ONCE_TTL_SEC = 600  # a secret not shown within 10 minutes of its making is drop
 REFRESH_PARAM = "refresh"
 CONSOLE_RATE = RateLimit(limit=600, window_sec=60)
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+# A render watched as it renders plays through hls.js: Media Source buffers (blob: media), the
+# playlist and its segments fetched by script (from this server, or presigned from S3), and its
+# transmuxing worker (blob:).
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https: http:; "
-       "media-src 'self' https: http:; font-src 'self'; connect-src 'self'; frame-ancestors 'none'; "
-       "form-action 'self'; base-uri 'none'; object-src 'none'")
+       "media-src 'self' blob: https: http:; font-src 'self'; connect-src 'self' https: http:; "
+       "worker-src 'self' blob:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'; object-src 'none'")
 
 
 class ConsoleSessionInterface(SecureCookieSessionInterface):
