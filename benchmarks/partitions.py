@@ -18,6 +18,10 @@ Scenarios (``--only`` picks some):
   together for 25 s mid-render. Recover: from the link's return to the render's success. Lost:
   frames missing from the MP4, charges beyond the one, a failed render.
 - ``storage``: the storage host silent for 20 s while the chunks store their segments; as ``farm``.
+- ``badnode``: two nodes, one of them with a full disk (its temporary folder a full 1 MiB tmpfs,
+  as in ``tests/integration/farm/test_node_health.py``), and a 60 s render. Detect: the bad node
+  set aside (``REELFARM_NODE_SETASIDE_AFTER`` failures in a row). Recover: the render succeeded
+  on the good node. Lost: as ``farm``.
 - ``node``: the only node (on a host of its own) killed mid-chunk, and another started. Detect:
   the Render says the chunk waits on a node that stopped (``held_up``). Recover: the chunk
   running on the new node.
@@ -40,7 +44,7 @@ import httpx
 from reelfarm.shared.db import DATABASE_WAIT_BOUND_SEC
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SCENARIOS = ("database", "redis", "farm", "storage", "node")
+SCENARIOS = ("database", "redis", "farm", "storage", "node", "badnode")
 
 
 def _farm(root: Path, **kwargs: Any) -> Any:
@@ -188,6 +192,39 @@ def node(root: Path) -> dict[str, Any]:
         farm.close()
 
 
+def badnode(root: Path) -> dict[str, Any]:
+    from redis import Redis
+
+    from reelfarm.farm.runtime.nodes import NodeRegistry
+    from tests.e2e.partitioned import FPS
+    from tests.integration.farm.test_node_health import chunks_taken, full_disk
+
+    farm = _farm(root)
+    try:
+        env, prefix = full_disk(Path(tempfile.mkdtemp(dir=root)) / "bad-tmp")
+        farm.start_node("good", frame_sec="0.01")
+        farm.start_node("bad", frame_sec="0.01", prefix=tuple(prefix), **env)
+        assert farm.bed.redis is not None
+        registry = NodeRegistry(Redis.from_url(farm.bed.redis.url))
+        _poll(lambda: sum(n["alive"] for n in registry.nodes()) == 2, 60, 0.2)
+        duration = 60
+        credits = farm.credits()
+        began = time.monotonic()
+        render = farm.request_render(farm.make_video(duration), resolution=720)
+        charged = farm.credits()
+        detect = _poll(lambda: registry.standing("bad").set_aside(time.time()), 300, 0.2)
+        ended = farm.finished(render, 600)
+        recover = time.monotonic() - began
+        frames = farm.frames_of(ended) if ended["status"] == "succeeded" else 0
+        return {"detect_sec": round(detect, 2) if detect is not None else None, "recover_sec": round(recover, 2),
+                "status": ended["status"], "bad_node_chunks": chunks_taken(farm.log("bad")),
+                "failure": registry.standing("bad").failure,
+                "lost": {"frames": duration * FPS - frames, "extra_charges": (credits - farm.credits()) - (credits - charged),
+                         "failed": ended["status"] != "succeeded"}}
+    finally:
+        farm.close()
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m benchmarks.partitions", description=__doc__.split("\n")[0])
     p.add_argument("--only", default=",".join(SCENARIOS), help=f"comma-separated, of {', '.join(SCENARIOS)}")
@@ -205,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(tempfile.mkdtemp(prefix="reelfarm-partitions-"))
     runs = {"database": lambda: database(root, args.silent), "redis": lambda: redis(root, min(args.silent, 30.0)),
             "farm": lambda: _render_through(root, "farm", 25.0), "storage": lambda: _render_through(root, "storage", 20.0),
-            "node": lambda: node(root)}
+            "node": lambda: node(root), "badnode": lambda: badnode(root)}
     result: dict[str, Any] = {"when": datetime.now(UTC).isoformat(), "scenarios": {}}
     print(f"{'scenario':<10} {'detect s':>9} {'recover s':>10}  lost")
     for name in chosen:

@@ -80,7 +80,8 @@ class PartitionedFarm:
         """A paced node; ``prefix`` runs it through another command first (a full disk's namespace)."""
         environ = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
         environ.update(self.env, REELFARM_DATA_DIR=str(self.root / name), REELFARM_PUBLIC_URL=self.base,
-                       TMPDIR=str(self.root), PYTHONUNBUFFERED="1", PACED_FRAME_SEC=frame_sec, **env)
+                       TMPDIR=str(self.root), PYTHONUNBUFFERED="1", PACED_FRAME_SEC=frame_sec)
+        environ.update(env)
         command = [*prefix, sys.executable, "-m", "tests.paced", "worker", "--queues", "render,jobs", "--name", name]
         if own_host:  # its own hostname: the farm cannot look its process up, only hear its heartbeats
             command = [shutil.which("unshare") or "unshare", "--uts", "sh", "-c", 'hostname "$0"; exec "$@"',
