@@ -55,7 +55,10 @@ class Stream(MethodView):
     @blp.doc(security=[], operationId="getRenderStream", parameters=_SIGNED[:2], responses={"200": {
         "description": ("The render's HLS media playlist (RFC 8216), as its `stream_url` leads to it; as "
                         "`text/plain` to a client that asks for that before the playlist type."),
-        "content": {PLAYLIST_CONTENT_TYPE: {}, "text/plain": {"schema": {"type": "string"}}}}})
+        "content": {PLAYLIST_CONTENT_TYPE: {}, "text/plain": {"schema": {"type": "string"}, "example": (
+            "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:5\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:EVENT\n"
+            "#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-START:TIME-OFFSET=0\n#EXTINF:4.500000,\n"
+            "https://reelfarm.example.com/files/renders/3f9c/stream/seg0.ts?expires=1773047721&sig=Jd3k\n")}}}})
     def get(self, render_id):
         """A render's stream
 

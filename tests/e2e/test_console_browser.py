@@ -208,7 +208,9 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
     expect(page.locator("#render-list [data-render-version]")).to_have_text("version 1")
     _shot(page, "10-render-progress")
     player = page.locator("#player video")
-    expect(player).to_be_visible(timeout=240_000)
+    # the MP4's player (while it rendered, the player may have shown its stream: test_console_stream.py)
+    expect(page.locator("#player")).to_have_attribute("data-render", re.compile(r":mp4$"), timeout=240_000)
+    expect(player).to_be_visible()
     seen = page.evaluate("window.__seen")
     assert "100%" in seen, seen
     percents = [int(s.rstrip("%")) for s in seen]
