@@ -13,28 +13,19 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import av
 import httpx
 
+from tests.e2e.test_node_drain import wait_for
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 from tests.netbed import Bed
 from tests.servers import MOTO_CREDENTIALS
 
 ROOT = Path(__file__).resolve().parents[2]
 FPS = 24
-
-
-def wait_for(check: Any, timeout: float, what: str, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 class PartitionedFarm:
