@@ -117,7 +117,8 @@ def test_authenticate(engine: Engine, clock: FixedClock) -> None:
         assert api_keys.authenticate(conn, plaintext, clock.now()) == record
         assert api_keys.find_api_key(conn, keys.hash_key(plaintext)) == record
         assert api_keys.authenticate(conn, keys.generate_key(), clock.now()) is None  # unknown
-        assert api_keys.authenticate(conn, plaintext[:-1] + "x", clock.now()) is None  # bad checksum
+        altered = plaintext[:-1] + ("y" if plaintext.endswith("x") else "x")  # the last character changed
+        assert api_keys.authenticate(conn, altered, clock.now()) is None  # bad checksum
         assert api_keys.authenticate(conn, plaintext, clock.now() + timedelta(days=1)) is None  # expired
 
 
