@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from reelfarm.studio import comments as comments_resource
 from reelfarm.shared.tables import comments, event_outbox
+from reelfarm.studio import comments as comments_resource
 from tests.integration.api.support import assert_error, fields_of
 
 COMMENT_KEYS = {"id", "video_id", "body", "time_sec", "author", "created_at"}
@@ -114,7 +114,7 @@ def test_second_delete_is_404_and_writes_no_event(client, services, tenant, crea
     assert events(services, tenant) == before
 
 
-@pytest.mark.parametrize("comment_id", [str(uuid.uuid4()), "not-a-uuid", "x" * 300])
+@pytest.mark.parametrize("comment_id", ["0b6f3a52-94c1-4d7e-8a35-5f2d1c9e7a40", "not-a-uuid", "x" * 300])
 def test_delete_of_unknown_comment_is_404(client, services, tenant, comment_id):
     response = client.delete(f"/api/v1/comments/{comment_id}", headers=tenant.headers)
     assert_error(response, 404, "not_found", None)
