@@ -1,15 +1,30 @@
-"""Per-API-key rate limits: a fixed window per key, counted in Redis (a farm) or in memory (embedded).
+"""Per-API-key rate limits: a fixed window per key, counted once for every process of a server.
 
 A window of ``w`` seconds starts at every multiple of ``w`` since the epoch, by the service's
 clock. The first ``limit`` requests of a key in a window are allowed; the rest get 429 until the
 next window starts.
+
+Where the counters live. With Redis configured (a farm), in Redis: one count per key across every
+process of every server. Without it (the embedded default, whose ``reelfarm serve`` runs several
+gunicorn worker processes), in ``FileRateLimiter``'s small memory-mapped file in the data folder,
+which every process of the server maps: one count per key across them, at the cost of a lock and
+a few memory reads per request. The database was the other candidate; a write transaction per
+request would queue behind SQLite's one writer (the renders and videos a burst creates), where the
+mapped file takes microseconds. ``MemoryRateLimiter`` (one process's memory) remains for code that
+runs a single process and has no data folder to share.
 """
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import logging
 import math
+import mmap
+import os
+import struct
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from reelfarm.shared.clock import Clock
@@ -129,11 +144,92 @@ class RedisRateLimiter:
         return Quota(rate, int(count), reset)
 
 
+class FileRateLimiter:
+    """Counters in a memory-mapped file shared by every process that opens it (the embedded
+    ``reelfarm serve``'s gunicorn workers, which open it in the data folder); thread- and
+    process-safe.
+
+    The file is a hash table of ``SLOTS`` fixed slots: (SHA-256 of the key id, first 16 bytes;
+    window start; count; window end). A key lives in one of the ``PROBES`` slots after its home
+    slot (linear probing); a slot whose window is over is taken by the next new key that needs
+    one, and a slot never used ends a search. Each hit holds ``flock`` on the file (other
+    processes) and a lock of its own (other threads of this process, which share the file
+    description ``flock`` locks). When the ``PROBES`` slots of a key's home are all live, the
+    counters cannot take it: ``RateLimiterUnavailable`` (the API fails open, and logs it).
+    """
+
+    FILE = "ratelimits.v1"
+    SLOTS = 16384
+    PROBES = 64
+    _SLOT = struct.Struct("<16sqqq")
+
+    def __init__(self, path: Path, clock: Clock) -> None:
+        self._path = path
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._pid: int | None = None
+        self._fd = -1
+        self._map: mmap.mmap | None = None
+
+    def hit(self, key_id: str, rate: RateLimit) -> Quota:
+        start, reset = _window(self._clock, rate)
+        now = self._clock.now().timestamp()
+        digest = hashlib.sha256(key_id.encode()).digest()[:16]
+        home = int.from_bytes(digest[:8], "little") % self.SLOTS
+        with self._lock:
+            memory = self._mapped()
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            try:
+                count = self._count(memory, digest, home, start, start + rate.window_sec, now)
+            finally:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        if count is None:
+            raise RateLimiterUnavailable(f"every slot near this key's is in use ({self._path})")
+        return Quota(rate, count, reset)
+
+    def _count(self, memory: mmap.mmap, digest: bytes, home: int, start: int, end: int, now: float) -> int | None:
+        free = None
+        for probe in range(self.PROBES):
+            offset = ((home + probe) % self.SLOTS) * self._SLOT.size
+            seen, seen_start, count, seen_end = self._SLOT.unpack_from(memory, offset)
+            if seen == digest:
+                count = count + 1 if seen_start == start else 1
+                self._SLOT.pack_into(memory, offset, digest, start, count, end)
+                return int(count)
+            never_used = seen_end == 0
+            if free is None and (never_used or seen_end <= now):
+                free = offset
+            if never_used:
+                break
+        if free is None:
+            return None
+        self._SLOT.pack_into(memory, free, digest, start, 1, end)
+        return 1
+
+    def _mapped(self) -> mmap.mmap:
+        """The file, mapped by this process (a forked child opens its own: ``flock`` belongs to
+        an open file description, which a fork would share)."""
+        if self._map is not None and self._pid == os.getpid():
+            return self._map
+        size = self.SLOTS * self._SLOT.size
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if os.fstat(fd).st_size < size:
+                os.ftruncate(fd, size)  # zeros: every slot never used
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        self._fd, self._pid = fd, os.getpid()
+        self._map = mmap.mmap(fd, size)
+        return self._map
+
+
 def make_rate_limiter(settings: Settings, clock: Clock) -> RateLimiter:
-    """``RedisRateLimiter`` when ``settings.redis_url`` is set, else ``MemoryRateLimiter``."""
+    """``RedisRateLimiter`` when ``settings.redis_url`` is set, else ``FileRateLimiter`` in the data folder."""
     if settings.redis_url:
         return RedisRateLimiter(make_limiter_redis(settings.redis_url), clock)
-    return MemoryRateLimiter(clock)
+    return FileRateLimiter(settings.data_dir / FileRateLimiter.FILE, clock)
 
 
 def make_limiter_redis(url: str) -> Any:

@@ -7,7 +7,7 @@ Nothing reads settings at import time: ``Settings.from_env()`` is called once by
 |---|---|
 | REELFARM_DATA_DIR | ``./.reelfarm`` (made absolute against the working directory) |
 | REELFARM_DATABASE_URL | ``sqlite:///{data_dir}/reelfarm.db`` |
-| REELFARM_REDIS_URL | unset: embedded executor, in-memory progress and rate limits |
+| REELFARM_REDIS_URL | unset: embedded executor, in-memory progress, rate limits in a file of the data dir |
 | REELFARM_STORAGE_URL | ``file://{data_dir}/files``; or ``s3://bucket/prefix`` |
 | REELFARM_S3_ENDPOINT_URL | unset: AWS; set for an S3-compatible service |
 | REELFARM_SECRET_KEY | generated once into ``{data_dir}/secret_key`` (mode 0600), read back later |

@@ -28,7 +28,7 @@ def free_port() -> int:
 
 
 def start_server(data_dir: Path, port: int, *, command: tuple[str, ...] = (sys.executable, "-m", "reelfarm"),
-                 cwd: Path | None = None, public_url: bool = True,
+                 cwd: Path | None = None, public_url: bool = True, workers: int = 1,
                  **extra_env: str) -> tuple[subprocess.Popen[str], queue.Queue[str | None]]:
     """``reelfarm serve`` on ``port`` (``command`` runs ``reelfarm``; ``public_url=False`` leaves
     REELFARM_PUBLIC_URL unset, so the server hands out URLs of its own address)."""
@@ -37,7 +37,7 @@ def start_server(data_dir: Path, port: int, *, command: tuple[str, ...] = (sys.e
     if public_url:
         env.setdefault("REELFARM_PUBLIC_URL", f"http://127.0.0.1:{port}")
     process = subprocess.Popen(
-        [*command, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        [*command, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
         cwd=cwd or Path(__file__).resolve().parents[2], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, start_new_session=True)
     lines: queue.Queue[str | None] = queue.Queue()

@@ -8,6 +8,7 @@ cannot be started or reached these tests fail.
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import threading
 import uuid
@@ -20,8 +21,10 @@ from flask.testing import FlaskClient
 
 from reelfarm.api.app import create_app
 from reelfarm.api.ratelimit import (
+    FileRateLimiter,
     MemoryRateLimiter,
     RateLimiter,
+    RateLimiterUnavailable,
     RedisRateLimiter,
     make_limiter_redis,
 )
@@ -66,11 +69,14 @@ def limited(limited_services: Services) -> FlaskClient:
     return create_app(services=limited_services).test_client()
 
 
-@pytest.fixture(params=["memory", "redis"])
-def limiter_factory(request: pytest.FixtureRequest) -> Callable[[FixedClock], RateLimiter]:
-    """Builds each RateLimiter implementation on a clock (Redis ones share this test's prefix)."""
+@pytest.fixture(params=["memory", "file", "redis"])
+def limiter_factory(request: pytest.FixtureRequest, tmp_path) -> Callable[[FixedClock], RateLimiter]:
+    """Builds each RateLimiter implementation on a clock (Redis ones share this test's prefix, file
+    ones this test's file)."""
     if request.param == "memory":
         return MemoryRateLimiter
+    if request.param == "file":
+        return lambda clock: FileRateLimiter(tmp_path / FileRateLimiter.FILE, clock)
     prefix = request.getfixturevalue("redis_prefix")
     url = request.getfixturevalue("redis_url")
     return lambda clock: RedisRateLimiter(make_limiter_redis(url), clock, prefix=prefix)
@@ -141,6 +147,46 @@ def test_the_memory_limiter_forgets_counters_whose_window_is_over():
     assert limiter.hit("new", rate).remaining == 4
     assert len(limiter) == 1  # past the floor: the counters of windows that are over are gone
     assert limiter.hit("new", rate).remaining == 3
+
+
+def test_file_counters_are_shared_by_processes_and_instances(tmp_path):
+    clock, rate = FixedClock(START), RateLimit(1000, 60)
+    path = tmp_path / "data" / FileRateLimiter.FILE
+    first = FileRateLimiter(path, clock)
+    assert first.hit("key-a", rate).count == 1
+    children = []
+    for _ in range(3):  # forked processes, as gunicorn forks its workers (the parent's limiter included)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for _ in range(50):
+                    first.hit("key-a", rate)
+                    FileRateLimiter(path, clock).hit("key-b", rate)
+            finally:
+                os._exit(0)
+        children.append(pid)
+    for _ in range(50):
+        first.hit("key-a", rate)
+    for pid in children:
+        assert os.waitpid(pid, 0)[1] == 0
+    second = FileRateLimiter(path, clock)
+    assert second.hit("key-a", rate).count == 1 + 50 * 4 + 1
+    assert second.hit("key-b", rate).count == 50 * 3 + 1
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_file_limiter_reuses_slots_whose_window_is_over_and_fails_open_when_full(tmp_path):
+    clock, rate = FixedClock(START), RateLimit(5, 60)
+    limiter = FileRateLimiter(tmp_path / FileRateLimiter.FILE, clock)
+    limiter.SLOTS = limiter.PROBES = 4  # a table of four slots
+    for name in ("a", "b", "c", "d"):
+        assert limiter.hit(name, rate).count == 1
+    with pytest.raises(RateLimiterUnavailable):
+        limiter.hit("e", rate)  # four live windows: no slot for a fifth key
+    assert limiter.hit("a", rate).count == 2  # the keys already counted go on
+    clock.advance(60)
+    assert limiter.hit("e", rate).count == 1  # windows over: their slots are taken again
+    assert [limiter.hit(name, rate).count for name in ("a", "b", "c", "e")] == [1, 1, 1, 2]
 
 
 # --- over HTTP -------------------------------------------------------------------------------------
