@@ -9,6 +9,7 @@ Importable as ``client`` and as ``reelfarm.client``.
 | ``sync`` / ``aio`` | ``Client`` and ``AsyncClient``: a resource per attribute, typed results |
 | ``calls`` | every operation as a ``Call`` (method, path, body, parser), shared by both clients |
 | ``http`` | the one I/O seam: retries, ``Idempotency-Key`` per logical POST, errors, downloads |
+| ``literals`` | the API's value sets (formats, resolutions, fps, priorities, statuses) as ``Literal`` types |
 | ``retry`` / ``waiting`` | when to retry and how long to wait; how waits poll (no I/O) |
 | ``models`` / ``errors`` | dataclasses for the API's resources; the exception tree |
 | ``config`` | key and URL from arguments, ``REELFARM_API_KEY``/``REELFARM_API_URL``, ``reelfarm login`` |
@@ -27,17 +28,57 @@ _HOMES = {name: f"reelfarm.client.{module}" for module, names in {
     'sync': ('Client',),
     'calls': ('Page',),
     'retry': ('Retry',),
-    'errors': ('APIConnectionError', 'APIError', 'APIStatusError', 'APITimeoutError', 'AuthenticationError', 'ConflictError', 'InternalServerError', 'NotFoundError', 'PermissionDeniedError', 'RateLimitError', 'ReelfarmError', 'TaskFailed', 'ValidationError', 'WaitTimeout'),
+    'errors': ('APIConnectionError', 'APIError', 'APIStatusError', 'APITimeoutError', 'AuthenticationError', 'ConflictError',
+               'IdempotencyMismatchError', 'InsufficientCreditsError', 'InternalServerError', 'NotFoundError',
+               'PermissionDeniedError', 'RateLimitError', 'ReelfarmError', 'TaskFailed', 'ValidationError', 'WaitTimeout'),
+    'literals': ('Fps', 'PriorityName', 'Resolution', 'TaskStatusName', 'VideoFormat', 'VideoStatusName'),
     'models': ('BrandKit', 'Job', 'Me', 'Priority', 'Render', 'RenderHeldUp', 'RenderQueue', 'Story', 'TaskStatus', 'Variants',
                'Version', 'Video', 'VideoStatus', 'Webhook'),
     'webhooks': ('WebhookVerificationError', 'verify'),
 }.items() for name in names}
 __all__ = [
-    "APIConnectionError", "APIError", "APIStatusError", "APITimeoutError", "AsyncClient",
-    "AuthenticationError", "BrandKit", "Client", "ConflictError", "InternalServerError", "Job", "Me",
-    "NotFoundError", "Page", "PermissionDeniedError", "Priority", "RateLimitError", "ReelfarmError", "Render",
-    "RenderHeldUp", "RenderQueue", "Retry", "Story", "TaskFailed", "TaskStatus", "ValidationError", "Variants", "Version", "Video",
-    "VideoStatus", "WaitTimeout", "Webhook", "WebhookVerificationError", "verify",
+    "APIConnectionError",
+    "APIError",
+    "APIStatusError",
+    "APITimeoutError",
+    "AsyncClient",
+    "AuthenticationError",
+    "BrandKit",
+    "Client",
+    "ConflictError",
+    "Fps",
+    "IdempotencyMismatchError",
+    "InsufficientCreditsError",
+    "InternalServerError",
+    "Job",
+    "Me",
+    "NotFoundError",
+    "Page",
+    "PermissionDeniedError",
+    "Priority",
+    "PriorityName",
+    "RateLimitError",
+    "ReelfarmError",
+    "Render",
+    "RenderHeldUp",
+    "RenderQueue",
+    "Resolution",
+    "Retry",
+    "Story",
+    "TaskFailed",
+    "TaskStatus",
+    "TaskStatusName",
+    "ValidationError",
+    "Variants",
+    "Version",
+    "Video",
+    "VideoFormat",
+    "VideoStatus",
+    "VideoStatusName",
+    "WaitTimeout",
+    "Webhook",
+    "WebhookVerificationError",
+    "verify",
 ]
 
 
@@ -59,6 +100,8 @@ if TYPE_CHECKING:  # what type checkers see (at run time the names load lazily, 
         APITimeoutError,
         AuthenticationError,
         ConflictError,
+        IdempotencyMismatchError,
+        InsufficientCreditsError,
         InternalServerError,
         NotFoundError,
         PermissionDeniedError,
@@ -68,6 +111,7 @@ if TYPE_CHECKING:  # what type checkers see (at run time the names load lazily, 
         ValidationError,
         WaitTimeout,
     )
+    from reelfarm.client.literals import Fps, PriorityName, Resolution, TaskStatusName, VideoFormat, VideoStatusName
     from reelfarm.client.models import (
         BrandKit,
         Job,

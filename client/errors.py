@@ -6,9 +6,11 @@ ReelfarmError                       anything the client raises
 │   ├── APIStatusError              it answered with its error envelope (status, code, message, details, request_id)
 │   │   ├── ValidationError         400: ``details`` lists every problem (``field``: a JSON pointer, ``message``)
 │   │   ├── AuthenticationError     401: no key, an unknown, revoked or expired key
+│   │   ├── InsufficientCreditsError 402: the workspace's credits do not cover the render
 │   │   ├── PermissionDeniedError   403: the plan or role does not allow it
 │   │   ├── NotFoundError           404: no such resource in this workspace
 │   │   ├── ConflictError           409: the resource's state does not allow it (or a key's request is in flight)
+│   │   ├── IdempotencyMismatchError 422: the ``Idempotency-Key`` was used with another request
 │   │   ├── RateLimitError          429: ``retry_after`` seconds
 │   │   └── InternalServerError     5xx
 │   └── APIConnectionError          no answer, retries included (``url`` names where it went)
@@ -67,6 +69,10 @@ class AuthenticationError(APIStatusError):
     """401: the API key is missing, unknown, revoked or expired."""
 
 
+class InsufficientCreditsError(APIStatusError):
+    """402: the workspace's credit balance is too small; nothing was created."""
+
+
 class PermissionDeniedError(APIStatusError):
     """403: the workspace's plan or the key's role does not allow this."""
 
@@ -77,6 +83,11 @@ class NotFoundError(APIStatusError):
 
 class ConflictError(APIStatusError):
     """409: the resource's state does not allow this now."""
+
+
+class IdempotencyMismatchError(APIStatusError):
+    """422: this ``Idempotency-Key`` was already used with a different method, path or body (a key
+    reused for another request); send a new key for a new request."""
 
 
 class RateLimitError(APIStatusError):
@@ -103,14 +114,14 @@ class APITimeoutError(APIConnectionError):
 
 
 _BY_STATUS: dict[int, type[APIStatusError]] = {
-    400: ValidationError, 401: AuthenticationError, 403: PermissionDeniedError, 404: NotFoundError,
-    409: ConflictError, 429: RateLimitError,
+    400: ValidationError, 401: AuthenticationError, 402: InsufficientCreditsError, 403: PermissionDeniedError,
+    404: NotFoundError, 409: ConflictError, 422: IdempotencyMismatchError, 429: RateLimitError,
 }
 
 
 def status_error(status: int, code: str, message: str, details: list[dict[str, Any]] | None = None,
                  request_id: str | None = None, retry_after: float | None = None) -> APIStatusError:
-    """The ``APIStatusError`` subclass for ``status`` (a 422 or another 4xx is a plain ``APIStatusError``)."""
+    """The ``APIStatusError`` subclass for ``status`` (a 4xx without one, 405 or 413, is a plain ``APIStatusError``)."""
     cls = _BY_STATUS.get(status) or (InternalServerError if status >= 500 else APIStatusError)
     return cls(status, code, message, details, request_id, retry_after)
 

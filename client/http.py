@@ -80,6 +80,17 @@ def retry_delay(retry: Retry, attempt: int, method: str,
                               parse_retry_after(outcome.headers.get("Retry-After")))
 
 
+def retry_reason(outcome: httpx.Response | httpx.TransportError) -> str:
+    """Why a request is tried again, for the log: ``429 rate_limited``, ``ConnectError: ...``."""
+    if isinstance(outcome, httpx.TransportError):
+        return f"{type(outcome).__name__}: {outcome}".rstrip(": ")
+    try:
+        code = str(outcome.json()["error"]["code"])
+    except (ValueError, KeyError, TypeError):
+        code = outcome.reason_phrase
+    return f"{outcome.status_code} {code}".strip()
+
+
 def headers(api_key: str | None) -> dict[str, str]:
     headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
     if api_key:

@@ -30,6 +30,13 @@ def finished(state: Any, what: str, raise_on_failure: bool) -> bool:
     return True
 
 
+def making(video: Any) -> bool:
+    """Whether a video (a ``Video``) is still being made: generated from a brief (``generating``), or
+    a translated copy whose translation job runs (the copy is ``draft`` meanwhile, with no version)."""
+    job = video.job
+    return video.status == "generating" or (job is not None and not job.done and video.status == "draft")
+
+
 def timed_out(what: str, ident: str, timeout: float, last: Any) -> WaitTimeout:
     status = getattr(last, "status", "?")
     return WaitTimeout(f"{what} {ident} not finished after {timeout:g} s (status {status})", last)

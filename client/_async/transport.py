@@ -5,10 +5,13 @@ What to send (``prepare``), what an answer means (``decode``) and when to try ag
 A POST gets its ``Idempotency-Key`` once, before the first try, so every retry of that one call
 carries the same key and the server creates and charges at most once.
 Downloads go to signed URLs without the API key: those URLs may point at another host.
+Each retry is logged at INFO on the ``reelfarm.client`` logger, with its reason and delay.
 """
 from __future__ import annotations
 
+import copy
 import itertools
+import logging
 import time
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,10 +20,21 @@ import httpx
 
 from reelfarm.client._async import io
 from reelfarm.client.calls import Call
-from reelfarm.client.http import ProgressFn, check_key, decode, error_from, headers, prepare, retry_delay, unreachable
+from reelfarm.client.http import (
+    ProgressFn,
+    check_key,
+    decode,
+    error_from,
+    headers,
+    prepare,
+    retry_delay,
+    retry_reason,
+    unreachable,
+)
 from reelfarm.client.retry import Retry
 
 T = TypeVar("T")
+log = logging.getLogger("reelfarm.client")
 
 
 class AsyncTransport:
@@ -31,6 +45,15 @@ class AsyncTransport:
         self.api_key, self.base_url, self.retry = api_key, base_url, retry
         self.http = http or httpx.AsyncClient(base_url=base_url, headers=headers(api_key), timeout=timeout)
         self.sleep: io.Sleep = io.sleep
+        self.timeout: float | httpx.Timeout | None = None  # None: the pool's own; else sent with each request
+        self.owns_http = True  # a copy made by ``with_options`` shares the pool and leaves it open
+
+    def with_options(self, timeout: float | httpx.Timeout | None, retry: Retry) -> AsyncTransport:
+        """A transport over the same connection pool with another timeout and retry policy."""
+        made = copy.copy(self)
+        made.retry, made.owns_http = retry, False
+        made.timeout = timeout if timeout is not None else self.timeout
+        return made
 
     async def run(self, call: Call[T], idempotency_key: str | None = None) -> T:
         return call.parse(await self.send(call, idempotency_key))
@@ -40,6 +63,8 @@ class AsyncTransport:
         kept through its retries)."""
         check_key(self.api_key)
         kwargs = prepare(call, {"Idempotency-Key": idempotency_key} if idempotency_key else None)
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
         started = time.monotonic()
         for attempt in itertools.count():
             try:
@@ -49,6 +74,10 @@ class AsyncTransport:
             delay = retry_delay(self.retry, attempt, call.method, outcome, time.monotonic() - started)
             if delay is None:
                 break
+            reason = retry_reason(outcome)
+            log.info("retrying %s %s in %.1f s (retry %d): %s", call.method, call.path, delay, attempt + 1, reason,
+                     extra={"retry_method": call.method, "retry_path": call.path, "retry_delay": round(delay, 3),
+                            "retry_number": attempt + 1, "retry_reason": reason})
             await self.sleep(delay)
         if isinstance(outcome, httpx.TransportError):
             raise unreachable(f"{self.base_url.rstrip('/')}/api/v1{call.path}", outcome,
@@ -91,4 +120,5 @@ class AsyncTransport:
         return target
 
     async def aclose(self) -> None:
-        await self.http.aclose()
+        if self.owns_http:
+            await self.http.aclose()

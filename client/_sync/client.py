@@ -6,10 +6,11 @@ one API call (or a wait that polls).
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import time
 from collections.abc import Iterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import httpx
 
@@ -18,9 +19,10 @@ from reelfarm.client._sync import io
 from reelfarm.client._sync.transport import SyncTransport
 from reelfarm.client.errors import NotFoundError, WaitTimeout
 from reelfarm.client.http import ProgressFn
+from reelfarm.client.literals import Fps, PriorityName, Resolution, VideoFormat
 from reelfarm.client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
 from reelfarm.client.retry import Retry
-from reelfarm.client.waiting import finished, intervals, timed_out
+from reelfarm.client.waiting import finished, intervals, making, timed_out
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -97,7 +99,7 @@ class Renders(_Resource):
 class Videos(_Resource):
     def create(self, *, story_id: str | None = None, fields: Mapping[str, Any] | None = None,
                      brief: str | None = None, title: str | None = None, brand_kit_id: str | None = None,
-                     url: str | None = None, format: str | None = None, duration_sec: float | None = None,
+                     url: str | None = None, format: VideoFormat | None = None, duration_sec: float | None = None,
                      locale: str | None = None, idempotency_key: str | None = None) -> Video:
         """Create a video from a story (ready at once) or from a brief (``generating``; see ``wait``)."""
         body = calls.video_body(story_id=story_id, fields=dict(fields) if fields is not None else None,
@@ -146,8 +148,8 @@ class Videos(_Resource):
     def renders(self, video_id: str) -> builtins.list[Render]:
         return self._t.run(calls.list_renders(video_id))
 
-    def render(self, video_id: str, *, format: str, resolution: int | None = None,
-                     fps: int | None = None, priority: str | None = None,
+    def render(self, video_id: str, *, format: VideoFormat, resolution: Resolution | None = None,
+                     fps: Fps | None = None, priority: PriorityName | None = None,
                      idempotency_key: str | None = None) -> Render:
         """Start an MP4 render (an identical finished one is returned instead).
 
@@ -156,11 +158,12 @@ class Videos(_Resource):
         body = calls.render_body(format, resolution, fps, priority)
         return self._t.run(calls.create_render(video_id, body), idempotency_key=idempotency_key)
 
-    def stills(self, video_id: str, times: Sequence[float], *, format: str | None = None, idempotency_key: str | None = None) -> Job:
+    def stills(self, video_id: str, times: Sequence[float], *, format: VideoFormat | None = None,
+                     idempotency_key: str | None = None) -> Job:
         return self._t.run(calls.create_stills(video_id, calls.stills_body(times, format)), idempotency_key=idempotency_key)
 
-    def variants(self, video_id: str, formats: Sequence[str], *, locales: Sequence[str] | None = None,
-                       resolution: int | None = None, priority: str | None = None,
+    def variants(self, video_id: str, formats: Sequence[VideoFormat], *, locales: Sequence[str] | None = None,
+                       resolution: Resolution | None = None, priority: PriorityName | None = None,
                        idempotency_key: str | None = None) -> Variants:
         """Render several formats at once (each ``locale`` also starts a translated copy); ``priority``
         ``"low"`` suits a large set: its renders yield to the workspace's normal ones."""
@@ -168,17 +171,18 @@ class Videos(_Resource):
         return self._t.run(calls.create_variants(video_id, body), idempotency_key=idempotency_key)
 
     def wait(self, video_id: str, *, timeout: float = 600, on_progress: io.Listener | None = None) -> Video:
-        """Poll until the video is no longer ``generating``; a failed generation raises ``TaskFailed``."""
+        """Poll until the video is made: a generation no longer ``generating``, a translated copy's
+        translation job finished (the copy stays ``draft`` until then). A failed one raises ``TaskFailed``."""
         deadline = time.monotonic() + timeout
         for delay in intervals():
             video = self.get(video_id)
             io.tell(on_progress, video)
-            if video.status != "generating":
+            if not making(video):
                 if video.status == "failed" and video.job is not None:
                     finished(video.job, "generation job", True)
                 return video
             if time.monotonic() + delay > deadline:
-                raise WaitTimeout(f"video {video_id} still generating after {timeout:g} s", video)
+                raise WaitTimeout(f"video {video_id} still {video.status} after {timeout:g} s", video)
             io.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -235,8 +239,11 @@ class Client:
         base_url: the server's root (``https://host``); default ``REELFARM_API_URL``, then the login
             file, then ``http://127.0.0.1:8000``.
         timeout: seconds for each HTTP request (or an ``httpx.Timeout``).
-        retry: how 429, 502/503/504 and connection errors are retried.
+        retry: how 429, 502/503/504 and connection errors are retried (each retry is logged at INFO
+            on the ``reelfarm.client`` logger with its reason and delay).
         http: an httpx client to use instead of a new one (its base URL and headers are yours).
+
+    Options for some calls only: ``client.with_options(timeout=5, max_retries=0).videos.get(id)``.
     """
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
@@ -244,7 +251,10 @@ class Client:
                  http: httpx.Client | None = None) -> None:
         found = config.resolve(api_key, base_url)
         self.api_key, self.base_url = found.api_key, found.base_url
-        self._t = SyncTransport(found.api_key, found.base_url, timeout, retry or Retry(), http)
+        self._bind(SyncTransport(found.api_key, found.base_url, timeout, retry or Retry(), http))
+
+    def _bind(self, transport: SyncTransport) -> None:
+        self._t = transport
         self.stories = Stories(self._t)
         self.brand_kits = BrandKits(self._t)
         self.brand = Brand(self._t)
@@ -253,6 +263,19 @@ class Client:
         self.jobs = Jobs(self._t)
         self.webhooks = Webhooks(self._t)
 
+    def with_options(self, *, timeout: float | httpx.Timeout | None = None, max_retries: int | None = None,
+                     retry: Retry | None = None) -> Self:
+        """This client with other options for the calls made through it, sharing its connection pool
+        (the Stripe and OpenAI SDKs' per-request options): ``timeout`` per HTTP request, ``max_retries``
+        (0: none), or a whole ``retry`` policy. Closing it leaves this client's pool open."""
+        policy = retry or self._t.retry
+        if max_retries is not None:
+            policy = dataclasses.replace(policy, max_retries=max_retries)
+        made = type(self).__new__(type(self))
+        made.api_key, made.base_url = self.api_key, self.base_url
+        made._bind(self._t.with_options(timeout, policy))
+        return made
+
     def me(self) -> Me:
         """The key's workspace, plan, credits and rate limit."""
         return self._t.run(calls.me())
@@ -260,13 +283,13 @@ class Client:
     def locales(self) -> list[dict[str, Any]]:
         return self._t.run(calls.list_locales())
 
-    def render_video(self, video_id: str, *, format: str | None = None, resolution: int | None = None,
-                           fps: int | None = None, priority: str | None = None, wait: bool = True,
+    def render_video(self, video_id: str, *, format: VideoFormat | None = None,
+                           resolution: Resolution | None = None, fps: Fps | None = None, priority: PriorityName | None = None, wait: bool = True,
                            timeout: float = 900, on_progress: io.Listener | None = None,
                            idempotency_key: str | None = None) -> Render:
         """Render a video (in its default format unless told) and, with ``wait``, return it finished
         (``on_progress`` sees each state, ``Render.queue`` set while it waits for the farm)."""
-        fmt = format or (self.videos.get(video_id)).default_format
+        fmt = format or cast(VideoFormat, (self.videos.get(video_id)).default_format)
         render = self.videos.render(video_id, format=fmt, resolution=resolution, fps=fps, priority=priority,
                                           idempotency_key=idempotency_key)
         if not wait:

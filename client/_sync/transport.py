@@ -6,10 +6,13 @@ What to send (``prepare``), what an answer means (``decode``) and when to try ag
 A POST gets its ``Idempotency-Key`` once, before the first try, so every retry of that one call
 carries the same key and the server creates and charges at most once.
 Downloads go to signed URLs without the API key: those URLs may point at another host.
+Each retry is logged at INFO on the ``reelfarm.client`` logger, with its reason and delay.
 """
 from __future__ import annotations
 
+import copy
 import itertools
+import logging
 import time
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,10 +21,21 @@ import httpx
 
 from reelfarm.client._sync import io
 from reelfarm.client.calls import Call
-from reelfarm.client.http import ProgressFn, check_key, decode, error_from, headers, prepare, retry_delay, unreachable
+from reelfarm.client.http import (
+    ProgressFn,
+    check_key,
+    decode,
+    error_from,
+    headers,
+    prepare,
+    retry_delay,
+    retry_reason,
+    unreachable,
+)
 from reelfarm.client.retry import Retry
 
 T = TypeVar("T")
+log = logging.getLogger("reelfarm.client")
 
 
 class SyncTransport:
@@ -32,6 +46,15 @@ class SyncTransport:
         self.api_key, self.base_url, self.retry = api_key, base_url, retry
         self.http = http or httpx.Client(base_url=base_url, headers=headers(api_key), timeout=timeout)
         self.sleep: io.Sleep = io.sleep
+        self.timeout: float | httpx.Timeout | None = None  # None: the pool's own; else sent with each request
+        self.owns_http = True  # a copy made by ``with_options`` shares the pool and leaves it open
+
+    def with_options(self, timeout: float | httpx.Timeout | None, retry: Retry) -> SyncTransport:
+        """A transport over the same connection pool with another timeout and retry policy."""
+        made = copy.copy(self)
+        made.retry, made.owns_http = retry, False
+        made.timeout = timeout if timeout is not None else self.timeout
+        return made
 
     def run(self, call: Call[T], idempotency_key: str | None = None) -> T:
         return call.parse(self.send(call, idempotency_key))
@@ -41,6 +64,8 @@ class SyncTransport:
         kept through its retries)."""
         check_key(self.api_key)
         kwargs = prepare(call, {"Idempotency-Key": idempotency_key} if idempotency_key else None)
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
         started = time.monotonic()
         for attempt in itertools.count():
             try:
@@ -50,6 +75,10 @@ class SyncTransport:
             delay = retry_delay(self.retry, attempt, call.method, outcome, time.monotonic() - started)
             if delay is None:
                 break
+            reason = retry_reason(outcome)
+            log.info("retrying %s %s in %.1f s (retry %d): %s", call.method, call.path, delay, attempt + 1, reason,
+                     extra={"retry_method": call.method, "retry_path": call.path, "retry_delay": round(delay, 3),
+                            "retry_number": attempt + 1, "retry_reason": reason})
             self.sleep(delay)
         if isinstance(outcome, httpx.TransportError):
             raise unreachable(f"{self.base_url.rstrip('/')}/api/v1{call.path}", outcome,
@@ -92,4 +121,5 @@ class SyncTransport:
         return target
 
     def close(self) -> None:
-        self.http.close()
+        if self.owns_http:
+            self.http.close()

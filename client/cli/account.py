@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from reelfarm.client import config
-from reelfarm.client.cli.common import EXIT_CODES_HELP, Session, api_command, table
+from reelfarm.client.cli.common import EXIT_CODES_HELP, Session, api_command, table, writable_target
 from reelfarm.client.cli.progress import download, follow_job, follow_render, render_state
 from reelfarm.client.errors import TaskFailed, WaitTimeout
 
@@ -195,7 +195,8 @@ def renders_watch(session: Session, render_id: str, timeout: float, open_it: boo
 @renders_group.command("wait", epilog=_epilog("reelfarm renders wait RENDER_ID --download out.mp4"))
 @click.argument("render_id")
 @click.option("--timeout", type=float, default=900, show_default=True, help="Seconds to wait.")
-@click.option("--download", "target", type=click.Path(dir_okay=False, path_type=Path), help="Save the MP4 here.")
+@click.option("--download", "target", type=click.Path(dir_okay=False, path_type=Path), callback=writable_target,
+              help="Save the MP4 here (its folder must exist).")
 @api_command
 def renders_wait(session: Session, render_id: str, timeout: float, target: Path | None) -> None:
     """Wait for a render with a progress bar, then optionally download it."""

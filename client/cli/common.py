@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -60,6 +62,20 @@ class Session:
 
     def show_progress(self) -> bool:
         return not self.as_json
+
+
+def writable_target(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """A ``--download`` file checked before anything is asked of the API (a render is not paid for
+    only to find nowhere to save it): its folder must exist and take new files."""
+    if value is None:
+        return None
+    folder = value.parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"{value}: the folder {folder} does not exist; create it first, or choose "
+                                 "another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise click.BadParameter(f"{value}: cannot write in the folder {folder}")
+    return value
 
 
 def to_json(value: Any) -> Any:

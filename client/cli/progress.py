@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reelfarm.client.cli.common import Session
+from reelfarm.client.errors import ReelfarmError
 from reelfarm.client.models import Job, Render, RenderQueue
 
 
@@ -95,13 +96,17 @@ def follow_job(session: Session, job: Job, timeout: float) -> Job:
 
 
 def download(session: Session, url: str, path: Path, label: str | None = None) -> Path:
-    """Stream a signed URL into ``path`` with a byte-counting bar."""
-    if not session.show_progress():
-        return session.client.download(url, path)
-    with _progress(download=True) as bars:
-        task = bars.add_task(label or f"download {path.name}", total=None)
+    """Stream a signed URL into ``path`` with a byte-counting bar; a file that cannot be written is
+    an error naming it (exit 2), not a traceback."""
+    try:
+        if not session.show_progress():
+            return session.client.download(url, path)
+        with _progress(download=True) as bars:
+            task = bars.add_task(label or f"download {path.name}", total=None)
 
-        def update(done: int, total: int | None) -> None:
-            bars.update(task, completed=done, total=total)
+            def update(done: int, total: int | None) -> None:
+                bars.update(task, completed=done, total=total)
 
-        return session.client.download(url, path, update)
+            return session.client.download(url, path, update)
+    except OSError as exc:
+        raise ReelfarmError(f"cannot save {path}: {exc.strerror or exc}") from exc

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from reelfarm.client.cli.account import _epilog
-from reelfarm.client.cli.common import Session, api_command, parse_pairs, table
+from reelfarm.client.cli.common import Session, api_command, parse_pairs, table, writable_target
 from reelfarm.client.cli.progress import download, follow_job, follow_render, queue_position, render_state
 from reelfarm.client.models import Render, Video
 
@@ -177,7 +177,8 @@ def videos_restore(session: Session, video_id: str, number: int) -> None:
               help="normal (default), or low for batch work: it yields to the workspace's normal renders.")
 @click.option("--wait/--no-wait", default=True, show_default=True,
               help="Follow the render with a progress bar (its place in the queue while it waits).")
-@click.option("--download", "target", type=click.Path(dir_okay=False, path_type=Path), help="Save the MP4 here.")
+@click.option("--download", "target", type=click.Path(dir_okay=False, path_type=Path), callback=writable_target,
+              help="Save the MP4 here (its folder must exist).")
 @click.option("--timeout", type=float, default=900, show_default=True, help="Seconds to wait.")
 @api_command
 def videos_render(session: Session, video_id: str, fmt: str | None, resolution: str | None, fps: str | None,
