@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -14,10 +16,13 @@ import click
 from reelfarm.api.server import DRAIN_SEC, GRACEFUL_SEC
 from reelfarm.shared import plans
 
+log = logging.getLogger("reelfarm.api")
+
 PLANS = plans.NAMES
 DEV_WORKSPACE = "dev"
 DEV_CREDITS = 100
 DEV_OWNER = "owner@localhost"  # the first console user: an owner and operator of `dev`
+FIRST_WORKSPACE_LOCK_ID = 0x72660031  # PostgreSQL advisory lock: one first workspace
 FARM_STOP_MARGIN_SEC = 1.0  # for handing back tasks still running, before the worker's own deadline
 
 
@@ -162,9 +167,31 @@ def _forget_worker_metrics(_server: Any, worker: Any) -> None:
     multiprocess.mark_process_dead(worker.pid)
 
 
-def _first_start(services: Any) -> None:
-    """On an empty database, create the `dev` workspace and print its key once."""
-    from sqlalchemy import func, select
+@dataclass(frozen=True)
+class FirstWorkspace:
+    """What ``create_first_workspace`` made: secrets for the person who asked, never for a log."""
+
+    workspace_id: str
+    name: str
+    plan: str
+    credits: int
+    key: str
+    owner: str
+    link: str
+
+
+def is_embedded(settings: Any) -> bool:
+    """The embedded default (SQLite and no Redis), where a first start makes a workspace to try."""
+    return settings.redis_url is None and settings.database_url.startswith("sqlite")
+
+
+def create_first_workspace(services: Any, *, name: str = DEV_WORKSPACE, plan: str = "pro",
+                           credits: int = DEV_CREDITS, owner: str = DEV_OWNER) -> FirstWorkspace | None:
+    """On a database with no workspace, create one with an API key and an owner and operator with a
+    sign-in link (a day, once); None where a workspace exists. Processes doing this at once create
+    one: the check and the creation hold the database's write lock (SQLite) or an advisory lock
+    (PostgreSQL)."""
+    from sqlalchemy import func, select, text
 
     from reelfarm.renderer.tokens import NEUTRAL_BRAND
     from reelfarm.shared.db import transaction
@@ -172,24 +199,72 @@ def _first_start(services: Any) -> None:
     from reelfarm.shared.tables import workspaces as workspaces_table
 
     with transaction(services.engine) as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": FIRST_WORKSPACE_LOCK_ID})
         if conn.execute(select(func.count()).select_from(workspaces_table)).scalar_one():
-            return
-        ws = workspaces.create_workspace(conn, services.clock, name=DEV_WORKSPACE, plan="pro",
-                                         brand_tokens=NEUTRAL_BRAND, credits=DEV_CREDITS)
-        _, key = api_keys.create_api_key(conn, services.clock, workspace_id=ws.id, name="dev")
-        owner = users.create_user(conn, services.clock, workspace_id=ws.id, email=DEV_OWNER, role="owner",
-                                  is_operator=True)
-        token = users.issue_link(conn, services.clock, owner.id)
+            return None
+        ws = workspaces.create_workspace(conn, services.clock, name=name, plan=plan, brand_tokens=NEUTRAL_BRAND,
+                                         credits=credits)
+        _, key = api_keys.create_api_key(conn, services.clock, workspace_id=ws.id, name=name)
+        user = users.create_user(conn, services.clock, workspace_id=ws.id, email=owner, role="owner",
+                                 is_operator=True)
+        token = users.issue_link(conn, services.clock, user.id)
     base = services.settings.public_url.rstrip("/")  # where this server is reached (serve sets it)
-    click.echo(f"Created workspace '{DEV_WORKSPACE}' (plan pro, {DEV_CREDITS} credits).")
-    click.echo(f"API key (shown once, keep it): {key}")
-    click.echo(f"Try: curl -H 'Authorization: Bearer {key}' {base}/api/v1/stories")
-    click.echo(f"Console sign-in link for {DEV_OWNER} (works once, for a day): {users.link_url(base, token)}")
+    return FirstWorkspace(ws.id, name, plan, credits, key, owner, users.link_url(base, token))
+
+
+def _first_start(services: Any) -> None:
+    """The embedded default's first start creates the workspace `dev` and prints its key and a
+    sign-in link once, to the terminal of the person trying it. A farm (PostgreSQL or Redis)
+    creates nothing and prints no secret: its output goes to a log pipeline; ``reelfarm admin
+    init`` makes the first workspace there."""
+    if not is_embedded(services.settings):
+        if not _has_workspace(services):
+            log.info("the database has no workspace yet; create the first with `reelfarm admin init`")
+        return
+    first = create_first_workspace(services)
+    if first is None:
+        return
+    base = services.settings.public_url.rstrip("/")
+    click.echo(f"Created workspace '{first.name}' (plan {first.plan}, {first.credits} credits).")
+    click.echo(f"API key (shown once, keep it): {first.key}")
+    click.echo(f"Try: curl -H 'Authorization: Bearer {first.key}' {base}/api/v1/stories")
+    click.echo(f"Console sign-in link for {first.owner} (works once, for a day): {first.link}")
+
+
+def _has_workspace(services: Any) -> bool:
+    from sqlalchemy import select
+
+    from reelfarm.shared.tables import workspaces as workspaces_table
+
+    with services.engine.connect() as conn:
+        return conn.execute(select(workspaces_table.c.id).limit(1)).first() is not None
 
 
 @click.group("admin")
 def admin_group() -> None:
     """Workspaces, keys and credits (operators only)."""
+
+
+@admin_group.command("init")
+@click.option("--name", default=DEV_WORKSPACE, show_default=True)
+@click.option("--plan", type=click.Choice(PLANS), default="pro", show_default=True)
+@click.option("--credits", "credits_", type=click.IntRange(min=0), default=DEV_CREDITS, show_default=True)
+@click.option("--owner", default=DEV_OWNER, show_default=True, help="The email of the first console user.")
+@click.option("--json", "as_json", is_flag=True)
+def init(name: str, plan: str, credits_: int, owner: str, as_json: bool) -> None:
+    """Create the first workspace, its API key and its owner's sign-in link, on a database that has
+    no workspace; prints the key and the link once (to this terminal, not a server's log)."""
+    services = _services()
+    first = create_first_workspace(services, name=name, plan=plan, credits=credits_, owner=owner)
+    if first is None:
+        raise click.ClickException("the database already has a workspace; add others with "
+                                   "`reelfarm admin create-workspace`")
+    _emit(as_json, {"id": first.workspace_id, "name": first.name, "plan": first.plan, "credits": first.credits,
+                    "key": first.key, "owner": first.owner, "link": first.link},
+          f"Created workspace '{first.name}' ({first.workspace_id}, plan {first.plan}, {first.credits} credits).\n"
+          f"API key (shown once, keep it): {first.key}\n"
+          f"Console sign-in link for {first.owner} (works once, for a day): {first.link}")
 
 
 @admin_group.command("create-workspace")

@@ -20,7 +20,7 @@ import av
 import httpx
 
 from tests.e2e.test_node_drain import wait_for
-from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.e2e.test_serve import first_workspace_key, free_port, start_server, stop, wait_for_health
 from tests.netbed import Bed
 from tests.servers import MOTO_CREDENTIALS
 
@@ -46,8 +46,9 @@ class PartitionedFarm:
             self.port = free_port()
             self.base = f"http://127.0.0.1:{self.port}"
             self.server, self.lines = start_server(root / "data", self.port, REELFARM_DRAIN_SEC="0", **self.env)
-            self.key, self.printed = wait_for_key(self.lines)
+            self.printed: list[str] = []
             wait_for_health(self.base)
+            self.key = first_workspace_key(root / "data", **self.env)
             self.http = httpx.Client(base_url=f"{self.base}/api/v1", timeout=60,
                                      headers={"Authorization": f"Bearer {self.key}"})
         except BaseException:

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.e2e.test_serve import first_workspace_key, free_port, start_server, stop, wait_for_health
 from tests.servers import PostgresProcess, RedisProcess
 
 FORMATS = ("16:9", "9:16", "1:1", "4:5")
@@ -37,8 +37,9 @@ class Farm:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.server, self.lines = start_server(root / "data", self.port, **self.env)
-        self.key, self.printed = wait_for_key(self.lines)
+        self.printed: list[str] = []
         wait_for_health(self.base)
+        self.key = first_workspace_key(root / "data", **self.env)
         self.worker: subprocess.Popen[bytes] | None = None
         self.http = httpx.Client(base_url=f"{self.base}/api/v1", timeout=30,
                                  headers={"Authorization": f"Bearer {self.key}"})

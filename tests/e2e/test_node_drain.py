@@ -32,7 +32,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.e2e.test_serve import first_workspace_key, free_port, start_server, stop, wait_for_health, wait_for_key
 
 ROOT = Path(__file__).resolve().parents[2]
 FPS = 24
@@ -77,8 +77,8 @@ class Farm:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.server, self.lines = start_server(root / "data", self.port, REELFARM_DRAIN_SEC="0", **self.env)
-        self.key, _ = wait_for_key(self.lines)
         wait_for_health(self.base)
+        self.key = first_workspace_key(root / "data", **self.env)
         self.http = httpx.Client(base_url=f"{self.base}/api/v1", timeout=30,
                                  headers={"Authorization": f"Bearer {self.key}"})
         self.nodes: list[subprocess.Popen[bytes]] = []

@@ -1,6 +1,7 @@
 """`reelfarm serve` as a real process, from an empty data dir to a created video, over HTTP."""
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -66,6 +67,18 @@ def wait_for_key(lines: queue.Queue[str | None]) -> tuple[str, list[str]]:
         if match := KEY_LINE.search(line):
             return match.group(1), seen
     raise AssertionError("no API key printed:\n" + "".join(seen))
+
+
+def first_workspace_key(data_dir: Path, **extra_env: str) -> str:
+    """``reelfarm admin init --json`` on a farm's database (a farm's server makes no workspace):
+    the API key of the first workspace, `dev`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
+    env.update(REELFARM_DATA_DIR=str(data_dir), **extra_env)
+    done = subprocess.run([sys.executable, "-m", "reelfarm", "admin", "init", "--json"], env=env,
+                          capture_output=True, text=True, timeout=START_TIMEOUT,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stdout + done.stderr
+    return str(json.loads(done.stdout)["key"])
 
 
 def wait_for_health(base: str) -> None:
