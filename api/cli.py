@@ -23,7 +23,9 @@ DEV_WORKSPACE = "dev"
 DEV_CREDITS = 100
 DEV_OWNER = "owner@localhost"  # the first console user: an owner and operator of `dev`
 FIRST_WORKSPACE_LOCK_ID = 0x72660031  # PostgreSQL advisory lock: one first workspace
-FARM_STOP_MARGIN_SEC = 1.0  # for handing back tasks still running, before the worker's own deadline
+FARM_STOP_MARGIN_SEC = 1.0
+CONTROL_SOCKET = "gunicorn.ctl"  # in the data folder
+UNIX_PATH_MAX = 107  # bytes of a Unix socket's path (sun_path, less its NUL) on Linux  # for handing back tasks still running, before the worker's own deadline
 
 
 def _settings() -> Any:
@@ -110,6 +112,7 @@ def serve_command(host: str, port: int, workers: int, migrate: bool, drain_sec: 
         "graceful_timeout": graceful_sec,
         "child_exit": _forget_worker_metrics,
         "worker_exit": stop_farm,
+        **_control_socket(services.settings.data_dir),
     }, load, drain_sec=drain_sec).run()
 
 
@@ -131,6 +134,17 @@ def migrate_command() -> None:
     finally:
         engine.dispose()
     click.echo(f"database schema at revision {revision}")
+
+
+def _control_socket(data_dir: Any) -> dict[str, Any]:
+    """gunicorn's control socket (``gunicornc``) in this server's data folder, not gunicorn's one
+    path in the home folder, which every server on the machine shares and a stopping server
+    removes; none where the path is too long for a Unix socket."""
+    path = data_dir / CONTROL_SOCKET
+    if len(os.fsencode(path)) > UNIX_PATH_MAX:
+        log.info("no gunicorn control socket: %s is longer than a Unix socket path may be", path)
+        return {"control_socket_disable": True}
+    return {"control_socket": str(path)}
 
 
 def _metrics_dir() -> None:
