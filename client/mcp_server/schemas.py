@@ -9,6 +9,12 @@ as one object with every variant's properties, a property whose variants differ 
 ``anyOf`` (``storyId`` the ``enum`` of their constants), so an agent passes the same flat
 arguments whichever variant it means; the API judges the combination. Any other body that is not
 a plain object with properties is nested under ``body``.
+
+A tool may sum a property up instead (``summarized``): a story's ``fields`` (15 stories, each its
+own schema, listed by ``list_stories``) or a whole ``doc`` (the VideoDoc schema, some 20 KB, in the
+API's document) becomes its type and a description of where its schema is, and the ``$defs``
+nothing references any more are dropped. The API still judges the value, naming each problem with
+its JSON pointer.
 """
 from __future__ import annotations
 
@@ -198,6 +204,32 @@ def _flattened(standalone: dict[str, Any]) -> dict[str, Any]:
     if needed:
         merged["$defs"] = {name: defs[name] for name in sorted(needed)}
     return merged
+
+
+def summarized(made: InputSchema, summaries: dict[str, str]) -> InputSchema:
+    """``made`` with each property named in ``summaries`` replaced by its JSON type and that
+    description, and the ``$defs`` no longer referenced dropped (see the module docstring)."""
+    schema = made.schema
+    props = schema.get("properties", {})
+    for name, description in summaries.items():
+        if name in props:
+            kind = props[name].get("type", "object")
+            props[name] = {"type": kind, "description": description}
+    defs = schema.get("$defs")
+    if defs:
+        needed: set[str] = set()
+        pending: list[Any] = [{k: v for k, v in schema.items() if k != "$defs"}]
+        while pending:
+            found: set[str] = set()
+            _refs(pending.pop(), found, DEFS)
+            pending += [defs[name] for name in found - needed if name in defs]
+            needed |= found
+        kept = {name: defs[name] for name in sorted(needed) if name in defs}
+        if kept:
+            schema["$defs"] = kept
+        else:
+            del schema["$defs"]
+    return made
 
 
 def operation(doc: dict[str, Any], method: str, path: str) -> dict[str, Any]:

@@ -2,10 +2,13 @@
 with a follow-up of their own (wait for a render with progress, fetch stills as images). A tool may
 word a body property's description for agents (when to ask for ``priority: "low"``); the property
 itself, its type and its values, stay the document's, and one the document lacks is not offered.
+A property whose schema is large and found elsewhere (a story's ``fields``, a whole ``doc``) is
+summed up in a sentence saying where (``reelfarm.client.mcp_server.schemas.summarized``).
 
-A tool's answer is the API's JSON, as text and as structured content; stills come back as PNG
-image content as well. An API error becomes a tool error carrying the API's status, code,
-message, details and request id.
+A tool's answer is the API's JSON, as text and as structured content; for videos, renders and
+versions a summary of it unless ``full`` is asked for (``reelfarm.client.mcp_server.results``);
+stills come back as PNG image content as well. An API error becomes a tool error carrying the
+API's status, code, message, details and request id.
 """
 from __future__ import annotations
 
@@ -21,7 +24,9 @@ import mcp_types as types
 from reelfarm.client.aio import AsyncClient
 from reelfarm.client.calls import Call
 from reelfarm.client.errors import APIConnectionError, APIError, ReelfarmError, TaskFailed, WaitTimeout
-from reelfarm.client.mcp_server.schemas import InputSchema, input_schema
+from reelfarm.client.mcp_server import results
+from reelfarm.client.mcp_server.results import Shape
+from reelfarm.client.mcp_server.schemas import InputSchema, input_schema, summarized
 from reelfarm.client.models import Render
 
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -29,6 +34,16 @@ WAIT = {"type": "boolean", "default": False,
         "description": "Wait until it has finished, reporting progress; otherwise return at once."}
 TIMEOUT = {"type": "number", "minimum": 1, "maximum": 3600, "default": 600,
            "description": "Seconds to wait at most when `wait` is true."}
+FULL = {"type": "boolean", "default": False,
+        "description": "Return the API's whole answer (a video's full VideoDoc, every field); otherwise a summary: "
+                       "ids, status, title, URLs, version number."}
+FIELDS = ("The story's values, an object: its JSON Schema is that story's `fields` in list_stories (defaults fill "
+          "what is left out). The API names each problem with its JSON pointer.")
+FIELDS_PATCH = ("Story values to change, an object: its JSON Schema is the video's story's `fields` in "
+                "list_stories. Each change is a new version.")
+DOC = ("A complete VideoDoc replacing the current one (a new version). Start from get_video with `full: true` "
+       "(`current_version.doc`) and change what you need; its JSON Schema is the `VideoDoc` component of "
+       "/api/v1/openapi.json. The API names each problem with its JSON pointer.")
 # Said to agents over the API's own description of a body property (the schema stays the API's).
 PRIORITY = ('"normal" (the default) or "low". Use "low" for large batches (many variants or formats, bulk '
             're-renders): a workspace\'s low-priority renders yield to its normal ones, so renders a person is '
@@ -64,6 +79,9 @@ class ToolDef:
     read_only: bool = False
     # Agent-facing descriptions of body properties, used where the API's document has the property.
     notes: dict[str, str] = field(default_factory=dict)
+    # Properties offered as their type and a description only (the schema is found elsewhere).
+    summaries: dict[str, str] = field(default_factory=dict)
+    shape: Shape | None = None  # the answer summed up, unless the call asks for ``full``
 
 
 async def _send(inv: Invocation, tool: ToolDef) -> Any:
@@ -109,13 +127,22 @@ async def _follow_job(inv: Invocation, job: dict[str, Any]) -> Any:
     return done.raw
 
 
+def _making(video: dict[str, Any]) -> bool:
+    """As ``reelfarm.client.waiting.making``, on the API's JSON: generating, or a translated copy
+    (``draft``) whose job runs."""
+    job = video.get("job") or {}
+    return video.get("status") == "generating" or (video.get("status") == "draft"
+                                                   and job.get("status") in ("queued", "running"))
+
+
 async def _follow_video(inv: Invocation, video: dict[str, Any]) -> Any:
-    if not inv.options.get("wait") or video.get("status") != "generating":
+    if not inv.options.get("wait") or not _making(video):
         return video
 
     async def tell(state: Any) -> None:
         job = state.job
-        await inv.report(float(job.progress) if job else 0.0, 1.0, f"video {state.status}")
+        stage = f" ({job.stage})" if job is not None and job.stage else ""
+        await inv.report(float(job.progress) if job else 0.0, 1.0, f"video {state.status}{stage}")
 
     done = await inv.client.videos.wait(video["id"], timeout=float(inv.options.get("timeout", 600)), on_progress=tell)
     return done.raw
@@ -131,13 +158,18 @@ async def _follow_stills(inv: Invocation, job: dict[str, Any]) -> Any:
     return done
 
 
+VIDEO, VIDEOS, RENDER = results.video_summary, results.listed(results.video_summary), results.render_summary
 TOOLS: tuple[ToolDef, ...] = (
     ToolDef("whoami", "Who am I", "The calling key's workspace, plan, credits left and rate limit.", "GET",
             "/api/v1/me", read_only=True),
-    ToolDef("list_videos", "List videos", "The workspace's videos, newest first (`limit` per page; pass the "
-            "answer's `next_cursor` as `cursor` for the next page).", "GET", "/api/v1/videos", read_only=True),
+    ToolDef("list_videos", "List videos", "The workspace's videos, newest first, each summed up (`limit` per page; "
+            "pass the answer's `next_cursor` as `cursor` for the next page).", "GET", "/api/v1/videos",
+            read_only=True, shape=VIDEOS),
     ToolDef("list_stories", "List stories", "The built-in stories (video templates). Each story's `fields` is the "
             "JSON Schema of the values create_video accepts with its `storyId`.", "GET", "/api/v1/stories",
+            read_only=True),
+    ToolDef("list_locales", "List locales", "The languages translated copies can be made in (render_variants "
+            "`locales`), from the video's language (`source`, default en).", "GET", "/api/v1/locales",
             read_only=True),
     ToolDef("list_brand_kits", "List brand kits", "The workspace's brand kits (colors, fonts, logo), default first.",
             "GET", "/api/v1/brand-kits", read_only=True),
@@ -146,23 +178,35 @@ TOOLS: tuple[ToolDef, ...] = (
             _follow_job),
     ToolDef("create_video", "Create a video", "Create a video: from a story (`storyId` + `fields`, ready at once) or "
             "from a written `brief` (generated by a job; `wait` waits for it).", "POST", "/api/v1/videos",
-            {"wait": WAIT, "timeout": TIMEOUT}, _follow_video),
-    ToolDef("get_video", "Get a video", "A video with its current version and full VideoDoc.", "GET",
-            "/api/v1/videos/{video_id}", read_only=True),
+            {"wait": WAIT, "timeout": TIMEOUT}, _follow_video, summaries={"fields": FIELDS}, shape=VIDEO),
+    ToolDef("get_video", "Get a video", "A video's status, title and current version number; `wait` waits while "
+            "it is generated or translated; `full` gives its full VideoDoc.", "GET", "/api/v1/videos/{video_id}",
+            {"wait": WAIT, "timeout": TIMEOUT}, _follow_video, read_only=True, shape=VIDEO),
     ToolDef("update_video", "Update a video", "Change story `fields` or send a complete `doc` (each a new version), "
-            "or rename with `title`.", "PATCH", "/api/v1/videos/{video_id}"),
+            "or rename with `title`.", "PATCH", "/api/v1/videos/{video_id}",
+            summaries={"fields": FIELDS_PATCH, "doc": DOC}, shape=VIDEO),
+    ToolDef("list_versions", "List versions", "A video's versions, oldest first: number, source, note, lint warnings "
+            "(`full`: each with its VideoDoc).", "GET", "/api/v1/videos/{video_id}/versions", read_only=True,
+            shape=results.listed(results.version_summary)),
+    ToolDef("restore_version", "Restore a version", "Make an earlier version current again (as a new version; "
+            "nothing is lost).", "POST", "/api/v1/videos/{video_id}/versions/{number}/restore", shape=VIDEO),
     ToolDef("render_video", "Render a video", "Render the current version to MP4 (uses credits once per version). "
             "With `wait`, progress is reported (with the render's place in the farm's queue while it waits) and "
             "the finished render with its URL is returned.", "POST", "/api/v1/videos/{video_id}/renders",
-            {"wait": WAIT, "timeout": TIMEOUT}, _follow_render, notes={"priority": PRIORITY}),
+            {"wait": WAIT, "timeout": TIMEOUT}, _follow_render, notes={"priority": PRIORITY}, shape=RENDER),
+    ToolDef("list_renders", "List a video's renders", "A video's renders, newest first, with their status and URLs.",
+            "GET", "/api/v1/videos/{video_id}/renders", read_only=True, shape=results.listed(RENDER)),
     ToolDef("render_variants", "Render variants", "Render several formats at once; `locales` also start translated "
-            "copies (new videos, each with its own job).", "POST", "/api/v1/videos/{video_id}/variants",
-            notes={"priority": PRIORITY}),
+            "copies (new videos, each with its own job: get_video with `wait` waits for one).", "POST",
+            "/api/v1/videos/{video_id}/variants", notes={"priority": PRIORITY}, shape=results.variants_summary),
     ToolDef("render_stills", "Render stills", "Render PNG stills at the given times; waits and returns each still "
             "as an image, with signed URLs (valid 10 minutes).", "POST", "/api/v1/videos/{video_id}/stills",
             {"timeout": TIMEOUT}, _follow_stills),
     ToolDef("get_render", "Get a render", "A render's status, progress and, once succeeded, its MP4 and poster URLs.",
-            "GET", "/api/v1/renders/{render_id}", read_only=True),
+            "GET", "/api/v1/renders/{render_id}", {"wait": WAIT, "timeout": TIMEOUT}, _follow_render, read_only=True,
+            shape=RENDER),
+    ToolDef("cancel_render", "Cancel a render", "Stop a queued or running render (its credits are refunded).",
+            "POST", "/api/v1/renders/{render_id}/cancel", shape=RENDER),
     ToolDef("get_job", "Get a job", "An asynchronous job's status, stage, progress and result.", "GET",
             "/api/v1/jobs/{job_id}", {"wait": WAIT, "timeout": TIMEOUT}, _follow_job, read_only=True),
 )
@@ -178,7 +222,7 @@ class Toolbox:
     @classmethod
     def from_openapi(cls, doc: dict[str, Any]) -> Toolbox:
         defs = {t.name: t for t in TOOLS}
-        return cls(defs, {t.name: _noted(input_schema(doc, t.method, t.path, t.options), t.notes) for t in TOOLS})
+        return cls(defs, {t.name: _made(doc, t) for t in TOOLS})
 
     def listing(self) -> list[types.Tool]:
         return [types.Tool(name=t.name, title=t.title, description=t.description,
@@ -202,6 +246,8 @@ class Toolbox:
             answer = await _send(inv, tool)
             if tool.follow is not None:
                 answer = await tool.follow(inv, answer)
+            if tool.shape is not None and not options.get("full"):
+                answer = tool.shape(answer)
         except APIConnectionError as exc:  # before APIError, its base
             return error_result({"code": "unavailable", "message": str(exc)})
         except APIError as exc:
@@ -213,6 +259,12 @@ class Toolbox:
         except ReelfarmError as exc:
             return error_result({"code": "unavailable", "message": str(exc)})
         return ok_result(answer, inv.images)
+
+
+def _made(doc: dict[str, Any], tool: ToolDef) -> InputSchema:
+    options = {**tool.options, "full": FULL} if tool.shape is not None else tool.options
+    made = input_schema(doc, tool.method, tool.path, options)
+    return summarized(_noted(made, tool.notes), tool.summaries)
 
 
 def _noted(made: InputSchema, notes: dict[str, str]) -> InputSchema:

@@ -28,8 +28,9 @@ from mcp.shared.exceptions import MCPError
 from tests.e2e.test_client_sdk import ROOT, Served
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 
-TOOLS = {"whoami", "list_videos", "list_stories", "list_brand_kits", "extract_brand", "create_video", "get_video",
-         "update_video", "render_video", "render_variants", "render_stills", "get_render", "get_job"}
+TOOLS = {"whoami", "list_videos", "list_stories", "list_locales", "list_brand_kits", "extract_brand", "create_video",
+         "get_video", "update_video", "list_versions", "restore_version", "render_video", "list_renders",
+         "render_variants", "render_stills", "get_render", "cancel_render", "get_job"}
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,8 @@ async def create_and_render(session: ClientSession, transcript: list[dict[str, A
     tools = (await session.list_tools()).tools
     assert {t.name for t in tools} == TOOLS
     schemas = {t.name: t.input_schema for t in tools}
-    assert "storyId" in schemas["create_video"]["properties"] and "$defs" in schemas["update_video"]
+    assert "storyId" in schemas["create_video"]["properties"] and "$defs" not in schemas["update_video"]
+    assert schemas["update_video"]["properties"]["doc"]["type"] == "object"  # summed up: the schema is elsewhere
     assert schemas["render_video"]["required"] == ["video_id", "format"]
     transcript.append({"tools/list": [{"name": t.name, "inputs": sorted(t.input_schema.get("properties", {}))}
                                       for t in tools]})
@@ -127,6 +129,90 @@ def test_stdio_session_lists_tools_creates_renders_and_shows_a_still(served: Ser
 
     anyio.run(session_run)
     print("MCP transcript (stdio):\n" + json.dumps(transcript, indent=1))
+
+
+def size(value: Any) -> int:
+    """Bytes of ``value`` as JSON, as an agent's context receives it."""
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
+# The bounds the slim tools keep (before them: schemas 52 KB in all, create_video alone 22 KB;
+# create_video and get_video answered 9.7 KB, list_videos with 2 items 22 KB). README states the figures.
+SCHEMAS_MOST, ONE_SCHEMA_MOST, VIDEO_MOST, TWO_VIDEOS_MOST = 20_000, 3_000, 600, 1_200
+
+
+def test_tool_schemas_and_results_are_small_with_the_whole_answer_on_request(served: Served) -> None:
+    figures: dict[str, int] = {}
+
+    async def session_run() -> None:
+        async with over_stdio(served) as session:
+            tools = (await session.list_tools()).tools
+            listing = {t.name: size(t.model_dump(mode="json", by_alias=True, exclude_none=True)) for t in tools}
+            figures.update(schemas_total=sum(listing.values()), create_video_schema=listing["create_video"],
+                           largest_schema=max(listing.values()))
+            first = await session.call_tool("create_video", {"storyId": "quote", "fields": {"quote": "Small"},
+                                                             "durationSec": 6})
+            second = await session.call_tool("create_video", {"storyId": "quote", "fields": {"quote": "Two"}})
+            video = first.structured_content
+            assert not first.is_error and not second.is_error
+            assert {"id", "title", "status", "default_format", "duration_sec", "story_id", "version"} <= set(video)
+            assert set(video) <= {"id", "title", "status", "default_format", "duration_sec", "story_id", "version",
+                                  "locale"}
+            assert (video["status"], video["version"]) == ("ready", 1)
+            got = await session.call_tool("get_video", {"video_id": video["id"]})
+            full = await session.call_tool("get_video", {"video_id": video["id"], "full": True})
+            assert got.structured_content == video
+            assert full.structured_content["current_version"]["doc"]["scenes"], "the whole answer on request"
+            listed = await session.call_tool("list_videos", {"limit": 2})
+            assert [v["id"] for v in listed.structured_content["data"]] == [second.structured_content["id"],
+                                                                             video["id"]]
+            figures.update(create_video_result=size(first.structured_content), get_video_result=size(video),
+                           get_video_full=size(full.structured_content),
+                           list_videos_2_result=size(listed.structured_content))
+            for result in (first, got, listed):  # the text content is the same JSON
+                assert json.loads(result.content[0].text) == result.structured_content
+
+    anyio.run(session_run)
+    print("MCP sizes (bytes):", json.dumps(figures))
+    assert figures["schemas_total"] <= SCHEMAS_MOST and figures["largest_schema"] <= ONE_SCHEMA_MOST
+    assert figures["create_video_result"] <= VIDEO_MOST and figures["get_video_result"] <= VIDEO_MOST
+    assert figures["list_videos_2_result"] <= TWO_VIDEOS_MOST
+    assert figures["get_video_full"] > 10 * figures["get_video_result"]
+
+
+def test_versions_restore_renders_cancel_locales_and_a_translated_copy_waited_for(served: Served) -> None:
+    async def session_run() -> None:
+        async with over_stdio(served) as session:
+            async def call(name: str, **args: Any) -> Any:
+                answer = await session.call_tool(name, args)
+                assert not answer.is_error, (name, answer.content)
+                return answer.structured_content
+
+            video = await call("create_video", storyId="quote", fields={"quote": "First words"}, durationSec=30)
+            edited = await call("update_video", video_id=video["id"], fields={"quote": "Second words"})
+            assert edited["version"] == 2
+            versions = (await call("list_versions", video_id=video["id"]))["data"]
+            assert [(v["number"], v["source"]) for v in versions] == [(1, "story"), (2, "fields")]
+            assert "doc" not in versions[0]
+            restored = await call("restore_version", video_id=video["id"], number=1)
+            assert restored["version"] == 3
+            full = (await call("list_versions", video_id=video["id"], full=True))["data"]
+            assert full[-1]["source"] == "restore" and full[-1]["doc"] == full[0]["doc"] != full[1]["doc"]
+            started = await call("render_video", video_id=video["id"], format="16:9", resolution=2160)
+            canceled = await call("cancel_render", render_id=started["id"])
+            assert canceled["status"] == "canceled" and canceled["id"] == started["id"]
+            renders = (await call("list_renders", video_id=video["id"]))["data"]
+            assert [(r["id"], r["status"]) for r in renders] == [(started["id"], "canceled")]
+            locales = await call("list_locales")
+            assert locales["source"] == "en" and "es" in json.dumps(locales["data"])
+            variants = await call("render_variants", video_id=video["id"], formats=["1:1"], locales=["es"],
+                                  resolution=720)
+            [copy] = variants["translations"]
+            assert (copy["status"], copy["locale"], copy["version"]) == ("draft", "es", None)
+            ready = await call("get_video", video_id=copy["id"], wait=True, timeout=120)
+            assert (ready["status"], ready["version"], ready["source_video_id"]) == ("ready", 1, video["id"])
+
+    anyio.run(session_run)
 
 
 @contextlib.contextmanager

@@ -121,6 +121,50 @@ def test_a_union_of_objects_is_offered_as_one_object_of_their_properties():
     assert made.split({"brief": "x", "wait": False}) == ({}, {"brief": "x"}, {"wait": False})
 
 
+def test_a_summed_up_property_keeps_its_type_and_drops_the_defs_only_it_used():
+    from reelfarm.client.mcp_server.schemas import summarized
+
+    doc = {"paths": {"/api/v1/v": {"patch": {"requestBody": {"content": {"application/json": {"schema": {
+        "type": "object", "additionalProperties": False, "properties": {
+            "doc": {"$ref": "#/components/schemas/Doc"}, "format": {"$ref": "#/components/schemas/F"}}}}}}}}},
+        "components": {"schemas": {"Doc": {"type": "object", "properties": {"f": {"$ref": "#/components/schemas/F"},
+                                                                            "s": {"$ref": "#/components/schemas/S"}}},
+                                   "S": {"type": "object", "properties": {"x": {"type": "number"}}},
+                                   "F": {"type": "string", "enum": ["16:9", "1:1"]}}}}
+    made = summarized(input_schema(doc, "PATCH", "/api/v1/v"), {"doc": "A VideoDoc (see elsewhere).", "gone": "-"})
+    assert made.schema["properties"] == {"doc": {"type": "object", "description": "A VideoDoc (see elsewhere)."},
+                                         "format": {"$ref": "#/$defs/F"}}
+    assert made.schema["$defs"] == {"F": {"type": "string", "enum": ["16:9", "1:1"]}}  # Doc and S went with doc
+    assert made.problems({"doc": {"anything": 1}, "format": "1:1"}) == []  # the API judges the document
+    alone = summarized(input_schema(doc, "PATCH", "/api/v1/v"), {"doc": "d", "format": "f"})
+    assert "$defs" not in alone.schema and alone.schema["properties"]["format"] == {"type": "object",
+                                                                                    "description": "f"}
+
+
+def test_results_are_summed_up_without_the_document():
+    from reelfarm.client.mcp_server.results import listed, render_summary, version_summary, video_summary
+
+    video = {"id": "v1", "title": "T", "status": "draft", "default_format": "1:1", "duration_sec": 6.0,
+             "locale": "es", "story_id": None, "source_video_id": "v0", "brand_kit_id": "k",
+             "current_version": None, "created_at": "x", "updated_at": "x",
+             "job": {"id": "j1", "kind": "generate", "status": "running", "stage": "fit", "progress": 0.5,
+                     "error": None, "result": None, "created_at": "x", "finished_at": None}}
+    assert video_summary(video) == {"id": "v1", "title": "T", "status": "draft", "default_format": "1:1",
+                                    "duration_sec": 6.0, "locale": "es", "source_video_id": "v0", "version": None,
+                                    "job": {"id": "j1", "kind": "generate", "status": "running", "stage": "fit",
+                                            "progress": 0.5}}
+    ready = {**video, "status": "ready", "job": None, "current_version": {"number": 3, "doc": {"scenes": []}}}
+    assert video_summary(ready)["version"] == 3 and "job" not in video_summary(ready)
+    assert listed(video_summary)({"data": [ready], "next_cursor": None}) == {"data": [video_summary(ready)],
+                                                                            "next_cursor": None}
+    assert version_summary({"id": "x", "number": 2, "source": "fields", "note": None, "created_at": "t",
+                            "lint": [{"code": "w"}], "doc": {}}) == {"number": 2, "id": "x", "source": "fields",
+                                                                   "created_at": "t", "lint_warnings": 1}
+    assert render_summary({"id": "r", "status": "queued", "url": None, "bytes": None, "version_id": "x",
+                           "queue": {"frames_ahead": 3}}) == {"id": "r", "status": "queued",
+                                                              "queue": {"frames_ahead": 3}}
+
+
 def test_a_body_without_properties_travels_under_body():
     made = input_schema(DOC, "POST", "/api/v1/notes", {"wait": {"type": "boolean"}})
     assert made.nested and made.schema["required"] == ["body"]
