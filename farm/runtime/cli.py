@@ -77,11 +77,15 @@ def farm_group() -> None:
 
 
 @farm_group.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (with --watch: one line per round).")
 @click.option("--namespace", default="", help="Prefix of queue names and keys (as given to the workers).")
-def status_command(as_json: bool, namespace: str) -> None:
+@click.option("--watch", is_flag=True, help="Show it again every --interval seconds, until interrupted (Ctrl-C).")
+@click.option("--interval", type=click.FloatRange(min=0.2), default=2.0, show_default=True, metavar="SECONDS",
+              help="Seconds between rounds with --watch.")
+def status_command(as_json: bool, namespace: str, watch: bool, interval: float) -> None:
     """Nodes, queue depths, and renders in flight with their frames per second."""
     from reelfarm.farm.runtime.status import collect_status
+    from reelfarm.farm.runtime.statusview import typed_status
     from reelfarm.farm.runtime.wiring import make_progress, make_redis
     from reelfarm.shared.clock import SystemClock
     from reelfarm.shared.config import ConfigError, Settings
@@ -94,90 +98,37 @@ def status_command(as_json: bool, namespace: str) -> None:
     engine = make_engine(settings.database_url)
     try:
         redis = make_redis(settings.redis_url) if settings.redis_url else None
-        status = collect_status(engine, make_progress(settings, engine), SystemClock(), redis, namespace)
-    except Exception as exc:
-        raise click.ClickException(f"cannot read the farm's state: {exc}") from exc
+        progress = make_progress(settings, engine)
+        while True:
+            try:
+                status = typed_status(collect_status(engine, progress, SystemClock(), redis, namespace))
+            except Exception as exc:
+                raise click.ClickException(f"cannot read the farm's state: {exc}") from exc
+            _show(status, as_json, watch, interval)
+            if not watch:
+                return
+            time.sleep(interval)
+    except KeyboardInterrupt:  # the way out of --watch
+        return
     finally:
         engine.dispose()
+
+
+def _show(status: dict[str, Any], as_json: bool, watch: bool, interval: float) -> None:
+    import shutil
+
+    from reelfarm.farm.runtime.statusview import status_lines
+
     if as_json:
-        click.echo(json.dumps(status, indent=2, default=str))
-    else:
-        _print(status)
-
-
-def _print(status: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    console.print(f"mode: [bold]{status['mode']}[/bold]")
-    if status["mode"] == "farm":
-        nodes = Table("node", "host", "pid", "cores", "raster", "encoder", "GPU", "GPU memory", "GPU busy", "NVENC",
-                      "queues", "state", "job", "seen", title="nodes")
-        for n in status["nodes"]:
-            nodes.add_row(n["name"], n.get("hostname", ""), n.get("pid", ""), n.get("cores", ""), _raster(n),
-                          n.get("encoder") or "x264", _gpu(n), _gpu_memory(n), f"{n['gpu_utilization']} %" if n.get("gpu_utilization")
-                          else "-", _nvenc(n), n.get("queues", ""),
-                          _state(n), n.get("current_job") or "-",
-                          f"{n['seen_sec_ago']} s ago")
-        console.print(nodes)
-    queues = Table("queue", *sorted({k for d in status["queues"].values() for k in d}), title="queues")
-    columns = [c.header for c in queues.columns[1:]]
-    for name, depth in sorted(status["queues"].items()):
-        queues.add_row(name, *(str(depth.get(c, 0)) for c in columns))
-    console.print(queues)
-    if status.get("workspaces"):
-        shares = Table("workspace", "name", "running", "waiting", "frames waiting", "weight", "cap", "share",
-                       title="workspaces (fair dispatch)")
-        for w in status["workspaces"]:
-            shares.add_row(w["id"], w["name"], str(w["running"]), str(w["waiting"]), f"{w['waiting_frames']:,}",
-                           f"{w['weight']:g}" if w["weight"] is not None else "-", str(w["cap"] or "-"),
-                           f"{100 * w['share']:.0f} %")
-        console.print(shares)
-    renders = Table("render", "status", "format", "size", "made by", "frames", "frames/s", "elapsed",
-                    title="renders in flight")
-    for r in status["renders"]:
-        made_by = f"{r.get('encoder')} / {r.get('raster')}" if r.get("encoder") else "-"
-        state = f"{r['status']}: {r['held_up']['message']}" if r.get("held_up") else r["status"]
-        renders.add_row(r["id"], state, r["format"], f"{r['resolution']}p{r['fps']}", made_by,
-                        f"{r['frames_done']}/{r['frames_total']}"
-                        + (f" ({r['reused_frames']} reused)" if r.get("reused_frames") else ""),
-                        str(r["frames_per_sec"]), f"{r['elapsed_sec']} s")
-    console.print(renders)
-
-
-def _state(node: dict) -> str:
-    from rich.markup import escape  # a failure may hold brackets ("[Errno 28]")
-
-    if not node["alive"]:
-        return "[red]gone[/red]"
-    if node.get("set_aside"):
-        until = time.strftime("%H:%M:%S", time.localtime(float(node.get("set_aside_until") or 0)))
-        return f"[yellow]set aside until {until}: {escape(node.get('failure', ''))}[/yellow]"
-    return escape(str(node.get("state", "")))
-
-
-def _raster(node: dict) -> str:
-    kind = node.get("raster") or "cpu"
-    return f"{kind} ({node['gl_renderer']})" if node.get("gl_renderer") else kind
-
-
-def _gpu(node: dict) -> str:
-    nvml = node.get("nvml") or "ok"
-    return node.get("gpu") or ("none" if nvml == "ok" else f"none ({nvml})")
-
-
-def _gpu_memory(node: dict) -> str:
-    if not node.get("gpu_memory_total"):
-        return "-"
-    gib = 1024 ** 3
-    return f"{int(node.get('gpu_memory_used') or 0) / gib:.1f} / {int(node['gpu_memory_total']) / gib:.1f} GiB"
-
-
-def _nvenc(node: dict) -> str:
-    if node.get("nvenc") != "1":
-        return "no"
-    return f"yes ({node['nvenc_capacity']} % free)" if node.get("nvenc_capacity") else "yes"
+        click.echo(json.dumps(status, default=str) if watch else json.dumps(status, indent=2, default=str))
+        return
+    if watch and sys.stdout.isatty():
+        click.clear()
+    width = shutil.get_terminal_size((80, 24)).columns
+    lines = status_lines(status, width)
+    if watch:
+        lines = [f"{time.strftime('%H:%M:%S')}, every {interval:g} s (Ctrl-C stops)", *lines, ""]
+    click.echo("\n".join(lines))
 
 
 @farm_group.command("reap")

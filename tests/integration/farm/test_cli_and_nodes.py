@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -64,8 +66,37 @@ def test_status_of_the_embedded_mode(embedded: Farm, tmp_path: Path) -> None:
     [shown] = status["renders"]
     assert (shown["id"], shown["status"], shown["frames_done"], shown["frames_total"], shown["chunks"]) == \
         (render["id"], "queued", 0, 180, 3)
-    table = CliRunner().invoke(farm_group, ["status"], env=env_for(embedded, tmp_path))
-    assert table.exit_code == 0 and "renders in flight" in table.output and "mode: embedded" in table.output
+    table = CliRunner().invoke(farm_group, ["status"], env={**env_for(embedded, tmp_path), "COLUMNS": "80"})
+    assert table.exit_code == 0 and "renders in flight (1)" in table.output and "mode: embedded" in table.output
+    assert f"  {render['id']} queued\n    1:1 1080p30; 0/180 frames; 0.0 frames/s; 0.0 s\n" in table.output
+    assert max(len(line) for line in table.output.splitlines()) <= 80, table.output
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_status_watch_shows_each_round_until_interrupted(embedded: Farm, tmp_path: Path) -> None:
+    """``--watch --json``: one JSON line per round, a change seen in the next round, Ctrl-C ends it at once."""
+    workspace = embedded.workspace()
+    first = embedded.renders.request(workspace, embedded.video(workspace, make_doc(6)), "1:1", 180)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
+    env.update(env_for(embedded, tmp_path))
+    watching = subprocess.Popen([sys.executable, "-m", "reelfarm", "farm", "status", "--watch", "--json",
+                                 "--interval", "0.5"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+    try:
+        assert watching.stdout is not None
+        rounds = [json.loads(watching.stdout.readline())]
+        second = embedded.renders.request(workspace, embedded.video(workspace, make_doc(6)), "16:9", 180)
+        while len(rounds[-1]["renders"]) < 2:
+            rounds.append(json.loads(watching.stdout.readline()))
+        assert [r["id"] for r in rounds[0]["renders"]] == [first["id"]]
+        assert sorted(r["id"] for r in rounds[-1]["renders"]) == sorted([first["id"], second["id"]])
+        assert rounds[-1]["queues"]["render"]["queued"] == 2 * rounds[0]["queues"]["render"]["queued"] > 0
+        assert isinstance(rounds[-1]["renders"][0]["fps"], int)
+        watching.send_signal(signal.SIGINT)
+        _, err = watching.communicate(timeout=20)
+    finally:
+        watching.kill()
+    assert watching.returncode == 0 and "Traceback" not in err, err
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
@@ -85,9 +116,9 @@ def test_status_of_a_farm_shows_nodes_queues_and_renders(rq_farm: Farm, redis: A
     [node] = status["nodes"]
     assert (node["name"], node["alive"], node["state"], node["current_job"]) == \
         (f"{namespace}node-a", True, "busy", "render-x-chunk-0")
-    assert (node["hostname"], node["pid"], node["cores"]) == (socket.gethostname(), str(os.getpid()),
-                                                              str(os.cpu_count()))
-    assert node["gpu"] == "" and node["nvenc"] == "0"  # no GPU on this machine
+    assert (node["hostname"], node["pid"], node["cores"]) == (socket.gethostname(), os.getpid(), os.cpu_count())
+    assert node["gpu"] is None and node["nvenc"] is False  # no GPU on this machine
+    assert node["queues"] == ["render"] and isinstance(node["last_seen"], float)
     assert node["encoder"] == "x264"
     # no worker is idle: the chunks wait for their turn (reelfarm.farm.runtime.dispatch), the stitch for them
     assert status["queues"]["render"] == {"queued": 0, "waiting": 3, "started": 0, "deferred": 1, "scheduled": 0,
@@ -100,8 +131,10 @@ def test_status_of_a_farm_shows_nodes_queues_and_renders(rq_farm: Farm, redis: A
         sorted([(workspace, 3, 0.5), (other, 3, 0.5)])
     assert any(r["status"] == "queued" for r in status["renders"])
     table = CliRunner().invoke(farm_group, ["status", "--namespace", namespace],
-                               env={**env_for(rq_farm, tmp_path, redis_url), "COLUMNS": "300"})
-    assert table.exit_code == 0 and f"{namespace}node-a" in table.output and "workspaces (fair dispatch)" in table.output
+                               env={**env_for(rq_farm, tmp_path, redis_url), "COLUMNS": "80"})
+    assert table.exit_code == 0 and f"{namespace}node-a: busy, job render-x-chunk-0" in table.output
+    assert "workspaces (fair dispatch)" in table.output and "renders in flight (2)" in table.output
+    assert max(len(line) for line in table.output.splitlines()) <= 80, table.output
 
 
 def test_node_liveness(redis: Any, namespace: str) -> None:

@@ -95,7 +95,7 @@ def test_a_node_with_a_full_disk_is_set_aside_the_render_finishes_elsewhere_and_
     shown = json.loads(CliRunner().invoke(farm_group, ["status", "--json", "--namespace", namespace],
                                           env=status_env).output)
     [node] = [n for n in shown["nodes"] if n["name"] == bad_name]
-    assert node["set_aside"] is True and node["failures"] == "3" and node["failure"] == standing.failure
+    assert node["set_aside"] is True and node["failures"] == 3 and node["failure"] == standing.failure
     assert node["state"] == f"set aside: {standing.failure}"
     assert not next(n for n in shown["nodes"] if n["name"] == f"{namespace}good")["set_aside"]
     table = CliRunner().invoke(farm_group, ["status", "--namespace", namespace], env={**status_env, "COLUMNS": "400"})
