@@ -185,3 +185,29 @@ def test_a_callers_own_idempotency_key_makes_one_video(served: Served) -> None:
         other = rf.videos.create(story_id="quote", fields={"quote": "Once only"})
         assert first.id == again.id != other.id
         assert sorted(v.id for v in rf.videos.list()) == sorted([first.id, other.id])
+
+
+def test_a_translated_copy_is_waited_for_until_it_is_translated(served: Served) -> None:
+    with served.client() as rf:
+        video = rf.videos.create(story_id="quote", fields={"quote": "Join our team in Berlin"}, duration_sec=6)
+        variants = rf.videos.variants(video.id, ["1:1"], locales=["es"], resolution=720)
+        [copy] = variants.translations
+        assert (copy.status, copy.current_version, copy.job is not None) == ("draft", None, True)
+        stages: list[str | None] = []
+        ready = rf.videos.wait(copy.id, timeout=120, on_progress=lambda v: stages.append(v.job and v.job.stage))
+        assert ready.status == "ready" and ready.locale == "es" and ready.source_video_id == video.id
+        assert ready.current_version is not None and ready.current_version.source == "translate"
+        assert rf.videos.version(copy.id, ready.current_version.number).doc["locale"] == "es"
+        assert stages[-1] is None and len(stages) >= 1
+
+
+def test_a_key_reused_for_another_request_is_a_typed_error(served: Served) -> None:
+    from reelfarm.client import APIStatusError, IdempotencyMismatchError
+
+    with served.client() as rf:
+        rf.videos.create(story_id="quote", fields={"quote": "One request"}, idempotency_key="reused-1")
+        with pytest.raises(IdempotencyMismatchError) as reused:
+            rf.videos.create(story_id="quote", fields={"quote": "Another request"}, idempotency_key="reused-1")
+    assert isinstance(reused.value, APIStatusError)
+    assert (reused.value.status, reused.value.code) == (422, "idempotency_key_mismatch")
+    assert reused.value.request_id.startswith("req_")
