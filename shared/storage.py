@@ -8,7 +8,9 @@ hands out presigned S3 URLs.
 A ``/files/`` URL with ``download=1`` (``download_url``) is answered as an attachment named by
 its ``name`` parameter (``attachment_name``, ``content_disposition``); without it the file is
 ``inline`` for players. Only the key and the expiry are signed, so these parameters neither
-break a signature nor stand in for one.
+break a signature nor stand in for one. ``url(key, ttl, filename)`` puts ``name`` in the URL it
+signs, so that ``download=1`` alone names the file; an S3 URL made with a ``filename`` is
+answered as an attachment of that name by S3 itself.
 """
 
 from __future__ import annotations
@@ -160,10 +162,15 @@ class LocalStorage:
         except (FileNotFoundError, NotADirectoryError):
             raise ObjectNotFound(key) from None
 
-    def url(self, key: str, expires_in: int) -> str:
+    def url(self, key: str, expires_in: int, filename: str | None = None) -> str:
+        """``/files/KEY?expires=..&sig=..``, and ``name=`` when ``filename`` is given: the name a
+        ``download=1`` of it is answered with (unsigned, as a name added later is)."""
         check_key(key)
         expires = int(self._clock.now().timestamp()) + expires_in
-        query = urlencode({"expires": expires, "sig": self._signature(key, expires)})
+        fields: dict[str, str | int] = {"expires": expires, "sig": self._signature(key, expires)}
+        if filename:
+            fields[NAME_PARAM] = attachment_name(filename, key)
+        query = urlencode(fields, quote_via=quote)
         return f"{public_base(self.public_url)}/files/{quote(key, safe='/')}?{query}"
 
     def verify(self, key: str, expires: int | str, sig: str) -> bool:
@@ -297,8 +304,13 @@ class S3Storage:
         head = self._call(key, self.client.head_object, Bucket=self.bucket, Key=self.object_key(key))
         return int(head["ContentLength"])
 
-    def url(self, key: str, expires_in: int) -> str:
+    def url(self, key: str, expires_in: int, filename: str | None = None) -> str:
+        """A presigned GET; with ``filename``, S3 answers it as an attachment of that name
+        (``ResponseContentDisposition``, signed with the rest: a presigned URL takes no
+        ``download=1`` added later)."""
         params = {"Bucket": self.bucket, "Key": self.object_key(key)}
+        if filename:
+            params["ResponseContentDisposition"] = content_disposition(attachment_name(filename, key))
         return str(self._call(key, self.client.generate_presigned_url, "get_object",
                               Params=params, ExpiresIn=expires_in))
 

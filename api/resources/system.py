@@ -43,7 +43,8 @@ _SIGNED = [{"in": "query", "name": "expires", "required": True, "schema": {"type
             "description": "`1`: answer as an attachment (a download) rather than inline; not signed"},
            {"in": "query", "name": NAME_PARAM, "required": False, "schema": {"type": "string"},
             "description": "with `download=1`, the file name to save as (sanitised; the file's own extension "
-                           "is kept); not signed"}]
+                           "is kept); not signed. A render's and a still's URLs carry one already, from the "
+                           "video's title, format and resolution (`spring-sale-9x16-1080p.mp4`)"}]
 
 
 @blp.route("/streams/<render_id>.m3u8")

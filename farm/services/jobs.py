@@ -259,7 +259,10 @@ class JobService:
         """Raises NotFound."""
         with self.engine.connect() as conn:
             job = repo.get_job(conn, workspace_id, job_id)
-        return job_resource(job, self.storage, self.clock)
+            title = None  # a succeeded stills job's downloads are named after the video
+            if job.kind == "stills" and job.status == "succeeded" and job.video_id:
+                title = videos_repo.get_video(conn, workspace_id, job.video_id).title
+        return job_resource(job, self.storage, self.clock, title)
 
     def cancel(self, workspace_id: str, job_id: str) -> dict[str, Any]:
         """``queued|running -> canceled``. Raises NotFound, or StateConflict for a finished job."""

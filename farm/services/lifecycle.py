@@ -26,6 +26,7 @@ from reelfarm.farm.services.resources import render_resource
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import renders as repo
+from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos._locks import lock_workspace
 from reelfarm.shared.repos.outbox import add_event
 from reelfarm.shared.storage import Storage
@@ -151,8 +152,9 @@ class RenderLifecycle:
                                             poster_key=made.poster_key, size=made.size,
                                             duration_sec=(render.frames or 0) / render.fps)
             if done is not None:
+                title = videos_repo.get_video(conn, done.workspace_id, done.video_id).title
                 add_event(conn, self.clock, workspace_id=done.workspace_id, type="render.completed",
-                          payload={"render": jsonable(render_resource(done, self.storage))})
+                          payload={"render": jsonable(render_resource(done, self.storage, title=title))})
         if done is None:  # no one's files
             for key in (made.video_key, made.poster_key):
                 self.storage.delete(key)

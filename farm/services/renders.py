@@ -139,9 +139,9 @@ class RenderService:
     def list_for_video(self, workspace_id: str, video_id: str) -> list[dict[str, Any]]:
         """The video's renders, newest first. Raises NotFound for no such video."""
         with self.engine.connect() as conn:
-            videos_repo.get_video(conn, workspace_id, video_id)
+            video = videos_repo.get_video(conn, workspace_id, video_id)
             renders = repo.list_renders(conn, workspace_id, video_id)
-        return [self._resource(r) for r in renders]
+        return [self._resource(r, video.title) for r in renders]
 
     def cancel(self, workspace_id: str, render_id: str) -> dict[str, Any]:
         """``queued|running -> canceled`` with the charge released.
@@ -152,7 +152,8 @@ class RenderService:
         """
         ended = self.lifecycle.cancel(workspace_id, render_id)
         self._drop_jobs(ended)  # its tasks would find the render canceled and do nothing anyway
-        return render_resource(ended, self.storage, self.progress, stream_url=self._stream_url(ended))
+        return render_resource(ended, self.storage, self.progress, stream_url=self._stream_url(ended),
+                               title=self._title(ended))
 
     def playlist(self, render_id: str, expires: str, sig: str) -> str | None:
         """The render's HLS playlist behind a signed ``stream_url`` (``reelfarm.farm.services.stream``).
@@ -174,7 +175,14 @@ class RenderService:
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _resource(self, render: repo.Render) -> dict[str, Any]:
+    def _title(self, render: repo.Render) -> str | None:
+        """The video's title, which names a succeeded render's downloads (no read for others)."""
+        if render.status != "succeeded":
+            return None
+        with self.engine.connect() as conn:
+            return videos_repo.get_video(conn, render.workspace_id, render.video_id).title
+
+    def _resource(self, render: repo.Render, title: str | None = None) -> dict[str, Any]:
         """The Render resource, with where it stands while chunks of it wait and a chunk held up
         by a node that stopped (best effort: a queue that cannot be reached leaves both null
         rather than fail a read, and marks the progress shown, the last the database holds,
@@ -188,7 +196,8 @@ class RenderService:
             except QueueUnavailable:
                 stale = True
         return render_resource(render, self.storage, None if stale else self.progress, standing, held_up=held_up,
-                               progress_stale=stale, stream_url=self._stream_url(render))
+                               progress_stale=stale, stream_url=self._stream_url(render),
+                               title=title if title is not None else self._title(render))
 
     def _stream_url(self, render: repo.Render) -> str | None:
         """The render's signed playlist link, once its first segment is stored."""

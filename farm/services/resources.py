@@ -8,6 +8,8 @@ never goes back.
 """
 from __future__ import annotations
 
+import re
+import unicodedata
 from datetime import timedelta
 from typing import Any
 
@@ -19,17 +21,30 @@ from reelfarm.shared.storage import Storage
 
 RENDER_URL_TTL_SEC = 7 * 24 * 3600
 STILLS_URL_TTL_SEC = 600
+_NOT_IN_SLUGS = re.compile(r"[^a-z0-9]+")
+MAX_SLUG_CHARS = 80
+
+
+def download_name(title: str | None, fmt: str, resolution: int, extra: str = "") -> str:
+    """The file name a render's or a still's download is saved under, from the video's title, the
+    format and the resolution: ``spring-sale-9x16-1080p`` (``extra`` appended with a hyphen);
+    the storage adds the file's own extension."""
+    plain = unicodedata.normalize("NFKD", title or "").encode("ascii", "ignore").decode("ascii").lower()
+    slug = _NOT_IN_SLUGS.sub("-", plain)[:MAX_SLUG_CHARS].strip("-") or "video"
+    parts = [slug, fmt.replace(":", "x"), f"{resolution}p", *([extra] if extra else [])]
+    return "-".join(parts)
 
 
 def render_resource(render: renders_repo.Render, storage: Storage,
                     progress: ProgressStore | None = None, queue: dict[str, Any] | None = None, *,
                     held_up: dict[str, Any] | None = None, progress_stale: bool = False,
-                    stream_url: str | None = None) -> dict[str, Any]:
+                    stream_url: str | None = None, title: str | None = None) -> dict[str, Any]:
     """The Render resource (the seed's fields, in its order); URLs signed afresh for 7 days.
     ``queue``: where it stands while chunks of it wait (``JobQueue.standing``); ``held_up``: a
     chunk that waits on a node that stopped (``JobQueue.held_up``); ``progress_stale``: the
     progress store could not be read, so ``progress`` is the last figure the database holds;
-    ``stream_url``: the signed link of its HLS playlist (``reelfarm.farm.services.stream``)."""
+    ``stream_url``: the signed link of its HLS playlist (``reelfarm.farm.services.stream``);
+    ``title``: the video's, which names the files' downloads (``download_name``)."""
     if render.status == "succeeded":
         shown = 1.0
     elif render.status in renders_repo.LIVE and progress is not None:
@@ -37,13 +52,15 @@ def render_resource(render: renders_repo.Render, storage: Storage,
     else:
         shown = render.progress
     succeeded = render.status == "succeeded"
+    name = download_name(title, render.format, render.resolution)
     return {
         "id": render.id, "video_id": render.video_id, "version_id": render.version_id,
         "format": render.format, "resolution": render.resolution, "fps": render.fps,
         "status": render.status, "progress": round(float(shown), 4),
         "progress_stale": progress_stale and render.status in renders_repo.LIVE,
-        "url": storage.url(render.url_key, RENDER_URL_TTL_SEC) if succeeded and render.url_key else None,
-        "poster_url": storage.url(render.poster_key, RENDER_URL_TTL_SEC) if succeeded and render.poster_key else None,
+        "url": storage.url(render.url_key, RENDER_URL_TTL_SEC, name) if succeeded and render.url_key else None,
+        "poster_url": (storage.url(render.poster_key, RENDER_URL_TTL_SEC, f"{name}-poster")
+                       if succeeded and render.poster_key else None),
         "stream_url": stream_url,
         "duration_sec": render.duration_sec, "bytes": render.bytes, "error": render.error,
         "priority": render.priority, "queue": queue if render.status in renders_repo.LIVE else None,
@@ -52,19 +69,24 @@ def render_resource(render: renders_repo.Render, storage: Storage,
     }
 
 
-def job_resource(job: jobs_repo.Job, storage: Storage, clock: Clock) -> dict[str, Any]:
-    """The Job resource; a stills result carries URLs signed now, valid 10 minutes."""
+def job_resource(job: jobs_repo.Job, storage: Storage, clock: Clock, title: str | None = None) -> dict[str, Any]:
+    """The Job resource; a stills result carries URLs signed now, valid 10 minutes, whose
+    downloads are named after ``title`` (the video's), the format, the resolution and the time."""
     return {
         "id": job.id, "kind": job.kind, "status": job.status, "stage": job.stage,
         "progress": round(float(job.progress), 4), "error": job.error,
-        "result": _result(job, storage, clock), "created_at": job.created_at, "finished_at": job.finished_at,
+        "result": _result(job, storage, clock, title), "created_at": job.created_at, "finished_at": job.finished_at,
     }
 
 
-def _result(job: jobs_repo.Job, storage: Storage, clock: Clock) -> dict[str, Any] | None:
+def _result(job: jobs_repo.Job, storage: Storage, clock: Clock, title: str | None) -> dict[str, Any] | None:
     if job.result is None or job.kind != "stills" or job.status != "succeeded":
         return job.result if job.kind != "stills" else None
     expires_at = (clock.now() + timedelta(seconds=STILLS_URL_TTL_SEC)).isoformat()
-    return {"stills": [{"time": s["time"], "url": storage.url(s["key"], STILLS_URL_TTL_SEC),
+    fmt, resolution = str(job.params.get("format", "")), int(job.params.get("resolution", 1080))
+
+    def name(time: float) -> str:
+        return download_name(title, fmt, resolution, f"{time:g}s")
+    return {"stills": [{"time": s["time"], "url": storage.url(s["key"], STILLS_URL_TTL_SEC, name(s["time"])),
                         "width": s["width"], "height": s["height"], "expires_at": expires_at}
                        for s in job.result.get("stills", [])]}

@@ -1,0 +1,103 @@
+"""A render's and a still's signed URLs name their downloads after the video's title, format and
+resolution by themselves: ``download=1`` alone on local storage, and S3's own
+``Content-Disposition`` on a presigned URL (``ResponseContentDisposition``, signed with the rest).
+
+Renders and stills are made for real by the app's embedded farm; S3 is moto's server on loopback,
+reached over HTTP as a client would.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+from moto.server import ThreadedMotoServer
+
+from reelfarm.farm.services.resources import download_name
+from reelfarm.shared.config import Settings
+from reelfarm.shared.storage import content_disposition, make_s3_client
+from tests.integration.api.test_api_renders import _video, _wait, farm_client  # noqa: F401 - a fixture
+
+BUCKET = "reelfarm-names"
+TITLE = "Spring Sale! (é)"
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture(params=["local", "s3"])
+def settings(request: pytest.FixtureRequest, tmp_path, db_url: str, monkeypatch) -> Settings:
+    env = {"REELFARM_DATA_DIR": str(tmp_path / "data"), "REELFARM_DATABASE_URL": db_url}
+    if request.param == "s3":
+        endpoint = request.getfixturevalue("s3_endpoint")
+        for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                            ("AWS_DEFAULT_REGION", "us-east-1")):
+            monkeypatch.setenv(name, value)
+        client = make_s3_client(endpoint)
+        if not any(b["Name"] == BUCKET for b in client.list_buckets()["Buckets"]):
+            client.create_bucket(Bucket=BUCKET)
+        env.update(REELFARM_STORAGE_URL=f"s3://{BUCKET}/{tmp_path.name}", REELFARM_S3_ENDPOINT_URL=endpoint)
+    return Settings.from_env(env)
+
+
+def _fetch(client, url: str, download: bool) -> tuple[bytes, str]:
+    """The file behind ``url`` and its Content-Disposition: from this app (local storage, with
+    ``download=1`` added when asked) or from S3 (as handed out: its query is signed)."""
+    parts = urlsplit(url)
+    if "/files/" in parts.path:
+        answer = client.get(f"{parts.path}?{parts.query}{'&download=1' if download else ''}")
+        assert answer.status_code == 200
+        return answer.data, answer.headers["Content-Disposition"]
+    answer = httpx.get(url, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.content, answer.headers["Content-Disposition"]
+
+
+def test_download_names_come_from_the_title_format_and_resolution():
+    assert download_name("Spring Sale!", "9:16", 1080) == "spring-sale-9x16-1080p"
+    assert download_name("  Café   crème — 50% off ", "1:1", 720, "1.5s") == "cafe-creme-50-off-1x1-720p-1.5s"
+    assert download_name("春のセール", "16:9", 2160) == "video-16x9-2160p"
+    assert download_name(None, "4:5", 720) == "video-4x5-720p"
+    assert len(download_name("x" * 500, "9:16", 1080)) == 80 + len("-9x16-1080p")
+
+
+def test_a_renders_and_a_stills_urls_name_their_downloads(farm_client, make_tenant, settings):  # noqa: F811
+    tenant = make_tenant(credits=3)
+    video = _video(farm_client, tenant, format="9:16", title=TITLE)
+    r = farm_client.post(f"/api/v1/videos/{video['id']}/renders", json={"format": "9:16", "resolution": 720},
+                         headers=tenant.headers)
+    assert r.status_code == 202, r.get_json()
+    done, _ = _wait(farm_client, f"/api/v1/renders/{r.get_json()['id']}", tenant.headers)
+    assert done["status"] == "succeeded", done["error"]
+    local = settings.storage_url.startswith("file:")
+
+    data, disposition = _fetch(farm_client, done["url"], download=True)
+    assert data[4:8] == b"ftyp"
+    assert disposition == content_disposition("spring-sale-e-9x16-720p.mp4")
+    assert disposition.startswith('attachment; filename="spring-sale-e-9x16-720p.mp4"')
+    _, poster = _fetch(farm_client, done["poster_url"], download=True)
+    assert poster == content_disposition("spring-sale-e-9x16-720p-poster.jpg")
+    if local:  # without download=1 the same URL stays inline for players
+        assert _fetch(farm_client, done["url"], download=False)[1].startswith("inline")
+        assert parse_qs(urlsplit(done["url"]).query)["name"] == ["spring-sale-e-9x16-720p.mp4"]
+    else:
+        assert "response-content-disposition" in urlsplit(done["url"]).query
+
+    listed = farm_client.get(f"/api/v1/videos/{video['id']}/renders", headers=tenant.headers).get_json()["data"]
+    assert _fetch(farm_client, listed[0]["url"], download=True)[1] == disposition
+
+    job = farm_client.post(f"/api/v1/videos/{video['id']}/stills", json={"times": [0.5, 3], "format": "1:1"},
+                           headers=tenant.headers)
+    assert job.status_code == 202, job.get_json()
+    finished, _ = _wait(farm_client, f"/api/v1/jobs/{job.get_json()['id']}", tenant.headers)
+    assert finished["status"] == "succeeded", finished["error"]
+    names = [_fetch(farm_client, s["url"], download=True)[1] for s in finished["result"]["stills"]]
+    assert names == [content_disposition("spring-sale-e-1x1-1080p-0.5s.png"),
+                     content_disposition("spring-sale-e-1x1-1080p-3s.png")]
