@@ -84,6 +84,11 @@ class Storage(Protocol):
 
     def exists(self, key: str) -> bool: ...
 
+    def list_keys(self, folder: str) -> list[str]:
+        """The keys stored in the folder ``folder`` (at any depth below it), sorted: one listing,
+        where asking ``exists`` of each would be a request each (an S3 HEAD)."""
+        ...
+
     def delete(self, key: str) -> None:
         """Remove the object; a missing one is not an error."""
         ...
@@ -152,6 +157,14 @@ class LocalStorage:
 
     def exists(self, key: str) -> bool:
         return self.path(key).is_file()
+
+    def list_keys(self, folder: str) -> list[str]:
+        top = self.path(folder)
+        if not top.is_dir():
+            return []
+        # files being written (``_atomic_write``) are hidden until renamed into place
+        return sorted(path.relative_to(self.root).as_posix() for path in top.rglob("*")
+                      if path.is_file() and not path.name.startswith("."))
 
     def delete(self, key: str) -> None:
         self.path(key).unlink(missing_ok=True)
@@ -296,6 +309,13 @@ class S3Storage:
         except ObjectNotFound:
             return False
         return True
+
+    def list_keys(self, folder: str) -> list[str]:
+        inside = self.object_key(folder).rstrip("/") + "/"
+        strip = len(self.prefix) + 1 if self.prefix else 0
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=inside)
+        found = [item["Key"][strip:] for page in self._call(folder, list, pages) for item in page.get("Contents", [])]
+        return sorted(found)
 
     def delete(self, key: str) -> None:
         self._call(key, self.client.delete_object, Bucket=self.bucket, Key=self.object_key(key))

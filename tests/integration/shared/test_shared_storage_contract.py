@@ -88,6 +88,18 @@ def test_delete(storage: Storage) -> None:
     assert not storage.exists("stills/s.png")
 
 
+def test_list_keys_of_a_folder(storage: Storage) -> None:
+    for key in ("renders/r1/stream/seg1.ts", "renders/r1/stream/seg0.ts", "renders/r1/seg0.mp4",
+                "renders/r10/stream/seg0.ts", "renders/r2/stream/seg0.ts"):
+        storage.put_bytes(key, b"x", "video/mp2t")
+    assert storage.list_keys("renders/r1/stream") == ["renders/r1/stream/seg0.ts", "renders/r1/stream/seg1.ts"]
+    assert storage.list_keys("renders/r1") == ["renders/r1/seg0.mp4", "renders/r1/stream/seg0.ts",
+                                               "renders/r1/stream/seg1.ts"], "not renders/r10's"
+    storage.delete("renders/r1/stream/seg0.ts")
+    assert storage.list_keys("renders/r1/stream") == ["renders/r1/stream/seg1.ts"]
+    assert storage.list_keys("renders/r3") == []
+
+
 @pytest.mark.parametrize("key", ["../escape", "/abs", "a//b"])
 def test_unsafe_keys_are_refused(storage: Storage, key: str) -> None:
     with pytest.raises(InvalidStorageKey):
