@@ -26,7 +26,8 @@ from reelfarm.client.mcp_server.schemas import fetch_openapi, fetch_openapi_asyn
 from reelfarm.client.mcp_server.tools import Toolbox, error_result
 
 INSTRUCTIONS = ("reelfarm makes videos. Pick a story (list_stories) and create_video with its fields, or give a "
-                "brief; render_video (wait=true reports progress) returns an MP4 URL; render_stills shows frames.")
+                "brief; render_video (wait=true reports progress) returns an MP4 URL; render_stills shows frames. "
+                "Answers about videos, renders and versions are summaries; full=true returns the whole document.")
 KeyOf = Callable[[ServerRequestContext[Any]], str | None]
 
 
