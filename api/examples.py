@@ -110,7 +110,7 @@ REQUESTS: dict[str, Any] = {
     "BrandExtract": {"url": "https://example.com"},
     "BrandKitPatch": {"name": "Acme spring", "is_default": True},
     "VideoPatch": {"fields": {"author": "Ray Eames"}, "note": "credit Ray too"},
-    "Restore": {},
+    "Restore": {"note": "back to the cut the client approved"},
     "RenderCreate": {"format": "1:1", "resolution": 1080, "fps": 30},
     "StillsCreate": {"times": [0.5, 3.0], "format": "1:1"},
     "VariantsCreate": {"formats": ["1:1", "9:16"], "locales": ["es"], "resolution": 1080, "priority": "low"},

@@ -149,13 +149,15 @@ class VideoService:
                 return VideoView(latest, version)
         raise VideoStateError("conflict", "the video changed while this edit was being made; send it again")
 
-    def restore(self, workspace_id: str, video_id: str, number: int) -> VideoView:
-        """A new version copying version `number` (source `restore`)."""
+    def restore(self, workspace_id: str, video_id: str, number: int, note: str | None = None) -> VideoView:
+        """A new version copying version `number` (source `restore`), noted ``note`` or
+        ``restored version N``."""
         with transaction(self.engine) as conn:
             video = repo.get_video(conn, workspace_id, video_id)
             _check_editable(video)
             old = repo.get_version(conn, workspace_id, video_id, number)
-            new = repo.NewVersion(doc=copy.deepcopy(old.doc), source="restore", note=f"restored version {number}",
+            new = repo.NewVersion(doc=copy.deepcopy(old.doc), source="restore",
+                                  note=note or f"restored version {number}",
                                   fields=old.fields, lint=old.lint, duration_sec=float(old.doc["duration"]))
             video, version = repo.append_version(conn, self.clock, workspace_id=workspace_id,
                                                  video_id=video_id, version=new)

@@ -127,9 +127,10 @@ class Restore(MethodView):
     @blp.response(200, VideoSchema, example=ex.RESPONSES["Video"])
     @blp.doc(operationId="restoreVersion")
     @errors(blp, 404, 409, *WITH_BODY)
-    def post(self, _body, video_id, number):
+    def post(self, body, video_id, number):
         """Restore a version
 
-        Saves a copy of version `number` as the newest version (source `restore`).
+        Saves a copy of version `number` as the newest version (source `restore`), with `note` as
+        its note (`restored version N` without one). The body is optional.
         """
-        return services().videos.restore(current_workspace_id(), video_id, number)
+        return services().videos.restore(current_workspace_id(), video_id, number, (body or {}).get("note"))

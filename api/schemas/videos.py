@@ -112,7 +112,11 @@ class VideoPatchSchema(RequestSchema):
 
 
 class RestoreSchema(RequestSchema):
-    """Restore takes no body; an optional empty object is accepted and any field is refused."""
+    """Restore needs no body; ``note`` says why (default ``restored version N``); any other field
+    is refused."""
+
+    note = fields.String(validate=validate.Length(1, 500),
+                         metadata={"description": "Why this version comes back; `restored version N` if omitted."})
 
 
 class VideoListQuerySchema(Schema):

@@ -127,8 +127,8 @@ class Videos:
     def version(self, workspace_id: str, video_id: str, number: int) -> dict[str, Any]:
         return version_resource(self.videos.version(workspace_id, video_id, number))
 
-    def restore(self, workspace_id: str, video_id: str, number: int) -> dict[str, Any]:
-        return self._resource(self.videos.restore(workspace_id, video_id, number))
+    def restore(self, workspace_id: str, video_id: str, number: int, note: str | None = None) -> dict[str, Any]:
+        return self._resource(self.videos.restore(workspace_id, video_id, number, note))
 
     def request_variants(self, workspace_id: str, video_id: str, formats: Sequence[str], resolution: int,
                          locales: Sequence[str] = (), priority: str = "normal") -> dict[str, Any]:

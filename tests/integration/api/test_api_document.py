@@ -97,6 +97,9 @@ def test_every_request_and_response_body_has_examples_that_validate(doc):
         for where, media in bodies:
             found = _examples(media)
             assert found, f"{method} {path} {where}: no example"
+            # an empty object shows a client nothing it may send
+            assert where != "request" or all(e not in ({}, [], "", None) for e in found), \
+                f"{method} {path} request: only an empty example"
             validator = _validator(doc, media["schema"])
             for example in found:
                 errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(example)]

@@ -86,12 +86,21 @@ def test_a_body_just_under_the_limit_is_read(client, tenant):
 
 def test_restore_refuses_unknown_body_fields(client, tenant, create_video):
     video = create_video(tenant)
-    response = client.post(f"/api/v1/videos/{video['id']}/versions/1/restore", json={"note": "x"},
+    response = client.post(f"/api/v1/videos/{video['id']}/versions/1/restore", json={"number": 1, "note": ""},
                            headers=tenant.headers)
     error = assert_error(response, 400, "validation_failed")
-    assert [(d["field"], d["code"]) for d in error["details"]] == [("/note", "unknown_field")]
+    assert sorted((d["field"], d["code"]) for d in error["details"]) == [("/note", "invalid_length"),
+                                                                         ("/number", "unknown_field")]
     ok = client.post(f"/api/v1/videos/{video['id']}/versions/1/restore", json={}, headers=tenant.headers)
     assert ok.status_code == 200 and ok.get_json()["current_version"]["number"] == 2
+    assert ok.get_json()["current_version"]["note"] == "restored version 1"
+    noted = client.post(f"/api/v1/videos/{video['id']}/versions/1/restore", json={"note": "the approved cut"},
+                        headers=tenant.headers)
+    assert noted.status_code == 200
+    assert (noted.get_json()["current_version"]["number"], noted.get_json()["current_version"]["note"],
+            noted.get_json()["current_version"]["source"]) == (3, "the approved cut", "restore")
+    bare = client.post(f"/api/v1/videos/{video['id']}/versions/1/restore", headers=tenant.headers)
+    assert bare.status_code == 200 and bare.get_json()["current_version"]["number"] == 4
 
 
 def test_wrong_method_on_an_id_route_is_405(client, tenant):
