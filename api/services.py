@@ -17,6 +17,7 @@ transaction (``tests/unit/api/test_views_seam.py``).
     api_keys      shared.apikeys.ApiKeyService       a workspace's API keys: create, list, revoke
     read_models   shared.readmodels.ReadModels       the console's read-only lists (ledger, pictures, copies)
     previews      studio.previews.StoryPreviews      stills of unsaved story drafts, the gallery's thumbnails
+    drafts        farm.drafts.DraftService           animated previews of unsaved values, played as streams
     figures       shared.readmodels.FarmFigures      the farm-wide figures behind /metrics
 
 The console (``console/``) and ``/metrics`` (``api/metrics.py``) reach them the same way, through
@@ -40,6 +41,7 @@ from reelfarm.api.errors import Forbidden, Unavailable
 from reelfarm.api.idempotency import Idempotency
 from reelfarm.api.ratelimit import RateLimiter, make_rate_limiter
 from reelfarm.farm.services.errors import QueueUnavailable
+from reelfarm.farm.services.drafts import DraftService
 from reelfarm.farm.services.jobs import JobService
 from reelfarm.farm.services.renders import RenderService
 from reelfarm.farm.services.queues import ALL_QUEUES
@@ -97,6 +99,7 @@ class Services:
     read_models: ReadModels = field(default=None)  # type: ignore[assignment]
     figures: FarmFigures = field(default=None)  # type: ignore[assignment]
     previews: StoryPreviews = field(default=None)  # type: ignore[assignment]
+    drafts: DraftService = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.videos is None:
@@ -122,6 +125,9 @@ class Services:
             self.read_models = ReadModels(self.engine, self.storage)
         if self.previews is None:
             self.previews = StoryPreviews(self.engine, self.storage, self.settings.data_dir / "previews")
+        if self.drafts is None:
+            self.drafts = DraftService(self.engine, self.farm.queue, self.storage, self.clock,
+                                       self.settings.secret_key, self.settings.public_url)
         if self.figures is None:
             queue = self.farm.queue
             redis = getattr(queue, "redis", None)

@@ -23,6 +23,16 @@ works without JavaScript. No build step and no CDN: every asset is served by the
 from __future__ import annotations
 
 from reelfarm.console.blueprint import blp
-from reelfarm.console.pages import brand, farm, new_video, session, settings, video, videos, webhooks  # noqa: F401  (routes)
+from reelfarm.console.pages import (  # noqa: F401  (routes)
+    brand,
+    drafts,
+    farm,
+    new_video,
+    session,
+    settings,
+    video,
+    videos,
+    webhooks,
+)
 
 __all__ = ["blp"]

@@ -242,6 +242,29 @@ renders = Table(
           postgresql_where=text("status IN ('queued', 'running', 'succeeded')")),
 )
 
+# 0009: animated previews of unsaved values (farm/services/drafts.py): a workspace's few drafts,
+# drawn at a low size as a stream and deleted minutes later; never renders, never charged
+DRAFT_STATUSES = JOB_STATUSES
+
+drafts = Table(
+    "drafts", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("status", String(20), nullable=False),
+    Column("format", String(8), nullable=False),
+    Column("resolution", Integer, nullable=False),
+    Column("fps", Integer, nullable=False),
+    Column("frames", Integer, nullable=False),
+    Column("chunk_starts", json_type(), nullable=False),
+    Column("doc", json_type(), nullable=False),
+    Column("stored", Integer, nullable=False, server_default="0"),  # chunks whose segments are stored
+    Column("bytes", BigInteger, nullable=False, server_default="0"),  # what those segments take
+    Column("error", Text, nullable=True),
+    _ts("created_at"), _ts("expires_at"),
+    _one_of("status", DRAFT_STATUSES),
+    Index("ix_drafts_expires_at", "expires_at"),
+)
+
 # 0005: segments a workspace keeps for reuse by later renders (farm/services/segments.py).
 segments = Table(
     "segments", metadata,

@@ -116,14 +116,32 @@ class StoryPreviews:
         story = get_story(draft.story_id)
         return round(poster_time(as_doc(story.build(dict(draft.fields), kit.tokens, draft.format, None))), 1)
 
+    def doc(self, workspace_id: str, draft: StoryDraft, locale: str | None = None) -> dict[str, Any]:
+        """The document ``draft`` makes, as saving it would (an animated preview draws it:
+        ``reelfarm.farm.services.drafts``); ``locale``: the video's, when it has one.
+
+        Raises:
+            InvalidFieldsError: every problem ``problems`` finds. UnknownStoryError.
+        """
+        problems = self.problems(workspace_id, draft)
+        if problems:
+            raise InvalidFieldsError(problems)
+        with self.engine.connect() as conn:
+            kit = _kit(conn, workspace_id, draft.brand_kit_id)
+        doc = get_story(draft.story_id).build(dict(draft.fields), kit.tokens, draft.format, draft.duration_sec)
+        if locale:
+            doc["locale"] = locale
+        return doc
+
     def _draw(self, workspace_id: str, draft: StoryDraft, t: float | None, resolution: int) -> bytes:
         with self.engine.connect() as conn:
             kit = _kit(conn, workspace_id, draft.brand_kit_id)
         doc = as_doc(get_story(draft.story_id).build(dict(draft.fields), kit.tokens, draft.format, draft.duration_sec))
         at = poster_time(doc) if t is None else min(max(t, 0.0), doc.duration)
-        return render_still_png(doc, at, RenderSpec(draft.format, resolution), self._assets(workspace_id))
+        return render_still_png(doc, at, RenderSpec(draft.format, resolution), self.assets(workspace_id))
 
-    def _assets(self, workspace_id: str) -> _PreviewAssets:
+    def assets(self, workspace_id: str) -> _PreviewAssets:
+        """The workspace's stored objects; an image given only by address draws as a placeholder."""
         return _PreviewAssets(StorageAssets(self.storage, WorkspaceObjects(self.engine, workspace_id)),
                               self._placeholder())
 

@@ -13,7 +13,8 @@ the last change and shows the PNG it answers, or puts the problems it answers be
 fields; without it, the form's Preview button posts the form here and the page comes back with
 the still (a ``data:`` image) or the problems. Either way every problem is reported at once, in
 words (``reelfarm.console.problems``): values that cannot be read as their type, the story's own
-checks of the rest, the duration and the brand kit.
+checks of the rest, the duration and the brand kit. Its Play preview button plays an animated
+draft of the same values (``reelfarm.console.pages.drafts``).
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ def _settings_of(form: MultiDict[str, str]) -> dict[str, Any]:
 
 
 def _story_form(story: Story, controls: list[forms.Control], settings: dict[str, Any],
-                found: dict[str, str] | None = None, status: int = 200, preview: bytes | None = None) -> Any:
+                found: dict[str, str] | None = None, status: int = 200, preview: bytes | None = None,
+                played: dict[str, Any] | None = None) -> Any:
     previews = web.services().previews
     draft = StoryDraft(story.id, {}, settings["format"], None, None)
     time = _time(request.form) if request.method == "POST" else None
@@ -160,7 +162,7 @@ def _story_form(story: Story, controls: list[forms.Control], settings: dict[str,
     image = "data:image/png;base64," + base64.b64encode(preview).decode("ascii") if preview else None
     return render_template(
         "console/video_story.html", story=story, controls=controls, settings=settings, problems=found or {},
-        preview_image=image, preview_time=min(time, duration), preview_duration=duration,
+        preview_image=image, preview_time=min(time, duration), preview_duration=duration, draft=played,
         tag=previews.thumbnail_tag(g.workspace.id), **_choices()), status
 
 

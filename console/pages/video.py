@@ -20,6 +20,7 @@ asks for JSON (``Accept: application/json``), with the render or job it started.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
@@ -61,7 +62,10 @@ def video(video_id: str) -> Any:
 
 
 def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, Any] | None = None,
-          status: int = 200, typed_texts: dict[int, str] | None = None) -> Any:
+          status: int = 200, typed_texts: dict[int, str] | None = None, draft: dict[str, Any] | None = None,
+          draft_still: bytes | None = None) -> Any:
+    """The video's page; ``draft`` and ``draft_still``: the fields form's Play preview, answered
+    without JavaScript (``reelfarm.console.pages.drafts``)."""
     svc = web.services()
     ws = g.workspace.id
     video = svc.videos.get(ws, video_id)
@@ -81,7 +85,12 @@ def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, A
         language=locale_label,
         locale_plan=plans.allows_locales(g.workspace.plan),
         cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if anchor is not None else None,
+        draft=draft, draft_still=_data_png(draft_still),
         refresh_anchor=anchor, title=video["title"]), status
+
+
+def _data_png(png: bytes | None) -> str | None:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii") if png else None
 
 
 def _by_version(video: dict[str, Any], renders: list[dict[str, Any]],

@@ -9,6 +9,8 @@
   still shown in ``GET /webhooks/{id}/deliveries``.
 - Segments kept for reuse (``reelfarm.farm.services.segments``) that no render has used for the
   retention period: the row first (only if still unused), then the file.
+- Drafts (animated previews of unsaved values, ``reelfarm.farm.services.drafts``) past their
+  expiry, minutes after they were asked for: the row, then its segments.
 
 Each kind is deleted in batches of ``BATCH`` rows, one short transaction each, so a purge never
 holds locks for long. A round takes at most ``MAX_BATCHES`` per kind, and starts no further batch
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from reelfarm.farm.runtime.context import current
+from reelfarm.farm.services import drafts
 from reelfarm.shared.config import DEFAULT_RETENTION_DAYS, Settings
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import idempotency as idempotency_repo
@@ -52,6 +55,7 @@ class Purged:
     deliveries: int = 0
     events: int = 0
     segments: int = 0
+    drafts: int = 0
 
 
 def retention_period(settings: Settings | None) -> timedelta:
@@ -94,14 +98,19 @@ def purge(*, batch: int = BATCH, max_batches: int = MAX_BATCHES, round_sec: floa
                 gone += 1
         return gone
 
+    def expired_drafts(limit: int) -> int:
+        return drafts.delete_expired(ctx.engine, ctx.storage, ctx.clock, limit)
+
     # Attempts before events: an event goes only once none of its attempts is left.
     purged = Purged(idempotency_records=_in_batches(records, batch, max_batches, deadline),
                     deliveries=_in_batches(deliveries, batch, max_batches, deadline),
                     events=_in_batches(events, batch, max_batches, deadline),
-                    segments=_in_batches(kept_segments, batch, max_batches, deadline))
+                    segments=_in_batches(kept_segments, batch, max_batches, deadline),
+                    drafts=_in_batches(expired_drafts, batch, max_batches, deadline))
     if purged != Purged():
-        log.info("retention: deleted %d idempotency records, %d webhook delivery attempts, %d events and %d "
-                 "kept segments", purged.idempotency_records, purged.deliveries, purged.events, purged.segments)
+        log.info("retention: deleted %d idempotency records, %d webhook delivery attempts, %d events, %d "
+                 "kept segments and %d drafts", purged.idempotency_records, purged.deliveries, purged.events,
+                 purged.segments, purged.drafts)
     return purged
 
 

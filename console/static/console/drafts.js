@@ -1,0 +1,76 @@
+/* reelfarm console: Play preview (console/pages/drafts.py). The button posts its form asking for
+   JSON and gets a draft of the unsaved values; the draft is followed until its first segment is
+   stored, then its HLS stream plays through hls.js where Media Source Extensions are, else by the
+   browser itself. Without this script the button posts the form and the page shows the draft. */
+(function () {
+  "use strict";
+  var box = document.getElementById("draft-box");
+  var button = document.querySelector("[data-draft-play]");
+  if (!box || !button) { return; }
+  var video = document.getElementById("draft-video"), state = document.getElementById("draft-state");
+  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  var FOLLOW_MS = 500, asked = 0, hls = null;
+
+  function say(text) { state.textContent = text; }
+
+  function play(url) {
+    if (hls) { hls.destroy(); hls = null; }
+    video.removeAttribute("src");
+    if (window.Hls && window.Hls.isSupported()) {
+      hls = new window.Hls();
+      hls.loadSource(url);
+      hls.attachMedia(video);
+    } else if (video.canPlayType("application/vnd.apple.mpegurl")) {
+      video.src = url;
+    } else {
+      say("This browser does not play the preview here.");
+      return;
+    }
+    video.muted = true;
+    video.play().catch(function () {});
+    say("Playing the preview at 360p as it is drawn; nothing is saved.");
+  }
+
+  function follow(statusUrl, mine) {
+    fetch(statusUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" }).then(function (r) {
+      if (mine !== asked) { return null; }
+      if (!r.ok) { say("The preview is gone; play it again."); return null; }
+      return r.json().then(function (draft) {
+        if (mine !== asked) { return; }
+        if (draft.status === "failed") { say("The preview could not be drawn: " + (draft.error || "it failed")); return; }
+        if (draft.playable) { play(draft.stream_url); return; }
+        setTimeout(function () { follow(statusUrl, mine); }, FOLLOW_MS);
+      });
+    }).catch(function () { if (mine === asked) { setTimeout(function () { follow(statusUrl, mine); }, FOLLOW_MS * 4); } });
+  }
+
+  function start() {
+    var mine = ++asked, form = button.form;
+    var data = new FormData(form);
+    data.delete("preview");
+    box.hidden = false;
+    say("Drawing the preview…");
+    fetch(button.formAction, { method: "POST", body: data, credentials: "same-origin",
+      headers: { Accept: "application/json", "X-CSRF-Token": csrf } }).then(function (r) {
+      if (mine !== asked) { return null; }
+      if (r.status === 401) { location.reload(); return null; }
+      return r.json().then(function (body) {
+        if (mine !== asked) { return; }
+        if (r.status === 202) { follow(body.status_url, mine); return; }
+        say(body.problems ? "The preview waits for the values the messages name."
+          : "The preview could not start: " + ((body.error && body.error.message) || r.status));
+      });
+    }).catch(function () { if (mine === asked) { say("The preview could not start; try again."); } });
+  }
+
+  button.addEventListener("click", function (event) {
+    event.preventDefault();
+    start();
+  });
+
+  /* a page answered without this script's help (the button posted the form): follow its draft */
+  document.addEventListener("DOMContentLoaded", function () {
+    var statusUrl = box.getAttribute("data-draft-status");
+    if (statusUrl) { follow(statusUrl, ++asked); }
+  });
+})();

@@ -1,0 +1,100 @@
+"""The draft's job: draw one chunk of an animated preview and store its stream segment
+(``reelfarm.farm.services.drafts``).
+
+Like a render's chunk, it takes ids and plain values, loads the rest itself, and is idempotent (a
+retried chunk overwrites its segment's key). It draws with the node's rasterizer and x264 (a
+draft's segments are never joined, so any node may draw any chunk), through the renderer's own
+``render_segment``, then remuxes the chunk into its MPEG-TS segment (``remux_to_ts``). Every few
+seconds, and before it stores anything, it looks whether its draft is still live: a draft deleted
+meanwhile (a newer one took its place, or it expired) stops it, and nothing is stored.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+from reelfarm.farm.runtime.context import TaskContext, current
+from reelfarm.farm.runtime.scratch import scratch_dir
+from reelfarm.farm.services import drafts
+from reelfarm.renderer.errors import AssetError, DocInvalid, FontError
+from reelfarm.renderer.hls import TS_CONTENT_TYPE, remux_to_ts
+from reelfarm.renderer.model import parse_doc
+from reelfarm.renderer.spec import RenderSpec
+from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import drafts as drafts_repo
+from reelfarm.studio.previews import StoryPreviews
+
+log = logging.getLogger("reelfarm.farm")
+
+LOOK_EVERY_SEC = 2.0
+_USERS = (AssetError, DocInvalid, FontError)  # the user's to fix: the draft fails, nothing is retried
+
+
+class _Gone(Exception):
+    """The draft stopped being live while a chunk of it was drawing."""
+
+
+def draw_draft_chunk(draft_id: str, index: int) -> None:
+    """Draw chunk ``index`` of the draft and store it at ``drafts/<workspace>/<id>/seg<index>.ts``."""
+    ctx = current()
+    draft = _live(ctx, draft_id)
+    if draft is None or index >= draft.chunks:
+        return
+    with transaction(ctx.engine) as conn:
+        drafts_repo.start(conn, draft_id)
+    start, end = drafts.chunk_ranges(draft)[index]
+    with scratch_dir("draft") as tmp:
+        mp4, ts = os.path.join(tmp, f"seg{index}.mp4"), os.path.join(tmp, f"seg{index}.ts")
+        try:
+            _draw(ctx, draft, mp4, range(start, end), Path(tmp))
+        except _Gone:
+            return
+        except _USERS as exc:
+            with transaction(ctx.engine) as conn:
+                drafts_repo.fail(conn, draft_id, str(exc))
+            return
+        remux_to_ts(mp4, ts, start / draft.fps)
+        if _live(ctx, draft_id) is None:
+            return
+        key = drafts.segment_key(draft.workspace_id, draft.id, index)
+        ctx.storage.put_file(key, ts, TS_CONTENT_TYPE)
+        if not drafts.segment_stored(ctx.engine, ctx.storage, draft, os.path.getsize(ts)):
+            ctx.storage.delete(key)  # deleted (or failed) meanwhile: keep nothing of it
+
+
+def _live(ctx: TaskContext, draft_id: str) -> drafts_repo.Draft | None:
+    with ctx.engine.connect() as conn:
+        draft = drafts_repo.find_draft(conn, draft_id)
+    if draft is None or draft.status not in drafts_repo.LIVE or draft.expires_at <= ctx.clock.now():
+        return None
+    return draft
+
+
+def _draw(ctx: TaskContext, draft: drafts_repo.Draft, path: str, frames: range, tmp: Path) -> None:
+    from reelfarm.renderer.backends import EncoderChoice, choose_raster  # loaded only where a chunk runs
+    from reelfarm.renderer.render import render_segment
+
+    parsed = parse_doc(draft.doc)
+    spec = RenderSpec(draft.format, draft.resolution, draft.fps)
+    # the stills' preview rules: an image given only by address draws as a placeholder (nothing fetched)
+    assets = StoryPreviews(ctx.engine, ctx.storage, tmp).assets(draft.workspace_id)
+    choice = ctx.raster or choose_raster(ctx.settings.raster if ctx.settings else "cpu")
+    raster = choice.make(parsed, spec, assets, yuv=True)
+    looked = time.monotonic()
+
+    def look(frames_done: int) -> None:
+        nonlocal looked
+        if ctx.frames_drawn is not None:
+            ctx.frames_drawn(frames_done)
+        if time.monotonic() - looked >= LOOK_EVERY_SEC:
+            looked = time.monotonic()
+            if _live(ctx, draft.id) is None:
+                raise _Gone()
+
+    try:
+        render_segment(parsed, path, spec, frames, assets=assets, progress=look, raster=raster,
+                       encoder=EncoderChoice("x264").make(threads=1))
+    finally:
+        raster.close()
