@@ -5,6 +5,7 @@
 |---|---|
 | ``queue`` / ``embedded`` / ``rqnode`` | ``RQQueue`` (Redis) and ``EmbeddedQueue`` (the database and a process pool); RQ's worker and job classes |
 | ``tasks`` / ``studio_tasks`` | the job functions (``render_chunk``, ``stitch``, ``render_stills``, ``extract_brand``, ``generate_video``) |
+| ``draft_tasks`` | ``draw_draft_chunk``: one chunk of an animated preview of unsaved values |
 | ``context`` | the task context: what a task needs besides its arguments, one per process |
 | ``routing`` / ``nodes`` | which queue a chunk goes to, from the live nodes' heartbeats |
 | ``maintenance`` / ``reaper`` / ``reconcile`` / ``retention`` / ``webhooks`` | the maintenance round: repairs, stalled work, lost queue entries, old files, webhook delivery |

@@ -3,8 +3,8 @@ on the embedded default, whose executor draws the draft's chunks.
 
 At desktop and at phone size, on a new video's story form and on an existing video's fields form:
 change the badge colour, click Play preview, and the draft of the unsaved values plays (through
-the pinned hls.js: Chromium plays no HLS itself), its ``currentTime`` advancing; nothing is saved
-and no credit is used.
+the pinned hls.js: Chromium plays no HLS itself), its ``currentTime`` advancing; the fields form
+shows the still of the unsaved values; nothing is saved and no credit is used.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_play_preview_plays_a_draft_of_unsaved_values(tmp_path: Path, browser: B
         credits = api.get("/me").json()["workspace"]["credits"]
         desktop = browser.new_context(viewport={"width": 1280, "height": 900})
         phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-        pages = []
+        pages: list[Page] = []
         for context in (desktop, phone):
             page = context.new_page()
             if not pages:
@@ -59,6 +59,8 @@ def test_play_preview_plays_a_draft_of_unsaved_values(tmp_path: Path, browser: B
         for page, colour in zip(pages, ("#00AA00", "#0000FF"), strict=True):
             page.goto(f"{base}/app/videos/{video['id']}")
             play_preview(page, colour)
+            # the fields form's live still follows the unsaved values too
+            expect(page.locator("#edit-preview #preview-image")).to_be_visible(timeout=30_000)
 
         assert [v["id"] for v in api.get("/videos").json()["data"]] == [video["id"]]
         assert len(api.get(f"/videos/{video['id']}/versions").json()["data"]) == 1

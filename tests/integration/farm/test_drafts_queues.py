@@ -1,0 +1,62 @@
+"""Drafts (``reelfarm.farm.services.drafts``) run on the farm's own queues as renders do: on RQ over
+real Redis (SimpleWorker in burst mode, through fair dispatch's waiting queues) and on the embedded
+executor (its process pool), each to a complete playlist of 360p segments, with no render made."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import m3u8
+import pytest
+
+from reelfarm.farm.services.drafts import DraftService, segment_key
+from reelfarm.shared.repos import drafts as drafts_repo
+from tests.integration.farm.conftest import Farm, make_doc, work_burst
+
+
+def service(farm: Farm) -> DraftService:
+    return DraftService(farm.engine, farm.queue, farm.storage, farm.clock, "s" * 40, "http://127.0.0.1:9")
+
+
+def assert_complete(farm: Farm, drafts: DraftService, workspace: str, draft: dict[str, Any]) -> None:
+    done = drafts.get(workspace, draft["id"])
+    assert done["status"] == "succeeded" and done["stored"] == done["chunks"] and done["playable"], done
+    query = draft["stream_url"].split("?", 1)[1]
+    expires, sig = (part.split("=", 1)[1] for part in query.split("&"))
+    listed = m3u8.loads(drafts.playlist(draft["id"], expires, sig))
+    assert listed.is_endlist and len(listed.segments) == done["chunks"]
+    assert round(sum(s.duration for s in listed.segments) * 15) == 90
+    assert all(farm.storage.exists(segment_key(workspace, draft["id"], i)) for i in range(done["chunks"]))
+    assert farm.render_count(workspace) == 0 and farm.balance(workspace) == 3
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_draft_runs_on_rq_as_low_priority_chunks(rq_farm: Farm, redis: Any, namespace: str) -> None:
+    workspace = rq_farm.workspace(credits=3)
+    drafts = service(rq_farm)
+    draft = drafts.start(workspace, make_doc(6), "16:9")
+    assert redis.exists(f"rq:job:{namespace}draft-{draft['id']}-chunk-0")
+
+    work_burst(redis, namespace)
+
+    assert_complete(rq_farm, drafts, workspace, draft)
+
+
+def test_a_draft_runs_on_the_embedded_executor(make_embedded: Any) -> None:
+    farm = make_embedded(workers=2)
+    workspace = farm.workspace(credits=3)
+    drafts = service(farm)
+    draft = drafts.start(workspace, make_doc(6), "16:9")
+    farm.queue.start()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with farm.engine.connect() as conn:
+                row = drafts_repo.find_draft(conn, draft["id"])
+            assert row is not None and row.status in ("queued", "running", "succeeded"), row
+            if row.status == "succeeded":
+                break
+            time.sleep(0.2)
+    finally:
+        farm.queue.stop(30)
+    assert_complete(farm, drafts, workspace, draft)
