@@ -61,6 +61,7 @@ DRAFT_FPS = 15
 DRAW_TASK = "reelfarm.farm.runtime.draft_tasks.draw_draft_chunk"
 DRAFT_PRIORITY = "low"
 _SALT = "reelfarm.draft"
+TOO_LARGE = "the preview takes more room than a workspace's previews may; shorten the video or play it again"
 
 
 @dataclass(frozen=True)
@@ -232,18 +233,18 @@ class DraftService:
 def segment_stored(engine: Engine, storage: Storage, draft: repo.Draft, size: int,
                    bounds: DraftBounds | None = None) -> bool:
     """Count a chunk's segment (``size`` bytes, stored) of ``draft`` and keep the workspace within
-    its byte bound: its oldest other drafts go first; a draft that alone passes it fails and goes.
-    False when the draft is gone or failed (the caller's segment is not kept)."""
+    its byte bound: its oldest other drafts go first; a draft that alone passes it fails, its
+    segments deleted. False when the draft is gone or failed (the caller's segment is not kept)."""
     cap = (bounds or DraftBounds()).bytes
     with transaction(engine) as conn:
         lock_workspace(conn, draft.workspace_id)
         counted = repo.count_segment(conn, draft, size)
         if counted is None:
             return False
-        evicted = []
+        evicted, dropped = [], []
         if counted.bytes > cap:
-            repo.fail(conn, draft.id, "the preview is larger than a workspace's drafts may be")
-            evicted.append(counted)
+            repo.fail(conn, draft.id, TOO_LARGE, dropped=True)
+            dropped.append(counted)
         else:
             total = repo.workspace_bytes(conn, draft.workspace_id)
             for old in repo.workspace_drafts(conn, draft.workspace_id):
@@ -252,12 +253,11 @@ def segment_stored(engine: Engine, storage: Storage, draft: repo.Draft, size: in
                 if old.id != draft.id:
                     total -= old.bytes
                     evicted.append(old)
-        for old in evicted:
-            repo.delete_draft(conn, old.id)
-    for old in evicted:
+                    repo.delete_draft(conn, old.id)
+    for old in evicted + dropped:
         for index in range(old.chunks):
             storage.delete(segment_key(old.workspace_id, old.id, index))
-    return counted.id not in {d.id for d in evicted}
+    return not dropped
 
 
 def delete_expired(engine: Engine, storage: Storage, clock: Clock, limit: int) -> int:

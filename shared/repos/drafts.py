@@ -107,10 +107,14 @@ def count_segment(conn: Connection, draft: Draft, size: int) -> Draft | None:
     return find_draft(conn, draft.id) if done.rowcount else None
 
 
-def fail(conn: Connection, draft_id: str, message: str) -> bool:
-    """A live draft fails with ``message``; False when it was not live."""
+def fail(conn: Connection, draft_id: str, message: str, dropped: bool = False) -> bool:
+    """A live draft fails with ``message``; ``dropped``: its segments are deleted too (nothing of
+    it is stored or counted any more). False when it was not live."""
+    values: dict[str, Any] = {"status": "failed", "error": message}
+    if dropped:
+        values.update(stored=0, bytes=0)
     return conn.execute(update(drafts).where(drafts.c.id == draft_id, drafts.c.status.in_(LIVE))
-                        .values(status="failed", error=message)).rowcount > 0
+                        .values(**values)).rowcount > 0
 
 
 def workspace_bytes(conn: Connection, workspace_id: str) -> int:

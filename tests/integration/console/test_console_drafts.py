@@ -194,8 +194,14 @@ def test_a_workspace_keeps_three_drafts_within_its_bytes_and_retention_deletes_e
     with services.engine.connect() as conn:
         newest = drafts_repo.find_draft(conn, fourth["id"])
     assert newest is not None
+    draft_tasks.draw_draft_chunk(fourth["id"], 0)
+    fourth_key = drafts.segment_key(acme.workspace_id, fourth["id"], 0)
+    assert services.storage.exists(fourth_key)
     assert not drafts.segment_stored(services.engine, services.storage, newest, second.bytes + 1, bounds)
-    assert ann.get(fourth["status_url"]).status_code == 404  # alone past the bound: it goes too
+    failed = state(ann, fourth)  # alone past the bound: it fails, and nothing of it is kept
+    assert failed["status"] == "failed" and "more room" in failed["error"] and failed["bytes"] == 0
+    assert not services.storage.exists(fourth_key)
+    assert playlist(client, fourth["stream_url"]).is_endlist
 
     # the retention round deletes drafts past their ten minutes, rows and files
     draft_tasks.draw_draft_chunk(made[2]["id"], 0)
