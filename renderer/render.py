@@ -84,17 +84,24 @@ def render_segment(doc: Doc | Mapping[str, Any], path: str, spec: RenderSpec, fr
 def finish_video(doc: Doc | Mapping[str, Any], segments: Sequence[str], out_path: str,
                  assets: AssetSource | None = None) -> None:
     """Join segments by stream copy and mux the document's audio mix once."""
+    concat_segments(list(segments), out_path, audio=mix_doc_audio(doc, assets))
+
+
+def mix_doc_audio(doc: Doc | Mapping[str, Any], assets: AssetSource | None = None) -> Any:
+    """The document's audio tracks mixed over its whole timeline (``reelfarm.renderer.audio``:
+    float32 (2, n) at 48 kHz); None for a document without audio. The final MP4 and the render's
+    stream (``reelfarm.renderer.hls``) both take their sound from this one mix."""
     doc = as_doc(doc)
-    audio = None
-    if doc.audio:
-        def resolve(asset_id: str) -> str:
-            asset = doc.asset(asset_id)
-            if asset is None or assets is None:
-                from reelfarm.renderer.errors import AssetError
-                raise AssetError(f"audio asset {asset_id!r} cannot be found")
-            return assets.path(asset_id, asset)
-        audio = mix_audio(doc.audio, resolve, doc.duration)
-    concat_segments(list(segments), out_path, audio=audio)
+    if not doc.audio:
+        return None
+
+    def resolve(asset_id: str) -> str:
+        asset = doc.asset(asset_id)
+        if asset is None or assets is None:
+            from reelfarm.renderer.errors import AssetError
+            raise AssetError(f"audio asset {asset_id!r} cannot be found")
+        return assets.path(asset_id, asset)
+    return mix_audio(doc.audio, resolve, doc.duration)
 
 
 # -- whole videos -----------------------------------------------------------------------------

@@ -255,7 +255,8 @@ class RenderService:
                 self._drop_jobs(render)
                 for index in range(render.chunks or 0):  # segments copied in for reuse
                     self.storage.delete(segment_key(render.id, index))
-                    self.storage.delete(stream.stream_segment_key(render.id, index))
+                for key in stream.stream_keys(render):
+                    self.storage.delete(key)
             raise
 
     def _drop_jobs(self, render: repo.Render) -> None:
@@ -290,11 +291,13 @@ class RenderService:
         """Chunks whose segments this workspace's earlier renders made, copied into place; their
         frames are counted as done and recorded on the render."""
         prints = segments.fingerprints(self.storage, WorkspaceObjects(self.engine, render.workspace_id), render, doc)
+        silent = not doc.get("audio")  # with sound, the stream waits for the audio its chunks mix
         reused = segments.reuse(self.engine, self.clock, self.storage, render, prints,
-                                lambda i: segment_key(render.id, i))
+                                lambda i: segment_key(render.id, i), streams=silent)
         if reused:
             frames = segments.chunk_frames(render, build_doc(doc))
-            self.lifecycle.reused(render.id, sum(frames[i][1] - frames[i][0] for i in reused), streaming=0 in reused)
+            self.lifecycle.reused(render.id, sum(frames[i][1] - frames[i][0] for i in reused),
+                                  streaming=silent and 0 in reused)
         return reused
 
 

@@ -58,14 +58,15 @@ def test_status_of_the_embedded_mode(embedded: Farm, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     status = json.loads(result.output)
     assert status["mode"] == "embedded" and status["nodes"] == []
-    assert status["queues"] == {"render": {"queued": 3, "deferred": 1}}  # two scenes, the crossfade a chunk
+    # two scenes; scene one's leading second and the crossfade chunks of their own
+    assert status["queues"] == {"render": {"queued": 4, "deferred": 1}}
     [busy] = status["workspaces"]
     assert (busy["id"], busy["name"], busy["running"], busy["waiting"], busy["waiting_frames"]) == \
-        (workspace, "acme", 0, 3, 180)
+        (workspace, "acme", 0, 4, 180)
     assert (busy["weight"], busy["cap"], busy["share"]) == (2.0, 16, 1.0)
     [shown] = status["renders"]
     assert (shown["id"], shown["status"], shown["frames_done"], shown["frames_total"], shown["chunks"]) == \
-        (render["id"], "queued", 0, 180, 3)
+        (render["id"], "queued", 0, 180, 4)
     table = CliRunner().invoke(farm_group, ["status"], env={**env_for(embedded, tmp_path), "COLUMNS": "80"})
     assert table.exit_code == 0 and "renders in flight (1)" in table.output and "mode: embedded" in table.output
     assert f"  {render['id']} queued\n    1:1 1080p30; 0/180 frames; 0.0 frames/s; 0.0 s\n" in table.output
@@ -121,14 +122,14 @@ def test_status_of_a_farm_shows_nodes_queues_and_renders(rq_farm: Farm, redis: A
     assert node["queues"] == ["render"] and isinstance(node["last_seen"], float)
     assert node["encoder"] == "x264"
     # no worker is idle: the chunks wait for their turn (reelfarm.farm.runtime.dispatch), the stitch for them
-    assert status["queues"]["render"] == {"queued": 0, "waiting": 3, "started": 0, "deferred": 1, "scheduled": 0,
+    assert status["queues"]["render"] == {"queued": 0, "waiting": 4, "started": 0, "deferred": 1, "scheduled": 0,
                                           "failed": 0}
     other = rq_farm.workspace()
     rq_farm.renders.request(other, rq_farm.video(other, make_doc(6)), "16:9", 180)
     status = json.loads(CliRunner().invoke(farm_group, ["status", "--json", "--namespace", namespace],
                                            env=env_for(rq_farm, tmp_path, redis_url)).output)
     assert sorted((w["id"], w["waiting"], w["share"]) for w in status["workspaces"]) == \
-        sorted([(workspace, 3, 0.5), (other, 3, 0.5)])
+        sorted([(workspace, 4, 0.5), (other, 4, 0.5)])
     assert any(r["status"] == "queued" for r in status["renders"])
     table = CliRunner().invoke(farm_group, ["status", "--namespace", namespace],
                                env={**env_for(rq_farm, tmp_path, redis_url), "COLUMNS": "80"})

@@ -64,6 +64,7 @@ def test_twenty_identical_requests_make_one_render_and_one_charge(embedded: Farm
     assert task_ids(embedded) == sorted([(f"render-{render_id}-chunk-0", "queued"),
                                          (f"render-{render_id}-chunk-1", "queued"),
                                          (f"render-{render_id}-chunk-2", "queued"),
+                                         (f"render-{render_id}-chunk-3", "queued"),
                                          (f"render-{render_id}-stitch", "deferred")])
 
 
@@ -156,7 +157,7 @@ def test_cancel_a_queued_render_refunds_it(embedded: Farm) -> None:
 
     assert canceled["status"] == "canceled" and canceled["finished_at"] is not None
     assert embedded.balance(workspace) == 5
-    assert [s for _, s in task_ids(embedded)] == ["canceled"] * 4  # three chunks and the stitch
+    assert [s for _, s in task_ids(embedded)] == ["canceled"] * 5  # four chunks and the stitch
     with pytest.raises(StateConflict):
         embedded.renders.cancel(workspace, render["id"])
     with pytest.raises(NotFound):
