@@ -6,7 +6,9 @@ retried chunk overwrites its segment's key). It draws with the node's rasterizer
 draft's segments are never joined, so any node may draw any chunk), through the renderer's own
 ``render_segment``, then remuxes the chunk into its MPEG-TS segment (``remux_to_ts``). Every few
 seconds, and before it stores anything, it looks whether its draft is still live: a draft deleted
-meanwhile (a newer one took its place, or it expired) stops it, and nothing is stored.
+meanwhile (a newer one took its place, or it expired) stops it, and nothing is stored. A chunk that
+cannot be drawn fails its draft at once, with a message the page shows, rather than be retried: a
+preview is asked for again with a click (a chunk whose process died is run again by the queue).
 """
 from __future__ import annotations
 
@@ -52,8 +54,11 @@ def draw_draft_chunk(draft_id: str, index: int) -> None:
         except _Gone:
             return
         except _USERS as exc:
-            with transaction(ctx.engine) as conn:
-                drafts_repo.fail(conn, draft_id, str(exc))
+            _fail(ctx, draft_id, str(exc))
+            return
+        except Exception:  # a preview is not retried: the person plays it again, and the page says so
+            log.exception("draft %s chunk %d could not be drawn", draft_id, index)
+            _fail(ctx, draft_id, "the preview could not be drawn; play it again")
             return
         remux_to_ts(mp4, ts, start / draft.fps)
         if _live(ctx, draft_id) is None:
@@ -62,6 +67,11 @@ def draw_draft_chunk(draft_id: str, index: int) -> None:
         ctx.storage.put_file(key, ts, TS_CONTENT_TYPE)
         if not drafts.segment_stored(ctx.engine, ctx.storage, draft, os.path.getsize(ts)):
             ctx.storage.delete(key)  # deleted (or failed) meanwhile: keep nothing of it
+
+
+def _fail(ctx: TaskContext, draft_id: str, message: str) -> None:
+    with transaction(ctx.engine) as conn:
+        drafts_repo.fail(conn, draft_id, message)
 
 
 def _live(ctx: TaskContext, draft_id: str) -> drafts_repo.Draft | None:

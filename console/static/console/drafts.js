@@ -9,7 +9,7 @@
   if (!box || !button) { return; }
   var video = document.getElementById("draft-video"), state = document.getElementById("draft-state");
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
-  var FOLLOW_MS = 500, asked = 0, hls = null;
+  var FOLLOW_MS = 500, FOLLOW_MAX = 360, asked = 0, hls = null;  /* gives up waiting after 3 minutes */
 
   function say(text) { state.textContent = text; }
 
@@ -31,7 +31,9 @@
     say("Playing the preview at 360p as it is drawn; nothing is saved.");
   }
 
-  function follow(statusUrl, mine) {
+  function follow(statusUrl, mine, tries) {
+    tries = tries || 0;
+    if (tries > FOLLOW_MAX) { say("The preview is taking long (the farm may be busy); play it again later."); return; }
     fetch(statusUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" }).then(function (r) {
       if (mine !== asked) { return null; }
       if (!r.ok) { say("The preview is gone; play it again."); return null; }
@@ -39,9 +41,9 @@
         if (mine !== asked) { return; }
         if (draft.status === "failed") { say("The preview could not be drawn: " + (draft.error || "it failed")); return; }
         if (draft.playable) { play(draft.stream_url); return; }
-        setTimeout(function () { follow(statusUrl, mine); }, FOLLOW_MS);
+        setTimeout(function () { follow(statusUrl, mine, tries + 1); }, FOLLOW_MS);
       });
-    }).catch(function () { if (mine === asked) { setTimeout(function () { follow(statusUrl, mine); }, FOLLOW_MS * 4); } });
+    }).catch(function () { if (mine === asked) { setTimeout(function () { follow(statusUrl, mine, tries + 4); }, FOLLOW_MS * 4); } });
   }
 
   function start() {

@@ -1,9 +1,11 @@
 """Drafts (``reelfarm.farm.services.drafts``) run on the farm's own queues as renders do: on RQ over
 real Redis (SimpleWorker in burst mode, through fair dispatch's waiting queues) and on the embedded
-executor (its process pool), each to a complete playlist of 360p segments, with no render made."""
+executor (its process pool), each to a complete playlist of 360p segments, with no render made; a
+draft that cannot be drawn fails with its reason, and its playlist ends."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import m3u8
@@ -11,7 +13,7 @@ import pytest
 
 from reelfarm.farm.services.drafts import DraftService, segment_key
 from reelfarm.shared.repos import drafts as drafts_repo
-from tests.integration.farm.conftest import Farm, make_doc, work_burst
+from tests.integration.farm.conftest import Farm, make_doc, with_image, work_burst
 
 
 def service(farm: Farm) -> DraftService:
@@ -60,3 +62,21 @@ def test_a_draft_runs_on_the_embedded_executor(make_embedded: Any) -> None:
     finally:
         farm.queue.stop(30)
     assert_complete(farm, drafts, workspace, draft)
+
+
+def test_a_draft_that_cannot_be_drawn_fails_with_its_reason_and_its_playlist_ends(embedded: Farm,
+                                                                                   tmp_path: Path) -> None:
+    from reelfarm.farm.runtime.draft_tasks import draw_draft_chunk
+
+    workspace = embedded.workspace(credits=3)
+    drafts = service(embedded)
+    draft = drafts.start(workspace, with_image(make_doc(6), embedded, workspace, tmp_path, corrupt=True), "16:9")
+    draw_draft_chunk(draft["id"], 0)
+    failed = drafts.get(workspace, draft["id"])
+    assert failed["status"] == "failed" and "asset 'photo'" in failed["error"] and not failed["playable"]
+    query = draft["stream_url"].split("?", 1)[1]
+    expires, sig = (part.split("=", 1)[1] for part in query.split("&"))
+    ended = m3u8.loads(drafts.playlist(draft["id"], expires, sig))
+    assert ended.is_endlist and ended.segments == []
+    draw_draft_chunk(draft["id"], 1)  # the draft's other chunks do nothing once it failed
+    assert not embedded.storage.exists(segment_key(workspace, draft["id"], 1))
