@@ -19,7 +19,7 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     ci_lines = [line for line in ROOT.joinpath(".ci/run").read_text().splitlines()
                 if line and not line.startswith("#")]
     assert test in ci_lines
-    assert test.startswith("scripts/setup-system.sh --test && ") and test.endswith("pytest -q")
+    assert test.startswith("scripts/setup-system.sh --test && ") and test.endswith("pytest -q -n 4 --dist loadfile")
     assert serve.startswith("scripts/setup-system.sh && ") and serve.endswith("reelfarm serve")
 
 
