@@ -218,6 +218,8 @@ def test_a_request_running_past_the_graceful_timeout_is_logged_and_the_server_ex
         stalled.close()
         server.close()
 
-    assert elapsed < graceful + 1.5
+    # Gone at the graceful timeout, not when the stalled upload would end (its socket waits 30 s);
+    # the slack is the shutdown after it, which takes seconds on a loaded two-core machine.
+    assert elapsed < graceful + 6
     logged = [line for line in server.printed if "graceful timeout: a request still running" in line]
     assert len(logged) == 1 and "drain-stalled-upload" in logged[0] and "/api/v1/videos" in logged[0], logged
