@@ -340,7 +340,8 @@ def handle_task_failure(func_path: str, args: Sequence[Any], reason: str) -> Non
     """The queues' failure handler: a task failed for good (retries spent, or its process died)."""
     name = func_path.rsplit(".", 1)[-1]
     handlers: dict[str, Callable[[Sequence[Any], str], None]] = {
-        "import_assets": lambda a, r: _fail_render_quietly(a[0], f"fetching the video's images and audio failed: {r}"),
+        "import_assets": lambda a, r: _fail_render_quietly(
+            a[0], r if _advised(r) else f"fetching the video's images and audio failed: {r}"),
         "render_chunk": lambda a, r: _fail_render_quietly(a[0], f"rendering chunk {int(a[1]) + 1} failed: {r}"),
         "stitch": lambda a, r: _fail_render_quietly(a[0], f"joining the rendered chunks failed: {r}"),
         "render_stills": lambda a, r: _fail_job_quietly(a[0], f"rendering the stills failed: {r}"),
@@ -354,8 +355,13 @@ def handle_task_failure(func_path: str, args: Sequence[Any], reason: str) -> Non
     handler(args, reason)
 
 
+def _advised(reason: str) -> bool:
+    """Whether a failure's reason already says what to change (``AssetUnreachable``'s do)."""
+    return reason.endswith(", then render again")
+
+
 def _fail_render_quietly(render_id: str, message: str) -> None:
-    fail_render(render_id, f"{message}; try again")
+    fail_render(render_id, message if _advised(message) else f"{message}; try again")
 
 
 def _fail_job_quietly(job_id: str, message: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import av
 import skia
 
+from reelfarm.farm.services.errors import AssetUnreachable
 from reelfarm.renderer.errors import AssetError
 from reelfarm.renderer.model import Asset
 from reelfarm.shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
@@ -76,7 +77,9 @@ def import_remote_assets(doc: Mapping[str, Any], fetcher: SafeFetcher, storage: 
     Raises:
         AssetError: an asset the user must fix: a refused URL, an answer 4xx, a body too large,
             or bytes that are not an image (or audio) the renderer can read.
-        RuntimeError: a failure that may pass (timeout, connection error, 5xx): the queue retries.
+        AssetUnreachable: a failure that may pass (timeout, an unresolvable host, connection error,
+            5xx): the queue retries; its message names the asset, the reason and what to change,
+            and becomes the render's error when the retries are spent.
     """
     keys = []
     for asset_id, (kind, url) in remote_assets(doc).items():
@@ -89,26 +92,49 @@ def import_remote_assets(doc: Mapping[str, Any], fetcher: SafeFetcher, storage: 
                                     MAX_AUDIO_BYTES if audio else MAX_IMAGE_BYTES)
         if not (_readable_audio(data) if audio else _readable_image(data)):
             what = "audio the renderer can decode" if audio else "a PNG, JPEG, WebP, GIF, BMP or SVG image"
-            raise AssetError(f"asset {asset_id!r}: {url} did not send {what}")
+            raise AssetError(f"{asset_name(asset_id, kind)}: {url} did not send {what}")
         storage.put_bytes(key, data, content_type)
     return keys
 
 
+def asset_name(asset_id: str, kind: str = "image") -> str:
+    """How a message names an asset: ``image asset 'hero'``, ``the brand logo``."""
+    return "the brand logo" if asset_id == BRAND_LOGO else f"{kind} asset {asset_id!r}"
+
+
 def _fetch(fetcher: SafeFetcher, asset_id: str, url: str, accept: tuple[str, ...], max_bytes: int) -> tuple[bytes, str]:
+    kind = "audio" if accept is AUDIO_TYPES else "image"
+    name = asset_name(asset_id, kind)
     try:
         result = fetcher.fetch(url, accept=accept)
     except FetchRefused as exc:
-        raise AssetError(f"asset {asset_id!r}: {exc.reason}") from None
+        raise AssetError(f"{name} ({url}) is refused: {exc.reason}") from None
     except FetchFailed as exc:
+        message = f"{name} could not be fetched from {url}: {exc.reason}"
         if isinstance(exc, FetchTooLarge) or (exc.status is not None and 400 <= exc.status < 500):
-            raise AssetError(f"asset {asset_id!r} could not be fetched: {exc.reason}") from None
-        raise RuntimeError(f"asset {asset_id!r} could not be fetched: {exc.reason}") from exc
+            raise AssetError(message) from None
+        # may pass (a host down for a moment): retried, and if it does not, the render's error
+        raise AssetUnreachable(f"{message}; check its address or give another {kind}, then render again") from exc
     except FetchError as exc:
-        raise AssetError(f"asset {asset_id!r}: {exc.reason}") from None
+        raise AssetError(f"{name} ({url}): {exc.reason}") from None
     if len(result.body) > max_bytes:
-        raise AssetError(f"asset {asset_id!r}: {url} sent {len(result.body)} bytes, more than the {max_bytes} "
-                         "allowed for this kind of asset")
+        raise AssetError(f"{name}: {url} sent {len(result.body)} bytes, more than the {max_bytes} "
+                         f"allowed for this kind of asset")
     return result.body, result.content_type
+
+
+def check_image_url(fetcher: SafeFetcher, url: str) -> str | None:
+    """Why the image at ``url`` could not be drawn (unreachable, refused, too large, not an image),
+    in words for the field that holds it; None when it can."""
+    try:
+        result = fetcher.fetch(url, accept=IMAGE_TYPES)
+    except FetchError as exc:
+        return f"could not be fetched: {exc.reason}"
+    if len(result.body) > MAX_IMAGE_BYTES:
+        return f"is {len(result.body)} bytes, more than the {MAX_IMAGE_BYTES} allowed for an image"
+    if not _readable_image(result.body):
+        return "did not send a PNG, JPEG, WebP, GIF, BMP or SVG image"
+    return None
 
 
 def _readable_image(data: bytes) -> bool:

@@ -12,7 +12,11 @@ Hierarchy::
     ├── PlanFeatureUnavailable the workspace's plan does not include what was asked for
     │                          (translated copies: Pro and Agency) (API: 403)
     └── TaskFailed             a task met a problem the user can act on (an unreadable asset);
-                               its message is what the render's or job's ``error`` shows
+        │                      its message is what the render's or job's ``error`` shows
+        └── AssetUnreachable   (also a RuntimeError) a remote asset could not be fetched for a
+                               reason that may pass (an unresolvable host, a timeout, a 5xx):
+                               the queue retries; when it gives up, the message (naming the
+                               asset, the reason and what to change) is the render's ``error``
 
 The services also raise ``reelfarm.shared.errors.NotFound`` (404), ``reelfarm.shared.errors.InsufficientCredits``
 (402) and ``reelfarm.studio.videos.VideoStateError`` (409 ``video_not_ready`` / ``conflict``). None of
@@ -52,3 +56,7 @@ class PlanFeatureUnavailable(FarmError):
 
 class TaskFailed(FarmError):
     """A task failed for a reason the user can act on; the message is shown to them as is."""
+
+
+class AssetUnreachable(TaskFailed, RuntimeError):
+    """A remote asset could not be fetched, perhaps for a moment: retried, then shown as is."""
