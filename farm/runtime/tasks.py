@@ -139,8 +139,26 @@ def render_chunk(render_id: str, index: int) -> None:
             return
         report.flush()
         ctx.storage.put_file(names.segment_key(render_id, index), path, "video/mp4")
-        stream.publish_segment(ctx.storage, render, index, path)  # the stream's part, playable at once
-    _record_chunk(ctx, render_id, streaming=index == 0)
+        try:
+            streamed = _publish(ctx, render, parsed, index, path)  # the stream's part, playable at once
+        except PERMANENT as exc:
+            fail_render(render_id, _user_message(exc))
+            return
+    _record_chunk(ctx, render_id, streaming=0 in streamed)
+
+
+def _publish(ctx: TaskContext, render: renders_repo.Render, parsed: Doc, index: int | None = None,
+             path: str | None = None) -> list[int]:
+    """Store chunk ``index``'s stream segment (from its MP4 at ``path``) and, for a video with
+    sound, those of stored chunks still without one (reused before the render's audio was mixed;
+    ``reelfarm.farm.services.stream``); returns the chunks whose segments it stored."""
+    audio = stream.stream_audio(ctx.storage, render, parsed, _render_assets(ctx, render))
+    done = []
+    if index is not None and path is not None and stream.publish_segment(ctx.storage, render, index, path, audio):
+        done.append(index)
+    if audio is not None:
+        done += stream.publish_stored(ctx.storage, render, lambda i: names.segment_key(render.id, i), audio)
+    return done
 
 
 def _record_chunk(ctx: TaskContext, render_id: str, streaming: bool = False) -> None:
@@ -210,6 +228,8 @@ def stitch(render_id: str) -> None:
             check_segments(local, names=[f"segment {i + 1}" for i in range(len(keys))])  # one encoder family
             finish_video(doc, local, out, assets)
             write_poster(doc, poster, _spec(render), assets)
+            if 0 in _publish(ctx, render, parse_doc(doc)):  # every chunk was reused: the stream starts here
+                lifecycle(ctx).progressed(render_id, MAX_UNFINISHED, streaming=True)
         except PERMANENT as exc:
             fail_render(render_id, _user_message(exc))
             return

@@ -90,9 +90,11 @@ def fingerprints(storage: Storage, scope: KeyScope, render: renders_repo.Render,
 
 
 def reuse(engine: Engine, clock: Clock, storage: Storage, render: renders_repo.Render, prints: list[str | None],
-          segment_key: Callable[[int], str]) -> list[int]:
-    """Copy the segments the workspace keeps with these fingerprints into the render's places;
-    returns the chunks reused."""
+          segment_key: Callable[[int], str], streams: bool = True) -> list[int]:
+    """Copy the segments the workspace keeps with these fingerprints into the render's places, and
+    with ``streams`` their stream segments (a video with sound has its segments' audio mixed by its
+    first chunk task, which publishes them: ``reelfarm.farm.services.stream``); returns the chunks
+    reused."""
     wanted = [p for p in prints if p is not None]
     with engine.connect() as conn:
         kept = segments_repo.kept(conn, render.workspace_id, wanted)
@@ -102,7 +104,8 @@ def reuse(engine: Engine, clock: Clock, storage: Storage, render: renders_repo.R
             continue
         try:
             storage.put_file(segment_key(index), storage.open_local(kept[fingerprint]), "video/mp4")
-            stream.publish_segment(storage, render, index, storage.open_local(kept[fingerprint]))
+            if streams:
+                stream.publish_segment(storage, render, index, storage.open_local(kept[fingerprint]))
         except Exception:  # noqa: BLE001 - a segment that cannot be copied (swept meanwhile) is drawn instead
             log.warning("could not reuse segment %s for render %s chunk %d", fingerprint, render.id, index,
                         exc_info=True)

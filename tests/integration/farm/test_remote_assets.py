@@ -152,12 +152,13 @@ def test_a_picture_and_music_at_urls_render_fetched_once(embedded: Farm, server:
     assert is_magenta(picture_color(first_frame(mp4)))
     poster = np.asarray(Image.open(local_file(embedded.storage, done["poster_url"])).convert("RGB"))
     assert poster.shape[:2] == (180, 320)
-    # three chunks and a stitch drew them, yet each was fetched once, by the import task
+    # four chunks and a stitch drew them, yet each was fetched once, by the import task
     assert server.hits == Counter({"/photo.png": 1, "/tone.wav": 1})
     with embedded.engine.connect() as conn:
         tasks = dict(conn.execute(select(queued_tasks.c.id, queued_tasks.c.status)).all())
     assert tasks[f"render-{render['id']}-assets"] == "succeeded"
-    assert len(tasks) == 5  # assets, three chunks (scene one, the crossfade, the rest of scene two), stitch
+    # assets, four chunks (scene one's first second, the rest of it, the crossfade, the rest of scene two), stitch
+    assert len(tasks) == 6
     for asset_id in ("photo", "music"):  # the imported copies went with the segments
         assert not embedded.storage.exists(imported_key(render_prefix(render["id"]), asset_id))
 

@@ -89,6 +89,7 @@ def test_a_whole_render_with_audio_on_the_embedded_queue(embedded: Farm, tmp_pat
     assert sorted(tasks) == sorted([(f"render-{render['id']}-chunk-0", "succeeded"),
                                     (f"render-{render['id']}-chunk-1", "succeeded"),
                                     (f"render-{render['id']}-chunk-2", "succeeded"),
+                                    (f"render-{render['id']}-chunk-3", "succeeded"),
                                     (f"render-{render['id']}-stitch", "succeeded")])
     assert embedded.balance(workspace) == 4
 

@@ -18,8 +18,9 @@ from reelfarm.shared.tables import queued_tasks
 from tests.integration.farm.conftest import Farm, make_doc, work_burst
 from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
 
-# make_doc(6) at 24 fps: scene one (3 s, one chunk), scene two's crossfade in (0.5 s, a chunk of its
-# own, the only one that draws both scenes), the rest of scene two (2.5 s)
+# make_doc(6) at 24 fps: scene one (3 s: its first second, the leading chunk, then the rest), scene
+# two's crossfade in (0.5 s, a chunk of its own, the only one that draws both scenes), the rest of
+# scene two (2.5 s)
 SCENE_ONE_FRAMES = 3 * 24
 CROSSFADE_FRAMES = 12
 
@@ -57,8 +58,8 @@ def test_a_new_version_draws_only_the_scene_that_changed(embedded: Farm) -> None
     assert second["progress"] == pytest.approx(SCENE_ONE_FRAMES / 144, abs=1e-3), "reused frames count at once"
     with embedded.engine.connect() as conn:
         queued = sorted(r for r in conn.execute(select(queued_tasks.c.id)).scalars() if second["id"] in r)
-    assert queued == [f"render-{second['id']}-chunk-1", f"render-{second['id']}-chunk-2",
-                      f"render-{second['id']}-stitch"], "scene one is not drawn"
+    assert queued == [f"render-{second['id']}-chunk-2", f"render-{second['id']}-chunk-3",
+                      f"render-{second['id']}-stitch"], "scene one (chunks 0 and 1) is not drawn"
     from reelfarm.farm.runtime.status import collect_status
     [shown] = [r for r in collect_status(embedded.engine, embedded.progress, embedded.clock)["renders"]
                if r["id"] == second["id"]]
@@ -98,7 +99,8 @@ def test_an_edit_to_a_scene_redraws_the_next_scenes_crossfade_not_the_rest_of_it
     with embedded.engine.connect() as conn:
         queued = sorted(r for r in conn.execute(select(queued_tasks.c.id)).scalars() if second["id"] in r)
     assert queued == [f"render-{second['id']}-chunk-0", f"render-{second['id']}-chunk-1",
-                      f"render-{second['id']}-stitch"], "scene one and the crossfade that blends from it"
+                      f"render-{second['id']}-chunk-2", f"render-{second['id']}-stitch"], \
+        "scene one (its leading second and the rest) and the crossfade that blends from it"
     embedded.queue.start()  # type: ignore[attr-defined]
     second = _finish(embedded, workspace, second["id"])
 
@@ -122,6 +124,7 @@ def test_reuse_on_rq(rq_farm: Farm, redis: Any, namespace: str) -> None:
     second = rq_farm.renders.request(workspace, video, "16:9", 144, 24)
     assert second["reused_frames"] == SCENE_ONE_FRAMES
     assert not redis.exists(f"rq:job:{namespace}render-{second['id']}-chunk-0")
+    assert not redis.exists(f"rq:job:{namespace}render-{second['id']}-chunk-1")
     work_burst(redis, namespace)
     done = rq_farm.renders.get(workspace, second["id"])
     assert done["status"] == "succeeded", done["error"]

@@ -107,7 +107,8 @@ def test_a_render_survives_its_worker_being_killed(rq_farm: Farm, workers: Worke
                                                    namespace: str) -> None:
     workspace = rq_farm.workspace(credits=3)
     video = rq_farm.video(workspace, make_doc(12))
-    render = rq_farm.renders.request(workspace, video, "16:9", resolution=1080)  # scene one in two, then two more
+    # scene one in three (its first second, then two), the crossfade, then two more
+    render = rq_farm.renders.request(workspace, video, "16:9", resolution=1080)
     kill_mid_chunk(rq_farm, workers, redis, namespace, render["id"], chunk_frames=120)
     assert rq_farm.renders.get(workspace, render["id"])["status"] == "running"
 
@@ -128,7 +129,8 @@ def test_a_render_survives_its_worker_being_killed(rq_farm: Farm, workers: Worke
 def test_a_render_reusing_segments_survives_its_worker_being_killed(rq_farm: Farm, workers: Workers, redis: Any,
                                                                     namespace: str) -> None:
     workspace = rq_farm.workspace(credits=3)
-    doc = make_doc(12)  # at 30 fps: scene one in two chunks of 90 frames, the crossfade (15), 165 more in two
+    # at 30 fps: scene one in three chunks (its first second, 60 frames, 90), the crossfade (15), 165 more in two
+    doc = make_doc(12)
     video = rq_farm.video(workspace, doc)
     rq_farm.renders.request(workspace, video, "16:9", resolution=720)
     work_burst(redis, namespace)
@@ -147,7 +149,7 @@ def test_a_render_reusing_segments_survives_its_worker_being_killed(rq_farm: Far
     assert done["reused_frames"] == 165
     log = workers.log("second")
     assert log.count("which is gone; handing it back") == 1
-    assert not any(f"render_chunk('{render['id']}', {i})" in log for i in (3, 4)), "reused chunks are not drawn"
+    assert not any(f"render_chunk('{render['id']}', {i})" in log for i in (4, 5)), "reused chunks are not drawn"
     assert_video(local_file(rq_farm.storage, done["url"]), 1280, 720, 30, 12 * 30, audio=False)
     assert rq_farm.balance(workspace) == 1, "one credit per version, charged once"
 

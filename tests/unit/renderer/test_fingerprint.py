@@ -21,7 +21,8 @@ SPEC = RenderSpec("16:9", 144, FPS)
 
 
 def six_scenes() -> dict[str, Any]:
-    """Six scenes: 3 s, 3 s, 7 s (split in two chunks), 3 s (a crossfade in), 3 s, 3 s; a picture in scene 5."""
+    """Six scenes: 3 s (its first second a chunk of its own), 3 s, 7 s (split in two chunks), 3 s (a
+    crossfade in), 3 s, 3 s; a picture in scene 5."""
     doc = copy.deepcopy(BASE_DOC)
     one, two = doc["scenes"]
     scenes = []
@@ -47,8 +48,10 @@ def prints(raw: dict[str, Any], digests: dict[str, str] | None = None, **options
 
 def test_chunks_start_at_every_scene_and_split_long_scenes() -> None:
     doc = parse_doc(six_scenes())
-    assert scene_chunks(doc, FPS) == [(0, 72), (72, 144), (144, 228), (228, 312), (312, 324), (324, 384),
+    assert scene_chunks(doc, FPS) == [(0, 24), (24, 72), (72, 144), (144, 228), (228, 312), (312, 324), (324, 384),
                                       (384, 456), (456, 528)], "scene 4's crossfade (12 frames) is a chunk of its own"
+    assert scene_chunks(doc, FPS, lead_sec=0)[0] == (0, 72), "the leading second is cut from the first chunk"
+    assert scene_chunks(doc, FPS, lead_sec=2)[0] == (0, 72), "only from a chunk longer than twice the lead"
     assert scene_chunks(doc, FPS) == scene_chunks(parse_doc(six_scenes()), FPS), "the timing alone decides"
     assert scenes_drawn(doc, (312, 324), FPS) == [2, 3], "a crossfade blends from the scene before"
     assert scenes_drawn(doc, (324, 384), FPS) == [3], "after it, the scene alone"
@@ -61,13 +64,13 @@ def test_an_edit_in_one_scene_leaves_the_other_chunks_alone() -> None:
     edited["scenes"][2]["layers"][0]["text"] = "Changed in scene 3"
     after = prints(edited)
     changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
-    assert changed == [2, 3, 4], "scene 3's two chunks, and scene 4's crossfade, which blends from it"
+    assert changed == [3, 4, 5], "scene 3's two chunks, and scene 4's crossfade, which blends from it"
     assert len(set(before)) == len(before), "no two chunks share a fingerprint"
 
 
 def test_an_asset_whose_content_is_unknown_makes_its_chunks_always_drawn() -> None:
     unknown = prints(six_scenes(), digests={})
-    assert unknown[6] is None and all(f is not None for i, f in enumerate(unknown) if i != 6)
+    assert unknown[7] is None and all(f is not None for i, f in enumerate(unknown) if i != 7)
 
 
 CHANGES = {
@@ -90,10 +93,10 @@ OPTIONS = {
 def test_anything_a_chunk_draws_changes_its_fingerprint(change: str, option: str, use_option: bool) -> None:
     base = prints(six_scenes())
     if use_option:
-        assert prints(six_scenes(), **OPTIONS[option])[6] != base[6], option
+        assert prints(six_scenes(), **OPTIONS[option])[7] != base[7], option
         return
     edited = six_scenes()
     CHANGES[change](edited)
     if edited == six_scenes():
         return  # the change was no change (the document already said so)
-    assert prints(edited)[6] != base[6], change
+    assert prints(edited)[7] != base[7], change
