@@ -47,7 +47,8 @@ class RasterChoice:
     hardware_only: bool = False
 
     def make(self, doc: Doc, spec: RenderSpec, assets: AssetSource | None = None, yuv: bool = False) -> Rasterizer:
-        """A rasterizer for `spec`; `yuv` asks a GL one for BT.709 yuv420p frames (for encoding).
+        """A rasterizer for `spec`; `yuv` asks for BT.709 yuv420p frames (for encoding): converted on
+        the GPU by a GL one, by swscale where the frame changed by a CPU one.
 
         Falls back to the CPU, with a logged reason, when GL cannot be had.
         """
@@ -58,7 +59,7 @@ class RasterChoice:
                                     hardware_only=self.hardware_only)
             except RasterError as exc:
                 log.warning("GL rasterizer unavailable (%s); drawing on the CPU", exc)
-        return SkiaRasterizer(doc, spec.format, *spec.size, assets)
+        return SkiaRasterizer(doc, spec.format, *spec.size, assets, yuv=yuv)
 
 
 def choose_raster(kind: str | RasterChoice = "auto", gpu_index: int = 0) -> RasterChoice:

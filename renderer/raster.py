@@ -3,7 +3,14 @@
 Per scene, the background and the static layers beneath the first moving one are drawn once and
 copied into the frame with one memcpy; static layers above moving ones are recorded once as a
 picture. Every frame's visible state is a hashable key: when it equals the previous frame's, the
-buffer already holds the answer and nothing is drawn.
+buffer already holds the answer and nothing is drawn (nor converted).
+
+Between two frames of one scene only the layers whose state changed are drawn again, on a CPU
+target: each moving layer is recorded as a picture with its bounds, the boxes it covered before
+and covers now are restored from the scene's base and every drawing that meets them is played
+back there (`reelfarm.renderer.damage`), and with `yuv=True` only those boxes are converted to
+yuv420p again (`reelfarm.renderer.yuv`). `reuse=False` draws and converts every frame whole, the
+way the exactness tests compare against.
 """
 from __future__ import annotations
 
@@ -14,9 +21,11 @@ from typing import Any, Protocol
 import numpy as np
 import skia
 
+from reelfarm.renderer import damage
 from reelfarm.renderer.assets import AssetSource
-from reelfarm.renderer.easing import ease
+from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.draw import ImageStore, Rect, draw_background, draw_fitted, draw_shape, lerp_view
+from reelfarm.renderer.easing import ease
 from reelfarm.renderer.fonts import FontBook, font_book
 from reelfarm.renderer.model import Doc, Layer, Scene
 from reelfarm.renderer.text import TextBlock, TextSpec, shown_chars
@@ -29,6 +38,9 @@ _ANCHORS = {
     "bottom-left": (0.0, 1.0), "bottom": (0.5, 1.0), "bottom-right": (1.0, 1.0),
 }
 _DEFAULT_TEXT_W = 0.9
+# Text blocks shaped per rasterizer: one per text layer and box size, so a video's own texts fit.
+TEXT_BLOCKS_MAX_ENTRIES = 512
+TEXT_BLOCKS_MAX_BYTES = 64 * 1024 * 1024
 # Skia's raster fast paths are for its native 32-bit order, BGRA on x86 Linux: filtered image
 # draws into an RGBA surface measured about 9x slower here. Encoders take BGRA as it is.
 PIXEL_FORMAT = "bgra"
@@ -62,9 +74,11 @@ class _Target:
 
     array: np.ndarray
     surface: skia.Surface
+    partial = True  # boxes of it can be restored and redrawn (a GPU target redraws whole frames)
+    held: Any = None  # what it holds, when a scene drawn by `SkiaRasterizer._update_scene` (_Held)
 
     @classmethod
-    def make(cls, width: int, height: int) -> "_Target":
+    def make(cls, width: int, height: int) -> _Target:
         array = np.zeros((height, width, 4), np.uint8)
         surface = skia.Surface(array, colorType=PIXEL_COLOR_TYPE, alphaType=skia.kPremul_AlphaType)
         return cls(array, surface)
@@ -75,6 +89,10 @@ class _Target:
 
     def restore(self, kept: Any) -> None:
         np.copyto(self.array, kept)
+
+    def restore_box(self, kept: Any, box: damage.Box) -> None:
+        x0, y0, x1, y1 = box
+        self.array[y0:y1, x0:x1] = kept[y0:y1, x0:x1]
 
     def image(self) -> skia.Image:
         """The pixels now, as an image that later drawing here does not change."""
@@ -90,7 +108,17 @@ class _Target:
 @dataclass
 class _ScenePlan:
     base: Any                                     # background + static layers below motion (None: none)
-    items: list[tuple[str, Any]] = field(default_factory=list)  # ("layer", Layer) | ("picture", Picture)
+    # ("layer", Layer) | ("picture", (Picture, its box or None)), in drawing order
+    items: list[tuple[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Held:
+    """What the main target holds: scene `index` drawn whole (no transition), and per plan item
+    its state key (None for static pictures) and the box it drew into."""
+
+    index: int
+    items: list[tuple[Any, damage.Box | None]]
 
 
 class SkiaRasterizer:
@@ -103,8 +131,15 @@ class SkiaRasterizer:
     _frame: np.ndarray  # the last frame drawn; set by the first render(), read only after it
 
     def __init__(self, doc: Doc, fmt: str, width: int, height: int,
-                 assets: AssetSource | None = None, book: FontBook | None = None) -> None:
+                 assets: AssetSource | None = None, book: FontBook | None = None,
+                 yuv: bool = False, reuse: bool = True) -> None:
         self.doc, self.fmt, self.width, self.height = doc, fmt, width, height
+        self.reuse = reuse
+        self._planes: Any = None
+        if yuv:  # PyAV loads only where frames are encoded
+            from reelfarm.renderer.yuv import Bt709Planes
+            self._planes = Bt709Planes(width, height)
+            self.pixel_format = "yuv420p"
         self.unit = float(min(width, height))
         self.brand = Brand(doc.brand)
         self.book = book or font_book()
@@ -113,9 +148,11 @@ class SkiaRasterizer:
         self._main = self._new_target()
         self._scratch: Any = None
         self._plans: dict[int, _ScenePlan] = {}
-        self._texts: dict[tuple[int, int, int], TextBlock] = {}
+        self._texts: BoundedCache[tuple[int, int, int], TextBlock] = BoundedCache(
+            TEXT_BLOCKS_MAX_ENTRIES, TEXT_BLOCKS_MAX_BYTES, sizeof=_text_block_size)
         self._last_frames: dict[int, skia.Image] = {}
         self._last_key: Any = None
+        self.drawn_pixels = 0  # pixels restored and redrawn so far (a whole frame counts them all)
         self._scenes = [tuple(l.for_format(fmt) for l in s.layers) for s in doc.scenes]
 
     def _new_target(self) -> Any:
@@ -126,29 +163,52 @@ class SkiaRasterizer:
     def render(self, t: float) -> np.ndarray:
         index, local = self.timeline.locate(t)
         progress = self.timeline.transition_progress(index, local)
-        key = (index, progress, self._state_key(index, local))
+        if not self.reuse:
+            if progress is None:
+                self._draw_scene(self._main, index, local)
+            else:
+                self._draw_transition(index, local, progress)
+            self.drawn_pixels += self.width * self.height
+            self._frame = self._out(None)
+            return self._frame
+        keys = self._layer_keys(index, local)
+        key = (index, progress, keys, self._bg_key(self.doc.scenes[index], local))
         if key == self._last_key:
             return self._frame
         self._last_key = None
+        boxes: list[damage.Box] | None = None
         if progress is None:
-            self._draw_scene(self._main, index, local)
+            boxes = self._update_scene(self._main, index, local, keys)
         else:
-            self._draw_transition(index, local, progress)
+            self._draw_transition(index, local, progress, keys)
+            self.drawn_pixels += self.width * self.height
+        self._frame = self._out(boxes)
         self._last_key = key
-        self._frame = self._main.pixels()
         return self._frame
 
     def close(self) -> None:
         self._plans.clear()
         self._texts.clear()
         self._last_frames.clear()
+        for target in (self._main, self._scratch):
+            if target is not None and getattr(target, "partial", False):
+                target.held = None
+        self._last_key = None
+
+    def _out(self, boxes: list[damage.Box] | None) -> np.ndarray:
+        """The frame as handed out: the target's pixels, or yuv420p converted where `boxes` changed."""
+        pixels = self._main.pixels()
+        if self._planes is None:
+            return pixels
+        return self._planes.convert(pixels, PIXEL_FORMAT, boxes)
 
     # -- scenes -------------------------------------------------------------------------------
 
-    def _state_key(self, index: int, local: float) -> tuple:
+    def _layer_keys(self, index: int, local: float) -> tuple:
+        """The state key of each moving layer of scene `index`'s plan, in order."""
         scene = self.doc.scenes[index]
         return tuple(self._layer_key(l, local, scene.duration) for kind, l in self._plan(index).items
-                     if kind == "layer") + (self._bg_key(scene, local),)
+                     if kind == "layer")
 
     def _layer_key(self, layer: Layer, t: float, duration: float) -> Any:
         state = layer_state(layer, t, duration)
@@ -198,18 +258,70 @@ class SkiaRasterizer:
         plan = _ScenePlan(base)
         for layer, is_static in list(zip(layers, static))[prefix:]:
             if is_static:
-                recorder = skia.PictureRecorder()
-                canvas = recorder.beginRecording(skia.Rect.MakeWH(self.width, self.height))
-                self._draw_layer(canvas, layer, 0.0, scene.duration, self._frame_box())
-                plan.items.append(("picture", recorder.finishRecordingAsPicture()))
+                plan.items.append(("picture", self._record(layer, 0.0, scene.duration)))
             else:
                 plan.items.append(("layer", layer))
         return plan
+
+    def _record(self, layer: Layer, t: float, duration: float) -> tuple[skia.Picture, damage.Box | None]:
+        return damage.recorded(lambda canvas: self._draw_layer(canvas, layer, t, duration, self._frame_box()),
+                               self.width, self.height)
 
     @staticmethod
     def _is_static(layer: Layer, duration: float) -> bool:
         always = layer.start <= 0 and (layer.end is None or layer.end >= duration)
         return always and not layer.hidden and not layer.is_animated
+
+    def _update_scene(self, target: Any, index: int, local: float, keys: tuple) -> list[damage.Box] | None:
+        """Bring `target` to scene `index` at `local` (`keys`: its moving layers' state keys);
+        the boxes that changed, or None when the whole frame was drawn."""
+        plan = self._plan(index)
+        if plan.base is None or not getattr(target, "partial", False):
+            if getattr(target, "partial", False):
+                target.held = None
+            self._draw_scene(target, index, local)
+            self.drawn_pixels += self.width * self.height
+            return None
+        scene = self.doc.scenes[index]
+        held = target.held if target.held is not None and target.held.index == index else None
+        items: list[tuple[Any, damage.Box | None]] = []
+        changed: list[damage.Box] = []
+        moving = iter(keys)
+        for j, (kind, item) in enumerate(plan.items):
+            if kind == "picture":
+                items.append((None, item[1]))
+                continue
+            key = next(moving)
+            if held is not None and held.items[j][0] == key:
+                items.append(held.items[j])
+                continue
+            # Recorded for its bounds only: a picture folds a layer's opacity into its paint when
+            # played back, which rounds differently from the layer drawn directly.
+            _, box = self._record(item, local, scene.duration)
+            items.append((key, box))
+            if held is not None:
+                changed += [b for b in (held.items[j][1], box) if b is not None]
+        target.held = _Held(index, items)
+        if held is None:
+            self._draw_scene(target, index, local)
+            self.drawn_pixels += self.width * self.height
+            return None
+        boxes = damage.settle(changed, [box for _, box in items if box is not None])
+        canvas = target.surface.getCanvas()
+        for box in boxes:
+            target.restore_box(plan.base, box)
+            canvas.save()
+            canvas.clipRect(skia.Rect.MakeLTRB(*box))
+            for (kind, item), (_, drew) in zip(plan.items, items):
+                if drew is None or not damage.meets(drew, box):
+                    continue
+                if kind == "picture":
+                    canvas.drawPicture(item[0])
+                else:
+                    self._draw_layer(canvas, item, local, scene.duration, self._frame_box())
+            canvas.restore()
+        self.drawn_pixels += damage.area(boxes)
+        return boxes
 
     def _draw_scene(self, target: Any, index: int, local: float) -> None:
         scene = self.doc.scenes[index]
@@ -221,7 +333,7 @@ class SkiaRasterizer:
             self._paint_background(canvas, scene, local)
         for kind, item in plan.items:
             if kind == "picture":
-                canvas.drawPicture(item)
+                canvas.drawPicture(item[0])
             else:
                 self._draw_layer(canvas, item, local, scene.duration, self._frame_box())
 
@@ -231,10 +343,17 @@ class SkiaRasterizer:
             kb = ease(scene.background.ken_burns.easing, local / scene.duration)
         draw_background(canvas, scene.background, self.brand, self.images, self.width, self.height, kb)
 
-    def _draw_transition(self, index: int, local: float, p: float) -> None:
+    def _draw_transition(self, index: int, local: float, p: float, keys: tuple | None = None) -> None:
+        """The frame at progress `p` of scene `index`'s transition in; `keys` (the incoming
+        scene's moving layers' state keys) lets the incoming scene be updated where it changed."""
         if self._scratch is None:
             self._scratch = self._new_target()
-        self._draw_scene(self._scratch, index, local)
+        if getattr(self._main, "partial", False):
+            self._main.held = None  # it will hold a blend, not a scene
+        if keys is None:
+            self._draw_scene(self._scratch, index, local)
+        else:
+            self._update_scene(self._scratch, index, local, keys)
         incoming = self._scratch.image()
         previous = self._last_frame(index - 1)
         tr = self.doc.scenes[index].transition
@@ -295,7 +414,7 @@ class SkiaRasterizer:
             canvas.clipRect(_wipe_rect(_outset(box, block, layer, self.unit), state.wipe, state.wipe_dir))
         if state.opacity < 0.999:
             canvas.saveLayerAlpha(_bounds(_outset(box, block, layer, self.unit), 0.02 * self.unit),
-                                  int(round(state.opacity * 255)))
+                                  round(state.opacity * 255))
         if layer.type == "text" and block is not None:
             self._draw_text(canvas, layer, block, box, state)
         elif layer.type == "image":
@@ -329,7 +448,8 @@ class SkiaRasterizer:
         key = (id(layer), round(size[0]), round(size[1]))
         block = self._texts.get(key)
         if block is None:
-            block = self._texts[key] = TextBlock(self.text_spec(layer, size), self.book)
+            block = TextBlock(self.text_spec(layer, size), self.book)
+            self._texts.put(key, block)
         return block
 
     def text_spec(self, layer: Layer, size: tuple[float, float]) -> TextSpec:
@@ -344,7 +464,7 @@ class SkiaRasterizer:
         )
 
     def _draw_text(self, canvas: skia.Canvas, layer: Layer, block: TextBlock, box: Rect, state: LayerState) -> None:
-        x, y, w, h = box
+        x, y, _w, h = box
         top = y
         if h > block.height:
             top = y + {"top": 0.0, "middle": (h - block.height) / 2.0, "bottom": h - block.height}[layer.valign]
@@ -379,6 +499,11 @@ class SkiaRasterizer:
         draw_fitted(canvas, image, dest, box, layer.fit, view)
         if radius > 0:
             canvas.restore()
+
+
+def _text_block_size(key: Any, block: TextBlock) -> int:
+    # A shaped paragraph holds its glyph runs and line metrics: about 200 bytes a character.
+    return 4096 + 200 * len(block.spec.text)
 
 
 def _display_text(layer: Layer) -> str:

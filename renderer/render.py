@@ -14,13 +14,14 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from reelfarm.renderer.assets import AssetSource
 from reelfarm.renderer.audio import mix_audio
-from reelfarm.renderer.chunks import plan_chunks
 from reelfarm.renderer.backends import EncoderChoice, RasterChoice, choose_encoder, choose_raster
+from reelfarm.renderer.chunks import plan_chunks
 from reelfarm.renderer.concat import concat_segments
 from reelfarm.renderer.encode import Encoder, X264Encoder
 from reelfarm.renderer.model import Doc, frame_count, parse_doc
@@ -63,7 +64,7 @@ def render_segment(doc: Doc | Mapping[str, Any], path: str, spec: RenderSpec, fr
     last call, every few frames. `raster`, when given, must draw `spec`'s format and size.
     """
     doc = as_doc(doc)
-    raster = raster or SkiaRasterizer(doc, spec.format, *spec.size, assets)
+    raster = raster or SkiaRasterizer(doc, spec.format, *spec.size, assets, yuv=True)
     encoder = encoder or X264Encoder()
     pending = 0
     encoder.start(path, spec.width, spec.height, spec.fps, pixel_format=raster.pixel_format)

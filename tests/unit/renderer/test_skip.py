@@ -1,0 +1,213 @@
+"""Frames drawn and converted only where they changed equal frames drawn and converted whole.
+
+`SkiaRasterizer(reuse=False)` draws every frame whole and converts it whole: the old way, which
+every frame of the new one must equal, pixel for pixel and, through x264, frame for frame.
+
+The MP4s compared are lossless (x264 at CRF 0): libx264 on this machine was seen to encode the
+very same input frames into different streams about one run in eight, even on one thread (the old
+way against itself), so lossy streams of equal frames may decode differently; a lossless stream
+decodes to exactly the frames it was given, whatever x264 decided.
+"""
+from __future__ import annotations
+
+import random
+
+import av
+import numpy as np
+import pytest
+from av.video.reformatter import VideoReformatter
+
+from reelfarm.renderer import damage
+from reelfarm.renderer.assets import LocalAssets
+from reelfarm.renderer.encode import X264Encoder, rgba_to_bt709
+from reelfarm.renderer.model import parse_doc
+from reelfarm.renderer.raster import TEXT_BLOCKS_MAX_ENTRIES, SkiaRasterizer
+from reelfarm.renderer.render import render_segment
+from reelfarm.renderer.spec import RenderSpec
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
+from reelfarm.renderer.yuv import Bt709Planes
+from reelfarm.studio.stories import list_stories
+from tests.helpers import write_png
+
+STORIES = [s.id for s in list_stories()]
+
+
+def _story(story_id: str, fmt: str = "16:9") -> dict:
+    story = next(s for s in list_stories() if s.id == story_id)
+    return story.build({}, NEUTRAL_BRAND, fmt, None)
+
+
+class _LosslessX264(X264Encoder):
+    def __init__(self) -> None:
+        super().__init__(crf=0, threads=1)
+
+    def _add_stream(self, width: int, height: int, fps: int):
+        stream = super()._add_stream(width, height, fps)
+        stream.codec_context.profile = "High 4:4:4 Predictive"  # High refuses lossless
+        return stream
+
+
+def _decoded(path) -> list[np.ndarray]:
+    with av.open(str(path)) as container:
+        return [f.to_ndarray(format="yuv420p") for f in container.decode(video=0)]
+
+
+def _photo_doc(tmp_path) -> tuple[dict, LocalAssets]:
+    """A moving photo with rounded corners, a ken-burns background image, a group with a shadowed
+    text and a held logo above moving shapes: the layer kinds the stories use least."""
+    write_png(tmp_path / "photo.png", 400, 260)
+    doc = {
+        "version": 1, "fps": 30, "duration": 6, "format": "16:9",
+        "assets": {"photo": {"type": "image", "key": "photo.png"}},
+        "scenes": [
+            {"id": "a", "duration": 3,
+             "background": {"type": "linear", "colors": ["#1E1B4B", "#DB2777"], "angle": 30},
+             "layers": [
+                 {"id": "bar", "type": "shape", "shape": "rounded_rect", "fill": "#F59E0B", "w": 0.2, "h": 0.1,
+                  "radius": 0.02, "keyframes": {"x": [{"t": 0, "v": 0.2}, {"t": 2, "v": 0.8}],
+                                                "rotation": [{"t": 0, "v": 0}, {"t": 2, "v": 90}]}},
+                 {"id": "logo", "type": "image", "asset": "photo", "fit": "contain", "x": 0.5, "y": 0.5,
+                  "w": 0.3, "h": 0.3},
+                 {"id": "photo", "type": "image", "asset": "photo", "fit": "cover", "radius": 0.03,
+                  "w": 0.4, "h": 0.5, "y": 0.5, "opacity": 0.8,
+                  "keyframes": {"x": [{"t": 0, "v": 0.3}, {"t": 2, "v": 0.34}]}},
+                 {"id": "g", "type": "group", "x": 0.5, "y": 0.8, "w": 0.8, "h": 0.2,
+                  "enter": {"preset": "fade", "duration": 0.5},
+                  "children": [{"id": "t", "type": "text", "text": "Shadowed text", "size": 0.06, "x": 0.5,
+                                "y": 0.5, "w": 1.0, "shadow": {"dx": 0.004, "dy": 0.004, "blur": 0.01,
+                                                               "color": "#000000"},
+                                "enter": {"preset": "typewriter", "duration": 1.0}}]},
+             ]},
+            {"id": "b", "duration": 3, "transition": {"type": "crossfade", "duration": 0.5},
+             "background": {"type": "image", "asset": "photo", "fit": "cover",
+                            "ken_burns": {"from": {"scale": 1.0}, "to": {"scale": 1.2}}},
+             "layers": [{"id": "c", "type": "shape", "shape": "ellipse", "fill": "#38BDF8CC", "w": 0.2, "h": 0.2,
+                         "keyframes": {"y": [{"t": 0, "v": 0.3}, {"t": 2, "v": 0.7}]}}]},
+        ],
+    }
+    return doc, LocalAssets(str(tmp_path))
+
+
+@pytest.mark.parametrize("story_id", STORIES)
+def test_every_story_decodes_to_the_same_frames_either_way(story_id, tmp_path):
+    doc = parse_doc(_story(story_id))
+    spec = RenderSpec("16:9", 90, doc.fps)
+    frames = range(doc.frame_count)
+    paths = []
+    for reuse in (True, False):
+        raster = SkiaRasterizer(doc, "16:9", *spec.size, yuv=True, reuse=reuse)
+        paths.append(tmp_path / f"{reuse}.mp4")
+        render_segment(doc, str(paths[-1]), spec, frames, encoder=_LosslessX264(), raster=raster)
+    skipped, whole = (_decoded(p) for p in paths)
+    assert len(skipped) == len(whole) == doc.frame_count
+    for n, (a, b) in enumerate(zip(skipped, whole)):
+        assert np.array_equal(a, b), f"{story_id}: decoded frame {n} differs"
+
+
+@pytest.mark.parametrize("story_id", ["announcement", "flash_sale", "countdown", "before_after"])
+def test_every_drawn_and_converted_frame_equals_the_whole_one(story_id):
+    doc = parse_doc(_story(story_id, "9:16"))
+    spec = RenderSpec("9:16", 180, doc.fps)
+    for yuv in (False, True):
+        skipping = SkiaRasterizer(doc, "9:16", *spec.size, yuv=yuv)
+        whole = SkiaRasterizer(doc, "9:16", *spec.size, yuv=yuv, reuse=False)
+        for n in range(doc.frame_count):
+            assert np.array_equal(skipping.render(spec.time(n)), whole.render(spec.time(n))), f"frame {n}"
+        assert skipping.drawn_pixels < 0.9 * whole.drawn_pixels, "drew nearly every pixel again"
+        if yuv:
+            assert skipping._planes.converted_pixels < 0.9 * whole._planes.converted_pixels
+
+
+def test_images_groups_shadows_and_ken_burns_in_any_order(tmp_path):
+    source, assets = _photo_doc(tmp_path)
+    doc = parse_doc(source)
+    spec = RenderSpec("16:9", 180, doc.fps)
+    whole = SkiaRasterizer(doc, "16:9", *spec.size, assets, yuv=True, reuse=False)
+    expected = [whole.render(spec.time(n)).copy() for n in range(doc.frame_count)]
+    skipping = SkiaRasterizer(doc, "16:9", *spec.size, assets, yuv=True)
+    for n in range(doc.frame_count):
+        assert np.array_equal(skipping.render(spec.time(n)), expected[n]), f"frame {n} in order"
+    # Chunks of one process share its rasterizer and arrive in any order.
+    order = list(range(doc.frame_count))
+    random.Random(7).shuffle(order)
+    for n in order[:40]:
+        assert np.array_equal(skipping.render(spec.time(n)), expected[n]), f"frame {n} out of order"
+
+
+def test_a_held_frame_is_neither_drawn_nor_converted_again():
+    source = {"version": 1, "fps": 30, "duration": 6, "format": "16:9", "scenes": [
+        {"id": "s", "duration": 6, "background": {"type": "linear", "colors": ["#1E1B4B", "#DB2777"]},
+         "layers": [{"id": "t", "type": "text", "text": "Held", "size": 0.1, "x": 0.5, "y": 0.5,
+                     "enter": {"preset": "slide", "duration": 1.0}},
+                    {"id": "r", "type": "shape", "shape": "rect", "fill": "#F59E0B", "w": 0.1, "h": 0.1,
+                     "x": 0.2, "y": 0.2, "keyframes": {"x": [{"t": 3, "v": 0.2}, {"t": 4, "v": 0.5}]}}]}]}
+    doc = parse_doc(source)
+    spec = RenderSpec("16:9", 180, doc.fps)
+    raster = SkiaRasterizer(doc, "16:9", *spec.size, yuv=True)
+    costs = []
+    for n in range(doc.frame_count):
+        before = raster.drawn_pixels, raster._planes.converted_pixels
+        frame = raster.render(spec.time(n))
+        costs.append((raster.drawn_pixels - before[0], raster._planes.converted_pixels - before[1]))
+    assert frame is raster._planes.buffer  # the planes the encoder reads, the same buffer every frame
+    last = frame.copy()
+    before = raster.drawn_pixels, raster._planes.converted_pixels
+    assert np.array_equal(raster.render(spec.time(doc.frame_count - 1)), last)
+    assert (raster.drawn_pixels, raster._planes.converted_pixels) == before
+    # Still from 1 s to 3 s and from 4 s on: those frames cost nothing at all; the moving ones
+    # only the boxes the text and the square cover.
+    fps = doc.fps
+    assert all(c == (0, 0) for c in costs[fps + 1:3 * fps] + costs[4 * fps + 1:])
+    assert costs[0] == (spec.width * spec.height, spec.width * spec.height)
+    assert all(0 < c[0] < spec.width * spec.height // 2 for c in costs[1:fps] + costs[3 * fps + 1:4 * fps])
+
+
+def test_boxes_converted_alone_equal_the_whole_conversion():
+    rng = np.random.default_rng(3)
+    h, w = 270, 480
+    frame = rng.integers(0, 256, (h, w, 4), np.uint8)
+    frame[..., 3] = 255
+    whole = rgba_to_bt709(VideoReformatter(), frame, "yuv420p", src_format="bgra").to_ndarray()
+    planes = Bt709Planes(w, h)
+    planes.convert(np.zeros_like(frame), "bgra", None)
+    boxes = [(0, 0, 17, 9), (101, 33, 250, 47), (470, 260, 480, 270), (5, 120, 479, 121), (200, 0, 201, 270)]
+    planes.convert(frame, "bgra", boxes)
+    y = planes.buffer[:h]
+    for x0, y0, x1, y1 in boxes:
+        assert np.array_equal(y[y0:y1, x0:x1], whole[y0:y1, x0:x1])
+    planes.convert(frame, "bgra", [(0, 0, w, h)])
+    assert np.array_equal(planes.buffer, whole)
+    planes.convert(frame, "bgra", None)
+    assert np.array_equal(planes.buffer, whole)
+
+
+def test_settled_boxes_hold_every_drawing_they_meet_and_do_not_overlap():
+    drawings = [(10, 10, 50, 30), (40, 25, 90, 60), (200, 200, 220, 210), (0, 100, 300, 110)]
+    boxes = damage.settle([(45, 28, 46, 29), (205, 150, 206, 205)], drawings)
+    for box in boxes:
+        for drawing in drawings:
+            assert not damage.meets(box, drawing) or damage.contains(box, drawing)
+    for i, a in enumerate(boxes):
+        assert all(not damage.meets(a, b) for b in boxes[i + 1:])
+    assert any(damage.contains(b, (45, 28, 46, 29)) for b in boxes)
+    assert not any(damage.meets(b, (0, 100, 300, 110)) for b in boxes)
+
+
+def test_text_blocks_are_shaped_once_per_layer_and_size_and_bounded(monkeypatch):
+    import reelfarm.renderer.raster as raster_module
+
+    shaped = []
+
+    class Counting(raster_module.TextBlock):
+        def __post_init__(self) -> None:
+            shaped.append(self.spec)
+            super().__post_init__()
+
+    monkeypatch.setattr(raster_module, "TextBlock", Counting)
+    doc = parse_doc(_story("quote"))
+    spec = RenderSpec("16:9", 180, doc.fps)
+    raster = SkiaRasterizer(doc, "16:9", *spec.size)
+    for n in range(doc.frame_count):
+        raster.render(spec.time(n))
+    assert shaped and len(shaped) == len(raster._texts)
+    assert raster._texts.max_entries == TEXT_BLOCKS_MAX_ENTRIES and 0 < raster._texts.nbytes
