@@ -1,6 +1,6 @@
 """A burst of clients against one embedded `reelfarm serve` while renders run on the same host.
 
-    python -m benchmarks.burst --clients 50 [--background 4] [--checkout PATH] [--label NAME]
+    python -m benchmarks.burst --clients 50 [--background 4] [--checkout PATH] [--label NAME] [--no-wait]
 
 Starts `reelfarm serve` as a user would (SQLite, local files, gunicorn with 2 workers, the
 embedded farm rendering in the same host's processes) on a fresh data dir; first asks for
@@ -8,7 +8,9 @@ embedded farm rendering in the same host's processes) on a fresh data dir; first
 once (a barrier): each creates a story video (6 s, 9:16, its own headline) and asks for a 720p
 render, then polls its render every second until it has finished. Prints, per endpoint, the
 count, p50, p95, p99 and max latency, any non-2xx answer, and how long until every render had
-finished; writes the same to benchmarks/results/burst-<label>-<time>.json.
+finished; writes the same to benchmarks/results/burst-<label>-<time>.json, with the load average
+before and after (other work on the machine moves every figure). `--no-wait` ends the run once
+every render has been asked for (the creates' and render requests' latencies, not the renders').
 
 `--checkout PATH` serves from another checkout of the project (the same virtualenv, so the same
 libraries): `git worktree add /tmp/before <commit>` and `--checkout /tmp/before` measure an
@@ -22,6 +24,7 @@ import collections
 import datetime as dt
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -71,7 +74,7 @@ def percentile(ordered: list[float], q: float) -> float:
 
 
 def client_run(base: str, key: str, i: int, barrier: threading.Barrier, timings: Timings,
-               finished: dict[int, float], started: float) -> None:
+               finished: dict[int, float], started: float, wait: bool = True) -> None:
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=120) as client:
         barrier.wait()
         created = timings.call(client, "POST /videos", "POST", f"{API}/videos", json={
@@ -85,7 +88,7 @@ def client_run(base: str, key: str, i: int, barrier: threading.Barrier, timings:
         if render.status_code != 202:
             return
         render_id = render.json()["id"]
-        while True:
+        while wait:
             time.sleep(1.0)
             state = timings.call(client, "GET /renders/{id}", "GET", f"{API}/renders/{render_id}")
             if state.status_code == 200 and state.json()["status"] in ("succeeded", "failed", "canceled"):
@@ -109,7 +112,7 @@ def background_renders(base: str, key: str, count: int) -> None:
             time.sleep(0.2)
 
 
-def run(clients: int, background: int, checkout: Path) -> dict[str, Any]:
+def run(clients: int, background: int, checkout: Path, wait: bool = True) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="reelfarm-burst-") as tmp:
         port = farmkit.free_port()
         data = Path(tmp) / "data"
@@ -123,7 +126,8 @@ def run(clients: int, background: int, checkout: Path) -> dict[str, Any]:
             timings, finished = Timings(), {}
             barrier = threading.Barrier(clients)
             started = time.perf_counter()
-            threads = [threading.Thread(target=client_run, args=(base, key, i, barrier, timings, finished, started))
+            threads = [threading.Thread(target=client_run,
+                                        args=(base, key, i, barrier, timings, finished, started, wait))
                        for i in range(clients)]
             for thread in threads:
                 thread.start()
@@ -150,15 +154,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--background", type=int, default=4, help="renders already running when the burst starts")
     parser.add_argument("--checkout", type=Path, default=farmkit.ROOT, help="serve from this checkout")
     parser.add_argument("--label", default="current")
+    parser.add_argument("--no-wait", dest="wait", action="store_false",
+                        help="end once every render has been asked for, without waiting for the renders")
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()
     result = {"label": args.label, "checkout": str(args.checkout), "machine": farmkit.machine(),
-              **run(args.clients, args.background, args.checkout.resolve())}
+              **run(args.clients, args.background, args.checkout.resolve(), args.wait),
+              "load_average": {"before": [round(x, 2) for x in load_before],
+                               "after": [round(x, 2) for x in os.getloadavg()]}}
     print(f"burst of {args.clients} clients, {args.background} renders already running ({args.label})")
     print(f"{'endpoint':28} {'count':>6} {'p50 s':>7} {'p95 s':>7} {'p99 s':>7} {'max s':>7}  statuses")
     for name, row in result["endpoints"].items():
         print(f"{name:28} {row['count']:>6} {row['p50']:>7.3f} {row['p95']:>7.3f} {row['p99']:>7.3f} "
               f"{row['max']:>7.3f}  {row['statuses']}")
-    print(f"all {result['renders_finished']} renders finished after {result['all_renders_done_s']} s")
+    if args.wait:
+        print(f"all {result['renders_finished']} renders finished after {result['all_renders_done_s']} s")
+    print(f"load average (1, 5, 15 min): before {result['load_average']['before']}, "
+          f"after {result['load_average']['after']}")
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     (RESULTS / f"burst-{args.label}-{stamp}.json").write_text(json.dumps(result, indent=2))

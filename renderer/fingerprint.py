@@ -60,7 +60,8 @@ def segment_fingerprint(doc: Doc, spec: RenderSpec, frames: tuple[int, int], enc
     starts = doc.scene_starts()
     drawn = scenes_drawn(doc, frames, spec.fps)
     raw_assets = source.get("assets") or {}
-    used = sorted({s for i in drawn for s in _strings(raw_scenes[i]) if s in raw_assets})
+    # a document without assets (a story's, mostly) has nothing to look for in its scenes
+    used = sorted({s for i in drawn for s in _strings(raw_scenes[i]) if s in raw_assets}) if raw_assets else []
     assets = {}
     for asset_id in used:
         digest = asset_digest(asset_id)

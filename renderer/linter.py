@@ -73,8 +73,8 @@ def lint(data: Mapping[str, Any], assets: Any = None, check_layout: bool = True)
 def _reference_errors(doc: Doc) -> Iterator[Problem]:
     brand = Brand(doc.brand)
     families = set(available_families())
-    for ptr, value in _strings(doc.source, ""):
-        if value.startswith("$brand") and not brand.check(value):
+    for ptr, value in _brand_refs(doc.source, ()):
+        if not brand.check(value):
             yield Problem(ptr, "unknown_token", f"{value} is not a brand token")
     for i, family in enumerate(doc.fonts):
         if family not in families:
@@ -162,16 +162,20 @@ def _all_layers(scene: Scene, prefix: str) -> list[tuple[str, Layer]]:
     return iter_layers(scene.layers, prefix)
 
 
-def _strings(value: Any, ptr: str) -> Iterator[tuple[str, str]]:
+def _brand_refs(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[str, str]]:
+    """(JSON pointer, string) of every ``$brand...`` string outside the brand itself; the pointer
+    is spelled only for those (a document has thousands of other values)."""
     if isinstance(value, str):
-        yield ptr, value
+        if value.startswith("$brand"):
+            yield "".join(f"/{part}" for part in path), value
     elif isinstance(value, Mapping):
         for k, v in value.items():
-            if k != "brand":
-                yield from _strings(v, f"{ptr}/{k}")
+            if k != "brand" and isinstance(v, (str, Mapping, list)):
+                yield from _brand_refs(v, (*path, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _strings(v, f"{ptr}/{i}")
+            if isinstance(v, (str, Mapping, list)):
+                yield from _brand_refs(v, (*path, i))
 
 
 # -- warnings ---------------------------------------------------------------------------------

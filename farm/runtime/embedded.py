@@ -147,27 +147,51 @@ class EmbeddedQueue:
         self._wake = threading.Event()
         self._inflight: dict[str, Future[None]] = {}
         self._done: stdqueue.Queue[tuple[str, BaseException | None]] = stdqueue.Queue()
+        self._batch = threading.local()  # .conn: this thread's batch transaction (``batch``)
 
     # -- JobQueue ---------------------------------------------------------------------------
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Enqueues of this thread inside it share one transaction (``JobQueue.batch``): a render's
+        tasks take SQLite's write lock once, not once each, which under a burst of requests is
+        a turn in the writers' line each."""
+        if getattr(self._batch, "conn", None) is not None:  # nested: the outer batch writes
+            yield
+            return
+        with self._guard(), transaction(self.engine) as conn:
+            self._batch.conn = conn
+            try:
+                yield
+            finally:
+                self._batch.conn = None
+        self._wake.set()
+
     def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
                 depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None) -> None:
-        deps = list(depends_on or [])
+        batched = getattr(self._batch, "conn", None)
+        if batched is not None:
+            self._write_task(batched, func_path, args, job_id, queue, list(depends_on or []), retries, turn)
+            return
         with self._guard(), transaction(self.engine) as conn:
-            now = self.clock.now()
-            current = conn.execute(select(tasks.c.status).where(tasks.c.id == job_id)).scalar()
-            if current in ("deferred", "queued", "running"):
-                return  # already waiting or running: enqueueing again changes nothing
-            status, error = self._initial_status(conn, deps)
-            values = {"func": func_path, "args": list(args), "queue": queue, "status": status, "depends_on": deps,
-                      "attempts": 0, "max_attempts": retries + 1, "error": error, "claimed_by": None,
-                      "lease_until": None, "run_after": now, "updated_at": now,
-                      "finished_at": now if status == "canceled" else None, **turn_values(turn)}
-            if current is None:
-                conn.execute(tasks.insert().values(id=job_id, created_at=now, **values))
-            else:
-                conn.execute(update(tasks).where(tasks.c.id == job_id).values(created_at=now, **values))
+            self._write_task(conn, func_path, args, job_id, queue, list(depends_on or []), retries, turn)
         self._wake.set()
+
+    def _write_task(self, conn: Connection, func_path: str, args: tuple[Any, ...], job_id: str, queue: str,
+                    deps: list[str], retries: int, turn: Turn | None) -> None:
+        now = self.clock.now()
+        current = conn.execute(select(tasks.c.status).where(tasks.c.id == job_id)).scalar()
+        if current in ("deferred", "queued", "running"):
+            return  # already waiting or running: enqueueing again changes nothing
+        status, error = self._initial_status(conn, deps)
+        values = {"func": func_path, "args": list(args), "queue": queue, "status": status, "depends_on": deps,
+                  "attempts": 0, "max_attempts": retries + 1, "error": error, "claimed_by": None,
+                  "lease_until": None, "run_after": now, "updated_at": now,
+                  "finished_at": now if status == "canceled" else None, **turn_values(turn)}
+        if current is None:
+            conn.execute(tasks.insert().values(id=job_id, created_at=now, **values))
+        else:
+            conn.execute(update(tasks).where(tasks.c.id == job_id).values(created_at=now, **values))
 
     def cancel(self, job_id: str) -> None:
         """Cancels a waiting task (and what depends on it); a running one finishes (its task checks

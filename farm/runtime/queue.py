@@ -20,7 +20,7 @@ import importlib
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC
 from types import MappingProxyType
 from typing import Any
@@ -136,6 +136,10 @@ class RQQueue:
 
     def rq_job_id(self, job_id: str) -> str:
         return f"{self.namespace}{job_id}"
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Each enqueue is written as it comes (``JobQueue.batch``)."""
+        return nullcontext()
 
     def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
                 depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None) -> None:

@@ -3,6 +3,7 @@
 The services know only this; the runtime provides it."""
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -44,6 +45,17 @@ class JobQueue(Protocol):
 
         Raises:
             QueueUnavailable: the backend cannot be reached (nothing was enqueued by this call).
+        """
+        ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Enqueues made inside ``with queue.batch():`` in this thread are written together, as one
+        (all or nothing) where the backend can (the embedded queue: one database transaction, one
+        turn of the write lock, instead of one per task); RQ writes each as it comes.
+
+        Raises:
+            QueueUnavailable: the backend cannot be reached (nothing of the batch was enqueued
+                where it is written together).
         """
         ...
 

@@ -283,9 +283,10 @@ class RenderService:
                              dispatch=dispatch_of(render.workspace_id, render.priority, render.chunk_starts,
                                                   render.frames, render.chunks or 0))
         skipped = {graph.chunk(i).job_id for i in reused}
-        for task in graph:
-            if task.job_id not in skipped:
-                enqueue_task(self.queue, task, self.retries)
+        with self.queue.batch():  # one write for the graph (the embedded queue), all or nothing
+            for task in graph:
+                if task.job_id not in skipped:
+                    enqueue_task(self.queue, task, self.retries)
 
     def _reuse(self, render: repo.Render, doc: dict[str, Any]) -> list[int]:
         """Chunks whose segments this workspace's earlier renders made, copied into place; their

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from reelfarm.farm.runtime.embedded import EmbeddedQueue
-from reelfarm.farm.services.errors import QueueUnavailable
 from reelfarm.farm.runtime.queue import RQQueue
-from reelfarm.farm.services.queues import JobQueue
 from reelfarm.farm.runtime.wiring import make_redis
+from reelfarm.farm.services.errors import QueueUnavailable
+from reelfarm.farm.services.queues import JobQueue
 from reelfarm.shared.db import make_engine
 from tests.integration.farm.conftest import clear_tasks, work_burst
 from tests.integration.farm.jobs_for_tests import recorded
@@ -102,6 +102,38 @@ def test_enqueueing_a_waiting_job_again_runs_it_once(runner: Runner, tmp_path: P
         runner.queue.enqueue(f"{JOBS}.record", out, "once", job_id="same")
     runner.run()
     assert recorded(out) == ["once"]
+
+
+def test_jobs_enqueued_in_a_batch_run_as_if_enqueued_one_by_one(runner: Runner, tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    with runner.queue.batch():
+        runner.queue.enqueue(f"{JOBS}.slow", out, "a", 0.2, job_id="a")
+        runner.queue.enqueue(f"{JOBS}.record", out, "b", job_id="b", depends_on=["a"])
+        runner.queue.enqueue(f"{JOBS}.record", out, "b", job_id="b", depends_on=["a"])  # again: once
+    runner.queue.enqueue(f"{JOBS}.record", out, "c", job_id="c", depends_on=["b"])
+    runner.run()
+    assert recorded(out) == ["a", "b", "c"]
+
+
+def test_an_embedded_batch_that_fails_enqueues_nothing(tmp_path: Path) -> None:
+    from reelfarm.shared.db import migrate
+
+    url = f"sqlite:///{tmp_path}/queue.db"
+    migrate(make_engine(url))
+    engine = make_engine(url)
+    embedded = EmbeddedQueue(engine, workers=1, poll_sec=0.05, retry_intervals=(0,), failure_handler=HANDLER)
+    out = str(tmp_path / "out")
+    with pytest.raises(QueueUnavailable), embedded.batch():
+        embedded.enqueue(f"{JOBS}.record", out, "a", job_id="a")
+        raise QueueUnavailable("the next task could not be written")
+    embedded.enqueue(f"{JOBS}.record", out, "b", job_id="b")
+    embedded.start()
+    try:
+        assert embedded.wait_idle(60)
+    finally:
+        embedded.stop()
+        engine.dispose()
+    assert recorded(out) == ["b"]  # all or nothing: the first task of the failed batch is not there
 
 
 def test_ping_answers_while_the_backend_is_up(runner: Runner) -> None:

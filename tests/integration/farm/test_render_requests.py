@@ -6,6 +6,7 @@ handed to the farm.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -221,8 +222,8 @@ def test_queue_down_leaves_nothing_behind(embedded: Farm) -> None:
 class QueueThatDiesMidway:
     """A real queue that stops answering after ``working`` enqueues (Redis dying mid-request)."""
 
-    def __init__(self, inner: Any, working: int) -> None:
-        self.inner, self.working = inner, working
+    def __init__(self, inner: Any, working: int, batched: bool = False) -> None:
+        self.inner, self.working, self.batched = inner, working, batched
         self.enqueued: list[str] = []
         self.canceled: list[str] = []
 
@@ -231,6 +232,10 @@ class QueueThatDiesMidway:
             raise QueueUnavailable("gone")
         self.inner.enqueue(func_path, *args, job_id=job_id, **kwargs)
         self.enqueued.append(job_id)
+
+    def batch(self) -> Any:
+        # batched: the inner queue's one transaction; else each enqueue is written as it comes (as RQ)
+        return self.inner.batch() if self.batched else contextlib.nullcontext()
 
     def cancel(self, job_id: str) -> None:
         self.inner.cancel(job_id)
@@ -260,3 +265,17 @@ def test_a_queue_failing_after_the_commit_is_compensated(embedded: Farm) -> None
     assert farm.render_count(workspace) == 0
     assert farm.ledger(workspace) == [("initial_grant", 5)] and farm.balance(workspace) == 5
     assert task_ids(embedded) == [(flaky.enqueued[0], "canceled")]  # the chunk that got in is dropped
+
+
+def test_a_batch_failing_midway_leaves_no_task(embedded: Farm) -> None:
+    workspace = embedded.workspace(credits=5)
+    video = embedded.video(workspace, make_doc(6))
+    flaky = QueueThatDiesMidway(embedded.queue, working=1, batched=True)
+    farm = build_farm(embedded.engine, embedded.storage, embedded.clock, embedded.progress, flaky)
+
+    with pytest.raises(QueueUnavailable):
+        farm.renders.request(workspace, video, "16:9", 180)
+
+    assert len(flaky.enqueued) == 1  # one task was written in the batch before the queue died
+    assert farm.render_count(workspace) == 0 and farm.balance(workspace) == 5
+    assert task_ids(embedded) == []  # and rolled back with it: nothing to drop
