@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, Protocol
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -101,6 +102,10 @@ class Storage(Protocol):
         """Size in bytes. Raises ObjectNotFound."""
         ...
 
+    def modified(self, key: str) -> datetime:
+        """When the object was last written (UTC). Raises ObjectNotFound."""
+        ...
+
 
 def check_key(key: str) -> str:
     """Return ``key`` if it is a safe relative path of plain segments, else raise InvalidStorageKey."""
@@ -172,6 +177,12 @@ class LocalStorage:
     def size(self, key: str) -> int:
         try:
             return self.path(key).stat().st_size
+        except (FileNotFoundError, NotADirectoryError):
+            raise ObjectNotFound(key) from None
+
+    def modified(self, key: str) -> datetime:
+        try:
+            return datetime.fromtimestamp(self.path(key).stat().st_mtime, UTC)
         except (FileNotFoundError, NotADirectoryError):
             raise ObjectNotFound(key) from None
 
@@ -323,6 +334,10 @@ class S3Storage:
     def size(self, key: str) -> int:
         head = self._call(key, self.client.head_object, Bucket=self.bucket, Key=self.object_key(key))
         return int(head["ContentLength"])
+
+    def modified(self, key: str) -> datetime:
+        head = self._call(key, self.client.head_object, Bucket=self.bucket, Key=self.object_key(key))
+        return head["LastModified"].astimezone(UTC)
 
     def url(self, key: str, expires_in: int, filename: str | None = None) -> str:
         """A presigned GET; with ``filename``, S3 answers it as an attachment of that name

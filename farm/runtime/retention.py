@@ -11,6 +11,9 @@
   retention period: the row first (only if still unused), then the file.
 - Drafts (animated previews of unsaved values, ``reelfarm.farm.services.drafts``) past their
   expiry, minutes after they were asked for: the row, then its segments.
+- Stored brand-kit logos that no kit and no version names any more (replaced, removed, or their
+  kit deleted), an hour after they were written and their kit last changed
+  (``reelfarm.studio.brand_logos``).
 
 Each kind is deleted in batches of ``BATCH`` rows, one short transaction each, so a purge never
 holds locks for long. A round takes at most ``MAX_BATCHES`` per kind, and starts no further batch
@@ -38,6 +41,7 @@ from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import idempotency as idempotency_repo
 from reelfarm.shared.repos import segments as segments_repo
 from reelfarm.shared.repos import webhooks as webhooks_repo
+from reelfarm.studio.brand_logos import sweep_unused_logos
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -56,6 +60,7 @@ class Purged:
     events: int = 0
     segments: int = 0
     drafts: int = 0
+    logos: int = 0
 
 
 def retention_period(settings: Settings | None) -> timedelta:
@@ -101,16 +106,20 @@ def purge(*, batch: int = BATCH, max_batches: int = MAX_BATCHES, round_sec: floa
     def expired_drafts(limit: int) -> int:
         return drafts.delete_expired(ctx.engine, ctx.storage, ctx.clock, limit)
 
+    def unused_logos(limit: int) -> int:
+        return sweep_unused_logos(ctx.engine, ctx.storage, ctx.clock, limit)
+
     # Attempts before events: an event goes only once none of its attempts is left.
     purged = Purged(idempotency_records=_in_batches(records, batch, max_batches, deadline),
                     deliveries=_in_batches(deliveries, batch, max_batches, deadline),
                     events=_in_batches(events, batch, max_batches, deadline),
                     segments=_in_batches(kept_segments, batch, max_batches, deadline),
-                    drafts=_in_batches(expired_drafts, batch, max_batches, deadline))
+                    drafts=_in_batches(expired_drafts, batch, max_batches, deadline),
+                    logos=_in_batches(unused_logos, batch, max_batches, deadline))
     if purged != Purged():
         log.info("retention: deleted %d idempotency records, %d webhook delivery attempts, %d events, %d "
-                 "kept segments and %d drafts", purged.idempotency_records, purged.deliveries, purged.events,
-                 purged.segments, purged.drafts)
+                 "kept segments, %d drafts and %d unused logos", purged.idempotency_records, purged.deliveries,
+                 purged.events, purged.segments, purged.drafts, purged.logos)
     return purged
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,15 @@ def test_list_keys_of_a_folder(storage: Storage) -> None:
     storage.delete("renders/r1/stream/seg0.ts")
     assert storage.list_keys("renders/r1/stream") == ["renders/r1/stream/seg1.ts"]
     assert storage.list_keys("renders/r3") == []
+
+
+def test_modified_is_when_the_object_was_written(storage: Storage) -> None:
+    before = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=1)  # S3 keeps whole seconds
+    storage.put_bytes("brand-kits/k1/logo.png", b"x", "image/png")
+    written = storage.modified("brand-kits/k1/logo.png")
+    assert before <= written <= datetime.now(UTC) + timedelta(seconds=1) and written.tzinfo is not None
+    with pytest.raises(ObjectNotFound):
+        storage.modified("brand-kits/k1/other.png")
 
 
 @pytest.mark.parametrize("key", ["../escape", "/abs", "a//b"])
