@@ -26,7 +26,7 @@ from typing import Any
 from flask import Response, abort, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
 
-from reelfarm.console import forms, problems, web
+from reelfarm.console import forms, images, problems, web
 from reelfarm.console.blueprint import blp
 from reelfarm.renderer.spec import FORMATS
 from reelfarm.studio.errors import InvalidFieldsError, UnknownStoryError
@@ -103,6 +103,8 @@ def video_from_story(story_id: str) -> Any:
     if "preview" in request.form:
         png = web.services().previews.draw(g.workspace.id, draft, _time(request.form))
         return _story_form(story, forms.controls(story.fields, draft.fields), settings, preview=png)
+    if found := images.image_problems(web.services().settings, story.fields, draft.fields):
+        return _story_form(story, forms.controls(story.fields, draft.fields), settings, found, status=400)
     made = web.services().videos.create(
         g.workspace.id, story_id=story.id, fields=draft.fields, brand_kit_id=draft.brand_kit_id,
         fmt=draft.format, duration_sec=draft.duration_sec, title=settings["title"] or None)
