@@ -235,6 +235,8 @@ renders = Table(
     Column("priority", String(8), nullable=False, server_default="normal"),
     # 0008: when the first chunk's part of its HLS stream was stored (NULL: no stream yet, or made before streams)
     _ts("stream_at", True),
+    # 0010: the X-Request-Id of the request that asked for it, bound to its tasks' log lines
+    Column("request_id", String(128), nullable=True),
     _one_of("status", RENDER_STATUSES),
     # Identical requests coalesce: one live or finished render per (video, dedup hash).
     Index("uq_renders_active_dedup", "video_id", "dedup_hash", unique=True,

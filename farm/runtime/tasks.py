@@ -14,6 +14,7 @@ calls ``handle_task_failure``, which fails the render (refunding it) or the job.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -34,6 +35,7 @@ from reelfarm.renderer.errors import AssetError, DocInvalid, FontError, Segments
 from reelfarm.renderer.model import Doc, parse_doc
 from reelfarm.renderer.spec import RenderSpec
 from reelfarm.shared.db import transaction
+from reelfarm.shared.logs import log_context
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.repos import videos as videos_repo
@@ -70,6 +72,27 @@ def lifecycle(ctx: TaskContext) -> RenderLifecycle:
     return RenderLifecycle(ctx.engine, ctx.clock, ctx.storage, ctx.progress)
 
 
+def _render_logged(task: Callable[..., None]) -> Callable[..., None]:
+    """``task(render_id, ...)`` with the render's id, its workspace's and the id of the request
+    that asked for it bound to every log line it writes (``reelfarm.shared.logs``), on whichever
+    node and queue runs it, so one render can be followed from its request to its stitch."""
+    @functools.wraps(task)
+    def run(render_id: str, *args: Any) -> None:
+        with log_context(render_id=render_id, **_render_fields(render_id)):
+            task(render_id, *args)
+    return run
+
+
+def _render_fields(render_id: str) -> dict[str, str | None]:
+    try:
+        with current().engine.connect() as conn:
+            render = renders_repo.find_render(conn, render_id)
+    except Exception:  # noqa: BLE001 - the task meets the database's outage itself, and waits it out
+        return {}
+    return {} if render is None else {"workspace_id": render.workspace_id, "request_id": render.request_id}
+
+
+@_render_logged
 def import_assets(render_id: str) -> None:
     """Fetch the remote images and audio of the render's document into its storage folder, once,
     before any chunk draws (``reelfarm.farm.services.assets``). An asset the user must fix fails the render."""
@@ -104,6 +127,7 @@ def _spec(render: renders_repo.Render) -> RenderSpec:
     return RenderSpec(render.format, render.resolution, render.fps)
 
 
+@_render_logged
 def render_chunk(render_id: str, index: int) -> None:
     """Draw and encode chunk ``index`` of the render and store it at ``renders/<id>/seg<index>.mp4``,
     and its part of the render's stream (``reelfarm.farm.services.stream``)."""
@@ -145,6 +169,7 @@ def render_chunk(render_id: str, index: int) -> None:
             fail_render(render_id, _user_message(exc))
             return
     _record_chunk(ctx, render_id, streaming=0 in streamed)
+    log.info("render %s: chunk %d stored (frames %d to %d)", render_id, index, start, end - 1)
 
 
 def _publish(ctx: TaskContext, render: renders_repo.Render, parsed: Doc, index: int | None = None,
@@ -204,6 +229,7 @@ def _encoder(ctx: TaskContext, family: str, render_id: str) -> Any:
     return EncoderChoice("x264")
 
 
+@_render_logged
 def stitch(render_id: str) -> None:
     """Join the render's segments, mux its audio, write the poster, and mark it succeeded."""
     ctx = current()
@@ -239,8 +265,10 @@ def stitch(render_id: str) -> None:
     # kept under their fingerprints for the workspace's later renders, before they go as scratch
     prints = segments.fingerprints(ctx.storage, WorkspaceObjects(ctx.engine, render.workspace_id), render, doc)
     segments.keep(ctx.engine, ctx.clock, ctx.storage, render, prints, lambda i: names.segment_key(render_id, i))
-    lifecycle(ctx).succeed(render, Finished(names.video_key(render_id), names.poster_key(render_id), size,
-                                            tuple(keys + imported_keys(doc, names.render_prefix(render_id)))))
+    done = lifecycle(ctx).succeed(render, Finished(names.video_key(render_id), names.poster_key(render_id), size,
+                                                   tuple(keys + imported_keys(doc, names.render_prefix(render_id)))))
+    if done is not None:
+        log.info("render %s: stitched %d segment(s) into %d bytes", render_id, len(keys), size)
 
 
 def fail_render(render_id: str, message: str) -> bool:

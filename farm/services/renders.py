@@ -42,6 +42,7 @@ from reelfarm.shared.clock import Clock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import transaction
 from reelfarm.shared.errors import NotFound
+from reelfarm.shared.logs import current_context
 from reelfarm.shared.repos import renders as repo
 from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos._locks import lock_workspace
@@ -237,7 +238,8 @@ class RenderService:
         render = repo.insert_render(conn, self.clock, repo.NewRender(
             workspace_id=video.workspace_id, video_id=video.id, version_id=version.id,
             format=spec.format, resolution=spec.resolution, fps=spec.fps, dedup_hash=digest, frames=frames,
-            chunks=len(chunks), chunk_starts=[a for a, _ in chunks], priority=priority), charged_credits=amount)
+            chunks=len(chunks), chunk_starts=[a for a, _ in chunks], priority=priority,
+            request_id=current_context().get("request_id")), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         return render, True

@@ -69,6 +69,7 @@ class Render:
     chunk_starts: list[int] | None = None  # the first frame of each chunk; None: planned before 0006
     priority: str = "normal"  # or "low": yields to the workspace's normal renders (farm.services.fairness)
     stream_at: datetime | None = None  # its stream's first segment stored (farm.services.stream)
+    request_id: str | None = None  # the request that asked for it (its tasks' log lines carry it)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class NewRender:
     chunks: int
     chunk_starts: list[int] | None = None
     priority: str = "normal"
+    request_id: str | None = None
 
 
 def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credits: int = 0) -> Render:
@@ -94,7 +96,8 @@ def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credit
         id=render_id, workspace_id=new.workspace_id, video_id=new.video_id, version_id=new.version_id,
         format=new.format, resolution=new.resolution, fps=new.fps, status="queued", progress=0.0,
         dedup_hash=new.dedup_hash, charged_credits=charged_credits, frames=new.frames, chunks=new.chunks,
-        chunk_starts=new.chunk_starts, priority=new.priority, created_at=now, progressed_at=now))
+        chunk_starts=new.chunk_starts, priority=new.priority, request_id=new.request_id, created_at=now,
+        progressed_at=now))
     return _load(conn, render_id)
 
 
