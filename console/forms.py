@@ -120,7 +120,8 @@ def kind_of(prop: Mapping[str, Any]) -> tuple[str, bool]:
 def _attrs(prop: Mapping[str, Any], kind: str) -> dict[str, Any]:
     attrs: dict[str, Any] = {}
     if kind in ("text", "textarea", "url", "color"):
-        for key, html in (("maxLength", "maxlength"), ("minLength", "minlength")):
+        # not ``maxlength``: a browser cuts longer text silently; the server names the limit instead
+        for key, html in (("maxLength", "data-maxlength"), ("minLength", "minlength")):
             if key in prop:
                 attrs[html] = prop[key]
     if kind == "color":

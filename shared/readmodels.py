@@ -38,6 +38,7 @@ from reelfarm.shared.tables import (
     versions,
     videos,
     webhook_deliveries,
+    workspaces,
 )
 
 LEDGER_LIMIT = 50
@@ -154,8 +155,10 @@ class ReadModels:
 
     def failed_renders(self, since: datetime | None = None, limit: int = 20) -> list[dict[str, Any]]:
         """The latest failed renders across the farm, with their errors (operators only)."""
-        query = (select(renders.c.id, renders.c.workspace_id, renders.c.video_id, renders.c.format,
-                        renders.c.resolution, renders.c.fps, renders.c.error, renders.c.finished_at)
+        query = (select(renders.c.id, renders.c.workspace_id, workspaces.c.name.label("workspace_name"),
+                        renders.c.video_id, renders.c.format, renders.c.resolution, renders.c.fps, renders.c.error,
+                        renders.c.finished_at)
+                 .join(workspaces, workspaces.c.id == renders.c.workspace_id)
                  .where(renders.c.status == "failed").order_by(renders.c.finished_at.desc()).limit(limit))
         if since is not None:
             query = query.where(renders.c.finished_at >= since)

@@ -2,7 +2,9 @@
 flight with their frames per second, and the latest failed renders with their errors.
 
 The same snapshot as ``reelfarm farm status`` (``Services.farm_status``), read from Redis and the
-database on each load; the page refreshes itself every few seconds.
+database on each load; the page refreshes itself every few seconds (by script; without one, a
+``<noscript>`` meta refresh). The queue table counts work waiting or running only: tasks that ended
+(a failed render's chunks are canceled) are shown by their render's status, with the failed renders.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from reelfarm.console import web
 from reelfarm.console.blueprint import blp
 
 REFRESH_SEC = 5
+ENDED = frozenset({"succeeded", "finished", "failed", "canceled", "stopped"})  # task states, embedded and RQ
 
 
 @blp.route("/farm")
@@ -25,10 +28,11 @@ def farm() -> Any:
     queue = svc.farm.queue
     status = svc.farm_status()
     failed = svc.read_models.failed_renders()
-    columns = sorted({k for depth in status["queues"].values() for k in depth})
+    queues = {name: {k: n for k, n in depth.items() if k not in ENDED} for name, depth in status["queues"].items()}
+    columns = sorted({k for depth in queues.values() for k in depth})
     nodes = status["nodes"] if status["mode"] == "farm" else [_this_server(queue)]
-    return render_template("console/farm.html", status=status, nodes=nodes, failed=failed, columns=columns,
-                           refresh=REFRESH_SEC, auto_refresh=REFRESH_SEC, title="Farm")
+    return render_template("console/farm.html", status=status, queues=queues, nodes=nodes, failed=failed,
+                           columns=columns, refresh=REFRESH_SEC, title="Farm")
 
 
 def _this_server(queue: Any) -> dict[str, Any]:

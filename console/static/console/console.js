@@ -225,6 +225,22 @@
     });
   }
 
+  /* the farm page: its tables fetched again every few seconds and swapped in place (no reload, so
+     focus and scrolling stay; without script, a <noscript> meta refresh reloads it) */
+  var farm = document.getElementById("farm");
+  if (farm) {
+    var every = (parseInt(farm.getAttribute("data-refresh-sec"), 10) || 5) * 1000;
+    var refreshFarm = function () {
+      fetch(location.pathname, { credentials: "same-origin" }).then(function (r) {
+        return r.ok ? r.text() : Promise.reject(r.status);
+      }).then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("farm");
+        if (fresh) { farm.innerHTML = fresh.innerHTML; }
+      }).catch(function () {}).then(function () { setTimeout(refreshFarm, every); });
+    };
+    setTimeout(refreshFarm, every);
+  }
+
   /* the video page */
   var page = document.getElementById("video");
   if (!page) { return; }
