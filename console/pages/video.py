@@ -79,7 +79,7 @@ def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, A
     anchor = _busy_anchor(video, renders, still_job, copies)
     return render_template(
         "console/video.html", v=video, version=video["current_version"], versions=versions,
-        **_by_version(video, renders, versions),
+        **_by_version(video, renders, versions, request.args.get("play")),
         copies=copies, job=video["job"], still=still_job, controls=controls, problems=found or {}, texts=texts,
         formats=FORMATS, resolutions=RESOLUTIONS, locales=[(tag, locale_label(tag)) for tag in _locales(video)],
         language=locale_label,
@@ -93,12 +93,13 @@ def _data_png(png: bytes | None) -> str | None:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii") if png else None
 
 
-def _by_version(video: dict[str, Any], renders: list[dict[str, Any]],
-                versions: list[dict[str, Any]]) -> dict[str, Any]:
+def _by_version(video: dict[str, Any], renders: list[dict[str, Any]], versions: list[dict[str, Any]],
+                asked: str | None = None) -> dict[str, Any]:
     """The renders as the page shows them, each labelled with its version's number (``version``):
     the current version's (``renders``, newest first), the one the player shows (its newest that
     succeeded, or that is rendering with a stream to watch: the part rendered so far plays, and the
-    MP4 takes over where it left off once it succeeds), older versions' (``older``, out of date) and,
+    MP4 takes over where it left off once it succeeds: the one ``asked`` for (``?play=``), else the
+    newest in the video's format, else the newest in any), older versions' (``older``, out of date) and,
     for those, which format and
     resolution the current version has already started or made (``covered``)."""
     numbers = {v["id"]: v["number"] for v in versions}
@@ -106,9 +107,19 @@ def _by_version(video: dict[str, Any], renders: list[dict[str, Any]],
     labelled = [{**r, "version": numbers.get(r["version_id"])} for r in renders]
     mine = [r for r in labelled if r["version_id"] == current]
     covered = {(r["format"], r["resolution"]) for r in mine if r["status"] in ("queued", "running", "succeeded")}
-    return {"renders": mine, "older": [r for r in labelled if r["version_id"] != current], "covered": covered,
-            "player": next((r for r in mine if (r["status"] == "succeeded" and r["url"])
-                            or (r["status"] in ("queued", "running") and r.get("stream_url"))), None)}
+    older, offered = [r for r in labelled if r["version_id"] != current], set(covered)
+    for r in older:  # one "Render version N in 9:16 720p" button per format and resolution, on the newest
+        r["offer"] = (r["format"], r["resolution"]) not in offered
+        offered.add((r["format"], r["resolution"]))
+    return {"renders": mine, "older": older, "covered": covered,
+            "player": _player(mine, video["default_format"], asked)}
+
+
+def _player(renders: list[dict[str, Any]], fmt: str, asked: str | None) -> dict[str, Any] | None:
+    playable = [r for r in renders if (r["status"] == "succeeded" and r["url"])
+                or (r["status"] in ("queued", "running") and r.get("stream_url"))]
+    return next((r for r in playable if r["id"] == asked), None) or \
+        next((r for r in playable if r["format"] == fmt), None) or next(iter(playable), None)
 
 
 def _busy_anchor(video: dict[str, Any], renders: list[dict[str, Any]], still_job: dict[str, Any] | None,
