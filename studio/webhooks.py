@@ -3,7 +3,8 @@
 Each endpoint has its own signing secret, ``whsec_`` + base64 of 24 random bytes (the form
 Standard Webhooks libraries take); it is returned once, by ``create``, and never shown again.
 A URL must be absolute http(s) and pass the SSRF guard's address rule (``SafeFetcher.vet``)
-when it is set; delivery checks it again on every attempt, since DNS answers change.
+when it is saved (a loopback or private address is refused then, not only at delivery); delivery
+checks it again on every attempt, since DNS answers change.
 Sending (the outbox dispatcher, attempts, retries, tests) lives in ``reelfarm.farm.runtime.webhooks``.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from sqlalchemy import Engine
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import webhooks as repo
-from reelfarm.studio.errors import InvalidFieldsError
+from reelfarm.studio.errors import FetchFailed, InvalidFieldsError
 from reelfarm.studio.fetch import FetchRefused, SafeFetcher, normalize_url
 
 EVENT_KINDS = ("video.generated", "video.generation_failed", "render.completed", "render.failed",
@@ -101,13 +102,13 @@ class WebhookService:
             return [delivery_resource(d) for d in repo.list_deliveries(conn, endpoint_id, limit)]
 
     def vet_url(self, url: str) -> str:
-        """``url`` stripped, if it is an absolute http(s) URL.
+        """``url`` stripped, if it is an absolute http(s) URL whose host is not (and does not now
+        resolve to) a loopback, private or otherwise non-public address.
 
-        Where it leads is checked by the SSRF guard on every delivery, when the address is
-        resolved and connected to: a URL whose host is (or later resolves to) a private address
-        is never sent anything, and each refused attempt is in the endpoint's delivery log. A
-        check here would prove nothing (DNS can change) and would refuse requests the published
-        URL pattern allows.
+        A host that does not resolve yet is accepted: where it leads is checked again by the SSRF
+        guard on every delivery, when the address is resolved and connected to, so a URL whose host
+        later resolves to a private address is never sent anything either (each refused attempt is
+        in the endpoint's delivery log).
         """
         url = url.strip()
         if not url.lower().startswith(("http://", "https://")):
@@ -116,6 +117,12 @@ class WebhookService:
             normalize_url(url)
         except FetchRefused as exc:
             raise _bad_url("invalid_url", str(exc)) from None
+        try:
+            self.fetcher.vet(url)
+        except FetchRefused as exc:
+            raise _bad_url("invalid_url", f"{exc}; webhooks are delivered to public internet addresses only") from None
+        except FetchFailed:
+            pass  # not resolvable now: every delivery checks again
         return url
 
 

@@ -109,17 +109,28 @@ def test_create_shows_the_secret_once(client, tenant, receiver):
     assert another["events"] == []  # every kind
 
 
-def test_urls_are_checked_for_shape_here_and_for_address_at_delivery(client, services, tenant, monkeypatch):
-    """Where a URL leads is the SSRF guard's business on every delivery (farm's
-    test_a_private_address_is_refused_at_delivery_without_allow_private): DNS answers change, so
-    a check at creation would prove nothing. Creation checks the documented shape only."""
+def test_urls_to_private_addresses_are_refused_when_saved(client, services, tenant, monkeypatch):
+    """A loopback, private or link-local address is refused when it is saved (created or changed),
+    not only at delivery (where the SSRF guard checks again: DNS answers change); a public one,
+    or a host that does not resolve yet, is saved."""
     strict = dataclasses.replace(services.settings, fetch_allow_private=False)
     monkeypatch.setattr(services, "webhooks", WebhookService(services.engine, services.clock, make_fetcher(strict)))
     error = assert_error(client.post("/api/v1/webhooks", json={"url": "http://[::1]:8080/x"}, headers=tenant.headers),
                          400, "validation_failed")
     assert fields_of(error) == [("/url", "invalid")]  # IPv6 literals are outside the published pattern
-    for url in ("http://127.0.0.1/", "http://10.0.0.1/hook", "https://0x7f000001/", "http://169.254.169.254/latest"):
-        assert client.post("/api/v1/webhooks", json={"url": url}, headers=tenant.headers).status_code == 201, url
+    for url in ("http://127.0.0.1/", "http://10.0.0.1/hook", "https://0x7f000001/", "http://169.254.169.254/latest",
+                "http://localhost:8080/hook"):
+        error = assert_error(client.post("/api/v1/webhooks", json={"url": url}, headers=tenant.headers),
+                             400, "validation_failed")
+        assert [d["field"] for d in error["details"]] == ["/url"], url
+        assert "public internet addresses only" in error["details"][0]["message"], error
+    saved = client.post("/api/v1/webhooks", json={"url": "https://93.184.215.14/hook"}, headers=tenant.headers)
+    assert saved.status_code == 201
+    later = client.post("/api/v1/webhooks", json={"url": "https://hooks.orbit.invalid/in"}, headers=tenant.headers)
+    assert later.status_code == 201  # does not resolve now: every delivery checks again
+    changed = client.patch(f"/api/v1/webhooks/{saved.get_json()['id']}", json={"url": "http://192.168.1.20/hook"},
+                           headers=tenant.headers)
+    assert [d["field"] for d in assert_error(changed, 400, "validation_failed")["details"]] == ["/url"]
 
 
 def test_invalid_bodies_are_400(client, tenant):
