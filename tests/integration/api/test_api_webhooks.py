@@ -16,13 +16,12 @@ import pytest
 from standardwebhooks import Webhook
 
 import reelfarm.api.app as app_module
-from reelfarm.api.resources import webhooks as webhooks_resource
 from reelfarm.farm.runtime import webhooks as delivery
-from reelfarm.studio.fetch import make_fetcher
-from reelfarm.studio.webhooks import WebhookService
 from reelfarm.farm.runtime.webhooks import WebhookSender
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings
+from reelfarm.studio.fetch import make_fetcher
+from reelfarm.studio.webhooks import WebhookService
 from tests.integration.api.support import assert_error, fields_of
 from tests.integration.farm import test_webhook_delivery as hooks
 from tests.integration.farm.test_webhook_delivery import InlineQueue, mine
