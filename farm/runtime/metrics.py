@@ -7,7 +7,8 @@ node counts in its long-lived parent process instead: ``MeteredWorker`` wraps th
 job's outcome and timestamps back from Redis. For a chunk it looks the render's frame plan up in
 the database to count the chunk's frames. The same wrapper binds ``job_id``, ``queue`` and
 ``render_id`` to the log context (``reelfarm.shared.logs``), which the forked horse inherits, so every log
-line about a job says which one.
+line about a job says which one; for a render's job also its ``workspace_id`` and the
+``request_id`` of the request that asked for the render (read from its row).
 
 Metrics (no label carries an id; ``kind`` is the task function's name, a fixed set; the node is
 the scrape target's ``instance``):
@@ -82,12 +83,21 @@ def serve_metrics(port: int, addr: str = "0.0.0.0", queue: Any = None, engine: A
     log.info("metrics on :%d/metrics", port)
 
 
+def _render_fields(render_id: str) -> dict[str, str | None]:
+    """The render's workspace and request ids, so that RQ's own lines about its job carry them too."""
+    from reelfarm.farm.runtime.tasks import render_log_fields  # the tasks' imports, on first use only
+
+    return render_log_fields(render_id)
+
+
 class MeteredWorker(NodeWorker):
     """The node's worker, counting each job and binding its ids to the log context (module docstring)."""
 
     def execute_job(self, job: Any, queue: Any) -> None:
         render = _RENDER_JOB.search(job.id)
-        with logs.log_context(job_id=job.id, queue=queue.name, render_id=render.group(1) if render else None):
+        fields = _render_fields(render.group(1)) if render else {}
+        with logs.log_context(job_id=job.id, queue=queue.name, render_id=render.group(1) if render else None,
+                              **fields):
             started = time.monotonic()
             try:
                 super().execute_job(job, queue)

@@ -78,12 +78,14 @@ def _render_logged(task: Callable[..., None]) -> Callable[..., None]:
     node and queue runs it, so one render can be followed from its request to its stitch."""
     @functools.wraps(task)
     def run(render_id: str, *args: Any) -> None:
-        with log_context(render_id=render_id, **_render_fields(render_id)):
+        with log_context(render_id=render_id, **render_log_fields(render_id)):
             task(render_id, *args)
     return run
 
 
-def _render_fields(render_id: str) -> dict[str, str | None]:
+def render_log_fields(render_id: str) -> dict[str, str | None]:
+    """The render's workspace id and the id of the request that asked for it, for log lines; empty
+    when the render is gone or the database cannot say."""
     try:
         with current().engine.connect() as conn:
             render = renders_repo.find_render(conn, render_id)

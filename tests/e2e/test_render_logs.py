@@ -79,4 +79,9 @@ def test_a_render_on_rq_nodes_is_followed_from_its_request_to_its_stitch(farm: F
     render_id, workspace = _ask(farm.http)
     farm.wait_succeeded(render_id, timeout=120)
     wait_for(lambda: "stitched" in farm.log("node-a"), 10, "the stitch's log line")
-    _assert_followed(_json_lines(farm.log("node-a")), render_id, workspace)
+    lines = _json_lines(farm.log("node-a"))
+    _assert_followed(lines, render_id, workspace)
+    # RQ's own lines about the render's jobs (started, done) too
+    about = [line for line in lines if line.get("render_id") == render_id]
+    assert any(line.get("logger", "").startswith("rq.") for line in about), about
+    assert all((line.get("request_id"), line.get("workspace_id")) == (REQUEST_ID, workspace) for line in about), about
