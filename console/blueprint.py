@@ -7,7 +7,7 @@ the console's security headers. Errors become HTML pages (``console/errors.py``)
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, Response, g
+from flask import Blueprint, Flask, Response, g, request
 from flask.blueprints import BlueprintSetupState
 
 from reelfarm.console import web
@@ -26,8 +26,16 @@ def _configure(state: BlueprintSetupState) -> None:
     web.configure(app)
 
 
+# Forms with a file: a body up to this size is read, so that a logo over its own limit is named
+# beside its field with everything typed kept, not answered with a full-page 413.
+FILE_FORM_BYTES = 32 * 1024 * 1024
+FILE_FORMS = frozenset({"console.brand_kit_new", "console.brand_kit_edit"})
+
+
 @blp.before_request
 def _begin() -> None:
+    if request.endpoint in FILE_FORMS:
+        request.max_content_length = max(FILE_FORM_BYTES, request.max_content_length or 0)
     g.user = web.load_user()
     g.workspace = None
     if g.user is not None:

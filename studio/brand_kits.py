@@ -95,6 +95,20 @@ class BrandKitService:
         with self.engine.connect() as conn:
             return brand_kit_resource(kits_repo.get_brand_kit(conn, workspace_id, kit_id), self.storage)
 
+    def delete(self, workspace_id: str, kit_id: str) -> None:
+        """Remove a kit that is not the workspace's default; videos made with it keep its look (their
+        versions name its logo; the retention round deletes the logo once nothing names it).
+
+        Raises:
+            NotFound: no such kit in the workspace.
+            InvalidBrandKit: it is the default kit (``/is_default``): another must be made the default first.
+        """
+        with transaction(self.engine) as conn:
+            if kits_repo.get_brand_kit(conn, workspace_id, kit_id).is_default:
+                raise InvalidBrandKit([{"field": "/is_default", "code": "is_default", "message":
+                                        "the default brand kit cannot be deleted; make another kit the default first"}])
+            kits_repo.delete_brand_kit(conn, workspace_id, kit_id)
+
     def create(self, workspace_id: str, name: str, tokens: Mapping[str, Any], *, is_default: bool = False,
                logo: LogoFile | None = None) -> dict[str, Any]:
         """A kit made by hand, in one transaction; with ``is_default`` it becomes the workspace's default.

@@ -83,6 +83,22 @@ def brand_default(kit_id: str) -> Any:
     return redirect(url_for("console.brand_kits"), code=303)
 
 
+@blp.route("/brand-kits/<kit_id>/delete", methods=["POST"])
+@web.signed_in
+def brand_kit_delete(kit_id: str) -> Any:
+    if not is_uuid(kit_id):
+        abort(404)
+    svc = web.services().brand_kits
+    kit = svc.get(g.workspace.id, kit_id)
+    try:
+        svc.delete(g.workspace.id, kit_id)
+    except InvalidBrandKit as exc:
+        flash(f"“{kit['name']}” is not deleted: {exc.details[0]['message']}.", "error")
+    else:
+        flash(f"The brand kit “{kit['name']}” is deleted; videos made with it keep their look.", "ok")
+    return redirect(url_for("console.brand_kits"), code=303)
+
+
 @blp.route("/brand-kits/new", methods=["GET", "POST"], endpoint="brand_kit_new")
 @web.signed_in
 def brand_kit_new() -> Any:
@@ -125,14 +141,14 @@ def _form_page(kit: dict[str, Any] | None, typed: Any, problems: dict[str, str] 
         "console/brand_kit_form.html", kit=kit, typed=typed, problems=problems or {}, roles=COLOR_ROLES,
         saved_colors=(kit or {}).get("tokens", {}).get("colors") or NEUTRAL_BRAND["colors"],
         font_roles=FONT_ROLES, families=shipped_families(), weights=WEIGHTS, max_name=MAX_NAME,
-        max_tagline=MAX_TAGLINE, max_radius=MAX_RADIUS, max_logo_mb=MAX_LOGO_BYTES // (1024 * 1024),
+        max_tagline=MAX_TAGLINE, max_radius=MAX_RADIUS * 100, max_logo_bytes=MAX_LOGO_BYTES, max_logo_mb=MAX_LOGO_BYTES // (1024 * 1024),
         resent=bool(problems) and bool(getattr(request.files.get("logo"), "filename", ""))), status
 
 
 def _typed(tokens: dict[str, Any], name: str) -> dict[str, str]:
     """A kit's values as a form shows them (the same names the form posts)."""
     fonts = tokens.get("fonts") or {}
-    typed = {"name": name, "tagline": tokens.get("tagline") or "", "radius": str(tokens.get("radius", ""))}
+    typed = {"name": name, "tagline": tokens.get("tagline") or "", "radius": _percent(tokens.get("radius"))}
     typed.update({f"color.{role}": str((tokens.get("colors") or {}).get(role, "")) for role in COLOR_KEYS})
     for role in FONT_ROLES:
         font = fonts.get(role) or {}
@@ -157,7 +173,18 @@ def _tokens_from(form: Any, base: dict[str, Any]) -> dict[str, Any]:
         palette = _palette_of(colors)  # follows them
     tagline = form.get("tagline", "").strip()
     return {"colors": colors, "palette": list(palette or []), "fonts": fonts,
-            "radius": _number(form.get("radius", ""), float), "tagline": tagline or None}
+            "radius": _fraction(form.get("radius", "")), "tagline": tagline or None}
+
+
+def _percent(radius: Any) -> str:
+    """A kit's radius (a fraction of the video's short side) as the form asks for it: a percentage."""
+    return f"{round(float(radius) * 100, 2):g}" if isinstance(radius, (int, float)) else ""
+
+
+def _fraction(typed: str) -> Any:
+    """The percentage typed, as the fraction the kit keeps ("2" or "2%" -> 0.02); unreadable text as typed."""
+    number = _number(typed.strip().rstrip("%"), float)
+    return round(number / 100, 6) if isinstance(number, float) else typed.strip()
 
 
 def _palette_of(colors: dict[str, str]) -> list[str]:
@@ -212,7 +239,10 @@ def _problems(details: list[dict[str, Any]]) -> dict[str, str]:
             name, label = f"font.{parts[2]}.{what}", f"{parts[2].capitalize()} {'font' if what == 'family' else what}"
         else:
             name, label = "form", "Kit"
-        out.setdefault(name, f"{label}: {d.get('message')}")
+        message = d.get("message")
+        if pointer == "/tokens/radius":  # the service speaks in fractions; the form asks for a percentage
+            message = f"give a percentage from 0 to {MAX_RADIUS * 100:g} (0 is square, 2 slightly rounded)"
+        out.setdefault(name, f"{label}: {message}")
     return out
 
 

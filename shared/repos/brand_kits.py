@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, delete, select
 
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.errors import NotFound
@@ -58,6 +58,14 @@ def get_brand_kit(conn: Connection, workspace_id: str, kit_id: str) -> BrandKit:
     if row is None:
         raise NotFound("brand_kit", kit_id)
     return BrandKit(**row._mapping)
+
+
+def delete_brand_kit(conn: Connection, workspace_id: str, kit_id: str) -> None:
+    """Remove a kit of the workspace (its videos keep their versions, which name its logo, and
+    forget the kit). Raises NotFound when the kit does not exist or belongs to another workspace."""
+    gone = conn.execute(delete(brand_kits).where(brand_kits.c.id == kit_id, brand_kits.c.workspace_id == workspace_id))
+    if gone.rowcount != 1:
+        raise NotFound("brand_kit", kit_id)
 
 
 def get_default_brand_kit(conn: Connection, workspace_id: str) -> BrandKit | None:

@@ -69,6 +69,37 @@
       setTimeout(function () { form.dataset.busy = ""; }, 4000);
     });
   });
+  /* a file over its limit is named beside its field at once, and the form is not sent (a body
+     too large for the server would be answered with a page of its own, losing what was typed) */
+  $$("input[type=file][data-max-bytes]").forEach(function (input) {
+    var max = parseInt(input.getAttribute("data-max-bytes"), 10), note = document.createElement("p");
+    note.className = "error"; note.id = input.id + "-size-err"; note.hidden = true; note.setAttribute("role", "alert");
+    input.insertAdjacentElement("afterend", note);
+    function tooLarge() { return !!(input.files && input.files[0] && input.files[0].size > max); }
+    input.addEventListener("change", function () {
+      var big = tooLarge();
+      note.hidden = !big;
+      note.textContent = big ? input.getAttribute("data-too-large") : "";
+      if (big) { input.setAttribute("aria-invalid", "true"); } else { input.removeAttribute("aria-invalid"); }
+    });
+    if (input.form) {
+      input.form.addEventListener("submit", function (event) {
+        if (tooLarge()) { event.preventDefault(); note.hidden = false; input.focus(); }
+      }, true);
+    }
+  });
+
+  /* leaving a form with unsaved edits asks first (in the browser's own words) */
+  var unsaved = false;
+  $$("form[data-guard]").forEach(function (form) {
+    form.addEventListener("input", function () { unsaved = true; });
+    form.addEventListener("change", function () { unsaved = true; });
+    form.addEventListener("submit", function (event) { if (!event.defaultPrevented) { unsaved = false; } });
+  });
+  window.addEventListener("beforeunload", function (event) {
+    if (unsaved) { event.preventDefault(); event.returnValue = ""; }
+  });
+
   $$("form[data-autosubmit] select").forEach(function (select) {
     select.addEventListener("change", function () { select.form.submit(); });
   });

@@ -65,7 +65,7 @@ def test_a_kit_made_by_hand_with_a_logo_is_listed_with_its_colours_by_role(app, 
     for role, use in COLOR_ROLES.items():  # each colour labelled with its role and what it is for
         assert f'<label for="kit-color-{role}">{role.capitalize()} colour</label>' in new and use in new
     assert '<option value="Playfair Display"' in new and 'enctype="multipart/form-data"' in new
-    form = _form(ann, "/app/brand-kits/new", name="Harbour Coffee", tagline="Roasted by the sea", radius="0.05",
+    form = _form(ann, "/app/brand-kits/new", name="Harbour Coffee", tagline="Roasted by the sea", radius="5",
                  font_heading_family="Playfair Display", font_heading_weight="700", font_body_family="Lato",
                  default="on", **{f"color_{role}": value.lower() for role, value in COLORS.items()})
     form["logo"] = (io.BytesIO(_png()), "harbour.png")
@@ -112,7 +112,7 @@ def test_every_problem_is_shown_at_once_beside_its_field_and_nothing_is_stored(a
         "kit-name": "Name: give the kit a name of 1 to 200 characters",
         "kit-color-accent": "Accent colour: 'red-ish' is not a colour; use #RRGGBB",
         "kit-color-text": "Text colour: choose a colour; use #RRGGBB",
-        "kit-radius": "Corner radius: 'round' is not a number from 0 to 0.5",
+        "kit-radius": "Corner radius: give a percentage from 0 to 50 (0 is square, 2 slightly rounded)",
         "kit-font-body-family": "Body font: 'Comic Sans' is not a font the renderer ships; choose one of Inter,",
         "kit-font-heading-weight": "Heading weight: 950 is not a weight from 100 to 900",
         "kit-logo": "Logo: 'notes.txt' is not a PNG, JPEG or SVG image",
@@ -142,11 +142,19 @@ def test_a_logo_too_large_or_unreadable_is_refused_and_stores_nothing(app, servi
     form = _form(ann, edit)
     form["logo"] = (io.BytesIO(big), "huge.png")
     assert ann.post(edit, data=form, content_type="multipart/form-data").status_code == 400
-    form = _form(ann, edit)  # past the request's own limit (REELFARM_MAX_BODY_BYTES): the server's error page
+    # past the API's request limit (REELFARM_MAX_BODY_BYTES, 2 MB): still beside the field, all typed kept
+    form = _form(ann, edit, name="Renamed while the logo is too big", tagline="Kept as typed", radius="3")
     form["logo"] = (io.BytesIO(big * 3), "huger.png")
+    refused = ann.post(edit, data=form, content_type="multipart/form-data")
+    page = unescape(refused.get_data(as_text=True))
+    assert refused.status_code == 400 and "Logo: 'huger.png' is 3.1 MB; a logo may be at most 1 MB" in page
+    assert 'value="Renamed while the logo is too big"' in page and 'value="Kept as typed"' in page
+    assert 'id="kit-radius" name="radius" type="text" inputmode="decimal" value="3"' in page
+    form = _form(ann, edit)  # past what a form with a file may send (32 MB): the server's error page
+    form["logo"] = (io.BytesIO(b"\0" * (33 * 1024 * 1024)), "enormous.png")
     too_big = ann.post(edit, data=form, content_type="multipart/form-data")
-    assert too_big.status_code == 413 and "larger than the 2 MB this server takes in one request, so nothing was " \
-        "saved" in too_big.get_data(as_text=True)
+    assert too_big.status_code == 413 and "larger than the 32 MB this server takes in one request, so nothing " \
+        "was saved" in too_big.get_data(as_text=True)
     assert [k["name"] for k in services.brand_kits.list(tenant.workspace_id)] == ["Default"]
     assert services.brand_kits.get(tenant.workspace_id, tenant.default_kit_id)["tokens"]["logo"] is None
     assert _stored(settings) == before
@@ -252,3 +260,29 @@ def test_editing_removes_the_logo_and_makes_the_kit_the_default(app, services, m
     assert kit["tokens"]["logo"] is None and kit["is_default"] is True
     assert services.brand_kits.get(tenant.workspace_id, tenant.default_kit_id)["is_default"] is False
     assert "This is the workspace's default kit" in ann.get(edit).get_data(as_text=True)
+
+
+def test_a_kit_is_deleted_from_the_list_but_not_the_default_nor_another_workspaces(app, services, make_tenant,
+                                                                                  create_video):
+    acme, other = make_tenant(name="acme", second_kit=True), make_tenant(name="other", second_kit=True)
+    ann, bob = signed_in_owner(app, acme), signed_in_owner(app, other)
+    video = create_video(acme, brandKitId=acme.other_kit_id)
+    listed = ann.get("/app/brand-kits").get_data(as_text=True)
+    assert f'action="/app/brand-kits/{acme.other_kit_id}/delete"' in listed
+    assert f'action="/app/brand-kits/{acme.default_kit_id}/delete"' not in listed  # the default has no button
+
+    theirs = bob.post(f"/app/brand-kits/{acme.other_kit_id}/delete", data={"csrf_token": csrf_token(bob, "/app/brand-kits")})
+    assert theirs.status_code == 404
+    default = ann.post(f"/app/brand-kits/{acme.default_kit_id}/delete",
+                       data={"csrf_token": csrf_token(ann, "/app/brand-kits")})
+    assert default.status_code == 303
+    assert "the default brand kit cannot be deleted; make another kit the default first" in unescape(
+        ann.get("/app/brand-kits").get_data(as_text=True))
+    gone = ann.post(f"/app/brand-kits/{acme.other_kit_id}/delete", data={"csrf_token": csrf_token(ann, "/app/brand-kits")})
+    assert gone.status_code == 303 and gone.headers["Location"] == "/app/brand-kits"
+    assert "The brand kit “Second” is deleted; videos made with it keep their look." in unescape(
+        ann.get("/app/brand-kits").get_data(as_text=True))
+    assert [k["id"] for k in services.brand_kits.list(acme.workspace_id)] == [acme.default_kit_id]
+    assert len(services.brand_kits.list(other.workspace_id)) == 2
+    kept = services.videos.get(acme.workspace_id, video["id"])
+    assert kept["current_version"]["doc"] == video["current_version"]["doc"]  # its look stays
