@@ -8,8 +8,8 @@ rendered for real, its chunks run here one by one.
   encoder), while its frames are still the MP4's, one for one;
 - segments reused from an earlier render wait for the audio, then appear with it once the first
   chunk is drawn;
-- ``stream_keys``, what deleting a render's files deletes of its stream, names every stream
-  file, the audio included.
+- two workspaces' renders of the same video keep their own stream files, and ``stream_keys``,
+  what deleting a render's files deletes of its stream, names every one, the audio included.
 """
 from __future__ import annotations
 
@@ -147,15 +147,23 @@ def test_reused_segments_wait_for_the_sound_then_carry_it(client, services, make
             assert len(container.streams.audio) == 1 and len(container.streams.video) == 1
 
 
-def test_stream_keys_name_every_stream_file(client, services, make_tenant, tmp_path: Path) -> None:
-    """What deleting a render's files deletes of its stream (``stream_keys``): all of it, the audio
-    included."""
-    tenant = make_tenant(credits=5)
-    video = video_with_sound(client, services, tenant, tmp_path)
-    render = request(client, tenant, video["id"])
-    chunks = len(plan(services, render["id"]))
+def test_each_renders_stream_files_are_its_own_and_all_named(client, services, make_tenant, tmp_path: Path) -> None:
+    """Two workspaces render the same video with sound: each render has its own audio and segments,
+    its playlist names its own files only, and ``stream_keys`` (what deleting a render's files
+    deletes of its stream) names every one, the audio included."""
+    owner, other = make_tenant(credits=5), make_tenant(credits=5, name="other")
+    mine = request(client, owner, video_with_sound(client, services, owner, tmp_path)["id"])
+    theirs = request(client, other, video_with_sound(client, services, other, tmp_path)["id"])
+    chunks = len(plan(services, mine["id"]))
     for index in range(chunks):
-        tasks.render_chunk(render["id"], index)
-    stored = services.storage.list_keys(stream.stream_folder(render["id"]))
-    assert stream.stream_audio_key(render["id"]) in stored and len(stored) == chunks + 1
-    assert set(stored) == set(stream.stream_keys(SimpleNamespace(id=render["id"], chunks=chunks)))
+        tasks.render_chunk(mine["id"], index)
+    tasks.render_chunk(theirs["id"], 0)
+    stored = services.storage.list_keys(stream.stream_folder(mine["id"]))
+    assert stream.stream_audio_key(mine["id"]) in stored and len(stored) == chunks + 1
+    assert set(stored) == set(stream.stream_keys(SimpleNamespace(id=mine["id"], chunks=chunks)))
+    assert services.storage.list_keys(stream.stream_folder(theirs["id"])) == [
+        stream.stream_audio_key(theirs["id"]), stream.stream_segment_key(theirs["id"], 0)]
+    for tenant, render, count in ((owner, mine, chunks), (other, theirs, 1)):
+        listed = playlist(client, fetched(client, tenant, render["id"])["stream_url"])
+        assert len(listed.segments) == count
+        assert all(f"/renders/{render['id']}/stream/seg" in s.uri for s in listed.segments)
