@@ -89,6 +89,17 @@
     }
   });
 
+  /* on a phone the story form's preview stays at the top of the screen; this folds it away and back */
+  $$("[data-preview-fold]").forEach(function (button) {
+    var pane = document.getElementById(button.getAttribute("aria-controls"));
+    button.addEventListener("click", function () {
+      var fold = !pane.classList.contains("folded");
+      pane.classList.toggle("folded", fold);
+      button.setAttribute("aria-expanded", fold ? "false" : "true");
+      button.firstChild.textContent = fold ? "Show" : "Hide";
+    });
+  });
+
   /* leaving a form with unsaved edits asks first (in the browser's own words) */
   var unsaved = false;
   $$("form[data-guard]").forEach(function (form) {
