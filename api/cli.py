@@ -439,4 +439,23 @@ def create_user(email: str, workspace_id: str, role: str, operator: bool, as_jso
                     "link": link}, link)
 
 
+@admin_group.command("sign-in-link")
+@click.argument("email")
+@click.option("--json", "as_json", is_flag=True)
+def sign_in_link(email: str, as_json: bool) -> None:
+    """A new one-time sign-in link (valid a day) for a console user who forgot their password: it
+    lets them set a new one. Earlier links and the current password keep working until it is used."""
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.repos import users
+
+    services = _services()
+    with transaction(services.engine) as conn:
+        user = users.find_user_by_email(conn, email)
+        if user is None:
+            raise click.ClickException(f"no console user has the email address {email}")
+        token = users.issue_link(conn, services.clock, user.id)
+    link = users.link_url(services.settings.public_url, token)
+    _emit(as_json, {"id": user.id, "email": user.email, "link": link}, link)
+
+
 COMMANDS = (serve_command, migrate_command, admin_group)
