@@ -25,7 +25,7 @@ from typing import Any
 
 from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
 
-from reelfarm.console import forms, problems, web
+from reelfarm.console import forms, images, problems, web
 from reelfarm.console.blueprint import blp
 from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable
 from reelfarm.farm.services.renders import credits_for
@@ -255,6 +255,10 @@ def fields_update(video_id: str) -> Any:
     if unreadable:  # every problem at once: the story's checks of what could be read too
         found = problems.explain(story.fields, values, validate_fields(story, values), unreadable=unreadable)
         return _page(video_id, found, forms.typed(story.fields, request.form), 400)
+    current = svc.read_models.current_fields(g.workspace.id, video_id) or {}
+    changed = {name: value for name, value in values.items() if current.get(name) != value}
+    if found := images.image_problems(svc.settings, story.fields, changed):  # addresses changed: checked
+        return _page(video_id, found, values, 400)
     note = request.form.get("note", "").strip()[:2000] or None
     try:
         updated = svc.videos.update(g.workspace.id, video_id, fields=values, note=note)

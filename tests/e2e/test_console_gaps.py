@@ -104,8 +104,8 @@ def _phone_preview_stays_in_view(browser: Browser, base: str, email: str) -> Non
     field = last.bounding_box()
     assert field is not None and field["y"] >= box["y"] + box["height"] - 1, (field, box)  # not under it
     _shot(page, "62-phone-preview-in-view")
-    page.get_by_role("button", name="Hide the preview").click()
+    page.get_by_role("button", name="Hide the pane at the top").click()
     expect(preview).to_be_hidden()
-    page.get_by_role("button", name="Show the preview").click()
+    page.get_by_role("button", name="Show the pane at the top").click()
     expect(preview).to_be_visible()
     context.close()

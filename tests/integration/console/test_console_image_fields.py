@@ -50,3 +50,27 @@ def test_image_addresses_are_checked_when_the_form_is_saved(app, services, make_
     made = services.videos.list(acme.workspace_id, 10)["data"]
     assert [v["id"] for v in made] == [saved.headers["Location"].rsplit("/", 1)[1]]
     assert services.videos.list(other.workspace_id, 10)["data"] == []
+
+
+def test_a_changed_image_address_is_checked_when_a_videos_fields_are_saved(app, services, make_tenant,
+                                                                           server):  # noqa: F811
+    acme = make_tenant(name="acme")
+    ann = signed_in_owner(app, acme)
+    posted = _form(ann, "announcement", **{"f.headline": "Our second studio", "f.image": server.url("/photo.png")})
+    made = ann.post("/app/videos/new/announcement", data=posted)
+    video_url = made.headers["Location"]
+    video_id = video_url.rsplit("/", 1)[1]
+    fields = {k: v for k, v in posted.items() if k.startswith("f.") or k == "csrf_token"}
+
+    refused = ann.post(f"{video_url}/fields", data={**fields, "f.image": "https://cdn.orbit.invalid/hero.png"})
+    page = refused.get_data(as_text=True)
+    assert refused.status_code == 400
+    assert "could not resolve cdn.orbit.invalid" in _beside(page, "f.image")
+    assert 'value="https://cdn.orbit.invalid/hero.png"' in page
+    assert services.videos.get(acme.workspace_id, video_id)["current_version"]["number"] == 1
+
+    hits = server.hits["/photo.png"]
+    saved = ann.post(f"{video_url}/fields", data={**fields, "f.headline": "Our third studio"})
+    assert saved.status_code == 303
+    assert server.hits["/photo.png"] == hits  # an address not changed is not fetched again
+    assert services.videos.get(acme.workspace_id, video_id)["current_version"]["number"] == 2
