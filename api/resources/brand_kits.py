@@ -70,3 +70,15 @@ class BrandKit(MethodView):
         Rename it, replace its tokens, or make it the workspace's default (`is_default: true`).
         """
         return services().brand_kits.update(current_workspace_id(), kit_id, body, any_family=True)
+
+    @blp.response(204)
+    @blp.doc(operationId="deleteBrandKit")
+    @errors(blp, 404, 400)
+    def delete(self, kit_id: str) -> None:
+        """Delete a brand kit
+
+        Videos made with it keep their look (their versions name its colours, fonts and logo) and
+        no longer name the kit. The workspace's default kit cannot be deleted (400 on `/is_default`):
+        make another kit the default first.
+        """
+        services().brand_kits.delete(current_workspace_id(), kit_id)

@@ -286,3 +286,18 @@ def test_a_kit_is_deleted_from_the_list_but_not_the_default_nor_another_workspac
     assert len(services.brand_kits.list(other.workspace_id)) == 2
     kept = services.videos.get(acme.workspace_id, video["id"])
     assert kept["current_version"]["doc"] == video["current_version"]["doc"]  # its look stays
+
+
+def test_the_api_deletes_a_kit_but_not_the_default_nor_another_workspaces(client, services, make_tenant):
+    acme, other = make_tenant(name="acme", second_kit=True), make_tenant(name="other", second_kit=True)
+    theirs = client.delete(f"/api/v1/brand-kits/{acme.other_kit_id}", headers=other.headers)
+    assert theirs.status_code == 404 and theirs.get_json()["error"]["code"] == "not_found"
+    default = client.delete(f"/api/v1/brand-kits/{acme.default_kit_id}", headers=acme.headers)
+    assert default.status_code == 400
+    assert [(d["field"], d["message"]) for d in default.get_json()["error"]["details"]] == [
+        ("/is_default", "the default brand kit cannot be deleted; make another kit the default first")]
+    gone = client.delete(f"/api/v1/brand-kits/{acme.other_kit_id}", headers=acme.headers)
+    assert gone.status_code == 204 and gone.data == b""
+    assert client.get(f"/api/v1/brand-kits/{acme.other_kit_id}", headers=acme.headers).status_code == 404
+    assert [k["id"] for k in services.brand_kits.list(acme.workspace_id)] == [acme.default_kit_id]
+    assert len(services.brand_kits.list(other.workspace_id)) == 2

@@ -37,6 +37,7 @@ def test_a_failed_render_is_shown_failed_with_its_workspaces_name(app, services,
     row = re.search(rf"<tr>(?:(?!</tr>).)*{render_id}(?:(?!</tr>).)*</tr>", page, re.DOTALL).group(0)
     assert "Acme Bakery" in row and acme.workspace_id not in row and "failed" in row and "encoder crashed" in row
     queues = re.search(r'<section class="card" aria-labelledby="queues-h">.*?</section>', page, re.DOTALL).group(0)
-    assert "canceled" not in queues and re.search(r'data-label="queued" class="num">3<', queues)
+    queued = re.search(r'<td data-label="Queue">render</td><td data-label="queued" class="num">(\d+)<', queues)
+    assert "canceled" not in queues and queued and int(queued.group(1)) >= 3  # (PostgreSQL is shared by tests)
     head = page.split("</head>")[0]
     assert re.findall(r"<noscript><meta http-equiv=\"refresh\"", head) and head.count('http-equiv="refresh"') == 1
