@@ -48,8 +48,8 @@ from reelfarm.farm.services.graph import (
     render_job_ids,
     stitch_job_id,
 )
-from reelfarm.farm.services.jobs import EXTRACT_BRAND_TASK, GENERATE_TASK, JOBS_QUEUE, STILLS_TASK, job_queue_id
-from reelfarm.farm.services.queues import GPU_QUEUE, RENDER_QUEUE
+from reelfarm.farm.services.job_lifecycle import JOB_KINDS, job_queue_id
+from reelfarm.farm.services.queues import GPU_QUEUE, JOBS_QUEUE, RENDER_QUEUE
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.repos import videos as videos_repo
@@ -62,7 +62,6 @@ REQUEUE_COUNT_TTL_SEC = 24 * 3600
 BATCH = 1000
 RETRIES = 2
 _PRESENT = ("queued", "deferred", "scheduled", "started", "finished")
-_JOB_TASKS = {"stills": STILLS_TASK, "brand_extract": EXTRACT_BRAND_TASK, "generate": GENERATE_TASK}
 
 
 @dataclass
@@ -82,7 +81,7 @@ def reconcile(queue: RQQueue, *, grace: timedelta = GRACE) -> Reconciled:
         renders = [r for r in renders_repo.list_renders_by_status(conn, renders_repo.LIVE, limit=BATCH)
                    if r.created_at < before]
         jobs = [j for j in jobs_repo.stalled_jobs(conn, running_before=before, queued_before=before)
-                if j.kind in _JOB_TASKS]
+                if j.kind in JOB_KINDS]
     done = Reconciled()
     for render in renders:
         _reconcile_render(ctx, queue, render, done)
@@ -141,7 +140,7 @@ def _reconcile_job(queue: RQQueue, job: jobs_repo.Job, done: Reconciled) -> None
     if _states(queue, [job_id])[job_id] in _PRESENT:
         return
     try:
-        _enqueue(queue, QueuedTask(job_id, _JOB_TASKS[job.kind], (job.id,), JOBS_QUEUE), done)
+        _enqueue(queue, QueuedTask(job_id, JOB_KINDS[job.kind].task, (job.id,), JOBS_QUEUE), done)
     except _Lost as exc:
         if fail_job(job.id, f"the job's queued work was lost {MAX_REQUEUES} times ({exc}); try again"):
             done.failed_jobs.append(job.id)

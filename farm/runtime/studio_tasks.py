@@ -16,9 +16,12 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import Connection
 
 from reelfarm.farm.runtime.context import TaskContext, current, studio_of
-from reelfarm.farm.runtime.tasks import fail_job
+from reelfarm.farm.runtime.tasks import fail_job, job_lifecycle
 from reelfarm.renderer.linter import lint
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import brand_kits as kits_repo
@@ -58,8 +61,7 @@ def kit_id_for(job_id: str) -> str:
 def extract_brand(job_id: str) -> None:
     """Fetch the site (stage ``fetch``), read its brand (``analyze``), store the kit (``save``)."""
     ctx = current()
-    with transaction(ctx.engine) as conn:
-        job = jobs_repo.start_job(conn, ctx.clock, job_id, "fetch")
+    job = job_lifecycle(ctx).start(job_id, "fetch")
     if job is None:
         return
     try:
@@ -77,12 +79,18 @@ def _extract_and_save(ctx: TaskContext, job: jobs_repo.Job, report: Callable[[st
     report("save", 0.9)
     kit_id = kit_id_for(job.id)
     logo = store_logo(ctx.storage, kit_id, brand.logo)
-    with transaction(ctx.engine) as conn:
-        kit = save_extracted_kit(conn, ctx.clock, ctx.storage, workspace_id=job.workspace_id, kit_id=kit_id,
-                                 brand=brand, logo=logo)
-        if finish and jobs_repo.finish_job(conn, ctx.clock, job.id, {"brand_kit_id": kit.id}) is None:
-            raise _Stopped()  # canceled meanwhile: roll the kit back
-    return kit
+    def save(conn: Connection) -> dict[str, Any]:
+        kits.append(save_extracted_kit(conn, ctx.clock, ctx.storage, workspace_id=job.workspace_id, kit_id=kit_id,
+                                       brand=brand, logo=logo))
+        return {"brand_kit_id": kits[-1].id}
+
+    kits: list[kits_repo.BrandKit] = []
+    if not finish:
+        with transaction(ctx.engine) as conn:
+            save(conn)
+    elif job_lifecycle(ctx).succeed(job.id, save) is None:
+        raise _Stopped()  # canceled meanwhile: the kit was rolled back
+    return kits[-1]
 
 
 def _brand_message(url: str, exc: Exception) -> str:
@@ -100,10 +108,10 @@ def generate_video(job_id: str) -> None:
     ``scenes``, ``save``), or, for a translated copy, from the original (``translate``, ``fit``,
     ``save``)."""
     ctx = current()
-    with transaction(ctx.engine) as conn:
+    with ctx.engine.connect() as conn:
         job = jobs_repo.find_job(conn, job_id)
-        first = "translate" if job is not None and "translate" in job.params else "moderate"
-        job = jobs_repo.start_job(conn, ctx.clock, job_id, first)
+    first = "translate" if job is not None and "translate" in job.params else "moderate"
+    job = job_lifecycle(ctx).start(job_id, first)
     if job is None:
         return
     try:
@@ -190,24 +198,28 @@ def _save(ctx: TaskContext, job: jobs_repo.Job, new: videos_repo.NewVersion, *, 
     one transaction, rolled back if the job was canceled meanwhile."""
     if job.video_id is None:  # generate and translate jobs are always created with their video
         raise ValueError(f"{job.kind} job {job.id} has no video to save a version to")
-    with transaction(ctx.engine) as conn:
+    video_id = job.video_id
+    made: list[tuple[videos_repo.Video, videos_repo.Version]] = []
+
+    def write(conn: Connection) -> dict[str, Any]:
         video, version = videos_repo.append_version(conn, ctx.clock, workspace_id=job.workspace_id,
-                                                    video_id=job.video_id, version=new)
+                                                    video_id=video_id, version=new)
         video = videos_repo.update_video(conn, ctx.clock, job.workspace_id, video.id, status="ready",
                                          title=title, story_id=story_id, brand_kit_id=brand_kit_id)
-        done = jobs_repo.finish_job(conn, ctx.clock, job.id, {"video_id": video.id, "version_id": version.id})
-        if done is None:
-            raise _Stopped()
-        resource = video_resource(video, version, None)
         add_event(conn, ctx.clock, workspace_id=job.workspace_id, type="video.generated",
-                         payload={"video": jsonable(resource)})
+                  payload={"video": jsonable(video_resource(video, version, None))})
+        made.append((video, version))
+        return {"video_id": video.id, "version_id": version.id}
+
+    if job_lifecycle(ctx).succeed(job.id, write) is None:
+        raise _Stopped()  # canceled meanwhile: the version was rolled back
+    video, version = made[-1]
     log.info("job %s wrote version %s of video %s", job.id, version.number, video.id)
 
 
 def _set(ctx: TaskContext, job_id: str, stage: str, progress: float) -> None:
-    with transaction(ctx.engine) as conn:
-        if not jobs_repo.set_stage(conn, job_id, stage, progress):
-            raise _Stopped()
+    if not job_lifecycle(ctx).stage(job_id, stage, progress):
+        raise _Stopped()
 
 
 def _reporter(ctx: TaskContext, job_id: str, start: float, span: float,

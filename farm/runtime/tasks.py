@@ -22,19 +22,20 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from reelfarm.farm.runtime.context import TaskContext, current, studio_of
+from reelfarm.farm.runtime.queue import task_path as current_task_path
 from reelfarm.farm.runtime.resilience import Outage, is_database_outage, wait_until
 from reelfarm.farm.runtime.scratch import scratch_dir
 from reelfarm.farm.services import renders as names
 from reelfarm.farm.services import segments, stream
 from reelfarm.farm.services.assets import StorageAssets, import_remote_assets, imported_keys
 from reelfarm.farm.services.errors import TaskFailed
-from reelfarm.farm.services.jobs import generation_ended
+from reelfarm.farm.services.graph import IMPORT_ASSETS_TASK, RENDER_CHUNK_TASK, STITCH_TASK
+from reelfarm.farm.services.job_lifecycle import JOB_KINDS, JobLifecycle
 from reelfarm.farm.services.lifecycle import Finished, OtherEncoderFamily, RenderLifecycle
 from reelfarm.farm.services.progress import MAX_UNFINISHED, ProgressBatcher, fraction
 from reelfarm.renderer.errors import AssetError, DocInvalid, FontError, SegmentsMismatch
 from reelfarm.renderer.model import Doc, parse_doc
 from reelfarm.renderer.spec import RenderSpec
-from reelfarm.shared.db import transaction
 from reelfarm.shared.logs import log_context
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
@@ -65,6 +66,10 @@ class _Stopped(Exception):
 # the embedded executor's one slot per core), and x264's automatic threads on top of that made one
 # worker take 1.5 cores, so a second worker on the machine added only a third (benchmarks/farm.py).
 CHUNK_ENCODER_THREADS = 1
+
+
+def job_lifecycle(ctx: TaskContext) -> JobLifecycle:
+    return JobLifecycle(ctx.engine, ctx.clock, ctx.storage)
 
 
 def lifecycle(ctx: TaskContext) -> RenderLifecycle:
@@ -323,10 +328,10 @@ def render_stills(job_id: str) -> None:
     """Render the job's stills (stage ``render``, remote assets imported first), store them (stage
     ``upload``), record the result."""
     ctx = current()
-    with transaction(ctx.engine) as conn:
-        job = jobs_repo.start_job(conn, ctx.clock, job_id, "render")
-        if job is None:
-            return
+    job = job_lifecycle(ctx).start(job_id, "render")
+    if job is None:
+        return
+    with ctx.engine.connect() as conn:
         doc = videos_repo.get_version_by_id(conn, job.workspace_id, job.params["version_id"]).doc
     prefix = f"{STILLS_PREFIX}/{job_id}"
     try:
@@ -362,43 +367,32 @@ def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], pr
         results.append({"time": t, "key": key, "width": width, "height": height})
         if not _stage(ctx, job.id, "upload", 0.8 + 0.2 * (i + 1) / len(times)):
             return
-    with transaction(ctx.engine) as conn:
-        jobs_repo.finish_job(conn, ctx.clock, job.id, {"stills": results})
+    job_lifecycle(ctx).succeed(job.id, lambda conn: {"stills": results})
 
 
 def fail_job(job_id: str, message: str) -> bool:
     """Fail a live job with ``message``; False when it was not live. A failed generation fails its
     video and writes ``video.generation_failed`` in the same transaction."""
-    ctx = current()
-    with transaction(ctx.engine) as conn:
-        ended = jobs_repo.fail_job(conn, ctx.clock, job_id, message)
-        if ended is not None:
-            generation_ended(conn, ctx.clock, ctx.storage, ended)
-    if ended is not None:
-        log.info("job %s failed: %s", job_id, message)
-    return ended is not None
+    return job_lifecycle(current()).fail(job_id, message)
 
 
 def _stage(ctx: TaskContext, job_id: str, stage: str, progress: float) -> bool:
-    with transaction(ctx.engine) as conn:
-        return jobs_repo.set_stage(conn, job_id, stage, progress)
+    return job_lifecycle(ctx).stage(job_id, stage, progress)
 
 
 # -- failures -------------------------------------------------------------------------------
 
 def handle_task_failure(func_path: str, args: Sequence[Any], reason: str) -> None:
     """The queues' failure handler: a task failed for good (retries spent, or its process died)."""
-    name = func_path.rsplit(".", 1)[-1]
     handlers: dict[str, Callable[[Sequence[Any], str], None]] = {
-        "import_assets": lambda a, r: _fail_render_quietly(
+        IMPORT_ASSETS_TASK: lambda a, r: _fail_render_quietly(
             a[0], r if _advised(r) else f"fetching the video's images and audio failed: {r}"),
-        "render_chunk": lambda a, r: _fail_render_quietly(a[0], f"rendering chunk {int(a[1]) + 1} failed: {r}"),
-        "stitch": lambda a, r: _fail_render_quietly(a[0], f"joining the rendered chunks failed: {r}"),
-        "render_stills": lambda a, r: _fail_job_quietly(a[0], f"rendering the stills failed: {r}"),
-        "extract_brand": lambda a, r: _fail_job_quietly(a[0], f"extracting the brand failed: {r}"),
-        "generate_video": lambda a, r: _fail_job_quietly(a[0], f"generating the video failed: {r}"),
+        RENDER_CHUNK_TASK: lambda a, r: _fail_render_quietly(a[0], f"rendering chunk {int(a[1]) + 1} failed: {r}"),
+        STITCH_TASK: lambda a, r: _fail_render_quietly(a[0], f"joining the rendered chunks failed: {r}"),
     }
-    handler = handlers.get(name)
+    for kind in JOB_KINDS.values():
+        handlers[kind.task] = functools.partial(_fail_job_task, kind.doing)
+    handler = handlers.get(current_task_path(func_path))
     if handler is None:
         log.error("task %s%r failed for good: %s", func_path, tuple(args), reason)
         return
@@ -414,8 +408,8 @@ def _fail_render_quietly(render_id: str, message: str) -> None:
     fail_render(render_id, message if _advised(message) else f"{message}; try again")
 
 
-def _fail_job_quietly(job_id: str, message: str) -> None:
-    fail_job(job_id, f"{message}; try again")
+def _fail_job_task(doing: str, args: Sequence[Any], reason: str) -> None:
+    fail_job(args[0], f"{doing} failed: {reason}; try again")
 
 
 def _user_message(exc: BaseException) -> str:

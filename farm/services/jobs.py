@@ -18,9 +18,10 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Engine
 
 from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
+from reelfarm.farm.services.job_lifecycle import JOB_KINDS, JobLifecycle, job_queue_id
 from reelfarm.farm.services.queues import JOBS_QUEUE, JobQueue
 from reelfarm.farm.services.renders import renderable_version
 from reelfarm.farm.services.resources import job_resource
@@ -32,11 +33,9 @@ from reelfarm.shared.repos import brand_kits as kits_repo
 from reelfarm.shared.repos import jobs as repo
 from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos import workspaces as ws_repo
-from reelfarm.shared.repos.outbox import add_event
 from reelfarm.shared.storage import Storage
 from reelfarm.studio.errors import FetchError
 from reelfarm.studio.fetch import normalize_url
-from reelfarm.studio.resources import jsonable, video_resource
 from reelfarm.studio.translate.locales import normalize_tag
 
 if TYPE_CHECKING:
@@ -45,13 +44,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("reelfarm.farm")
 
 MAX_STILLS = 20
-STILLS_TASK = "reelfarm.farm.runtime.tasks.render_stills"
-EXTRACT_BRAND_TASK = "reelfarm.farm.runtime.studio_tasks.extract_brand"
-GENERATE_TASK = "reelfarm.farm.runtime.studio_tasks.generate_video"
-
-
-def job_queue_id(job_id: str) -> str:
-    return f"job-{job_id}"
 
 
 class JobService:
@@ -65,6 +57,7 @@ class JobService:
         self.clock = clock
         self.retries = retries
         self._studio = studio
+        self.lifecycle = JobLifecycle(engine, clock, storage)
 
     @property
     def studio(self) -> Collaborators:
@@ -207,8 +200,7 @@ class JobService:
         """Hand the jobs to the queue; if it cannot take them all, remove them and their videos."""
         try:
             for job in jobs:
-                task = GENERATE_TASK if job.kind == "generate" else EXTRACT_BRAND_TASK
-                self.queue.enqueue(task, job.id, job_id=job_queue_id(job.id), queue=JOBS_QUEUE,
+                self.queue.enqueue(JOB_KINDS[job.kind].task, job.id, job_id=job_queue_id(job.id), queue=JOBS_QUEUE,
                                    retries=self.retries)
         except QueueUnavailable:
             with transaction(self.engine) as conn:
@@ -246,13 +238,7 @@ class JobService:
         with transaction(self.engine) as conn:
             job = repo.create_job(conn, self.clock, workspace_id=workspace_id, kind="stills", params=params,
                                   video_id=video_id)
-        try:
-            self.queue.enqueue(STILLS_TASK, job.id, job_id=job_queue_id(job.id), queue=JOBS_QUEUE,
-                               retries=self.retries)
-        except QueueUnavailable:
-            with transaction(self.engine) as conn:
-                repo.delete_job(conn, job.id)
-            raise
+        self._enqueue_or_undo([job], [])
         return job_resource(job, self.storage, self.clock)
 
     def get(self, workspace_id: str, job_id: str) -> dict[str, Any]:
@@ -266,36 +252,12 @@ class JobService:
 
     def cancel(self, workspace_id: str, job_id: str) -> dict[str, Any]:
         """``queued|running -> canceled``. Raises NotFound, or StateConflict for a finished job."""
-        with transaction(self.engine) as conn:
-            job = repo.get_job(conn, workspace_id, job_id)
-            ended = repo.cancel_job(conn, self.clock, job_id)
-            if ended is None:
-                raise StateConflict(f"the job is {job.status}; only a queued or running job can be canceled")
-            generation_ended(conn, self.clock, self.storage, ended)
+        ended = self.lifecycle.cancel(workspace_id, job_id)
         try:
             self.queue.cancel(job_queue_id(job_id))
         except QueueUnavailable:  # the task finds the job canceled and does nothing
             log.warning("job %s canceled, but it could not be dropped from the queue", job_id)
         return job_resource(ended, self.storage, self.clock)
-
-
-def generation_ended(conn: Connection, clock: Clock, storage: Storage, job: repo.Job) -> None:
-    """After a ``generate`` job failed or was canceled (``job`` as it ended): its video becomes
-    ``failed`` and ``video.generation_failed`` is written, in the caller's transaction."""
-    if job.kind != "generate" or not job.video_id:
-        return
-    try:
-        video = videos_repo.get_video(conn, job.workspace_id, job.video_id)
-    except LookupError:
-        return
-    if video.status not in ("generating", "draft"):
-        return
-    video = videos_repo.update_video(conn, clock, job.workspace_id, video.id, status="failed")
-    version = (videos_repo.get_version_by_id(conn, job.workspace_id, video.current_version_id)
-               if video.current_version_id else None)
-    resource = video_resource(video, version, job_resource(job, storage, clock))
-    add_event(conn, clock, workspace_id=job.workspace_id, type="video.generation_failed",
-              payload={"video": jsonable(resource)})
 
 
 def published_locales(translators: Any) -> list[str]:
