@@ -309,6 +309,9 @@ def _without_javascript(browser: Browser, base: str, email: str, video_url: str)
     expect(item.locator("[data-render-status]")).to_have_text("succeeded", timeout=240_000)
     assert re.search(r"\?refresh=\d+#renders$", page.url), page.url  # reloaded by the meta refresh
     expect(item.get_by_role("link", name=re.compile("Download MP4"))).to_be_visible()
+    # the player keeps the video's own format (9:16); the 1:1 render is one click away
+    expect(page.locator("#player")).to_contain_text("Playing version 2 · 9:16 · 720p")
+    item.get_by_role("link", name=re.compile("^Play 1:1 720p")).click()
     expect(page.locator("#player")).to_contain_text("Playing version 2 · 1:1 · 720p")
     expect(page.locator("#older-renders [data-render-version]")).to_have_text("version 1, out of date")
     _shot(page, "24-no-js-render-done")

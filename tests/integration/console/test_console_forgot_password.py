@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import unescape
 
+import pytest
 from click.testing import CliRunner
 
 from reelfarm.cli import main
@@ -11,6 +12,11 @@ from tests.integration.console.conftest import csrf_token
 from tests.integration.console.test_console_app import EMAIL, PASSWORD, _sign_in, _user
 
 NEW_PASSWORD = "a brand new passphrase 42"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_emails() -> None:
+    EMAIL.clear()  # a new address per test run: the PostgreSQL database is shared by the tests
 
 
 def test_a_forgotten_password_is_replaced_through_a_link_from_reelfarm_admin(app, make_tenant, settings, tmp_path):
