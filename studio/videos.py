@@ -127,7 +127,7 @@ class VideoService:
         for _ in range(MAX_EDIT_ATTEMPTS):
             with self.engine.connect() as conn:
                 video = repo.get_video(conn, workspace_id, video_id)
-                _check_editable(video)
+                check_usable(video)
                 current = (repo.get_version_by_id(conn, workspace_id, video.current_version_id)
                            if video.current_version_id else None)
                 new = None
@@ -137,7 +137,7 @@ class VideoService:
                     new = self._fields_version(conn, workspace_id, video, current, fields, note)
             with transaction(self.engine) as conn:
                 latest = repo.get_video(conn, workspace_id, video_id, lock=True)
-                _check_editable(latest)
+                check_usable(latest)
                 if new is not None and latest.current_version_id != video.current_version_id:
                     continue  # built on a version that is no longer current
                 version = current
@@ -154,7 +154,7 @@ class VideoService:
         ``restored version N``."""
         with transaction(self.engine) as conn:
             video = repo.get_video(conn, workspace_id, video_id)
-            _check_editable(video)
+            check_usable(video)
             old = repo.get_version(conn, workspace_id, video_id, number)
             new = repo.NewVersion(doc=copy.deepcopy(old.doc), source="restore",
                                   note=note or f"restored version {number}",
@@ -258,14 +258,29 @@ def _title_from(story: Story, values: Mapping[str, Any]) -> str:
     return story.name
 
 
-def _check_editable(video: repo.Video) -> None:
-    if video.status == "generating" or (video.status == "draft" and video.current_version_id is None):
-        raise VideoStateError("video_not_ready", "the video is still generating; try again when it is ready")
+# What each use of a video is called in the refusals: (when it is ready, nothing to ..., not ...).
+_USES = {"change": ("try again", "change; create it again", "changed"),
+         "render": ("render it", "render", "rendered")}
+
+
+def check_usable(video: repo.Video, use: str = "change") -> str:
+    """The one rule for what may be done with a video in its state: ``change`` (edit, restore) or
+    ``render`` (renders, stills, translated copies) needs a version, and neither an archived video.
+
+    Returns the id of its current version, the one to use.
+
+    Raises:
+        VideoStateError: ``video_not_ready`` while it is generating (or a draft with no version
+            yet); ``conflict`` when its generation failed with nothing made, or it is archived.
+    """
+    when_ready, nothing_to, not_done = _USES[use]
     if video.status == "failed" and video.current_version_id is None:
-        raise VideoStateError("conflict", "the video's generation failed, so it has nothing to change; "
-                                          "create it again")
+        raise VideoStateError("conflict", f"the video's generation failed, so it has nothing to {nothing_to}")
+    if video.status == "generating" or video.current_version_id is None:
+        raise VideoStateError("video_not_ready", f"the video is still generating; {when_ready} when it is ready")
     if video.status == "archived":
-        raise VideoStateError("conflict", "the video is archived; it can be read but not changed")
+        raise VideoStateError("conflict", f"the video is archived; it can be read but not {not_done}")
+    return video.current_version_id
 
 
 def _with_prefix(problem: dict[str, str], prefix: str) -> dict[str, str]:

@@ -48,7 +48,7 @@ from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos._locks import lock_workspace
 from reelfarm.shared.repos.objects import WorkspaceObjects
 from reelfarm.shared.storage import Storage
-from reelfarm.studio.videos import VideoStateError
+from reelfarm.studio.videos import check_usable
 
 # -- names and numbers ----------------------------------------------------------------------
 
@@ -306,13 +306,7 @@ class RenderService:
 
 def renderable_version(conn: Connection, video: videos_repo.Video) -> videos_repo.Version:
     """The version a render or still of the video uses. Raises VideoStateError when there is none."""
-    if video.status == "failed" and video.current_version_id is None:
-        raise VideoStateError("conflict", "the video's generation failed, so it has nothing to render")
-    if video.status == "generating" or video.current_version_id is None:
-        raise VideoStateError("video_not_ready", "the video is still generating; render it when it is ready")
-    if video.status == "archived":
-        raise VideoStateError("conflict", "the video is archived; it can be read but not rendered")
-    return videos_repo.get_version_by_id(conn, video.workspace_id, video.current_version_id)
+    return videos_repo.get_version_by_id(conn, video.workspace_id, check_usable(video, "render"))
 
 
 def _validate(formats: Sequence[str], resolution: Any, fps: Any, priority: Any = DEFAULT_PRIORITY) -> None:
