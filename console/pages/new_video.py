@@ -33,6 +33,7 @@ from reelfarm.studio.errors import InvalidFieldsError, UnknownStoryError
 from reelfarm.studio.previews import StoryDraft
 from reelfarm.studio.stories import get_story, list_stories
 from reelfarm.studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC, Story
+from reelfarm.studio.videos import MAX_TITLE
 
 DEFAULT_FORMAT = "9:16"
 THUMBNAIL_MAX_AGE = 86400
@@ -132,7 +133,10 @@ def _checked(story: Story, form: MultiDict[str, str]) -> tuple[StoryDraft, dict[
     values, unreadable = forms.read(story.fields, form)
     draft = StoryDraft(story.id, values, settings["format"], settings["duration"], settings["kit"] or None)
     details = web.services().previews.problems(g.workspace.id, draft)
-    return draft, settings, problems.explain(story.fields, values, details, settings, unreadable)
+    found = problems.explain(story.fields, values, details, settings, unreadable)
+    if len(settings["title"]) > MAX_TITLE:  # said, not cut
+        found["video.title"] = f"Title: at most {MAX_TITLE} characters (this has {len(settings['title'])})"
+    return draft, settings, found
 
 
 def _time(form: MultiDict[str, str]) -> float | None:
@@ -148,7 +152,7 @@ def _settings_of(form: MultiDict[str, str]) -> dict[str, Any]:
         duration = float(raw) if raw else None
     except ValueError:
         duration = -1.0  # reported with what was typed (``problems.explain``)
-    return {"format": _format(form.get("format")), "duration": duration, "title": form.get("title", "").strip()[:500],
+    return {"format": _format(form.get("format")), "duration": duration, "title": form.get("title", "").strip()[:10_000],
             "kit": form.get("brand_kit_id", ""), "duration_typed": raw[:40]}
 
 
