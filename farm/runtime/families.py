@@ -13,23 +13,19 @@ Runs in the maintenance round of a farm on RQ, beside ``Router.reroute``; idempo
 from __future__ import annotations
 
 import logging
-import re
 import time
 
 from reelfarm.farm.runtime.nodes import NodeRegistry
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.reconcile import drop_deferred
 from reelfarm.farm.runtime.routing import as_text, enqueued_at, works
-from reelfarm.farm.services.graph import chunk_job_id, dispatch_of, enqueue_task, render_graph
+from reelfarm.farm.services.graph import chunk_job_id, chunk_of, enqueue_graph, graph_of
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.queues import NVENC_QUEUE, RENDER_QUEUE
 from reelfarm.farm.services.renders import segment_key
 from reelfarm.shared.repos import renders as renders_repo
 
 log = logging.getLogger("reelfarm.farm")
-
-_CHUNK_ID = re.compile(r"render-(?P<render>[0-9a-f-]{36})-chunk-(?P<index>\d+)$")
-
 
 def stale_renders(queue: RQQueue) -> list[str]:
     """Renders with a chunk waiting on ``render-nvenc`` past the wait while another node could
@@ -45,13 +41,13 @@ def stale_renders(queue: RQQueue) -> list[str]:
         enqueued = enqueued_at(queue.redis, raw)
         if enqueued is None or enqueued > cutoff:
             break  # the list is in enqueue order: the rest waited less
-        match = _CHUNK_ID.search(as_text(raw))
-        if match and match["render"] not in found:
-            found.append(match["render"])
+        chunk = chunk_of(as_text(raw))
+        if chunk and chunk[0] not in found:
+            found.append(chunk[0])
     for rq_id, since in sorted(queue.dispatcher.waiting_since(NVENC_QUEUE).items(), key=lambda kv: kv[1]):
-        match = _CHUNK_ID.search(rq_id)  # still waiting for its turn, bound for render-nvenc
-        if since <= cutoff and match and match["render"] not in found:
-            found.append(match["render"])
+        chunk = chunk_of(rq_id)  # still waiting for its turn, bound for render-nvenc
+        if since <= cutoff and chunk and chunk[0] not in found:
+            found.append(chunk[0])
     return found
 
 
@@ -68,18 +64,16 @@ def fall_back(queue: RQQueue, life: RenderLifecycle) -> list[str]:
         if redo is None:
             continue
         pending = [i for i, key in enumerate(keys) if not life.storage.exists(key)]
-        graph = render_graph(render_id, render.chunks, needs_import=False, chunk_queue=RENDER_QUEUE, pending=pending,
-                             dispatch=dispatch_of(render.workspace_id, render.priority, render.chunk_starts,
-                                                  render.frames, render.chunks))
+        graph = graph_of(render, needs_import=False, pending=pending)
         nvenc_list = f"rq:queue:{queue.namespace}{NVENC_QUEUE}"
         for index in pending:
             rq_id = queue.rq_job_id(chunk_job_id(render_id, index))
             if queue.redis.lrem(nvenc_list, 1, rq_id):
                 queue.router.requeue(rq_id)
             elif not queue.retarget(rq_id, RENDER_QUEUE) and index in redo:
-                enqueue_task(queue, graph.chunk(index))
+                enqueue_graph(queue, [graph.chunk(index)])
         drop_deferred(queue, graph.stitch.job_id)
-        enqueue_task(queue, graph.stitch)
+        enqueue_graph(queue, [graph.stitch])
         moved.append(render_id)
     if moved:
         log.warning("moved %d render(s) whose chunks no NVENC node took in %.0f s to x264: %s", len(moved),

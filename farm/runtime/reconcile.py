@@ -42,9 +42,8 @@ from reelfarm.farm.services.graph import (
     QueuedTask,
     assets_job_id,
     chunk_job_id,
-    dispatch_of,
-    enqueue_task,
-    render_graph,
+    enqueue_graph,
+    graph_of,
     render_job_ids,
     stitch_job_id,
 )
@@ -106,10 +105,8 @@ def _reconcile_render(ctx: TaskContext, queue: RQQueue, render: renders_repo.Ren
         return
     assets_state = states[assets_job_id(render.id)]
     # The same graph as when the render was requested, less the chunks already stored.
-    graph = render_graph(render.id, chunks, needs_import=_needs_import(ctx, render, assets_state),
-                         chunk_queue=queue.chunk_queue() if lost_chunks else RENDER_QUEUE, pending=pending,
-                         dispatch=dispatch_of(render.workspace_id, render.priority, render.chunk_starts,
-                                              render.frames, chunks))
+    graph = graph_of(render, needs_import=_needs_import(ctx, render, assets_state),
+                     chunk_queue=queue.chunk_queue() if lost_chunks else RENDER_QUEUE, pending=pending)
     try:
         if graph.assets is not None and assets_state not in _PRESENT:
             _enqueue(queue, graph.assets, done)
@@ -156,7 +153,7 @@ def _enqueue(queue: RQQueue, task: QueuedTask, done: Reconciled) -> None:
     if count > MAX_REQUEUES:
         raise _Lost(job_id)
     _forget_failure(queue, job_id, task.queue)
-    enqueue_task(queue, task, RETRIES)
+    enqueue_graph(queue, [task], RETRIES)
     done.enqueued.append(job_id)
 
 

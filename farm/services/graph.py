@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reelfarm.farm.services.queues import JOBS_QUEUE, RENDER_QUEUE, JobQueue, Turn
+from reelfarm.shared.repos.renders import Render
 
 RENDER_CHUNK_TASK = "reelfarm.farm.runtime.tasks.render_chunk"
 STITCH_TASK = "reelfarm.farm.runtime.tasks.stitch"
@@ -28,6 +29,17 @@ def chunk_index_of(render_id: str, job_id: str) -> int | None:
     """The index of the render's chunk whose job id is ``job_id``; None for any other job."""
     index = job_id.removeprefix(chunk_job_id(render_id, 0)[:-1])
     return int(index) if index != job_id and index.isdigit() else None
+
+
+def chunk_of(job_id: str) -> tuple[str, int] | None:
+    """The render and chunk index that a chunk's job id (``render-<id>-chunk-3``, or a queue's id
+    that ends with one) names; None for any other job."""
+    own = job_id[max(job_id.rfind("render-"), 0):]
+    head, _, index = own.rpartition("-chunk-")
+    render_id = head.removeprefix("render-")
+    if not render_id or not index.isdigit() or chunk_job_id(render_id, int(index)) != own:
+        return None
+    return render_id, int(index)
 
 
 def stitch_job_id(render_id: str) -> str:
@@ -126,7 +138,20 @@ def render_graph(render_id: str, chunks: int, *, needs_import: bool, chunk_queue
     return RenderGraph(assets, made, stitch)
 
 
-def enqueue_task(queue: JobQueue, task: QueuedTask, retries: int = 2) -> None:
-    """Hand one task of a graph to the queue, as the graph says (id, queue, dependencies, turn)."""
-    queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue,
-                  depends_on=list(task.depends_on) or None, retries=retries, turn=task.turn)
+def graph_of(render: Render, *, needs_import: bool, chunk_queue: str = RENDER_QUEUE,
+             pending: Iterable[int] | None = None) -> RenderGraph:
+    """``render_graph`` of a render's row: its chunks as planned, dispatched by its workspace,
+    priority and chunk sizes."""
+    chunks = render.chunks or 0
+    return render_graph(render.id, chunks, needs_import=needs_import, chunk_queue=chunk_queue, pending=pending,
+                        dispatch=dispatch_of(render.workspace_id, render.priority, render.chunk_starts,
+                                             render.frames, chunks))
+
+
+def enqueue_graph(queue: JobQueue, tasks: Iterable[QueuedTask], retries: int = 2) -> None:
+    """Hand tasks of a graph to the queue in the graph's order, as the graph says (id, queue,
+    dependencies, turn), written together where the queue can (``JobQueue.batch``)."""
+    with queue.batch():
+        for task in tasks:
+            queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue,
+                          depends_on=list(task.depends_on) or None, retries=retries, turn=task.turn)

@@ -29,7 +29,7 @@ from reelfarm.farm.services import segments, stream
 from reelfarm.farm.services.assets import remote_assets
 from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable
 from reelfarm.farm.services.fairness import DEFAULT_PRIORITY, PRIORITIES
-from reelfarm.farm.services.graph import dispatch_of, enqueue_task, render_graph, render_job_ids
+from reelfarm.farm.services.graph import enqueue_graph, graph_of, render_job_ids
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.progress import ProgressStore
 from reelfarm.farm.services.queues import JobQueue, family_of
@@ -280,15 +280,10 @@ class RenderService:
         self.lifecycle.plan_family(render.id, planned.encoder or "x264")  # before any chunk can start
         reused = self._reuse(planned, doc)
         pending = [i for i in range(render.chunks or 0) if i not in reused]
-        graph = render_graph(render.id, render.chunks or 0, needs_import=bool(remote_assets(doc)),
-                             chunk_queue=chunk_queue, pending=pending,
-                             dispatch=dispatch_of(render.workspace_id, render.priority, render.chunk_starts,
-                                                  render.frames, render.chunks or 0))
+        graph = graph_of(render, needs_import=bool(remote_assets(doc)), chunk_queue=chunk_queue, pending=pending)
         skipped = {graph.chunk(i).job_id for i in reused}
-        with self.queue.batch():  # one write for the graph (the embedded queue), all or nothing
-            for task in graph:
-                if task.job_id not in skipped:
-                    enqueue_task(self.queue, task, self.retries)
+        # one write for the graph (the embedded queue), all or nothing
+        enqueue_graph(self.queue, [task for task in graph if task.job_id not in skipped], self.retries)
 
     def _reuse(self, render: repo.Render, doc: dict[str, Any]) -> list[int]:
         """Chunks whose segments this workspace's earlier renders made, copied into place; their

@@ -1,8 +1,20 @@
 """A render's job graph, built once: its jobs, ids, queues and dependencies."""
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
+from reelfarm.farm.services import graph
 from reelfarm.farm.services.graph import (
-    IMPORT_ASSETS_TASK, RENDER_CHUNK_TASK, STITCH_TASK, render_graph, render_job_ids,
+    IMPORT_ASSETS_TASK,
+    RENDER_CHUNK_TASK,
+    STITCH_TASK,
+    assets_job_id,
+    chunk_job_id,
+    chunk_of,
+    render_graph,
+    render_job_ids,
+    stitch_job_id,
 )
 
 
@@ -30,3 +42,23 @@ def test_rebuilt_after_a_loss_the_stitch_waits_only_for_the_chunks_not_stored() 
     again = render_graph("r1", 4, needs_import=False, pending=[3, 1])
     assert again.chunks == first.chunks, "the same jobs under the same ids"
     assert again.stitch.depends_on == ("render-r1-chunk-1", "render-r1-chunk-3")
+
+
+def test_a_chunk_job_id_is_read_back_by_the_graph_module_alone() -> None:
+    render_id = "0b5c1e7a-1111-4222-8333-944455556666"
+    assert chunk_of(chunk_job_id(render_id, 3)) == (render_id, 3)
+    assert chunk_of(f"reelfarm:ns:{chunk_job_id(render_id, 12)}") == (render_id, 12), "a queue's own id"
+    for other in (stitch_job_id(render_id), assets_job_id(render_id), "job-abc", "render--chunk-1",
+                  f"render-{render_id}-chunk-", f"render-{render_id}-chunk-x"):
+        assert chunk_of(other) is None, other
+    farm = Path(graph.__file__).resolve().parents[1]
+    spelled = []
+    for path in farm.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Constant, ast.JoinedStr)) and id(node) not in docs:
+                text = ast.unparse(node)
+                if "render-" in text and "-chunk-" in text and path.name != "graph.py":
+                    spelled.append(f"{path.relative_to(farm)}: {text}")
+    assert spelled == [], "a chunk's job id is spelled and parsed in farm/services/graph.py only"
