@@ -31,6 +31,9 @@ def _nothing_is_cut(page: Page, base: str) -> None:
     colour = page.get_by_label("Badge colour", exact=True)
     colour.fill("orange-ish")
     expect(colour).to_have_value("orange-ish")  # no maxlength: the browser keeps what was typed
+    title = page.get_by_label(re.compile("^Title"))
+    title.fill("t" * 230)
+    expect(title).to_have_value("t" * 230)
     headline = page.get_by_label(re.compile("^Headline"))
     headline.fill("x" * 130)
     expect(headline).to_have_value("x" * 130)
@@ -38,6 +41,7 @@ def _nothing_is_cut(page: Page, base: str) -> None:
     expect(page.locator('[data-error-for="f.badge_color"]')).to_contain_text("'orange-ish' is not a colour")
     expect(page.locator('[data-error-for="f.headline"]')).to_contain_text("at most")
     expect(page.locator('[data-error-for="f.headline"]')).to_contain_text("(this has 130)")
+    expect(page.locator('[data-error-for="video.title"]')).to_have_text("Title: at most 200 characters (this has 230)")
     _shot(page, "60-limits-named")
 
 
