@@ -208,7 +208,7 @@ def test_preview_and_problems_without_javascript(browser, console_server):
     page.get_by_label("Badge colour", exact=True).fill("#00AA00")
     page.get_by_label("Discount").fill("70% OFF")
     page.locator("#preview-time").fill("2")
-    page.get_by_role("button", name="Preview").click()
+    page.get_by_role("button", name="Preview", exact=True).click()
     image = page.locator("#preview-image")
     expect(image).to_have_attribute("src", re.compile(r"^data:image/png;base64,"))
     assert image.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [540, 540]
@@ -218,7 +218,7 @@ def test_preview_and_problems_without_javascript(browser, console_server):
         "fill", "#00AA00")
     _shot(page, "45-no-js-preview")
     _type_problems(page)
-    page.get_by_role("button", name="Preview").click()
+    page.get_by_role("button", name="Preview", exact=True).click()
     _problems_shown(page)
     expect(page.locator("#preview-wait")).to_be_visible()
     _shot(page, "46-no-js-problems")
