@@ -34,6 +34,7 @@ from reelfarm.api.services import services
 from reelfarm.farm.services.queues import ALL_QUEUES
 from reelfarm.shared import logs
 from reelfarm.shared.readmodels import FarmFigures, Totals
+from reelfarm.shared.statuses import DELIVERY_STATES
 
 QUEUES = ALL_QUEUES  # render-gpu, render, jobs
 ENDPOINTS = {"ops.live", "ops.ready", "ops.metrics"}
@@ -183,7 +184,7 @@ def _totals(totals: Totals, now: datetime) -> list[Any]:
     deliveries = GaugeMetricFamily("reelfarm_webhook_deliveries",
                                    "Webhook delivery attempts kept (retention window), by outcome",
                                    labels=["outcome"])
-    for outcome in ("pending", "succeeded", "failed", "gave_up"):
+    for outcome in DELIVERY_STATES:
         deliveries.add_metric([outcome], float(totals.deliveries.get(outcome, 0)))
     lag = GaugeMetricFamily("reelfarm_webhook_lag_seconds",
                             "Age of the oldest event not yet dispatched, or of the most overdue pending retry")

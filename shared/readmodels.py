@@ -25,11 +25,11 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, func, select
 
+from reelfarm.shared.statuses import RENDER_STATUSES
 from reelfarm.shared.storage import Storage
 from reelfarm.shared.tables import (
     RENDER_CHARGE,
     RENDER_REFUND,
-    RENDER_STATUSES,
     credit_ledger,
     event_outbox,
     jobs,

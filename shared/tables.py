@@ -38,6 +38,15 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from reelfarm.shared import plans
+from reelfarm.shared.statuses import (
+    ACTIVE_RENDER_STATUSES,
+    DELIVERY_STATES,
+    DRAFT_STATUSES,
+    JOB_STATUSES,
+    RENDER_STATUSES,
+    TASK_STATUSES,
+    VIDEO_STATUSES,
+)
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -48,17 +57,12 @@ NAMING_CONVENTION = {
 }
 
 PLANS = plans.NAMES
-VIDEO_STATUSES = ("draft", "generating", "ready", "failed", "archived")
 VERSION_SOURCES = ("story", "generate", "doc", "fields", "translate", "restore")
-JOB_STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
-RENDER_STATUSES = JOB_STATUSES
-DELIVERY_STATES = ("pending", "succeeded", "failed", "gave_up")
 RENDER_CHARGE = "render_charge"
 RENDER_REFUND = "render_refund"
-ACTIVE_RENDER_STATUSES = ("queued", "running", "succeeded")  # a render that holds (or will hold) a result
-TASK_STATUSES = ("deferred", "queued", "running", "succeeded", "failed", "canceled")
 
 metadata = MetaData(naming_convention=NAMING_CONVENTION)
+_ACTIVE = f"status IN ({', '.join(repr(status) for status in ACTIVE_RENDER_STATUSES)})"
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -240,13 +244,11 @@ renders = Table(
     _one_of("status", RENDER_STATUSES),
     # Identical requests coalesce: one live or finished render per (video, dedup hash).
     Index("uq_renders_active_dedup", "video_id", "dedup_hash", unique=True,
-          sqlite_where=text("status IN ('queued', 'running', 'succeeded')"),
-          postgresql_where=text("status IN ('queued', 'running', 'succeeded')")),
+          sqlite_where=text(_ACTIVE), postgresql_where=text(_ACTIVE)),
 )
 
 # 0009: animated previews of unsaved values (farm/services/drafts.py): a workspace's few drafts,
 # drawn at a low size as a stream and deleted minutes later; never renders, never charged
-DRAFT_STATUSES = JOB_STATUSES
 
 drafts = Table(
     "drafts", metadata,
@@ -427,4 +429,26 @@ users = Table(
     _ts("link_expires_at", True),
     _ts("created_at"), _ts("updated_at"), _ts("password_changed_at", True), _ts("last_sign_in_at", True),
     _one_of("role", USER_ROLES),
+)
+
+# 0011: a workspace's media library (reelfarm.farm.services.library): uploaded images and sounds,
+# one row and one stored copy per distinct content (``sha256``) in a workspace.
+ASSET_KINDS = ("image", "audio")
+
+assets = Table(
+    "assets", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("kind", String(10), nullable=False),
+    Column("content_type", String(100), nullable=False),
+    Column("bytes", BigInteger, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("key", String(512), nullable=False, unique=True),
+    Column("width", Integer, nullable=True),
+    Column("height", Integer, nullable=True),
+    Column("duration_sec", Float, nullable=True),
+    _ts("created_at"),
+    _one_of("kind", ASSET_KINDS),
+    UniqueConstraint("workspace_id", "sha256"),
+    Index("ix_assets_workspace_created", "workspace_id", "created_at", "id"),
 )

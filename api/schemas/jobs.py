@@ -6,7 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"]
+from reelfarm.shared.statuses import JOB_STATUSES
 
 
 def _object(title: str, description: str, **properties: Any) -> dict[str, Any]:

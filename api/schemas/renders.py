@@ -5,10 +5,10 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from reelfarm.api.schemas.common import RequestSchema
-from reelfarm.api.schemas.jobs import JOB_STATUSES
 from reelfarm.api.schemas.videos import VideoSchema
 from reelfarm.farm.services.fairness import DEFAULT_PRIORITY, PRIORITIES
 from reelfarm.renderer.spec import FORMATS, FPS_CHOICES, RESOLUTIONS
+from reelfarm.shared.statuses import RENDER_STATUSES
 
 
 class RenderQueueSchema(Schema):
@@ -37,7 +37,7 @@ class RenderSchema(Schema):
     format = fields.String(required=True, validate=validate.OneOf(FORMATS))
     resolution = fields.Integer(required=True, validate=validate.OneOf(RESOLUTIONS))
     fps = fields.Integer(required=True, validate=validate.OneOf(FPS_CHOICES))
-    status = fields.String(required=True, validate=validate.OneOf(JOB_STATUSES))
+    status = fields.String(required=True, validate=validate.OneOf(RENDER_STATUSES))
     progress = fields.Float(required=True)
     progress_stale = fields.Boolean(required=True, metadata={"description": (
         "true while the farm's progress store cannot be reached: `progress` is then the last figure stored with "

@@ -10,8 +10,8 @@ from reelfarm.api.contract import CURSOR, HAS_TEXT, LOCALE, SITE_URL, Pattern, P
 from reelfarm.api.schemas.common import SITE_URL_ERROR, RequestSchema, VideoDocField
 from reelfarm.api.schemas.jobs import JobSchema
 from reelfarm.renderer.spec import FORMATS
+from reelfarm.shared.statuses import VIDEO_STATUSES
 
-VIDEO_STATUSES = ["draft", "generating", "ready", "failed", "archived"]
 VERSION_SOURCES = ["story", "generate", "doc", "fields", "translate", "restore"]
 
 _LOCALE_ERROR = "must be a BCP 47 language tag such as de or pt-BR"

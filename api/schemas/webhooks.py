@@ -8,6 +8,7 @@ from marshmallow import Schema, fields, validate, validates_schema
 
 from reelfarm.api.contract import WEBHOOK_URL, Pattern, pattern_meta
 from reelfarm.api.schemas.common import RequestSchema, require_change
+from reelfarm.shared.statuses import DELIVERY_STATES
 from reelfarm.studio.webhooks import EVENT_KINDS as WEBHOOK_EVENT_KINDS
 
 _WEBHOOK_URL_ERROR = "must be an absolute http:// or https:// URL"
@@ -64,7 +65,7 @@ class WebhookDeliverySchema(Schema):
     event_id = fields.String(required=True, metadata={"description": "`evt_...`, also the `webhook-id` header"})
     event_type = fields.String(required=True)
     attempt = fields.Integer(required=True, metadata={"description": "1 for the first try of the event"})
-    state = fields.String(required=True, validate=validate.OneOf(("pending", "succeeded", "failed", "gave_up")))
+    state = fields.String(required=True, validate=validate.OneOf(DELIVERY_STATES))
     status_code = fields.Integer(required=True, allow_none=True)
     latency_ms = fields.Integer(required=True, allow_none=True)
     error = fields.String(required=True, allow_none=True)

@@ -26,6 +26,7 @@ from reelfarm.console import web
 from reelfarm.console.blueprint import blp
 from reelfarm.renderer.tokens import COLOR_KEYS, NEUTRAL_BRAND
 from reelfarm.shared.ids import is_uuid
+from reelfarm.shared.statuses import LIVE
 from reelfarm.studio.brand_kits import (
     COLOR_ROLES,
     FONT_ROLES,
@@ -54,7 +55,7 @@ def brand_kits_page() -> Any:
         job = svc.jobs.get(g.workspace.id, asked)
     if job is not None and job["kind"] != "brand_extract":
         job = None
-    busy = job is not None and job["status"] in ("queued", "running")
+    busy = job is not None and job["status"] in LIVE
     made = (job or {}).get("result") or {}
     new_kit = next((k for k in kits if job and job["status"] == "succeeded" and k["id"] == made.get("brand_kit_id")),
                    None)

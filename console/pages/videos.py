@@ -14,10 +14,11 @@ from flask import g, render_template, request
 from reelfarm.console import web
 from reelfarm.console.blueprint import blp
 from reelfarm.farm.services.errors import InvalidRequest
+from reelfarm.shared.statuses import VIDEO_STATUSES
 from reelfarm.studio.stories import list_stories
 from reelfarm.studio.translate.locales import locale_name
 
-STATUSES = ("draft", "generating", "ready", "failed", "archived")
+STATUSES = VIDEO_STATUSES
 PAGE = 24
 SCAN_PAGES = 5  # pages of 100 read to fill one filtered page of the grid
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -54,6 +54,7 @@ from reelfarm.shared.db import transaction
 from reelfarm.shared.errors import NotFound
 from reelfarm.shared.repos import drafts as repo
 from reelfarm.shared.repos._locks import lock_workspace
+from reelfarm.shared.statuses import ENDED
 from reelfarm.shared.storage import Storage, public_base
 
 DRAFT_RESOLUTION = 360
@@ -197,7 +198,7 @@ class DraftService:
             if not self.storage.exists(key):
                 break
             listed.append(Segment(self.storage.url(key, left), duration))
-        ended = draft.status in ("succeeded", "failed", "canceled")
+        ended = draft.status in ENDED
         return media_playlist(listed, target_duration(durations), ended=ended)
 
     def sweep(self, limit: int = 500) -> int:

@@ -32,6 +32,7 @@ from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import jobs as repo
 from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos.outbox import add_event
+from reelfarm.shared.statuses import JOB_STATUSES, VIDEO_IN_THE_MAKING
 from reelfarm.shared.storage import Storage
 from reelfarm.studio.resources import jsonable, video_resource
 
@@ -52,7 +53,7 @@ JOB_KINDS: Mapping[str, JobKind] = MappingProxyType({
     "generate": JobKind("reelfarm.farm.runtime.studio_tasks.generate_video", "generating the video"),
 })
 
-STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
+STATUSES = JOB_STATUSES
 LIVE = frozenset(repo.LIVE)
 # event -> statuses it may leave (the status it enters is in the name)
 TRANSITIONS: dict[str, frozenset[str]] = {
@@ -154,7 +155,7 @@ def generation_ended(conn: Connection, clock: Clock, storage: Storage, job: repo
         video = videos_repo.get_video(conn, job.workspace_id, job.video_id)
     except LookupError:
         return
-    if video.status not in ("generating", "draft"):
+    if video.status not in VIDEO_IN_THE_MAKING:
         return
     video = videos_repo.update_video(conn, clock, job.workspace_id, video.id, status="failed")
     version = (videos_repo.get_version_by_id(conn, job.workspace_id, video.current_version_id)

@@ -29,12 +29,13 @@ from reelfarm.shared.repos import renders as repo
 from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos._locks import lock_workspace
 from reelfarm.shared.repos.outbox import add_event
+from reelfarm.shared.statuses import RENDER_STATUSES
 from reelfarm.shared.storage import Storage
 from reelfarm.studio.resources import jsonable
 
 log = logging.getLogger("reelfarm.farm")
 
-STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
+STATUSES = RENDER_STATUSES
 LIVE = frozenset(repo.LIVE)
 # event -> (statuses it may leave, status it enters)
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {

@@ -55,6 +55,7 @@ from reelfarm.renderer.hls import (
 from reelfarm.renderer.model import Doc
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.repos import renders as renders_repo
+from reelfarm.shared.statuses import ENDED
 from reelfarm.shared.storage import Storage, public_base
 
 STREAM_URL_TTL_SEC = 7 * 24 * 3600  # as a render's other URLs
@@ -205,7 +206,7 @@ def playlist(storage: Storage, render: renders_repo.Render, expires_in: int) -> 
         if index not in stored:
             break
         listed.append(Segment(storage.url(stream_segment_key(render.id, index), expires_in), duration))
-    ended = render.status in ("succeeded", "failed", "canceled")
+    ended = render.status in ENDED
     return media_playlist(listed, target_duration(durations), ended=ended)
 
 

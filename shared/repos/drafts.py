@@ -10,9 +10,8 @@ from sqlalchemy import Connection, case, delete, func, insert, select, update
 
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.ids import new_id
+from reelfarm.shared.statuses import LIVE
 from reelfarm.shared.tables import drafts
-
-LIVE = ("queued", "running")
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,8 @@ from sqlalchemy import Connection, delete, func, select, update
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.errors import NotFound
 from reelfarm.shared.ids import new_id
+from reelfarm.shared.statuses import LIVE
 from reelfarm.shared.tables import jobs
-
-LIVE = ("queued", "running")
 
 
 @dataclass(frozen=True)

@@ -27,16 +27,14 @@ from reelfarm.shared.errors import NotFound
 from reelfarm.shared.ids import new_id
 from reelfarm.shared.repos._locks import lock_workspace
 from reelfarm.shared.repos.workspaces import add_credits
+from reelfarm.shared.statuses import ACTIVE_RENDER_STATUSES, LIVE
 from reelfarm.shared.tables import (
-    ACTIVE_RENDER_STATUSES,
     RENDER_CHARGE,
     RENDER_REFUND,
     credit_ledger,
     renders,
     workspaces,
 )
-
-LIVE = ("queued", "running")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from sqlalchemy import Connection, and_, func, or_, select
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.errors import NotFound
 from reelfarm.shared.ids import new_id
-from reelfarm.shared.tables import VERSION_SOURCES, VIDEO_STATUSES, versions, videos
+from reelfarm.shared.statuses import VIDEO_STATUSES
+from reelfarm.shared.tables import VERSION_SOURCES, versions, videos
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import ast
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from reelfarm.renderer import spec
-from reelfarm.shared import plans
+from reelfarm.shared import plans, statuses
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTS = ("api", "client", "console", "farm", "renderer", "shared", "studio", "benchmarks")
@@ -98,3 +99,56 @@ def test_what_a_plan_allows_is_read_from_its_definition() -> None:
     limits = Settings.from_env({"REELFARM_DATA_DIR": "/nonexistent"}).rate_limits
     assert {p: r.limit for p, r in limits.items()} == {p.name: p.rate_limit for p in plans.PLANS.values() if p.api}
     assert Settings.from_env({"REELFARM_DATA_DIR": "/nonexistent"}).rate_limit_for("starter") is None
+
+
+# The status vocabularies and the subsets named in reelfarm.shared.statuses, checked over the
+# server's parts (the client and the benchmarks speak to it over HTTP and keep their own words).
+SERVER_PARTS = ("api", "console", "farm", "renderer", "shared", "studio")
+HELD_STATUS_SETS = ("VIDEO_STATUSES", "JOB_STATUSES", "TASK_STATUSES", "DELIVERY_STATES", "ENDED")
+
+
+def status_copies(sources: list[tuple[str, ast.AST]]) -> list[str]:
+    """Literal collections that spell out one of the status vocabularies (or the ended subset)."""
+    held = {name: frozenset(getattr(statuses, name)) for name in HELD_STATUS_SETS}
+    found = []
+    for rel, tree in sources:
+        for node in ast.walk(tree):
+            values = frozenset(_literal_strings(node))
+            named = [name for name, vocabulary in held.items() if values == vocabulary]
+            if named:
+                found.append(f"{rel}:{node.lineno}: {named[0]}")  # type: ignore[attr-defined]
+    return found
+
+
+def test_statuses_are_defined_once() -> None:
+    sources = [(rel, tree) for rel, tree in _sources() if rel.split("/")[0] in SERVER_PARTS
+               and rel != "shared/statuses.py"]
+    assert status_copies(sources) == []
+
+
+def test_the_check_finds_a_copy_of_a_status_vocabulary() -> None:
+    planted = [("planted.py", ast.parse('S = ["draft", "generating", "ready", "failed", "archived"]\n'
+                                        'if s in ("succeeded", "failed", "canceled"): pass\n'
+                                        'BUSY = ("queued", "running", "succeeded", "failed")\n'))]
+    assert status_copies(planted) == ["planted.py:1: VIDEO_STATUSES", "planted.py:2: ENDED"]
+
+
+def test_the_tables_and_the_api_read_the_statuses_from_their_definition() -> None:
+    from reelfarm.api.schemas.jobs import JobSchema
+    from reelfarm.api.schemas.renders import RenderSchema
+    from reelfarm.api.schemas.videos import VideoSchema
+    from reelfarm.shared import tables
+
+    def check_of(table: Any, column: str) -> str:
+        return next(str(c.sqltext) for c in table.constraints
+                    if getattr(c, "sqltext", None) is not None and str(c.sqltext).startswith(f"{column} IN"))
+
+    for table, column, vocabulary in ((tables.videos, "status", statuses.VIDEO_STATUSES),
+                                      (tables.jobs, "status", statuses.JOB_STATUSES),
+                                      (tables.renders, "status", statuses.RENDER_STATUSES),
+                                      (tables.queued_tasks, "status", statuses.TASK_STATUSES),
+                                      (tables.webhook_deliveries, "state", statuses.DELIVERY_STATES)):
+        assert all(f"'{s}'" in check_of(table, column) for s in vocabulary), table.name
+    for schema, vocabulary in ((VideoSchema, statuses.VIDEO_STATUSES), (JobSchema, statuses.JOB_STATUSES),
+                               (RenderSchema, statuses.RENDER_STATUSES)):
+        assert list(schema().fields["status"].validate.choices) == list(vocabulary)  # type: ignore[union-attr]
