@@ -14,7 +14,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from reelfarm.renderer.errors import DocInvalid, Problem
-from reelfarm.renderer.spec import FORMATS
+from reelfarm.renderer.spec import DEFAULT_FORMAT, FORMATS
 
 if TYPE_CHECKING:  # imported when a document is invalid: its messages; valid ones never need it
     import jsonschema
@@ -206,7 +206,7 @@ class Doc:
     fps: int
     duration: float
     scenes: tuple[Scene, ...]
-    format: str = "16:9"
+    format: str = DEFAULT_FORMAT
     title: str = ""
     locale: str | None = None
     brand: Mapping[str, Any] = field(default_factory=dict, compare=False)
@@ -317,7 +317,7 @@ def build_doc(data: Mapping[str, Any]) -> Doc:
         fps=int(data["fps"]),
         duration=float(data["duration"]),
         scenes=tuple(_scene(s) for s in data["scenes"]),
-        format=data.get("format", "16:9"),
+        format=data.get("format", DEFAULT_FORMAT),
         title=data.get("title", ""),
         locale=data.get("locale"),
         brand=data.get("brand", {}),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reelfarm.renderer.errors import RendererError, SpecInvalid
-from reelfarm.renderer.spec import FORMATS, MAX_FPS, MAX_RESOLUTION, MIN_RESOLUTION, RenderSpec
+from reelfarm.renderer.spec import DEFAULT_FORMAT, FORMATS, MAX_FPS, MAX_RESOLUTION, MIN_RESOLUTION, RenderSpec
 
 if TYPE_CHECKING:  # the document model and assets load in the commands that read a document
     from reelfarm.renderer.assets import LocalAssets
@@ -162,7 +162,7 @@ def still_command(doc_path: str, t: float, fmt: str | None, resolution: int, out
 @click.argument("story_id", required=False)
 @click.option("--list", "list_", is_flag=True, help="List the built-in stories, one per line.")
 @click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="A field value (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="16:9", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=DEFAULT_FORMAT, show_default=True)
 @click.option("--duration", type=float, help="Seconds (default: the story's).")
 @click.option("--brand", "brand_path", type=click.Path(exists=True, dir_okay=False), help="Brand tokens JSON.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Where to write the VideoDoc.")

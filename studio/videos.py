@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from reelfarm.renderer.linter import lint
+from reelfarm.renderer.spec import DEFAULT_FORMAT
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.errors import NotFound
@@ -65,7 +66,7 @@ class VideoService:
     # -- create -----------------------------------------------------------------------------
 
     def create_from_story(self, workspace_id: str, *, story_id: str, fields: Mapping[str, Any],
-                          brand_kit_id: str | None = None, fmt: str = "16:9",
+                          brand_kit_id: str | None = None, fmt: str = DEFAULT_FORMAT,
                           duration_sec: float | None = None, title: str | None = None,
                           locale: str | None = None) -> VideoView:
         """A `ready` video whose version 1 is the story built from `fields`.

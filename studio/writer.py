@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from reelfarm.renderer.linter import lint
+from reelfarm.renderer.spec import DEFAULT_FORMAT
 from reelfarm.studio.briefs import (
     Facts,
     classify,
@@ -43,7 +44,7 @@ class Brief:
     text: str
     title: str | None = None
     locale: str | None = None
-    format: str = "16:9"
+    format: str = DEFAULT_FORMAT
     duration_sec: float | None = None
     url: str | None = None
     brand_name: str | None = None

@@ -9,7 +9,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 from reelfarm.api.contract import CURSOR, HAS_TEXT, LOCALE, SITE_URL, Pattern, Problem, pattern_meta
 from reelfarm.api.schemas.common import SITE_URL_ERROR, RequestSchema, VideoDocField
 from reelfarm.api.schemas.jobs import JobSchema
-from reelfarm.renderer.spec import FORMATS
+from reelfarm.renderer.spec import DEFAULT_FORMAT, FORMATS
 from reelfarm.shared.statuses import VIDEO_STATUSES
 
 VERSION_SOURCES = ["story", "generate", "doc", "fields", "translate", "restore"]
@@ -69,7 +69,7 @@ class VideoCreateSchema(RequestSchema):
     brandKitId = fields.UUID()
     url = fields.String(validate=[validate.Length(1, 2048), Pattern(SITE_URL, SITE_URL_ERROR)],
                         metadata=pattern_meta(SITE_URL, description="a website to extract the brand from first"))
-    format = fields.String(load_default="16:9", validate=validate.OneOf(FORMATS))
+    format = fields.String(load_default=DEFAULT_FORMAT, validate=validate.OneOf(FORMATS))
     durationSec = fields.Float(validate=validate.Range(6, 60))  # the stories' bounds (studio MIN/MAX_DURATION_SEC)
     locale = fields.String(validate=[validate.Length(2, 35), Pattern(LOCALE, _LOCALE_ERROR)],
                            metadata=pattern_meta(LOCALE, description="BCP 47 tag of the video's language"))

@@ -22,6 +22,7 @@ from reelfarm.farm.services.errors import InvalidRequest, StateConflict
 from reelfarm.farm.services.jobs import JobService
 from reelfarm.farm.services.renders import RenderService
 from reelfarm.farm.services.resources import job_resource
+from reelfarm.renderer.spec import DEFAULT_FORMAT
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.storage import Storage
 from reelfarm.studio.resources import version_resource, video_resource
@@ -59,7 +60,7 @@ class Videos:
 
     def create(self, workspace_id: str, *, story_id: str | None = None, fields: dict[str, Any] | None = None,
                brief: str | None = None, url: str | None = None, title: str | None = None,
-               brand_kit_id: str | None = None, fmt: str = "16:9", duration_sec: float | None = None,
+               brand_kit_id: str | None = None, fmt: str = DEFAULT_FORMAT, duration_sec: float | None = None,
                locale: str | None = None) -> dict[str, Any]:
         """Built from the story at once (``ready``), or ``generating`` with its ``generate`` job."""
         if story_id is None:

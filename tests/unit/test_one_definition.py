@@ -28,7 +28,7 @@ KEYED_BY_FORMAT = {"studio/stories/layout.py": {"_KIND", "_MARGIN"}}
 
 
 def _sources() -> list[tuple[str, ast.AST]]:
-    found = []
+    found: list[tuple[str, ast.AST]] = []
     for part in PARTS:
         for path in sorted((ROOT / part).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
@@ -51,7 +51,7 @@ def _literal_strings(node: ast.AST) -> list[str]:
 def second_definitions(sources: list[tuple[str, ast.AST]]) -> list[str]:
     """Literal collections naming two or more plans, or three or more formats (an example body
     may name two formats; a definition names them all)."""
-    found = []
+    found: list[str] = []
     for rel, tree in sources:
         tables = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id in KEYED_BY_FORMAT.get(rel, ()) for t in node.targets)}
@@ -71,7 +71,7 @@ def test_plans_and_formats_are_defined_once() -> None:
 
 
 def test_the_check_finds_a_second_definition() -> None:
-    planted = [("planted.py", ast.parse('PAID = ("pro", "agency")\nSIZES = {"16:9": 1, "9:16": 2, "1:1": 3}\n'))]
+    planted: list[tuple[str, ast.AST]] = [("planted.py", ast.parse('PAID = ("pro", "agency")\nSIZES = {"16:9": 1, "9:16": 2, "1:1": 3}\n'))]
     assert second_definitions(planted) == ["planted.py:1: plans ['agency', 'pro']",
                                            "planted.py:2: formats ['16:9', '1:1', '9:16']"]
 
@@ -110,7 +110,7 @@ HELD_STATUS_SETS = ("VIDEO_STATUSES", "JOB_STATUSES", "TASK_STATUSES", "DELIVERY
 def status_copies(sources: list[tuple[str, ast.AST]]) -> list[str]:
     """Literal collections that spell out one of the status vocabularies (or the ended subset)."""
     held = {name: frozenset(getattr(statuses, name)) for name in HELD_STATUS_SETS}
-    found = []
+    found: list[str] = []
     for rel, tree in sources:
         for node in ast.walk(tree):
             values = frozenset(_literal_strings(node))
@@ -127,7 +127,7 @@ def test_statuses_are_defined_once() -> None:
 
 
 def test_the_check_finds_a_copy_of_a_status_vocabulary() -> None:
-    planted = [("planted.py", ast.parse('S = ["draft", "generating", "ready", "failed", "archived"]\n'
+    planted: list[tuple[str, ast.AST]] = [("planted.py", ast.parse('S = ["draft", "generating", "ready", "failed", "archived"]\n'
                                         'if s in ("succeeded", "failed", "canceled"): pass\n'
                                         'BUSY = ("queued", "running", "succeeded", "failed")\n'))]
     assert status_copies(planted) == ["planted.py:1: VIDEO_STATUSES", "planted.py:2: ENDED"]
@@ -152,3 +152,30 @@ def test_the_tables_and_the_api_read_the_statuses_from_their_definition() -> Non
     for schema, vocabulary in ((VideoSchema, statuses.VIDEO_STATUSES), (JobSchema, statuses.JOB_STATUSES),
                                (RenderSchema, statuses.RENDER_STATUSES)):
         assert list(schema().fields["status"].validate.choices) == list(vocabulary)  # type: ignore[union-attr]
+
+
+def default_formats(sources: list[tuple[str, ast.AST]]) -> list[str]:
+    """The default format spelled as a default (an argument's, a field's, ``default=``,
+    ``.get(key, ...)``) instead of named as ``spec.DEFAULT_FORMAT``. (The console's story form
+    starts from the phone's format: a choice of its own, named there.)"""
+    found: list[str] = []
+    for rel, tree in sources:
+        defaults: list[ast.expr] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.arguments):
+                defaults += [*node.defaults, *(d for d in node.kw_defaults if d is not None)]
+            elif (isinstance(node, ast.AnnAssign) and node.value is not None
+                  or isinstance(node, ast.keyword) and node.arg in ("default", "load_default", "dump_default")):
+                defaults.append(node.value)  # type: ignore[arg-type]
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                  and len(node.args) == 2):
+                defaults.append(node.args[1])
+        found += [f"{rel}:{d.lineno}: {d.value}" for d in defaults
+                  if isinstance(d, ast.Constant) and d.value == spec.DEFAULT_FORMAT]
+    return found
+
+
+def test_the_default_format_is_defined_once() -> None:
+    assert default_formats([(rel, tree) for rel, tree in _sources() if rel.split("/")[0] in SERVER_PARTS]) == []
+    planted: list[tuple[str, ast.AST]] = [("planted.py", ast.parse('def f(fmt="16:9"): pass\nx = d.get("format", "16:9")\n'))]
+    assert default_formats(planted) == ["planted.py:1: 16:9", "planted.py:2: 16:9"]
