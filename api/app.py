@@ -18,6 +18,7 @@ from reelfarm.api.document import ServedDocument
 from reelfarm.api.jsonbody import check_body
 from reelfarm.api.ratelimit import Quota, RateLimiterUnavailable
 from reelfarm.api.resources import (
+    assets,
     brand_kits,
     comments,
     locales,
@@ -33,6 +34,7 @@ from reelfarm.api.server import ENVIRON_REQUEST_ID
 from reelfarm.api.services import Services
 from reelfarm.console import blp as console_blp
 from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
+from reelfarm.farm.services.media import MAX_UPLOAD_BYTES
 from reelfarm.shared import logs, storage
 from reelfarm.shared.config import Settings
 from reelfarm.shared.errors import InsufficientCredits, NotFound
@@ -49,7 +51,7 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
 log = logging.getLogger("reelfarm.api")
 BLUEPRINTS = (system.blp, me.blp, brand_kits.extract_blp, brand_kits.blp, stories.blp, locales.blp, videos.blp,
-              comments.blp, renders.blp, renders.jobs_blp, webhooks.blp)
+              comments.blp, renders.blp, renders.jobs_blp, webhooks.blp, assets.blp)
 
 
 class ReelfarmApi(ServedDocument, Api):
@@ -220,6 +222,12 @@ def _check_path_and_body() -> None:
             raise err.NotFoundError(f"No such {_ID_KINDS[name]} in this workspace.")
         if name == "number" and not 1 <= value <= _MAX_VERSION:  # no such version, and no overflow
             raise err.NotFoundError("No such version of this video.")
+    if request.endpoint == assets.UPLOAD_ENDPOINT and request.method == "POST":
+        # an upload is multipart (its limits, larger than a JSON body's, are the library's own)
+        request.max_content_length = MAX_UPLOAD_BYTES + 64 * 1024
+        if request.mimetype != "multipart/form-data":
+            raise _UnsupportedMediaType("Send the file as multipart/form-data in a part named 'file'.")
+        return
     if request.method in _BODY_METHODS and request.content_length and not request.is_json:
         raise _unsupported()
     if request.method in _BODY_METHODS and request.is_json and (raw := request.get_data(cache=True)):
@@ -273,7 +281,8 @@ def _count_request(services: Services, caller: Caller) -> None:
 
 
 _ID_KINDS = {"video_id": "video", "kit_id": "brand kit", "render_id": "render", "job_id": "job",
-             "comment_id": "comment", "webhook_id": "webhook", "delivery_id": "delivery"}
+             "comment_id": "comment", "webhook_id": "webhook", "delivery_id": "delivery",
+             "asset_id": "asset"}
 _MAX_VERSION = 2**31 - 1
 _BUILD_FIELDS = {"duration_sec": "/durationSec", "format": "/format", "fields": "/fields"}
 

@@ -83,7 +83,19 @@ def story() -> dict[str, Any]:
     return list_stories()[0].to_dict()
 
 
+ASSET = {"id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "kind": "image", "content_type": "image/png", "bytes": 48213,
+         "key": f"assets/{WORKSPACE_ID}/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png",
+         "width": 1200, "height": 800, "duration_sec": None,
+         "url": f"{BASE}/assets/{WORKSPACE_ID}/9f86d0.png?expires=1741000000&sig=Yp3n",
+         "thumbnail_url": f"{BASE}/assets/{WORKSPACE_ID}/9f86d0.thumb.jpg?expires=1741000000&sig=Q2xv",
+         "created_at": CREATED}
+SOUND = {**ASSET, "id": "6e5d4c3b-2a19-4087-b6f5-e4d3c2b1a098", "kind": "audio", "content_type": "audio/mpeg",
+         "bytes": 961024, "key": f"assets/{WORKSPACE_ID}/2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae.mp3",
+         "width": None, "height": None, "duration_sec": 30.04, "thumbnail_url": None,
+         "url": f"{BASE}/assets/{WORKSPACE_ID}/2c26b4.mp3?expires=1741000000&sig=K9vw"}
+
 RESPONSES: dict[str, Any] = {
+    "Asset": ASSET, "AssetList": {"data": [ASSET, SOUND], "next_cursor": None},
     "Health": {"status": "ok", "checks": {"database": "ok", "queue": "ok"}},
     "Me": {"workspace": {"id": WORKSPACE_ID, "name": "Acme", "plan": "pro", "credits": 98},
            "rate_limit": {"limit": 600, "window_sec": 60, "policy": "600;w=60"},
@@ -118,6 +130,7 @@ REQUESTS: dict[str, Any] = {
     "WebhookCreate": {"url": "https://hooks.example.com/reelfarm", "events": ["render.completed", "render.failed"],
                       "description": "render notifications"},
     "WebhookPatch": {"enabled": True},
+    "AssetUpload": {"file": "(the file's bytes)"},
 }
 
 VIDEO_CREATE = {

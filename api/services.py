@@ -19,6 +19,7 @@ transaction (``tests/unit/api/test_views_seam.py``).
     previews      studio.previews.StoryPreviews      stills of unsaved story drafts, the gallery's thumbnails
     drafts        farm.drafts.DraftService           animated previews of unsaved values, played as streams
     figures       shared.readmodels.FarmFigures      the farm-wide figures behind /metrics
+    assets        farm.library.AssetService          the media library: uploads, list, get, delete
 
 The console (``console/``) and ``/metrics`` (``api/metrics.py``) reach them the same way, through
 ``services()``; ``tests/unit/api/test_views_seam.py`` keeps all three behind it.
@@ -43,6 +44,7 @@ from reelfarm.api.ratelimit import RateLimiter, make_rate_limiter
 from reelfarm.farm.services.errors import QueueUnavailable
 from reelfarm.farm.services.drafts import DraftService
 from reelfarm.farm.services.jobs import JobService
+from reelfarm.farm.services.library import AssetService
 from reelfarm.farm.services.renders import RenderService
 from reelfarm.farm.services.queues import ALL_QUEUES
 from reelfarm.farm.runtime.status import collect_status
@@ -100,6 +102,7 @@ class Services:
     figures: FarmFigures = field(default=None)  # type: ignore[assignment]
     previews: StoryPreviews = field(default=None)  # type: ignore[assignment]
     drafts: DraftService = field(default=None)  # type: ignore[assignment]
+    assets: AssetService = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.videos is None:
@@ -128,6 +131,8 @@ class Services:
         if self.drafts is None:
             self.drafts = DraftService(self.engine, self.farm.queue, self.storage, self.clock,
                                        self.settings.secret_key, self.settings.public_url)
+        if self.assets is None:
+            self.assets = AssetService(self.engine, self.clock, self.storage)
         if self.figures is None:
             queue = self.farm.queue
             redis = getattr(queue, "redis", None)

@@ -17,5 +17,6 @@ document's component names (``VideoCreateSchema`` is ``VideoCreate``): keep them
 ``webhooks``    webhook endpoints, their create and PATCH bodies, and their deliveries
 ``me``          the calling key's workspace, rate-limit policy and key reference
 ``system``      health
+``assets``      the media library: the Asset, its list and page query, the upload body
 ==============  ==============================================================================
 """

@@ -9,6 +9,7 @@ document names is resolved only through its *owner*, found from the key's first 
 | ``brand-kits/<id>/...`` | the brand kit's workspace (its logo) |
 | ``renders/<id>/...`` | the render's workspace (its poster, its file, the assets imported for it) |
 | ``jobs/<id>/...`` | the job's workspace (the stills it made) |
+| ``assets/<workspace id>/...`` | the workspace whose media library holds an asset stored under exactly that key |
 
 Anything else (a key of no known kind, an id that names nothing) has no owner and is refused like
 another workspace's object, with the same words, so a refusal never tells whether an object exists.
@@ -23,7 +24,7 @@ from sqlalchemy import Connection, Engine, Table, select
 from reelfarm.shared.errors import InvalidStorageKey
 from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.storage import check_key
-from reelfarm.shared.tables import brand_kits, jobs, renders
+from reelfarm.shared.tables import assets, brand_kits, jobs, renders
 
 _KINDS: dict[str, Table] = {"brand-kits": brand_kits, "renders": renders, "jobs": jobs}
 
@@ -38,6 +39,8 @@ def owner_of(conn: Connection, key: str) -> str | None:
     except InvalidStorageKey:
         return None
     kind, _, rest = str(key).partition("/")
+    if kind == "assets":  # the library's row naming the key (a deleted asset names nothing)
+        return conn.execute(select(assets.c.workspace_id).where(assets.c.key == key)).scalar_one_or_none()
     object_id, _, tail = rest.partition("/")
     table = _KINDS.get(kind)
     if table is None or not tail or not is_uuid(object_id):

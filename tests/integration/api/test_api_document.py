@@ -88,8 +88,8 @@ def test_every_request_and_response_body_has_examples_that_validate(doc):
     checked = 0
     for method, path, op in _operations(doc):
         bodies = []
-        if "requestBody" in op:
-            bodies.append(("request", op["requestBody"]["content"]["application/json"]))
+        if "requestBody" in op:  # JSON, or an upload's multipart/form-data
+            bodies += [("request", media) for media in op["requestBody"]["content"].values()]
         for status, response in op["responses"].items():
             for media in _response(doc, response).get("content", {}).values():
                 if "schema" in media:

@@ -1,0 +1,69 @@
+"""The media library: upload, list, get and delete a workspace's images and sounds."""
+from __future__ import annotations
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from reelfarm.api import examples as ex
+from reelfarm.api.auth import current_workspace_id
+from reelfarm.api.docs import errors
+from reelfarm.api.schemas.assets import AssetListQuerySchema, AssetListSchema, AssetSchema, AssetUploadSchema
+from reelfarm.api.services import services
+from reelfarm.farm.services.media import MAX_UPLOAD_BYTES
+
+blp = Blueprint("assets", __name__, url_prefix="/api/v1/assets", description="Media library")
+UPLOAD_ENDPOINT = "assets.Assets"
+
+
+@blp.route("")
+class Assets(MethodView):
+    @blp.arguments(AssetUploadSchema, location="files", error_status_code=400, example=ex.REQUESTS["AssetUpload"])
+    @blp.response(201, AssetSchema, example=ex.RESPONSES["Asset"])
+    @blp.doc(operationId="uploadAsset")
+    @errors(blp, 400, 413, 415)
+    def post(self, body):
+        """Upload an image or a sound
+
+        `multipart/form-data` with the file in the part `file`. What it is comes from its bytes,
+        not its name: a PNG, JPEG or WebP image (at most 20 MiB, 40 million pixels and 16384 on a
+        side, complete), an SVG (no document type or entities; a width and height or a viewBox),
+        or an MP3, AAC/M4A, WAV or Ogg sound (at most 600 s, decoding to its end); at most 50 MiB
+        in all. Anything else is 400 on `/file` and stores nothing. The same bytes uploaded again
+        answer the asset already stored (one copy per workspace). Name it in a VideoDoc by its
+        `key`.
+        """
+        data = body["file"].stream.read(MAX_UPLOAD_BYTES + 1)
+        return services().assets.upload(current_workspace_id(), data), 201
+
+    @blp.arguments(AssetListQuerySchema, location="query", error_status_code=400)
+    @blp.response(200, AssetListSchema, example=ex.RESPONSES["AssetList"])
+    @blp.doc(operationId="listAssets")
+    @errors(blp, 400)
+    def get(self, query):
+        """List assets
+
+        Newest first, `limit` (1 to 100, default 20) at a time, of one `kind` if asked; pass
+        `next_cursor` back as `cursor` for the next page (null on the last).
+        """
+        return services().assets.list(current_workspace_id(), query["limit"], query.get("cursor"), query.get("kind"))
+
+
+@blp.route("/<string:asset_id>")
+class Asset(MethodView):
+    @blp.response(200, AssetSchema, example=ex.RESPONSES["Asset"])
+    @blp.doc(operationId="getAsset")
+    @errors(blp, 404)
+    def get(self, asset_id):
+        """Get an asset, with fresh signed URLs"""
+        return services().assets.get(current_workspace_id(), asset_id)
+
+    @blp.response(204)
+    @blp.doc(operationId="deleteAsset")
+    @errors(blp, 404, 409)
+    def delete(self, asset_id: str) -> None:
+        """Delete an asset
+
+        Refused with 409 `asset_in_use` while a version of a video or a brand kit names it (by key
+        or id); the message names them. Its files go with it.
+        """
+        services().assets.delete(current_workspace_id(), asset_id)

@@ -1,0 +1,41 @@
+"""The media library: the Asset a client reads, its list and page query, and the upload body."""
+from __future__ import annotations
+
+from flask_smorest.fields import Upload
+from marshmallow import Schema, fields, validate
+
+from reelfarm.api.contract import CURSOR, Pattern, pattern_meta
+from reelfarm.shared.tables import ASSET_KINDS
+
+
+class AssetSchema(Schema):
+    id = fields.UUID(required=True)
+    kind = fields.String(required=True, validate=validate.OneOf(ASSET_KINDS))
+    content_type = fields.String(required=True, metadata={"description": "read from the bytes, not the name"})
+    bytes = fields.Integer(required=True)
+    key = fields.String(required=True, metadata={
+        "description": "the storage key a VideoDoc names the asset by (`assets[].key`, `brand.logo.key`); "
+                       "it resolves only in this workspace"})
+    width = fields.Integer(required=True, allow_none=True, metadata={"description": "images: pixels"})
+    height = fields.Integer(required=True, allow_none=True, metadata={"description": "images: pixels"})
+    duration_sec = fields.Float(required=True, allow_none=True, metadata={"description": "sounds: seconds"})
+    url = fields.String(required=True, metadata={"description": "signed download URL, valid for a day"})
+    thumbnail_url = fields.String(required=True, allow_none=True, metadata={
+        "description": "images: a signed URL of a thumbnail at most 320 pixels on a side (an SVG is its own)"})
+    created_at = fields.DateTime(required=True)
+
+
+class AssetListSchema(Schema):
+    data = fields.List(fields.Nested(AssetSchema), required=True)
+    next_cursor = fields.String(required=True, allow_none=True)
+
+
+class AssetListQuerySchema(Schema):
+    limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
+    cursor = fields.String(validate=[validate.Length(1, 200), Pattern(CURSOR, "not a cursor from this API")],
+                           metadata=pattern_meta(CURSOR, description="`next_cursor` of the previous page"))
+    kind = fields.String(validate=validate.OneOf(ASSET_KINDS), metadata={"description": "only images or sounds"})
+
+
+class AssetUploadSchema(Schema):
+    file = Upload(required=True, metadata={"description": "the image or sound file"})
