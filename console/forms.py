@@ -339,3 +339,8 @@ def submitted(fields: list[Control]) -> dict[str, str]:
         else:
             out[c.name] = "" if c.value is None else str(c.value)
     return out
+
+
+def too_long(label: str, text: str, limit: int) -> str | None:
+    """The message beside a field whose text is over ``limit`` (said, never cut), or None."""
+    return f"{label}: at most {limit} characters (this has {len(text)})" if len(text) > limit else None

@@ -22,7 +22,7 @@ from typing import Any
 
 from flask import Response, abort, flash, g, redirect, render_template, request, send_file, url_for
 
-from reelfarm.console import web
+from reelfarm.console import forms, web
 from reelfarm.console.blueprint import blp
 from reelfarm.renderer.tokens import COLOR_KEYS, NEUTRAL_BRAND
 from reelfarm.shared.ids import is_uuid
@@ -42,11 +42,18 @@ from reelfarm.studio.errors import InvalidBrandKit
 
 FONT_CACHE_SEC = 86400
 REFRESH_SEC = 2
+MAX_SITE_URL = 2048  # the API's limit; over it is named beside the field, not cut
 
 
 @blp.route("/brand-kits", endpoint="brand_kits")
 @web.signed_in
 def brand_kits_page() -> Any:
+    return _kits_page()
+
+
+def _kits_page(status: int = 200, extract_url: str | None = None, extract_error: str | None = None) -> Any:
+    """The kits and the extraction form; ``extract_url``/``extract_error``: what was typed there and
+    why it was refused."""
     svc = web.services()
     kits = svc.brand_kits.list(g.workspace.id)
     job = None
@@ -62,14 +69,16 @@ def brand_kits_page() -> Any:
     families = sorted({family for k in kits for f in (k["tokens"].get("fonts") or {}).values()
                        if isinstance(f, dict) and (family := f.get("family"))})
     return render_template("console/brand_kits.html", kits=kits, job=job, new_kit=new_kit, families=families,
-                           roles=COLOR_ROLES,
-                           refresh=REFRESH_SEC if busy else None, refresh_anchor="#extract")
+                           roles=COLOR_ROLES, extract_url=extract_url, extract_error=extract_error,
+                           refresh=REFRESH_SEC if busy else None, refresh_anchor="#extract"), status
 
 
 @blp.route("/brand-kits/extract", methods=["POST"])
 @web.signed_in
 def brand_extract() -> Any:
     url = request.form.get("url", "").strip()
+    if too_long := forms.too_long("Website address", url, MAX_SITE_URL):
+        return _kits_page(400, url, too_long)
     job = web.services().jobs.request_brand_extract(g.workspace.id, url)
     return redirect(url_for("console.brand_kits", job=job["id"]) + "#extract", code=303)
 

@@ -37,6 +37,8 @@ from reelfarm.studio.videos import MAX_TITLE
 
 DEFAULT_FORMAT = "9:16"
 THUMBNAIL_MAX_AGE = 86400
+MAX_BRIEF = 4000  # the brief form's limits: over them is named beside the field, not cut
+MAX_SITE_URL = 2048
 
 
 def _format(raw: str | None) -> str:
@@ -58,12 +60,16 @@ def video_new() -> Any:
     return _gallery(_format(request.args.get("format")))
 
 
-def _gallery(fmt: str, brief_error: str | None = None, status: int = 200) -> Any:
+def _gallery(fmt: str, brief_error: str | None = None, status: int = 200, typed: dict[str, Any] | None = None,
+             found: dict[str, str] | None = None) -> Any:
+    """The gallery and the brief form; ``typed``: what the brief form had when it was refused
+    (``brief``, ``url`` and its video settings), ``found``: the problem beside each field."""
     tag = web.services().previews.thumbnail_tag(g.workspace.id)
     groups = [(category.replace("_", " ").capitalize(), list(stories))
               for category, stories in groupby(list_stories(), key=lambda s: s.category)]
     return render_template("console/video_new.html", groups=groups, gallery_format=fmt, tag=tag,
-                           brief_error=brief_error, **_choices()), status
+                           brief_error=brief_error, brief_typed=typed or {}, brief_problems=found or {},
+                           **_choices()), status
 
 
 def _choices() -> dict[str, Any]:
@@ -180,8 +186,14 @@ def video_from_brief() -> Any:
     settings = _settings_of(request.form)
     brief = request.form.get("brief", "").strip()
     url = request.form.get("url", "").strip() or None
+    found = {name: message for name, label, text, limit in (
+        ("brief", "Brief", brief, MAX_BRIEF), ("url", "Website", url or "", MAX_SITE_URL),
+        ("video.title", "Title", settings["title"], MAX_TITLE)) if (message := forms.too_long(label, text, limit))}
+    typed = {**settings, "brief": brief, "url": url or ""}
+    if found:
+        return _gallery(DEFAULT_FORMAT, "Some values need a change; see the messages beside them.", 400, typed, found)
     if not brief and not url:
-        return _gallery(DEFAULT_FORMAT, "Write a brief, or give a website to start from.", 400)
+        return _gallery(DEFAULT_FORMAT, "Write a brief, or give a website to start from.", 400, typed)
     duration = settings["duration"] if settings["duration"] and settings["duration"] > 0 else None
     made = web.services().videos.create(
         g.workspace.id, brief=brief or None, url=url, title=settings["title"] or None,

@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
-from reelfarm.console import web
+from reelfarm.console import forms, web
 from reelfarm.console.blueprint import blp
 from reelfarm.shared.accounts import EmailTaken
 from reelfarm.shared.apikeys import ApiKey
@@ -56,8 +56,10 @@ def key_create() -> Any:
     name = request.form.get("name", "").strip()
     days = request.form.get("expires", "")
     problems = {}
-    if not name or len(name) > MAX_NAME:
+    if not name:
         problems["name"] = f"Give the key a name of 1 to {MAX_NAME} characters."
+    elif too_long := forms.too_long("Name", name, MAX_NAME):  # said, not cut by the browser
+        problems["name"] = too_long
     if days not in {c for c, _ in EXPIRY_CHOICES}:
         problems["expires"] = "Choose one of the listed expiries."
     if problems:

@@ -35,10 +35,11 @@ from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.storage import download_url
 from reelfarm.studio.errors import InvalidFieldsError
 from reelfarm.studio.stories import get_story, validate_fields
-from reelfarm.studio.texts import doc_texts
+from reelfarm.studio.texts import doc_texts, text_problems
 from reelfarm.studio.translate.locales import locale_label
 
 REFRESH_SEC = 3
+MAX_NOTE = 2000  # a version's note: over it is named beside the field, not cut
 
 
 def _wants_json() -> bool:
@@ -63,7 +64,7 @@ def video(video_id: str) -> Any:
 
 def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, Any] | None = None,
           status: int = 200, typed_texts: dict[int, str] | None = None, draft: dict[str, Any] | None = None,
-          draft_still: bytes | None = None) -> Any:
+          draft_still: bytes | None = None, typed_note: str | None = None) -> Any:
     """The video's page; ``draft`` and ``draft_still``: the fields form's Play preview, answered
     without JavaScript (``reelfarm.console.pages.drafts``)."""
     svc = web.services()
@@ -85,7 +86,7 @@ def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, A
         language=locale_label,
         locale_plan=plans.allows_locales(g.workspace.plan),
         cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if anchor is not None else None,
-        draft=draft, draft_still=_data_png(draft_still),
+        draft=draft, draft_still=_data_png(draft_still), typed_note=typed_note,
         refresh_anchor=anchor, title=video["title"]), status
 
 
@@ -160,7 +161,7 @@ def _texts(video: dict[str, Any], typed: dict[int, str] | None) -> list[dict[str
     version = video["current_version"]
     if version is None or not version.get("doc"):
         return None
-    return [{"index": t.index, "label": t.label, "places": t.places, "multiline": t.multiline,
+    return [{"index": t.index, "label": t.label, "places": t.places, "multiline": t.multiline, "max": t.max_length,
              "value": (typed or {}).get(t.index, t.text)} for t in doc_texts(version["doc"])]
 
 
@@ -252,18 +253,21 @@ def fields_update(video_id: str) -> Any:
         abort(404)
     story = get_story(video["story_id"])
     values, unreadable = forms.read(story.fields, request.form)
-    if unreadable:  # every problem at once: the story's checks of what could be read too
+    note = request.form.get("note", "").strip()
+    note_error = forms.too_long("Note", note, MAX_NOTE)
+    if unreadable or note_error:  # every problem at once: the story's checks of what could be read too
         found = problems.explain(story.fields, values, validate_fields(story, values), unreadable=unreadable)
-        return _page(video_id, found, forms.typed(story.fields, request.form), 400)
+        if note_error:
+            found["note"] = note_error
+        return _page(video_id, found, forms.typed(story.fields, request.form), 400, typed_note=note)
     current = svc.read_models.current_fields(g.workspace.id, video_id) or {}
     changed = {name: value for name, value in values.items() if current.get(name) != value}
     if found := images.image_problems(svc.settings, story.fields, changed):  # addresses changed: checked
-        return _page(video_id, found, values, 400)
-    note = request.form.get("note", "").strip()[:2000] or None
+        return _page(video_id, found, values, 400, typed_note=note)
     try:
-        updated = svc.videos.update(g.workspace.id, video_id, fields=values, note=note)
+        updated = svc.videos.update(g.workspace.id, video_id, fields=values, note=note or None)
     except InvalidFieldsError as exc:
-        return _page(video_id, problems.explain(story.fields, values, exc.details), values, 400)
+        return _page(video_id, problems.explain(story.fields, values, exc.details), values, 400, typed_note=note)
     flash(f"Saved as version {updated['current_version']['number']}.", "ok")
     return _back(video_id, "#versions")
 
@@ -278,13 +282,17 @@ def texts_update(video_id: str) -> Any:
         based_on = int(request.form.get("version", ""))
     except ValueError:
         abort(400, description="The form had no version; reload the page and try again.")
-    note = request.form.get("note", "").strip()[:2000] or None
+    note = request.form.get("note", "").strip()
+    if note_error := forms.too_long("Note", note, MAX_NOTE):  # with the texts' own problems, all at once
+        doc = (web.services().videos.get(g.workspace.id, _video_id(video_id))["current_version"] or {}).get("doc")
+        found = {f"t.{i}": message for i, message in text_problems(doc or {}, typed).items()}
+        return _page(video_id, {**found, "note": note_error}, status=400, typed_texts=typed, typed_note=note)
     try:
         updated = web.services().videos.update_texts(g.workspace.id, _video_id(video_id), typed, based_on=based_on,
-                                                     note=note)
+                                                     note=note or None)
     except InvalidRequest as exc:
         found = {"t." + str(d["field"]).rsplit("/", 1)[-1]: str(d["message"]) for d in exc.details}
-        return _page(video_id, found, status=400, typed_texts=typed)
+        return _page(video_id, found, status=400, typed_texts=typed, typed_note=note)
     if updated["current_version"]["number"] == based_on:
         flash("Nothing changed, so no version was made.", "ok")
     else:

@@ -13,11 +13,14 @@ from typing import Any
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
-from reelfarm.console import web
+from reelfarm.console import forms, web
 from reelfarm.console.blueprint import blp
 from reelfarm.shared.ids import is_uuid
 from reelfarm.studio.errors import InvalidFieldsError
 from reelfarm.studio.webhooks import EVENT_KINDS
+
+MAX_URL = 2048  # the API's limits (``api.schemas.webhooks``)
+MAX_DESCRIPTION = 500
 
 
 def _id(value: str) -> str:
@@ -43,14 +46,20 @@ def webhooks() -> Any:
 @blp.route("/webhooks", methods=["POST"])
 @web.owner_only
 def webhook_create() -> Any:
+    """Text over a field's limit is named beside it with everything typed kept, never cut."""
     events = [e for e in request.form.getlist("events") if e in EVENT_KINDS]
-    description = request.form.get("description", "").strip()[:500] or None
+    description = request.form.get("description", "").strip()
     url = request.form.get("url", "")
+    typed = {"typed_url": url, "typed_description": description, "typed_events": events}
+    url_error = forms.too_long("Endpoint URL", url.strip(), MAX_URL)
+    description_error = forms.too_long("Description", description, MAX_DESCRIPTION)
+    if url_error or description_error:
+        return _list_page(400, url_error=url_error, description_error=description_error, **typed)
     try:
-        made = web.services().webhooks.create(g.workspace.id, url=url, events=events, description=description)
+        made = web.services().webhooks.create(g.workspace.id, url=url, events=events, description=description or None)
     except InvalidFieldsError as exc:
         message = "; ".join(d.get("message", "") for d in exc.details)
-        return _list_page(400, url_error=f"This address cannot be used: {message}.", typed_url=url)
+        return _list_page(400, url_error=f"This address cannot be used: {message}.", **typed)
     web.show_once("webhook", {"secret": made["secret"], "url": made["url"]})
     return redirect(url_for("console.webhooks"), code=303)
 

@@ -1,6 +1,6 @@
 """The console's smaller promises in a real browser (Debian's headless Chromium, driven by
-Playwright) against a real `reelfarm serve`: text longer than a field allows is kept and the limit
-named, not cut; leaving a form with unsaved edits asks first; on a phone the story form's preview
+Playwright) against a real `reelfarm serve`: text longer than a field allows (a story field, a
+title, a webhook's description, a brief) is kept and the limit named, not cut; leaving a form with unsaved edits asks first; on a phone the story form's preview
 stays in view while typing (and folds away); the farm page refreshes by script, with no meta
 refresh; a logo over its limit is named beside its field before anything is sent, what was typed kept.
 """
@@ -43,6 +43,17 @@ def _nothing_is_cut(page: Page, base: str) -> None:
     expect(page.locator('[data-error-for="f.headline"]')).to_contain_text("(this has 130)")
     expect(page.locator('[data-error-for="video.title"]')).to_have_text("Title: at most 200 characters (this has 230)")
     _shot(page, "60-limits-named")
+    page.goto(f"{base}/app/webhooks")
+    page.get_by_label("Endpoint URL").fill("https://93.184.215.14/hook")
+    page.get_by_label(re.compile("^Description")).fill("d" * 503)
+    page.get_by_role("button", name="Add endpoint").click()
+    expect(page.locator("#wh-desc-err")).to_have_text("Description: at most 500 characters (this has 503)")
+    expect(page.get_by_label(re.compile("^Description"))).to_have_value("d" * 503)
+    page.goto(f"{base}/app/videos/new")
+    page.get_by_label("Brief", exact=True).fill("b" * 4005)
+    page.get_by_role("button", name="Write the video").click()
+    expect(page.locator("#brief-err")).to_have_text("Brief: at most 4000 characters (this has 4005)")
+    expect(page.get_by_label("Brief", exact=True)).to_have_value("b" * 4005)
 
 
 def _unsaved_edits_ask_first(page: Page, base: str) -> None:
