@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, Response, g, request
@@ -32,7 +33,6 @@ from reelfarm.api.resources import (
 from reelfarm.api.schemas.common import ErrorEnvelopeSchema, VideoDocField
 from reelfarm.api.server import ENVIRON_REQUEST_ID
 from reelfarm.api.services import Services
-from reelfarm.console import blp as console_blp
 from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
 from reelfarm.farm.services.media import MAX_UPLOAD_BYTES
 from reelfarm.shared import logs, storage
@@ -66,8 +66,11 @@ class ReelfarmApi(ServedDocument, Api):
 
 
 def create_app(settings: Settings | None = None, services: Services | None = None,
-               start_farm: bool = False) -> Flask:
+               start_farm: bool = False, extend: Callable[[Flask], None] | None = None) -> Flask:
     """Build the WSGI app; `services` may be given to share collaborators (tests, workers).
+
+    `extend` registers what else the app serves (the composition root, ``reelfarm/app.py``,
+    registers the web console with it); the API itself imports nothing of the console.
 
     `start_farm` starts this process's share of the farm (serving processes do): the embedded
     executor, or with Redis, whose `reelfarm worker` nodes run the tasks, the farm's repair timer.
@@ -87,7 +90,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     _document(api)
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
-    app.register_blueprint(console_blp)  # the web console at /app: session sign-in, CSRF, HTML error pages
+    if extend is not None:
+        extend(app)  # the web console at /app: session sign-in, CSRF, HTML error pages
     _refine(api)
     metrics.install(app)  # before the other hooks, so it times them too
     _install_hooks(app, services)

@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -60,60 +61,65 @@ def _emit(as_json: bool, data: Any, text: str) -> None:
     click.echo(json.dumps(data, default=str) if as_json else text)
 
 
-@click.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--workers", default=2, show_default=True, type=int, help="gunicorn worker processes")
-@click.option("--migrate/--no-migrate", default=True, show_default=True,
-              help="Bring the database schema up to date first (a farm may run `reelfarm migrate` apart).")
-@click.option("--drain-sec", type=click.FloatRange(min=0), default=DRAIN_SEC, show_default=True,
-              envvar="REELFARM_DRAIN_SEC", show_envvar=True,
-              help="On SIGTERM, /readyz answers 503 and the server keeps serving this long, closing each "
-                   "connection after its answer, before it stops accepting connections.")
-@click.option("--graceful-sec", type=click.IntRange(min=1), default=GRACEFUL_SEC, show_default=True,
-              envvar="REELFARM_GRACEFUL_SEC", show_envvar=True,
-              help="From SIGTERM to exit, the drain included; a request still running then is logged and cut.")
-def serve_command(host: str, port: int, workers: int, migrate: bool, drain_sec: float, graceful_sec: int) -> None:
-    """Serve the API with gunicorn (migrations run first unless --no-migrate)."""
-    from reelfarm.api.server import STOP_MARGIN_SEC
+def make_serve_command(create_app: Callable[..., Any]) -> click.Command:
+    """`reelfarm serve` over the app `create_app` builds: the composition root (``reelfarm/serve.py``)
+    passes its factory, which registers the console beside the API."""
 
-    if drain_sec + STOP_MARGIN_SEC >= graceful_sec:
-        raise click.BadParameter(f"the drain ({drain_sec:g} s) must end more than {STOP_MARGIN_SEC} s before "
-                                 f"the graceful timeout ({graceful_sec} s)", param_hint="--drain-sec")
-    _metrics_dir()  # before anything imports prometheus_client, and before gunicorn forks
-    from reelfarm.api.app import create_app
-    from reelfarm.api.server import KEEPALIVE_SEC, WORKER_CLASS, Server
-    from reelfarm.shared.logs import configure_logging
+    @click.command("serve")
+    @click.option("--host", default="127.0.0.1", show_default=True)
+    @click.option("--port", default=8000, show_default=True, type=int)
+    @click.option("--workers", default=2, show_default=True, type=int, help="gunicorn worker processes")
+    @click.option("--migrate/--no-migrate", default=True, show_default=True,
+                  help="Bring the database schema up to date first (a farm may run `reelfarm migrate` apart).")
+    @click.option("--drain-sec", type=click.FloatRange(min=0), default=DRAIN_SEC, show_default=True,
+                  envvar="REELFARM_DRAIN_SEC", show_envvar=True,
+                  help="On SIGTERM, /readyz answers 503 and the server keeps serving this long, closing each "
+                       "connection after its answer, before it stops accepting connections.")
+    @click.option("--graceful-sec", type=click.IntRange(min=1), default=GRACEFUL_SEC, show_default=True,
+                  envvar="REELFARM_GRACEFUL_SEC", show_envvar=True,
+                  help="From SIGTERM to exit, the drain included; a request still running then is logged and cut.")
+    def serve_command(host: str, port: int, workers: int, migrate: bool, drain_sec: float, graceful_sec: int) -> None:
+        """Serve the API with gunicorn (migrations run first unless --no-migrate)."""
+        from reelfarm.api.server import STOP_MARGIN_SEC
 
-    services = _services(migrate=migrate, settings=_served_settings(host, port))
-    configure_logging(services.settings.log_level)
-    _first_start(services)
-    apps: list[Any] = []  # in a worker, the app it serves
+        if drain_sec + STOP_MARGIN_SEC >= graceful_sec:
+            raise click.BadParameter(f"the drain ({drain_sec:g} s) must end more than {STOP_MARGIN_SEC} s before "
+                                     f"the graceful timeout ({graceful_sec} s)", param_hint="--drain-sec")
+        _metrics_dir()  # before anything imports prometheus_client, and before gunicorn forks
+        from reelfarm.api.server import KEEPALIVE_SEC, WORKER_CLASS, Server
+        from reelfarm.shared.logs import configure_logging
 
-    def load() -> Any:
-        # Runs in each forked worker: its own engine, and its own embedded executor.
-        app = create_app(services.settings, start_farm=True)
-        apps.append(app)
-        return app
+        services = _services(migrate=migrate, settings=_served_settings(host, port))
+        configure_logging(services.settings.log_level)
+        _first_start(services)
+        apps: list[Any] = []  # in a worker, the app it serves
 
-    def stop_farm(_server: Any, worker: Any) -> None:
-        _stop_farm(apps, worker)
+        def load() -> Any:
+            # Runs in each forked worker: its own engine, and its own embedded executor.
+            app = create_app(services.settings, start_farm=True)
+            apps.append(app)
+            return app
 
-    Server({
-        "bind": f"{host}:{port}",
-        "workers": workers,
-        "worker_class": WORKER_CLASS,  # gthread, refusing in the error envelope and draining on SIGTERM
-        "keepalive": KEEPALIVE_SEC,
-        "threads": 4,
-        "accesslog": "-",
-        "logger_class": "reelfarm.api.accesslog.JsonGunicornLogger",
-        "loglevel": services.settings.log_level.lower(),
-        "timeout": 120,
-        "graceful_timeout": graceful_sec,
-        "child_exit": _forget_worker_metrics,
-        "worker_exit": stop_farm,
-        **_control_socket(services.settings.data_dir),
-    }, load, drain_sec=drain_sec).run()
+        def stop_farm(_server: Any, worker: Any) -> None:
+            _stop_farm(apps, worker)
+
+        Server({
+            "bind": f"{host}:{port}",
+            "workers": workers,
+            "worker_class": WORKER_CLASS,  # gthread, refusing in the error envelope and draining on SIGTERM
+            "keepalive": KEEPALIVE_SEC,
+            "threads": 4,
+            "accesslog": "-",
+            "logger_class": "reelfarm.api.accesslog.JsonGunicornLogger",
+            "loglevel": services.settings.log_level.lower(),
+            "timeout": 120,
+            "graceful_timeout": graceful_sec,
+            "child_exit": _forget_worker_metrics,
+            "worker_exit": stop_farm,
+            **_control_socket(services.settings.data_dir),
+        }, load, drain_sec=drain_sec).run()
+
+    return serve_command
 
 
 @click.command("migrate")
@@ -458,4 +464,4 @@ def sign_in_link(email: str, as_json: bool) -> None:
     _emit(as_json, {"id": user.id, "email": user.email, "link": link}, link)
 
 
-COMMANDS = (serve_command, migrate_command, admin_group)
+COMMANDS = (migrate_command, admin_group)  # `serve`: reelfarm/serve.py

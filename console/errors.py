@@ -16,8 +16,13 @@ from typing import Any
 from flask import Blueprint, flash, jsonify, redirect, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from reelfarm.farm.services.errors import FarmError, InvalidRequest, QueueUnavailable, StateConflict
-from reelfarm.farm.runtime.resilience import is_database_outage
+from reelfarm.farm.services.errors import (
+    FarmError,
+    InvalidRequest,
+    QueueUnavailable,
+    StateConflict,
+    is_database_outage,
+)
 from reelfarm.shared.errors import InsufficientCredits, NotFound
 from reelfarm.studio.errors import BriefRejected, InvalidFieldsError, StudioError
 from reelfarm.studio.videos import DocLintError, VideoStateError

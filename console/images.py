@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from reelfarm.console.forms import PREFIX, label_at
-from reelfarm.farm.services.assets import MAX_IMAGE_BYTES, check_image_url, is_remote
+from reelfarm.farm.services.assets import MAX_IMAGE_BYTES, check_image_url
 from reelfarm.shared.config import Settings
+from reelfarm.studio.assets import is_remote
 from reelfarm.studio.fetch import make_fetcher
 
 SAVE_FETCH_SEC = 15.0  # the whole check of one address; the person is waiting for the page

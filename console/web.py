@@ -34,7 +34,7 @@ import secrets
 from collections.abc import Callable
 from datetime import timedelta
 from functools import wraps
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from cryptography.fernet import Fernet, InvalidToken
@@ -43,9 +43,6 @@ from flask.sessions import SecureCookieSessionInterface
 
 from reelfarm.shared.accounts import User
 from reelfarm.shared.config import RateLimit
-
-if TYPE_CHECKING:
-    from reelfarm.api.services import Services
 
 log = logging.getLogger("reelfarm.console")
 
@@ -76,15 +73,14 @@ class ConsoleSessionInterface(SecureCookieSessionInterface):
         return bool(request and request.is_secure) or public.startswith("https://")
 
 
-def services() -> Services:
-    """The app's services, as the API's views find them (``reelfarm.api.services.services``).
+SERVICES = "REELFARM_CONSOLE_SERVICES"  # app.config: the function that answers the app's services
 
-    Imported when called: ``reelfarm.api`` registers this package on import, so importing it
-    here at the top would make each package wait on the other when the console comes first.
-    """
-    from reelfarm.api.services import services as app_services
 
-    return app_services()
+def services() -> Any:
+    """The app's services, found as the API's views find them: the composition root
+    (``reelfarm/app.py``) puts the API's lookup, ``reelfarm.api.services.services``, in the app's
+    config under ``SERVICES`` before it registers the console, which imports nothing of the API."""
+    return current_app.config[SERVICES]()
 
 
 def configure(app: Flask) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from reelfarm.client.cli.main import CLIENT_PARTS, make_main
 
-PARTS = ("reelfarm.studio.cli", *CLIENT_PARTS, "reelfarm.api.cli", "reelfarm.farm.runtime.cli")
+PARTS = ("reelfarm.studio.cli", *CLIENT_PARTS, "reelfarm.api.cli", "reelfarm.farm.runtime.cli", "reelfarm.serve")
 
 EPILOG = """\b
 Examples:

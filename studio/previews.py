@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 from sqlalchemy.engine import Engine
 
-from reelfarm.farm.services.assets import StorageAssets, is_remote
 from reelfarm.renderer import RENDERER_VERSION
 from reelfarm.renderer.model import Asset
 from reelfarm.renderer.raster import encode_png
@@ -42,6 +41,7 @@ from reelfarm.shared.errors import NotFound, ObjectNotFound
 from reelfarm.shared.repos import brand_kits as kits_repo
 from reelfarm.shared.repos.objects import WorkspaceObjects
 from reelfarm.shared.storage import Storage
+from reelfarm.studio.assets import StorageAssets, is_remote
 from reelfarm.studio.errors import InvalidFieldsError
 from reelfarm.studio.stories import get_story
 from reelfarm.studio.stories.base import request_problems

@@ -9,13 +9,13 @@ database on each load; the page refreshes itself every few seconds (by script; w
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from flask import render_template
 
 from reelfarm.console import web
 from reelfarm.console.blueprint import blp
+from reelfarm.farm.services.machine import this_machine
 
 REFRESH_SEC = 5
 ENDED = frozenset({"succeeded", "finished", "failed", "canceled", "stopped"})  # task states, embedded and RQ
@@ -44,8 +44,5 @@ def _this_server(queue: Any) -> dict[str, Any]:
             "current_job": "", "seen_sec_ago": 0}
 
 
-@lru_cache(maxsize=1)
 def _capabilities() -> Any:
-    from reelfarm.farm.runtime.nodes import detect_capabilities
-
-    return detect_capabilities()
+    return this_machine()

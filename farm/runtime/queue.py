@@ -25,6 +25,7 @@ from datetime import UTC
 from types import MappingProxyType
 from typing import Any
 
+from reelfarm import PARTS
 from reelfarm.farm.runtime.dispatch import ROUND_SEC, Dispatcher, Shares
 from reelfarm.farm.runtime.resilience import is_database_outage
 from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, Router
@@ -48,7 +49,7 @@ __all__ = ["JobQueue", "RQQueue"]  # JobQueue: the services' interface (reelfarm
 # The parts were top-level packages before they moved under ``reelfarm``: work that a farm running
 # an earlier release queued under the old dotted names (``farm.tasks.render_chunk``), in Redis or in
 # the embedded queue's rows, still runs after an upgrade.
-FORMER_TOP_LEVEL = frozenset({"api", "client", "console", "farm", "renderer", "shared", "studio"})
+FORMER_TOP_LEVEL = frozenset(PARTS)  # every part had its own top-level name
 
 
 # Then the farm's modules moved into two rooms (``reelfarm.farm.services``, ``reelfarm.farm.runtime``):

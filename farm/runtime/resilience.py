@@ -33,7 +33,7 @@ from redis.connection import Connection
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from reelfarm.shared.db import database_outage
+from reelfarm.farm.services.errors import is_database_outage
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -52,10 +52,6 @@ def is_redis_outage(exc: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
-
-
-def is_database_outage(exc: BaseException) -> bool:
-    return database_outage(exc) is not None
 
 
 def is_outage(exc: BaseException) -> bool:

@@ -27,7 +27,7 @@ from reelfarm.farm.runtime.resilience import Outage, is_database_outage, wait_un
 from reelfarm.farm.runtime.scratch import scratch_dir
 from reelfarm.farm.services import renders as names
 from reelfarm.farm.services import segments, stream
-from reelfarm.farm.services.assets import StorageAssets, import_remote_assets, imported_keys
+from reelfarm.farm.services.assets import import_remote_assets, imported_keys
 from reelfarm.farm.services.errors import TaskFailed
 from reelfarm.farm.services.graph import IMPORT_ASSETS_TASK, RENDER_CHUNK_TASK, STITCH_TASK
 from reelfarm.farm.services.job_lifecycle import JOB_KINDS, JobLifecycle
@@ -41,6 +41,7 @@ from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos.objects import WorkspaceObjects
+from reelfarm.studio.assets import StorageAssets
 
 log = logging.getLogger("reelfarm.farm")
 

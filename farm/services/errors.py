@@ -25,6 +25,8 @@ these carries HTTP knowledge; ``api/`` maps them.
 
 from __future__ import annotations
 
+from reelfarm.shared.db import database_outage
+
 
 class FarmError(Exception):
     """Base class of every error the farm package raises deliberately."""
@@ -60,3 +62,9 @@ class TaskFailed(FarmError):
 
 class AssetUnreachable(TaskFailed, RuntimeError):
     """A remote asset could not be fetched, perhaps for a moment: retried, then shown as is."""
+
+
+def is_database_outage(exc: BaseException) -> bool:
+    """The database refused, dropped or timed out the connection (``shared.db.database_outage``):
+    the views answer 503 for it, the farm waits it out (``farm/runtime/resilience.py``)."""
+    return database_outage(exc) is not None

@@ -20,7 +20,6 @@ from typing import Any
 from sqlalchemy import Engine
 
 from reelfarm.farm.services import stream
-from reelfarm.farm.services.assets import KeyScope, StorageAssets
 from reelfarm.renderer.chunks import chunks_from_starts, plan_chunks, scene_chunks
 from reelfarm.renderer.errors import AssetError
 from reelfarm.renderer.fingerprint import segment_fingerprint
@@ -31,6 +30,7 @@ from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.repos import segments as segments_repo
 from reelfarm.shared.storage import Storage
+from reelfarm.studio.assets import KeyScope, StorageAssets
 
 log = logging.getLogger("reelfarm.farm")
 

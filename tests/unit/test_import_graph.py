@@ -21,12 +21,32 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from reelfarm import PARTS  # the folders mapped into the one package (``reelfarm/<part>`` links to ``<part>/``)
 from reelfarm.farm.runtime.queue import FORMER_TOP_LEVEL
 
 ROOT = Path(__file__).resolve().parents[2]
-# The folders mapped into the one ``reelfarm`` package (``reelfarm/<part>`` links to ``<part>/``).
-PARTS = ("api", "client", "console", "farm", "renderer", "shared", "studio")
 OLD_TOP_LEVEL = FORMER_TOP_LEVEL  # the names work queued by an earlier release may still use
+
+# DESIGN.md's table, "The parts and which way they depend": the other parts each part may import.
+# The modules of ``reelfarm/`` itself (the composition roots: ``app``, ``serve``, ``cli``) stand
+# above every part and may import any; no part imports them (the package ``reelfarm``, whose
+# ``__init__`` holds ``PARTS`` and imports nothing, excepted).
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    "renderer": frozenset(),
+    "shared": frozenset(),
+    "client": frozenset(),  # it talks to the server over HTTP only
+    "studio": frozenset({"renderer", "shared"}),
+    "farm": frozenset({"renderer", "studio", "shared"}),
+    "api": frozenset({"farm", "studio", "renderer", "shared"}),
+    "console": frozenset({"farm", "studio", "renderer", "shared"}),
+}
+# Within an allowed part, the rooms that some modules may not reach: prefixes of importers, and
+# the prefixes of the modules they may not import. The console reaches the farm through its
+# services alone, and so do the API's views (its resources, schemas and ``/metrics``).
+FORBIDDEN_ROOMS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("reelfarm.console",), "reelfarm.farm.runtime"),
+    (("reelfarm.api.resources", "reelfarm.api.schemas", "reelfarm.api.metrics"), "reelfarm.farm.runtime"),
+)
 
 
 @dataclass(frozen=True)
@@ -57,17 +77,18 @@ def _is_type_checking(test: ast.expr) -> bool:
         (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _walk(node: ast.AST, in_function: bool = False) -> Iterator[tuple[ast.AST, bool]]:
-    """Every node below ``node`` that runs at some point, and whether it stands in a function."""
+def _walk(node: ast.AST, in_function: bool = False, type_checking: bool = False) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node below ``node`` that runs at some point, and whether it stands in a function
+    (with ``type_checking``, the body of ``if TYPE_CHECKING:`` too)."""
     for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and _is_type_checking(child.test):
+        if isinstance(child, ast.If) and _is_type_checking(child.test) and not type_checking:
             for other in child.orelse:
                 yield other, in_function
                 yield from _walk(other, in_function)
             continue
         inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
         yield child, in_function
-        yield from _walk(child, inside)
+        yield from _walk(child, inside, type_checking)
 
 
 def _base(module: str, path: Path, level: int, name: str | None) -> str:
@@ -78,12 +99,13 @@ def _base(module: str, path: Path, level: int, name: str | None) -> str:
     return ".".join(package + ([name] if name else []))
 
 
-def imports(modules: dict[str, Path] | None = None) -> list[Import]:
-    """Every import of a project module by a project module (``TYPE_CHECKING`` ones left out)."""
+def imports(modules: dict[str, Path] | None = None, type_checking: bool = False) -> list[Import]:
+    """Every import of a project module by a project module (``TYPE_CHECKING`` ones left out
+    unless ``type_checking``)."""
     modules = modules if modules is not None else project_modules()
     found = []
     for module, path in modules.items():
-        for node, in_function in _walk(ast.parse(path.read_text("utf-8"))):
+        for node, in_function in _walk(ast.parse(path.read_text("utf-8")), type_checking=type_checking):
             targets = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -136,6 +158,60 @@ def circles(edges: list[Import]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return sorted(found, key=lambda c: (-len(c), c))
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def upward_imports(edges: list[Import]) -> list[str]:
+    """``importer:line -> imported`` for each import DESIGN.md's table does not allow."""
+    found = []
+    for edge in edges:
+        source, target = edge.source.split("."), edge.target.split(".")
+        if len(source) < 2 or source[1] not in MAY_IMPORT:
+            continue  # a composition root in reelfarm/: it may import any part
+        part = source[1]
+        if len(target) < 2:
+            continue  # the package ``reelfarm`` itself (PARTS)
+        other = target[1]
+        rooms = [room for importers, room in FORBIDDEN_ROOMS
+                 if any(_within(edge.source, i) for i in importers) and _within(edge.target, room)]
+        if (other != part and other not in MAY_IMPORT.get(part, frozenset())) or other not in MAY_IMPORT or rooms:
+            found.append(f"{edge.source}:{edge.line} -> {edge.target}")
+    return sorted(found)
+
+
+def test_the_table_names_every_part() -> None:
+    assert set(MAY_IMPORT) == set(PARTS)
+
+
+def test_no_part_imports_a_part_above_it() -> None:
+    """DESIGN.md's table holds: every import, at the top, in a function or under ``TYPE_CHECKING``."""
+    assert upward_imports(imports(type_checking=True)) == []
+
+
+def test_the_layer_rule_sees_upward_imports_wherever_they_stand(tmp_path: Path) -> None:
+    for part, source in {"studio": "from reelfarm.farm import b\n",
+                         "console": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import reelfarm.api.c\n"
+                                    "def f():\n    from reelfarm.farm.runtime import d\n    from reelfarm import app\n"
+                                    "    from reelfarm.farm.services import e\n    import reelfarm\n",
+                         "api": "", "farm": "", "reelfarm": ""}.items():
+        folder = tmp_path / part
+        folder.mkdir()
+        (folder / "__init__.py").write_text("")
+        (folder / "a.py").write_text(source)
+    (tmp_path / "api" / "c.py").write_text("")
+    for name in ("b", "runtime/__init__", "runtime/d", "services/__init__", "services/e"):
+        (tmp_path / "farm" / f"{name}.py").parent.mkdir(exist_ok=True)
+        (tmp_path / "farm" / f"{name}.py").write_text("")
+    (tmp_path / "reelfarm" / "app.py").write_text("import reelfarm.api.c\nfrom reelfarm.console import a\n")
+    found = upward_imports(imports(project_modules(tmp_path), type_checking=True))
+    assert found == ["reelfarm.console.a:3 -> reelfarm.api.c", "reelfarm.console.a:5 -> reelfarm.farm.runtime.d",
+                     "reelfarm.console.a:6 -> reelfarm.app", "reelfarm.studio.a:1 -> reelfarm.farm.b"]
+    assert upward_imports(imports(project_modules(tmp_path))) == [
+        "reelfarm.console.a:5 -> reelfarm.farm.runtime.d", "reelfarm.console.a:6 -> reelfarm.app",
+        "reelfarm.studio.a:1 -> reelfarm.farm.b"]
 
 
 def test_the_former_top_level_names_are_the_parts() -> None:

@@ -16,7 +16,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from reelfarm.api.app import create_app
+from reelfarm.app import create_app
 from reelfarm.api.services import Services
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock

@@ -16,7 +16,7 @@ from flask import Flask
 from jsonschema import Draft202012Validator
 
 from reelfarm.api import examples
-from reelfarm.api.app import create_app
+from reelfarm.app import create_app
 from reelfarm.api.services import Services
 from reelfarm.farm.services.jobs import published_locales
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
@@ -229,7 +229,7 @@ def test_a_doubled_base_path_says_that_the_base_is_the_server_root(with_apertium
 
 
 def test_forwarded_headers_are_believed_only_from_the_trusted_proxies(with_apertium):
-    from reelfarm.api.app import create_app
+    from reelfarm.app import create_app
 
     app, services = with_apertium
     forwarded = {"Host": "10.0.0.7:8000", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "api.example.org"}

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from reelfarm.api.app import create_app
+from reelfarm.app import create_app
 from tests.integration.api.support import REQUEST_ID, assert_error
 
 BIG = 2 * 1024 * 1024 + 1

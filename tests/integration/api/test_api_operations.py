@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import inspect
 
-from reelfarm.api.app import create_app
+from reelfarm.app import create_app
 from reelfarm.api.cli import migrate_command
 from reelfarm.api.ratelimit import RedisRateLimiter, make_limiter_redis
 from reelfarm.api.services import Services

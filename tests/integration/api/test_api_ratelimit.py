@@ -19,7 +19,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from reelfarm.api.app import create_app
+from reelfarm.app import create_app
 from reelfarm.api.ratelimit import (
     FileRateLimiter,
     MemoryRateLimiter,

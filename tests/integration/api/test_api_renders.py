@@ -13,7 +13,7 @@ import av
 import pytest
 from PIL import Image
 
-from reelfarm.api.app import create_app
+from reelfarm.app import create_app
 from reelfarm.api.services import Services
 from reelfarm.shared.config import Settings
 from tests.integration.api.support import assert_error

@@ -4,7 +4,7 @@ from __future__ import annotations
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
-from reelfarm.api.app import create_app
+from reelfarm.app import create_app
 from reelfarm.api.services import Services
 from reelfarm.shared import keys
 from reelfarm.shared.clock import FixedClock

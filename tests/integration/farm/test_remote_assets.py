@@ -21,12 +21,13 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from reelfarm.farm.services.assets import BRAND_LOGO, imported_key, remote_assets
+from reelfarm.farm.services.assets import BRAND_LOGO, remote_assets
 from reelfarm.farm.services.progress import RedisProgress
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.services.renders import render_prefix
 from reelfarm.shared.db import make_engine
 from reelfarm.shared.tables import queued_tasks
+from reelfarm.studio.assets import imported_key
 from reelfarm.studio.fetch import SafeFetcher
 from tests.helpers import write_tone
 from tests.integration.farm.conftest import Farm, build_farm, make_doc, studio_for_tests, work_burst

@@ -14,7 +14,6 @@ import pytest
 from reelfarm.renderer import RENDERER_VERSION
 from reelfarm.renderer.errors import AssetError
 from reelfarm.renderer.spec import RenderSpec
-from reelfarm.farm.services.assets import StorageAssets, imported_key
 from reelfarm.farm.services.errors import (
     FarmError,
     InvalidRequest,
@@ -40,6 +39,7 @@ from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.repos.jobs import Job
 from reelfarm.shared.repos.renders import Render
 from reelfarm.shared.storage import LocalStorage, check_key
+from reelfarm.studio.assets import StorageAssets, imported_key
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
