@@ -28,16 +28,13 @@ from reelfarm.renderer.errors import EncodeError, RasterError
 from reelfarm.renderer.gpu import nvidia_gpu_present
 from reelfarm.renderer.model import Doc
 from reelfarm.renderer.raster import Rasterizer, SkiaRasterizer
-from reelfarm.renderer.spec import RenderSpec
+from reelfarm.renderer.spec import ENCODER_KINDS, RASTER_KINDS, RenderSpec
 
 if TYPE_CHECKING:
     from reelfarm.renderer.encode import Encoder
 
 log = logging.getLogger(__name__)
 
-RASTER_KINDS = ("auto", "cpu", "gl")
-ENCODER_KINDS = ("auto", "x264", "nvenc")
-ENCODER_FAMILIES = ("x264", "nvenc")
 @dataclass(frozen=True)
 class RasterChoice:
     """A resolved choice: `kind` is "cpu" or "gl"; `hardware_only` refuses software GL."""
@@ -77,12 +74,6 @@ def choose_raster(kind: str | RasterChoice = "auto", gpu_index: int = 0) -> Rast
             return RasterChoice("gl", gpu_index, hardware_only=True)
         return RasterChoice("cpu", gpu_index)
     return RasterChoice(kind, gpu_index)
-
-
-def make_rasterizer(kind: str | RasterChoice, doc: Doc, spec: RenderSpec, assets: AssetSource | None = None,
-                    gpu_index: int = 0, **options: Any) -> Rasterizer:
-    """`choose_raster(kind, gpu_index).make(doc, spec, assets, **options)`."""
-    return choose_raster(kind, gpu_index).make(doc, spec, assets, **options)
 
 
 class EncoderUnavailable(EncodeError):

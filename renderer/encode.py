@@ -5,7 +5,7 @@ does not care which one runs:
 
 - ``X264Encoder``: libx264 through PyAV, on the CPU. The default, and the only one tested on
   every machine.
-- ``NvencEncoder`` (``reelfarm.renderer.nvenc``, with ``make_encoder``, which picks between the two):
+- ``NvencEncoder`` (``reelfarm.renderer.nvenc``; ``reelfarm.renderer.backends.choose_encoder`` picks):
   NVENC through PyNvVideoCodec, on NVIDIA GPUs that have encoder units (L4, L40S, A10, T4, RTX;
   *not* H100/H200). Written from the PyNvVideoCodec documentation and never run against real
   hardware yet: see its docstring.

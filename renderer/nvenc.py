@@ -1,15 +1,15 @@
-"""H.264 on NVIDIA's encoder units (NVENC), and the choice between it and libx264.
+"""H.264 on NVIDIA's encoder units (NVENC).
 
 ``NvencEncoder`` speaks the ``reelfarm.renderer.encode.Encoder`` protocol: frames are converted to NV12
 by the same BT.709 path as x264's, encoded by PyNvVideoCodec, and the raw Annex B stream is
-muxed into MP4 by ``H264AnnexBMuxer`` (tested without a GPU). ``make_encoder`` returns NVENC
-where a session can really be opened (``nvenc_available``) and libx264 otherwise.
+muxed into MP4 by ``H264AnnexBMuxer`` (tested without a GPU). Which encoder a render uses is
+chosen in one place, ``reelfarm.renderer.backends.choose_encoder``: NVENC where a session can
+really be opened (``nvenc_probe``), and never a silent x264 where NVENC was asked for.
 """
 
 from __future__ import annotations
 
 import inspect
-import logging
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -21,7 +21,6 @@ from av.video.reformatter import VideoReformatter
 from reelfarm.renderer.encode import (
     DEFAULT_GOP_SECONDS,
     Encoder,
-    X264Encoder,
     check_frame,
     check_geometry,
     check_pixel_format,
@@ -32,9 +31,7 @@ from reelfarm.renderer.encode import (
 )
 from reelfarm.renderer.errors import EncodeError
 
-log = logging.getLogger(__name__)
-
-__all__ = ["H264AnnexBMuxer", "NvencEncoder", "make_encoder", "nvenc_available"]
+__all__ = ["H264AnnexBMuxer", "NvencEncoder", "nvenc_available"]
 
 
 # --------------------------------------------------------------------------------------
@@ -311,34 +308,7 @@ def nvenc_available() -> bool:
     return nvenc_probe()[0]
 
 
-# --------------------------------------------------------------------------------------
-# Choosing
-# --------------------------------------------------------------------------------------
-
-_KINDS = ("auto", "nvenc", "x264")
-
-
 def accepted_options(cls: type[Encoder], kw: dict[str, Any]) -> dict[str, Any]:
     """Keep the options ``cls`` understands, so one settings dict can serve both encoders."""
     params = inspect.signature(cls.__init__).parameters
     return {key: value for key, value in kw.items() if key in params}
-
-
-def make_encoder(kind: str = "auto", **kw: Any) -> Encoder:
-    """Return NVENC when asked for ("auto" or "nvenc") and usable, libx264 otherwise.
-
-    Options that only the other encoder knows are dropped (e.g. ``crf`` for NVENC), so a
-    fallback from "nvenc" to x264 still works; an option neither knows is a TypeError.
-    """
-    if kind not in _KINDS:
-        raise ValueError(f"unknown encoder kind {kind!r}; use one of {', '.join(_KINDS)}")
-    known = set(inspect.signature(X264Encoder.__init__).parameters)
-    known |= set(inspect.signature(NvencEncoder.__init__).parameters)
-    unknown = sorted(set(kw) - (known - {"self"}))
-    if unknown:
-        raise TypeError(f"unknown encoder option(s): {', '.join(unknown)}")
-    if kind in ("auto", "nvenc") and nvenc_available():
-        return NvencEncoder(**accepted_options(NvencEncoder, kw))
-    if kind == "nvenc":
-        log.warning("NVENC was requested but is not available; encoding with libx264")
-    return X264Encoder(**accepted_options(X264Encoder, kw))

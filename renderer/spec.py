@@ -20,6 +20,12 @@ from reelfarm.renderer.errors import Problem, SpecInvalid
 FORMAT_RATIOS: dict[str, tuple[int, int]] = {"16:9": (16, 9), "9:16": (9, 16), "1:1": (1, 1), "4:5": (4, 5)}
 FORMATS: tuple[str, ...] = tuple(FORMAT_RATIOS)
 DEFAULT_FORMAT = FORMATS[0]  # a video, document or render that names no format
+
+# What a node draws and encodes with (``reelfarm.renderer.backends`` chooses): a rasterizer and an
+# encoder by name, "auto" choosing for the machine; each family's segments join only with its own.
+RASTER_KINDS = ("auto", "cpu", "gl")
+ENCODER_FAMILIES = ("x264", "nvenc")
+ENCODER_KINDS = ("auto", *ENCODER_FAMILIES)
 RESOLUTIONS: tuple[int, ...] = (720, 1080, 2160)
 FPS_CHOICES: tuple[int, ...] = (24, 30, 60)
 MIN_RESOLUTION = 16

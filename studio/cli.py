@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reelfarm.renderer.errors import RendererError, SpecInvalid
-from reelfarm.renderer.spec import DEFAULT_FORMAT, FORMATS, MAX_FPS, MAX_RESOLUTION, MIN_RESOLUTION, RenderSpec
+from reelfarm.renderer.spec import (
+    DEFAULT_FORMAT,
+    ENCODER_KINDS,
+    FORMATS,
+    MAX_FPS,
+    MAX_RESOLUTION,
+    MIN_RESOLUTION,
+    RASTER_KINDS,
+    RenderSpec,
+)
 
 if TYPE_CHECKING:  # the document model and assets load in the commands that read a document
     from reelfarm.renderer.assets import LocalAssets
@@ -74,12 +83,12 @@ def _spec(doc: Doc, fmt: str | None, resolution: int, fps: int | None) -> Render
 # any size and rate it can render (previews, tests), checked once by RenderSpec.
 _RESOLUTION = click.IntRange(MIN_RESOLUTION, MAX_RESOLUTION)
 _FPS = click.IntRange(1, MAX_FPS)
-_RASTER = click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), default="auto", show_default=True,
+_RASTER = click.option("--raster", type=click.Choice(RASTER_KINDS), default="auto", show_default=True,
                        envvar="REELFARM_RASTER", show_envvar=True,
                        help="Rasterizer: GL on an NVIDIA GPU (auto), Skia on the CPU, or GL on any EGL (gl).")
 
 
-_ENCODER = click.option("--encoder", type=click.Choice(["auto", "x264", "nvenc"]), default="auto", show_default=True,
+_ENCODER = click.option("--encoder", type=click.Choice(ENCODER_KINDS), default="auto", show_default=True,
                         envvar="REELFARM_ENCODER", show_envvar=True,
                         help="Encoder: NVENC where a session opens (auto), x264, or NVENC only (refused where "
                              "it cannot be had).")

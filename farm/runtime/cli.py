@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from reelfarm.farm.runtime.nodecheck import node_group
+from reelfarm.renderer.spec import ENCODER_KINDS, RASTER_KINDS
 
 EMBEDDED_NOTE = (
     "REELFARM_REDIS_URL is not set, so this installation runs in embedded mode: `reelfarm serve` "
@@ -34,9 +35,9 @@ EMBEDDED_NOTE = (
 @click.option("--namespace", default="", help="Prefix of queue names and keys, to share one Redis.")
 @click.option("--metrics-port", type=click.IntRange(min=0, max=65535), default=0, show_default=True,
               help="Serve Prometheus metrics on this port (0: off).")
-@click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), default=None,
+@click.option("--raster", type=click.Choice(RASTER_KINDS), default=None,
               help="Rasterizer for chunks (default: REELFARM_RASTER, else auto: GL on an NVIDIA GPU, else CPU).")
-@click.option("--encoder", type=click.Choice(["auto", "x264", "nvenc"]), default=None,
+@click.option("--encoder", type=click.Choice(ENCODER_KINDS), default=None,
               help="Encoder for chunks (default: REELFARM_ENCODER, else auto: NVENC where a session opens, else "
                    "x264); nvenc where it cannot be had refuses to start.")
 def worker_command(queues: str, burst: bool, name: str | None, namespace: str, metrics_port: int,

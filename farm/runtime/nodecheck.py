@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reelfarm.renderer.spec import ENCODER_KINDS, RASTER_KINDS
+
 if TYPE_CHECKING:
     from reelfarm.renderer.model import Doc
     from reelfarm.renderer.raster import Rasterizer
@@ -497,12 +499,12 @@ def node_group() -> None:
 
 
 @node_group.command("check")
-@click.option("--raster", type=click.Choice(["auto", "cpu", "gl"]), default="auto", show_default=True,
+@click.option("--raster", type=click.Choice(RASTER_KINDS), default="auto", show_default=True,
               envvar="REELFARM_RASTER", show_envvar=True,
               help="The rasterizer the node is configured for (as `reelfarm worker --raster`).")
 @click.option("--hardware-gl", is_flag=True,
               help="GL must run on an NVIDIA GPU: software GL (llvmpipe) fails the check. Needs --raster gl.")
-@click.option("--encoder", type=click.Choice(["auto", "x264", "nvenc"]), default="auto", show_default=True,
+@click.option("--encoder", type=click.Choice(ENCODER_KINDS), default="auto", show_default=True,
               envvar="REELFARM_ENCODER", show_envvar=True,
               help="The encoder the node is configured for; nvenc fails the check unless the NVENC probe passes.")
 @click.option("--queues", default=DEFAULT_QUEUES, show_default=True,

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import re
+import sys
 import types
 from pathlib import Path
 from typing import Any
-
-import sys
 
 import av
 import numpy as np
 import pytest
 from av.video.frame import PictureType
 
-from reelfarm.renderer import encode, nvenc
+from reelfarm.renderer import backends, encode, nvenc, spec
+from reelfarm.renderer.backends import EncoderUnavailable, choose_encoder
 from reelfarm.renderer.concat import probe
 from reelfarm.renderer.encode import X264Encoder, available_h264_encoders, encode_frames
-from reelfarm.renderer.nvenc import H264AnnexBMuxer, NvencEncoder, make_encoder, nvenc_available, nvenc_probe
 from reelfarm.renderer.errors import EncodeError, RendererError
+from reelfarm.renderer.nvenc import H264AnnexBMuxer, NvencEncoder, nvenc_available, nvenc_probe
+from reelfarm.shared.config import ConfigError, Settings
 from tests.stand_in_nvenc import StandInEncoder
 
 W, H, FPS = 160, 90, 30
@@ -175,34 +176,42 @@ def test_available_h264_encoders_lists_libx264() -> None:
 
 @pytest.fixture
 def no_nvenc(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(nvenc, "nvenc_available", lambda: False)
+    monkeypatch.setattr(nvenc, "nvenc_probe", lambda gpu_index=0: (False, "no NVENC on this GPU"))
 
 
 @pytest.fixture
 def with_nvenc(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(nvenc, "nvenc_available", lambda: True)
+    monkeypatch.setattr(nvenc, "nvenc_probe", lambda gpu_index=0: (True, "an H.264 NVENC session opened"))
 
 
 @pytest.mark.usefixtures("no_nvenc")
-def test_make_encoder_falls_back_to_x264_and_drops_nvenc_options() -> None:
-    enc = make_encoder("nvenc", crf=18, preset="faster", bitrate=5_000_000)
-    assert isinstance(enc, X264Encoder)
-    assert (enc.crf, enc.preset) == (18, "faster")
-    assert isinstance(make_encoder(), X264Encoder)
+def test_nvenc_asked_for_where_it_cannot_be_had_is_refused_not_replaced_by_x264() -> None:
+    with pytest.raises(EncoderUnavailable, match="no NVENC on this GPU"):
+        choose_encoder("nvenc")
+    assert choose_encoder("auto").family == "x264", "auto falls back, and says so in the log"
+    enc = choose_encoder("x264").make(crf=18, preset="faster", bitrate=5_000_000)
+    assert isinstance(enc, X264Encoder) and (enc.crf, enc.preset) == (18, "faster"), "NVENC's options dropped"
 
 
 @pytest.mark.usefixtures("with_nvenc")
-def test_make_encoder_prefers_nvenc_when_available() -> None:
-    enc = make_encoder("auto", crf=18, bitrate=5_000_000)
+def test_auto_prefers_nvenc_where_a_session_opens() -> None:
+    choice = choose_encoder("auto", gpu_index=1)
+    assert (choice.family, choice.gpu_index) == ("nvenc", 1)
+    enc = choice.make(crf=18, bitrate=5_000_000)
     assert isinstance(enc, NvencEncoder) and enc.bitrate == 5_000_000
-    assert isinstance(make_encoder("x264"), X264Encoder)
+    assert choose_encoder("x264").family == "x264"
 
 
-def test_make_encoder_rejects_unknown_kind_and_options() -> None:
-    with pytest.raises(ValueError, match="unknown encoder kind"):
-        make_encoder("vp9")
-    with pytest.raises(TypeError, match="qualty"):
-        make_encoder("x264", qualty=3)
+def test_one_chooser_and_one_list_of_encoder_kinds() -> None:
+    with pytest.raises(ValueError, match="unknown encoder 'vp9'"):
+        choose_encoder("vp9")
+    assert not hasattr(nvenc, "make_encoder") and not hasattr(backends, "make_rasterizer")
+    assert spec.ENCODER_KINDS == ("auto", *spec.ENCODER_FAMILIES)
+    for kind in ("vp9", "hevc"):  # the settings (which import nothing of the renderer) hold the same list
+        with pytest.raises(ConfigError, match="REELFARM_ENCODER"):
+            Settings.from_env({"REELFARM_DATA_DIR": "/nonexistent", "REELFARM_ENCODER": kind})
+    for kind in spec.ENCODER_KINDS:
+        assert Settings.from_env({"REELFARM_DATA_DIR": "/nonexistent", "REELFARM_ENCODER": kind}).encoder == kind
 
 
 def test_nvenc_unavailable_without_pynvvideocodec(monkeypatch: pytest.MonkeyPatch) -> None:
