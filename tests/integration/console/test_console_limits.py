@@ -9,6 +9,7 @@ from sqlalchemy import func, select, update
 from reelfarm.shared.db import transaction
 from reelfarm.shared.tables import jobs, videos
 from tests.integration.console.conftest import csrf_token, signed_in_owner
+from tests.integration.console.test_console_brand_kits import _form as kit_form
 from tests.integration.console.test_console_previews import _form
 
 
@@ -176,3 +177,16 @@ def test_an_api_key_name_over_its_limit_is_named_not_cut(app, services, make_ten
     assert refused.status_code == 400
     assert _beside(html, "key-name") == "Name: at most 200 characters (this has 230)"
     assert f'value="{"k" * 230}"' in html
+
+
+def test_a_kit_colour_typed_too_long_is_kept_and_named(app, services, make_tenant):
+    acme = make_tenant(name="acme")
+    ann = signed_in_owner(app, acme)
+    assert " maxlength=" not in ann.get("/app/brand-kits/new").get_data(as_text=True)
+    form = kit_form(ann, "/app/brand-kits/new", name="Orange", color_accent="orange-ish")
+    refused = ann.post("/app/brand-kits/new", data=form, content_type="multipart/form-data")
+    html = unescape(refused.get_data(as_text=True))
+    assert refused.status_code == 400
+    assert _beside(html, "kit-color-accent") == "Accent colour: 'orange-ish' is not a colour; use #RRGGBB"
+    assert 'value="orange-ish"' in html
+    assert [k["name"] for k in services.brand_kits.list(acme.workspace_id)] == ["Default"]
