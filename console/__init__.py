@@ -13,8 +13,8 @@ and shares only the services:
   ``reelfarm.api.services.services()``, handed over by the composition root in the app's config):
   videos, renders, jobs, webhooks and brand kits, and the console's own people (``shared/accounts.py``),
   API keys (``shared/apikeys.py``) and read-only lists (``shared/readmodels.py``), each call
-  scoped to the signed-in user's workspace exactly as the API scopes to a key's. No console module holds SQL, a transaction, a repository or the
-  engine (``tests/unit/api/test_views_seam.py``).
+  scoped to the signed-in user's workspace exactly as the API scopes to a key's. No console module
+  holds SQL, a transaction, a repository or the engine (``tests/unit/api/test_views_seam.py``).
 
 Pages are Jinja templates with a small script (``static/console/console.js``) that adds live
 progress by polling and copy buttons; every action is also a plain form post, so the console
