@@ -44,20 +44,20 @@ def test_defaults_round_trip_through_the_form_and_validate(story):
 def test_short_string_is_a_text_input_with_its_length_limits():
     control = _one({"headline": _prop("announcement", "headline")})
     assert (control.kind, control.label, control.value) == ("text", "Headline", "We're opening our second studio")
-    assert control.attrs == {"maxlength": 60, "minlength": 1}
+    assert control.attrs == {"data-maxlength": 60, "minlength": 1}  # not maxlength: a browser would cut
     assert control.id == "fld-headline" and control.name == "f.headline"
 
 
 def test_long_string_is_a_textarea():
     control = _one({"body": _prop("announcement", "body")})
-    assert control.kind == "textarea" and control.attrs["maxlength"] == 160
+    assert control.kind == "textarea" and control.attrs["data-maxlength"] == 160
 
 
 def test_image_url_is_a_nullable_url_input_and_empty_means_null():
     prop = _prop("announcement", "image")
     control = _one({"image": prop})
     assert (control.kind, control.nullable, control.value, control.required) == ("url", True, "", False)
-    assert control.attrs["maxlength"] == 2048
+    assert control.attrs["data-maxlength"] == 2048
     schema = {"properties": {"image": prop}}
     assert forms.parse(schema, {"f.image": ""}) == {"image": None}
     assert forms.parse(schema, {"f.image": " https://example.com/a.png "}) == {"image": "https://example.com/a.png"}
