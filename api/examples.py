@@ -99,7 +99,8 @@ RESPONSES: dict[str, Any] = {
     "Health": {"status": "ok", "checks": {"database": "ok", "queue": "ok"}},
     "Me": {"workspace": {"id": WORKSPACE_ID, "name": "Acme", "plan": "pro", "credits": 98},
            "rate_limit": {"limit": 600, "window_sec": 60, "policy": "600;w=60"},
-           "api_key": {"id": "c0ffee00-1234-4abc-9def-0123456789ab", "prefix": "rf_live_7Hq2"}},
+           "api_key": {"id": "c0ffee00-1234-4abc-9def-0123456789ab", "prefix": "rf_live_7Hq2"},
+           "library": {"used_bytes": 52_428_800, "limit_bytes": 10 * 1024 ** 3}},
     "Job": JOB, "JobDone": JOB_DONE, "StillsJob": STILLS_JOB,
     "BrandKit": BRAND_KIT, "BrandKitList": {"data": [BRAND_KIT]},
     "StoryList": {"data": [story()]},
@@ -131,6 +132,7 @@ REQUESTS: dict[str, Any] = {
                       "description": "render notifications"},
     "WebhookPatch": {"enabled": True},
     "AssetUpload": {"file": "(the file's bytes)"},
+    "AssetFromUrl": {"url": "https://example.com/images/team.png"},
 }
 
 VIDEO_CREATE = {

@@ -19,7 +19,7 @@ transaction (``tests/unit/api/test_views_seam.py``).
     previews      studio.previews.StoryPreviews      stills of unsaved story drafts, the gallery's thumbnails
     drafts        farm.drafts.DraftService           animated previews of unsaved values, played as streams
     figures       shared.readmodels.FarmFigures      the farm-wide figures behind /metrics
-    assets        farm.library.AssetService          the media library: uploads, list, get, delete
+    assets        farm.library.AssetService          the media library: uploads, imports by URL, list, get, delete
 
 The console (``console/``) and ``/metrics`` (``api/metrics.py``) reach them the same way, through
 ``services()``; ``tests/unit/api/test_views_seam.py`` keeps all three behind it.
@@ -41,16 +41,16 @@ from reelfarm.api.auth import Caller
 from reelfarm.api.errors import Forbidden, Unavailable
 from reelfarm.api.idempotency import Idempotency
 from reelfarm.api.ratelimit import RateLimiter, make_rate_limiter
-from reelfarm.farm.services.errors import QueueUnavailable
-from reelfarm.farm.services.drafts import DraftService
-from reelfarm.farm.services.jobs import JobService
-from reelfarm.farm.services.library import AssetService
-from reelfarm.farm.services.renders import RenderService
-from reelfarm.farm.services.queues import ALL_QUEUES
 from reelfarm.farm.runtime.status import collect_status
-from reelfarm.farm.services.videos import Videos
 from reelfarm.farm.runtime.webhooks import WebhookSender
 from reelfarm.farm.runtime.wiring import Farm, make_farm
+from reelfarm.farm.services.drafts import DraftService
+from reelfarm.farm.services.errors import QueueUnavailable
+from reelfarm.farm.services.jobs import JobService
+from reelfarm.farm.services.library import URL_FETCH_OPTIONS, AssetService
+from reelfarm.farm.services.queues import ALL_QUEUES
+from reelfarm.farm.services.renders import RenderService
+from reelfarm.farm.services.videos import Videos
 from reelfarm.renderer.hls import TS_CONTENT_TYPE
 from reelfarm.shared.accounts import AccountService
 from reelfarm.shared.apikeys import ApiKeyService
@@ -132,7 +132,8 @@ class Services:
             self.drafts = DraftService(self.engine, self.farm.queue, self.storage, self.clock,
                                        self.settings.secret_key, self.settings.public_url)
         if self.assets is None:
-            self.assets = AssetService(self.engine, self.clock, self.storage)
+            self.assets = AssetService(self.engine, self.clock, self.storage,
+                                       make_fetcher(self.settings, **URL_FETCH_OPTIONS))
         if self.figures is None:
             queue = self.farm.queue
             redis = getattr(queue, "redis", None)
@@ -149,7 +150,7 @@ class Services:
     # -- the calling key and the service itself ---------------------------------------------
 
     def me(self, caller: Caller) -> dict[str, Any]:
-        """The key's workspace, plan, credits and rate-limit policy (``GET /me``)."""
+        """The key's workspace, plan, credits, rate-limit policy and library use (``GET /me``)."""
         ws = caller.workspace
         limit = self.settings.rate_limit_for(ws.plan)
         if limit is None:  # api.auth turns such keys away before they get here
@@ -157,7 +158,8 @@ class Services:
                             code="plan_without_api")
         return {"workspace": {"id": ws.id, "name": ws.name, "plan": ws.plan, "credits": ws.credits},
                 "rate_limit": {"limit": limit.limit, "window_sec": limit.window_sec, "policy": limit.policy},
-                "api_key": {"id": caller.key_id, "prefix": caller.key_prefix}}
+                "api_key": {"id": caller.key_id, "prefix": caller.key_prefix},
+                "library": self.assets.usage(ws.id)}
 
     def health(self) -> dict[str, Any]:
         """``ok`` when the database and the queue answer; raises Unavailable (503) otherwise."""

@@ -1,4 +1,4 @@
-"""The media library: upload, list, get and delete a workspace's images and sounds."""
+"""The media library: upload (or import by address), list, get and delete a workspace's images and sounds."""
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -7,7 +7,13 @@ from flask_smorest import Blueprint
 from reelfarm.api import examples as ex
 from reelfarm.api.auth import current_workspace_id
 from reelfarm.api.docs import errors
-from reelfarm.api.schemas.assets import AssetListQuerySchema, AssetListSchema, AssetSchema, AssetUploadSchema
+from reelfarm.api.schemas.assets import (
+    AssetFromUrlSchema,
+    AssetListQuerySchema,
+    AssetListSchema,
+    AssetSchema,
+    AssetUploadSchema,
+)
 from reelfarm.api.services import services
 from reelfarm.farm.services.media import MAX_UPLOAD_BYTES
 
@@ -30,7 +36,8 @@ class Assets(MethodView):
         or an MP3, AAC/M4A, WAV or Ogg sound (at most 600 s, decoding to its end); at most 50 MiB
         in all. Anything else is 400 on `/file` and stores nothing. The same bytes uploaded again
         answer the asset already stored (one copy per workspace). Name it in a VideoDoc by its
-        `key`.
+        `key`. An upload that would take the library past its plan's quota (`GET /me`, `library`)
+        is 413 `quota_exceeded` and stores nothing; the same bytes again cost nothing.
         """
         data = body["file"].stream.read(MAX_UPLOAD_BYTES + 1)
         return services().assets.upload(current_workspace_id(), data), 201
@@ -46,6 +53,26 @@ class Assets(MethodView):
         `next_cursor` back as `cursor` for the next page (null on the last).
         """
         return services().assets.list(current_workspace_id(), query["limit"], query.get("cursor"), query.get("kind"))
+
+
+@blp.route("/from-url")
+class AssetFromUrl(MethodView):
+    @blp.arguments(AssetFromUrlSchema, error_status_code=400, example=ex.REQUESTS["AssetFromUrl"])
+    @blp.response(201, AssetSchema, example=ex.RESPONSES["Asset"])
+    @blp.doc(operationId="addAssetFromUrl")
+    @errors(blp, 400)
+    def post(self, body):
+        """Add an image or a sound from an address
+
+        The server fetches `url` (http or https; public addresses only, checked at every redirect,
+        so no loopback, private or link-local address is reached; at most 50 MiB, within 30 s)
+        and stores what it sent exactly as an upload to `POST /assets`: the same checks of the
+        bytes (the address's name and declared type decide nothing), the same limits, one copy of
+        the same bytes. A refusal is 400 on `/url` whose `code` names the reason:
+        `address_refused`, `unreachable` (no answer, or not 2xx), `too_large` or
+        `unsupported_media`; nothing is stored.
+        """
+        return services().assets.import_url(current_workspace_id(), body["url"]), 201
 
 
 @blp.route("/<string:asset_id>")

@@ -1,10 +1,12 @@
-"""The media library: the Asset a client reads, its list and page query, and the upload body."""
+"""The media library: the Asset a client reads, its list and page query, the upload body and the
+import-by-address body."""
 from __future__ import annotations
 
 from flask_smorest.fields import Upload
 from marshmallow import Schema, fields, validate
 
-from reelfarm.api.contract import CURSOR, Pattern, pattern_meta
+from reelfarm.api.contract import CURSOR, WEBHOOK_URL, Pattern, pattern_meta
+from reelfarm.api.schemas.common import RequestSchema
 from reelfarm.shared.tables import ASSET_KINDS
 
 
@@ -39,3 +41,9 @@ class AssetListQuerySchema(Schema):
 
 class AssetUploadSchema(Schema):
     file = Upload(required=True, metadata={"description": "the image or sound file"})
+
+
+class AssetFromUrlSchema(RequestSchema):
+    url = fields.String(required=True, validate=[validate.Length(1, 2048), Pattern(WEBHOOK_URL, "not an http(s) URL")],
+                        metadata=pattern_meta(WEBHOOK_URL, description="where the image or sound is; a public "
+                                              "http(s) address", example="https://example.com/images/team.png"))

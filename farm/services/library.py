@@ -9,30 +9,49 @@ same bytes uploaded again in the workspace answer the asset already there: one r
 A stored asset is read only through its workspace: by id here, and by key in a document through
 ``reelfarm.shared.repos.objects`` (whose owner of ``assets/...`` is the row naming that key).
 
+``import_url`` takes an address instead of bytes: the bytes are fetched through the studio's SSRF
+guard (``reelfarm.studio.fetch``: public addresses only, every redirect checked, at most
+``MAX_UPLOAD_BYTES``) and then stored exactly as an upload, with the same checks and the same
+one copy. A refused address, an unreachable one, a body too large or bytes that are no image or
+sound are 400s on ``/url`` naming the reason; nothing is stored. The server's declared content type
+is not trusted, as an upload's name is not: the bytes decide.
+
 Deleting an asset that a version of a video or a brand kit names (by key or id) is refused with
 409 ``asset_in_use``, naming them: a version is immutable, so what it was made with stays.
+
+A workspace's library holds at most its plan's bytes (``reelfarm.shared.plans``: the sizes of its
+assets, each distinct upload once, thumbnails free). An upload that would pass it is refused with
+QuotaExceeded (413 ``quota_exceeded``) before anything is stored, and checked again in the
+transaction that records it, with the workspace's row locked, so two uploads at once cannot both
+take the last bytes; the one refused there removes what it stored. The same bytes again cost nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+from collections.abc import Mapping
 from typing import Any
 
 from PIL import Image
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from reelfarm.farm.services.errors import InvalidRequest, StateConflict
-from reelfarm.farm.services.media import Media, MediaRefused, probe
+from reelfarm.farm.services.errors import InvalidRequest, QuotaExceeded, StateConflict
+from reelfarm.farm.services.media import MAX_UPLOAD_BYTES, Media, MediaRefused, probe
 from reelfarm.farm.services.videos import decode_cursor, encode_cursor
+from reelfarm.shared import plans
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import assets as repo
 from reelfarm.shared.storage import Storage
+from reelfarm.studio.errors import FetchFailed, FetchRefused, FetchTooLarge
+from reelfarm.studio.fetch import SafeFetcher
 
 ASSET_URL_TTL_SEC = 24 * 3600
 THUMB_SIDE = 320
+URL_FETCH_OPTIONS: dict[str, float] = {"max_bytes": MAX_UPLOAD_BYTES, "read_timeout": 10.0, "total_timeout": 30.0}
+"""How the fetcher of ``AssetService.import_url`` is built: an upload's size limit, within half a minute."""
 
 
 class UploadRefused(InvalidRequest):
@@ -42,11 +61,24 @@ class UploadRefused(InvalidRequest):
         super().__init__([{"field": "/file", "code": refused.code, "message": refused.reason}])
 
 
+class ImportRefused(InvalidRequest):
+    """An address the library cannot take an asset from (400 on ``/url``); ``code`` says why:
+    ``address_refused``, ``unreachable``, ``too_large`` or ``unsupported_media``."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__([{"field": "/url", "code": code, "message": reason}])
+
+
 class AssetService:
-    def __init__(self, engine: Engine, clock: Clock, storage: Storage) -> None:
+    """The library of each workspace; ``fetcher`` (the SSRF guard) serves ``import_url``."""
+
+    def __init__(self, engine: Engine, clock: Clock, storage: Storage, fetcher: SafeFetcher | None = None,
+                 quotas: Mapping[str, int] = plans.LIBRARY_BYTES) -> None:
         self.engine = engine
         self.clock = clock
         self.storage = storage
+        self.fetcher = fetcher
+        self.quotas = quotas  # bytes per plan
 
     def upload(self, workspace_id: str, data: bytes) -> dict[str, Any]:
         """Probe, store once, record; the Asset. Raises UploadRefused (nothing stored)."""
@@ -54,11 +86,38 @@ class AssetService:
             media = probe(data)
         except MediaRefused as exc:
             raise UploadRefused(exc) from None
+        return self._store(workspace_id, data, media)
+
+    def import_url(self, workspace_id: str, url: str) -> dict[str, Any]:
+        """Fetch ``url`` through the SSRF guard and store it as an upload; the Asset.
+
+        Raises ImportRefused (nothing stored): a refused address (private, loopback, another
+        scheme), no answer or a non-2xx one, a body over the upload limit, or no image or sound.
+        """
+        if self.fetcher is None:
+            raise RuntimeError("AssetService was built without a fetcher")
+        try:
+            data = self.fetcher.fetch(url, accept=("*/*",)).body
+        except FetchRefused as exc:
+            raise ImportRefused("address_refused", f"this address is refused: {exc.reason}") from None
+        except FetchTooLarge as exc:
+            raise ImportRefused("too_large", f"{exc.reason} (an upload's limit)") from None
+        except FetchFailed as exc:
+            raise ImportRefused("unreachable", f"the address could not be fetched: {exc.reason}") from None
+        try:
+            media = probe(data)
+        except MediaRefused as exc:
+            raise ImportRefused(exc.code, f"what the address sent is refused: {exc.reason}") from None
+        return self._store(workspace_id, data, media)
+
+    def _store(self, workspace_id: str, data: bytes, media: Media) -> dict[str, Any]:
         sha256 = hashlib.sha256(data).hexdigest()
         with self.engine.connect() as conn:
             found = repo.find_by_hash(conn, workspace_id, sha256)
         if found is not None:
             return self._resource(found)
+        with self.engine.connect() as conn:
+            self._check_quota(conn, workspace_id, len(data))  # before anything is stored
         key = repo.asset_key(workspace_id, sha256, media.extension)
         self.storage.put_bytes(key, data, media.content_type)
         thumb = _thumbnail(data, media)
@@ -66,9 +125,18 @@ class AssetService:
             self.storage.put_bytes(_thumb_key(key), thumb, "image/jpeg")
         try:
             with transaction(self.engine) as conn:
+                self._check_quota(conn, workspace_id, len(data), lock=True)
                 asset = repo.insert_asset(conn, self.clock, workspace_id=workspace_id, kind=media.kind,
                                           content_type=media.content_type, size=len(data), sha256=sha256, key=key,
                                           width=media.width, height=media.height, duration_sec=media.duration_sec)
+        except QuotaExceeded:
+            with self.engine.connect() as conn:
+                found = repo.find_by_hash(conn, workspace_id, sha256)
+            if found is not None:  # the same bytes, recorded meanwhile: theirs is ours
+                return self._resource(found)
+            self.storage.delete(key)
+            self.storage.delete(_thumb_key(key))
+            raise
         except IntegrityError:  # the same bytes uploaded at the same moment: theirs is ours
             with self.engine.connect() as conn:
                 found = repo.find_by_hash(conn, workspace_id, sha256)
@@ -76,6 +144,18 @@ class AssetService:
                 raise
             return self._resource(found)
         return self._resource(asset)
+
+    def usage(self, workspace_id: str) -> dict[str, int]:
+        """The library's bytes against its plan's quota: ``{"used_bytes", "limit_bytes"}``."""
+        with self.engine.connect() as conn:
+            return {"used_bytes": repo.used_bytes(conn, workspace_id),
+                    "limit_bytes": self.quotas[repo.plan_of(conn, workspace_id)]}
+
+    def _check_quota(self, conn: Connection, workspace_id: str, size: int, lock: bool = False) -> None:
+        limit = self.quotas[repo.plan_of(conn, workspace_id, lock=lock)]
+        used = repo.used_bytes(conn, workspace_id)
+        if used + size > limit:
+            raise QuotaExceeded(used, limit, size)
 
     def list(self, workspace_id: str, limit: int, cursor: str | None = None, kind: str | None = None) -> dict[str, Any]:
         after = None
@@ -117,8 +197,7 @@ class AssetService:
                 "url": url, "thumbnail_url": thumb, "created_at": asset.created_at}
 
 
-def _thumb_key(key: str) -> str:
-    return key.rsplit(".", 1)[0] + ".thumb.jpg"
+_thumb_key = repo.thumbnail_key
 
 
 def _thumbnail(data: bytes, media: Media) -> bytes | None:
