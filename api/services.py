@@ -29,6 +29,7 @@ from __future__ import annotations
 import mimetypes
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from reelfarm.api.auth import Caller
 from reelfarm.api.errors import Forbidden, Unavailable
 from reelfarm.api.idempotency import Idempotency
 from reelfarm.api.ratelimit import RateLimiter, make_rate_limiter
+from reelfarm.farm.runtime.nodes import detect_capabilities
 from reelfarm.farm.runtime.status import collect_status
 from reelfarm.farm.runtime.webhooks import WebhookSender
 from reelfarm.farm.runtime.wiring import Farm, make_farm
@@ -72,6 +74,11 @@ def services() -> Services:
     that reads them from there, for the API's views, the console and ``/metrics`` alike."""
     return current_app.extensions["reelfarm"]
 
+
+
+@lru_cache(maxsize=1)
+def _this_machine() -> Any:
+    return detect_capabilities()
 
 
 def served_type(key: str) -> str:
@@ -179,6 +186,11 @@ class Services:
         queue = self.farm.queue
         return collect_status(self.engine, self.farm.progress, self.clock, getattr(queue, "redis", None),
                               getattr(queue, "namespace", ""))
+
+    def this_machine(self) -> Any:
+        """What this server can do (hostname, cores, GPU, NVENC): the embedded mode's one node on
+        the console's farm page, probed once per process."""
+        return _this_machine()
 
     def signed_file(self, key: str, expires: str, sig: str) -> tuple[Path, str]:
         """The local path and type of a file behind a signed download URL.

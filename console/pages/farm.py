@@ -15,7 +15,6 @@ from flask import render_template
 
 from reelfarm.console import web
 from reelfarm.console.blueprint import blp
-from reelfarm.farm.services.machine import this_machine
 
 REFRESH_SEC = 5
 ENDED = frozenset({"succeeded", "finished", "failed", "canceled", "stopped"})  # task states, embedded and RQ
@@ -37,12 +36,8 @@ def farm() -> Any:
 
 def _this_server(queue: Any) -> dict[str, Any]:
     """The embedded mode's one node: this machine, running at most ``max_running`` tasks."""
-    caps = _capabilities()
+    caps = web.services().this_machine()
     return {"name": "this server (embedded)", "hostname": caps.hostname, "cores": caps.cores,
             "gpu": caps.gpu, "nvenc": "1" if caps.nvenc else "0", "queues": "render,jobs",
             "state": f"up to {getattr(queue, 'max_running', 1)} tasks at once", "alive": True,
             "current_job": "", "seen_sec_ago": 0}
-
-
-def _capabilities() -> Any:
-    return this_machine()
