@@ -9,6 +9,7 @@ The code is ``reelfarm.client._async``; the blocking client is generated from it
 """
 from reelfarm.client._async.client import (
     DEFAULT_TIMEOUT,
+    Assets,
     AsyncClient,
     Brand,
     BrandKits,
@@ -20,5 +21,5 @@ from reelfarm.client._async.client import (
 )
 from reelfarm.client._async.transport import AsyncTransport
 
-__all__ = ["DEFAULT_TIMEOUT", "AsyncClient", "AsyncTransport", "Brand", "BrandKits", "Jobs", "Renders",
+__all__ = ["DEFAULT_TIMEOUT", "Assets", "AsyncClient", "AsyncTransport", "Brand", "BrandKits", "Jobs", "Renders",
            "Stories", "Videos", "Webhooks"]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
-from reelfarm.client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+from reelfarm.client.models import Asset, BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
 
 T = TypeVar("T")
 M = TypeVar("M")
@@ -25,12 +25,23 @@ class Page(Generic[T]):
 
 
 @dataclass(frozen=True)
+class Stream:
+    """A body sent as it is read (an upload): its type, its length, and ``open()`` for a fresh
+    iterator of its bytes, called once per try so that a retry sends it whole again."""
+
+    content_type: str
+    length: int
+    open: Callable[[], Any]
+
+
+@dataclass(frozen=True)
 class Call(Generic[T]):
     method: str
     path: str  # below /api/v1
     parse: Callable[[Any], T]
     body: dict[str, Any] | None = None
     params: dict[str, Any] | None = None
+    stream: Stream | None = None
 
 
 def _id(value: str) -> str:
@@ -173,6 +184,27 @@ def get_job(job_id: str) -> Call[Job]:
 
 def cancel_job(job_id: str) -> Call[Job]:
     return Call("POST", f"/jobs/{_id(job_id)}/cancel", Job.from_dict)
+
+
+def upload_asset(stream: Stream) -> Call[Asset]:
+    """``stream``: the multipart body (``reelfarm.client.uploads``) with the file in the part ``file``."""
+    return Call("POST", "/assets", Asset.from_dict, stream=stream)
+
+
+def add_asset_from_url(url: str) -> Call[Asset]:
+    return Call("POST", "/assets/from-url", Asset.from_dict, body={"url": url})
+
+
+def list_assets(kind: str | None = None, limit: int | None = None, cursor: str | None = None) -> Call[Page[Asset]]:
+    return Call("GET", "/assets", _page(Asset.from_dict), params=_compact(kind=kind, limit=limit, cursor=cursor))
+
+
+def get_asset(asset_id: str) -> Call[Asset]:
+    return Call("GET", f"/assets/{_id(asset_id)}", Asset.from_dict)
+
+
+def delete_asset(asset_id: str) -> Call[None]:
+    return Call("DELETE", f"/assets/{_id(asset_id)}", _none)
 
 
 def create_webhook(url: str, events: Sequence[str] | None = None, description: str | None = None) -> Call[Webhook]:

@@ -10,6 +10,7 @@ ReelfarmError                       anything the client raises
 │   │   ├── PermissionDeniedError   403: the plan or role does not allow it
 │   │   ├── NotFoundError           404: no such resource in this workspace
 │   │   ├── ConflictError           409: the resource's state does not allow it (or a key's request is in flight)
+│   │   │   └── AssetInUseError     409 ``asset_in_use``: a version or a brand kit names the asset (the message says which)
 │   │   ├── IdempotencyMismatchError 422: the ``Idempotency-Key`` was used with another request
 │   │   ├── RateLimitError          429: ``retry_after`` seconds
 │   │   └── InternalServerError     5xx
@@ -85,6 +86,11 @@ class ConflictError(APIStatusError):
     """409: the resource's state does not allow this now."""
 
 
+class AssetInUseError(ConflictError):
+    """409 ``asset_in_use``: a version of a video or a brand kit names the asset, so it is kept;
+    the message names them."""
+
+
 class IdempotencyMismatchError(APIStatusError):
     """422: this ``Idempotency-Key`` was already used with a different method, path or body (a key
     reused for another request); send a new key for a new request."""
@@ -118,11 +124,14 @@ _BY_STATUS: dict[int, type[APIStatusError]] = {
     404: NotFoundError, 409: ConflictError, 422: IdempotencyMismatchError, 429: RateLimitError,
 }
 
+_BY_CODE: dict[tuple[int, str], type[APIStatusError]] = {(409, "asset_in_use"): AssetInUseError}
+
 
 def status_error(status: int, code: str, message: str, details: list[dict[str, Any]] | None = None,
                  request_id: str | None = None, retry_after: float | None = None) -> APIStatusError:
     """The ``APIStatusError`` subclass for ``status`` (a 4xx without one, 405 or 413, is a plain ``APIStatusError``)."""
-    cls = _BY_STATUS.get(status) or (InternalServerError if status >= 500 else APIStatusError)
+    cls = _BY_CODE.get((status, code)) or _BY_STATUS.get(status) or (
+        InternalServerError if status >= 500 else APIStatusError)
     return cls(status, code, message, details, request_id, retry_after)
 
 

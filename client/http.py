@@ -25,6 +25,8 @@ def prepare(call: Call[Any], headers: dict[str, str] | None = None) -> dict[str,
     kwargs: dict[str, Any] = {"method": call.method, "url": f"/api/v1{call.path}", "headers": sent}
     if call.body is not None:
         kwargs["json"] = call.body
+    if call.stream is not None:  # its ``content`` is opened afresh for each try, by the transport
+        sent.update({"Content-Type": call.stream.content_type, "Content-Length": str(call.stream.length)})
     if call.params:
         kwargs["params"] = call.params
     return kwargs

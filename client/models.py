@@ -249,6 +249,28 @@ class Variants:
 
 
 @dataclass(frozen=True)
+class Asset:
+    """An image or a sound of the workspace's media library; a VideoDoc names it by ``key``."""
+
+    id: str
+    kind: str  # "image" or "audio"
+    content_type: str
+    bytes: int
+    key: str
+    url: str  # signed, valid for a day
+    created_at: datetime
+    width: int | None = None
+    height: int | None = None
+    duration_sec: float | None = None
+    thumbnail_url: str | None = None
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Asset:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
 class Webhook:
     id: str
     url: str

@@ -11,6 +11,7 @@ The code is ``reelfarm.client._sync``, generated from the awaited ``reelfarm.cli
 """
 from reelfarm.client._sync.client import (
     DEFAULT_TIMEOUT,
+    Assets,
     Brand,
     BrandKits,
     Client,
@@ -22,5 +23,5 @@ from reelfarm.client._sync.client import (
 )
 from reelfarm.client._sync.transport import SyncTransport
 
-__all__ = ["DEFAULT_TIMEOUT", "Brand", "BrandKits", "Client", "Jobs", "Renders", "Stories", "SyncTransport",
+__all__ = ["DEFAULT_TIMEOUT", "Assets", "Brand", "BrandKits", "Client", "Jobs", "Renders", "Stories", "SyncTransport",
            "Videos", "Webhooks"]

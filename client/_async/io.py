@@ -13,6 +13,8 @@ Sleep = Callable[[float], Awaitable[None]]
 
 sleep: Sleep = anyio.sleep
 open_file = anyio.open_file
+wrap_file = anyio.wrap_file  # a caller's file object, read without blocking the event loop
+BinaryFile = anyio.AsyncFile[bytes]
 
 
 async def tell(listener: Listener | None, state: Any) -> None:

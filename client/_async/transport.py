@@ -67,6 +67,8 @@ class AsyncTransport:
             kwargs["timeout"] = self.timeout
         started = time.monotonic()
         for attempt in itertools.count():
+            if call.stream is not None:
+                kwargs["content"] = call.stream.open()  # a fresh read of the body for each try
             try:
                 outcome: httpx.Response | httpx.TransportError = await self.http.request(**kwargs)
             except httpx.TransportError as exc:

@@ -10,17 +10,17 @@ import dataclasses
 import time
 from collections.abc import Iterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Self, cast
+from typing import IO, Any, Self, cast
 
 import httpx
 
-from reelfarm.client import calls, config, webhooks
+from reelfarm.client import calls, config, uploads, webhooks
 from reelfarm.client._sync import io
 from reelfarm.client._sync.transport import SyncTransport
 from reelfarm.client.errors import NotFoundError, WaitTimeout
 from reelfarm.client.http import ProgressFn
-from reelfarm.client.literals import Fps, PriorityName, Resolution, VideoFormat
-from reelfarm.client.models import BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+from reelfarm.client.literals import AssetKind, Fps, PriorityName, Resolution, VideoFormat
+from reelfarm.client.models import Asset, BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
 from reelfarm.client.retry import Retry
 from reelfarm.client.waiting import finished, intervals, making, timed_out
 
@@ -187,6 +187,73 @@ class Videos(_Resource):
         raise AssertionError("unreachable")  # pragma: no cover
 
 
+class Assets(_Resource):
+    """The workspace's media library: images and sounds a VideoDoc names by ``Asset.key``."""
+
+    def upload(self, file: uploads.Source, *, on_progress: ProgressFn | None = None,
+                     filename: str | None = None, idempotency_key: str | None = None) -> Asset:
+        """Upload an image or a sound: a path, or a seekable binary file object (read from where it
+        stands), streamed a chunk at a time. ``on_progress(sent, total)`` is told the file's bytes
+        handed to the connection so far after each chunk (from 0 again should the upload be retried).
+        The same bytes uploaded again answer the asset already stored. Raises ``ValidationError``
+        (400) when the server refuses it: ``details[0]["code"]`` says why (``too_large``, ...)."""
+        form = uploads.form_of(file, filename)
+        stream = calls.Stream(form.content_type, form.length, lambda: _multipart(form, on_progress))
+        return self._t.run(calls.upload_asset(stream), idempotency_key=idempotency_key)
+
+    def from_url(self, url: str, *, idempotency_key: str | None = None) -> Asset:
+        """Have the server fetch ``url`` (public http(s) addresses only) and store it as an upload.
+        Raises ``ValidationError`` (400 on ``/url``): ``address_refused``, ``unreachable``,
+        ``too_large`` or ``unsupported_media``."""
+        return self._t.run(calls.add_asset_from_url(url), idempotency_key=idempotency_key)
+
+    def list(self, *, kind: AssetKind | None = None, page_size: int | None = None) -> Iterator[Asset]:
+        """Every asset (of one ``kind`` if given), newest first, following ``next_cursor`` page by page."""
+        cursor: str | None = None
+        while True:
+            page = self._t.run(calls.list_assets(kind, page_size, cursor))
+            for asset in page.data:
+                yield asset
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def get(self, asset_id: str) -> Asset:
+        """One asset, with fresh signed URLs."""
+        return self._t.run(calls.get_asset(asset_id))
+
+    def delete(self, asset_id: str) -> None:
+        """Delete an asset and its files; ``AssetInUseError`` (409) while a version or a brand kit names it."""
+        self._t.run(calls.delete_asset(asset_id))
+
+
+def _multipart(form: uploads.Form, on_progress: ProgressFn | None) -> Iterator[bytes]:
+    """The body of ``form``: its head, the file a chunk at a time (telling ``on_progress``), its tail."""
+    yield form.head
+    if on_progress:
+        on_progress(0, form.size)
+    handle: io.BinaryFile
+    if form.path is not None:
+        handle = io.open_file(form.path, "rb")
+    else:
+        handle = io.wrap_file(cast(IO[bytes], form.file))
+    try:
+        handle.seek(form.start)
+        sent = 0
+        while sent < form.size:
+            chunk = handle.read(min(uploads.CHUNK, form.size - sent))
+            if not chunk:
+                raise ValueError(f"the file ended after {sent} of its {form.size} bytes")
+            sent += len(chunk)
+            yield chunk
+            if on_progress:
+                on_progress(sent, form.size)
+    finally:
+        if form.path is not None:
+            handle.close()
+    yield form.tail
+
+
 class Webhooks(_Resource):
     def create(self, url: str, *, events: Sequence[str] | None = None,
                      description: str | None = None, idempotency_key: str | None = None) -> Webhook:
@@ -262,6 +329,7 @@ class Client:
         self.renders = Renders(self._t)
         self.jobs = Jobs(self._t)
         self.webhooks = Webhooks(self._t)
+        self.assets = Assets(self._t)
 
     def with_options(self, *, timeout: float | httpx.Timeout | None = None, max_retries: int | None = None,
                      retry: Retry | None = None) -> Self:

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 Listener = Callable[[Any], None]
 Sleep = Callable[[float], None]
 
 sleep: Sleep = time.sleep
 open_file = open
+BinaryFile = IO[bytes]
+
+
+def wrap_file(file: IO[bytes]) -> IO[bytes]:
+    return file
 
 
 def tell(listener: Listener | None, state: Any) -> None:

@@ -68,6 +68,8 @@ class SyncTransport:
             kwargs["timeout"] = self.timeout
         started = time.monotonic()
         for attempt in itertools.count():
+            if call.stream is not None:
+                kwargs["content"] = call.stream.open()  # a fresh read of the body for each try
             try:
                 outcome: httpx.Response | httpx.TransportError = self.http.request(**kwargs)
             except httpx.TransportError as exc:

@@ -1,0 +1,64 @@
+"""What an upload sends, without sending it: a ``multipart/form-data`` body with one part ``file``,
+laid out as the bytes before the file, the file's own bytes, and the bytes after.
+
+Both clients stream the file between ``head`` and ``tail`` a chunk at a time (``_async/client.py``
+and its generated twin), so a large file is never held in memory, and the body's length is known
+before the first byte goes (``Content-Length``; no chunked encoding). A retried upload reads the
+file again from ``start``: a file object must be seekable. No I/O here beyond ``stat``/``seek``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+CHUNK = 1 << 16
+_UNSAFE = re.compile(r'[^A-Za-z0-9 ._()+,-]')
+
+Source = str | os.PathLike[str] | IO[bytes]
+"""What ``assets.upload`` takes: a path, or a binary file object open for reading (read from where it stands)."""
+
+
+@dataclass(frozen=True)
+class Form:
+    """The body of one upload: ``head``, then ``size`` bytes of the file from ``start``, then ``tail``."""
+
+    path: Path | None  # the file to open, or None when ``file`` is given
+    file: IO[bytes] | None
+    start: int
+    size: int
+    head: bytes
+    tail: bytes
+    boundary: str
+
+    @property
+    def length(self) -> int:
+        return len(self.head) + self.size + len(self.tail)
+
+    @property
+    def content_type(self) -> str:
+        return f"multipart/form-data; boundary={self.boundary}"
+
+
+def form_of(source: Source, filename: str | None = None) -> Form:
+    """The upload of ``source``; ``filename`` is sent as the part's name (the server ignores it)."""
+    if isinstance(source, (str, os.PathLike)):
+        path: Path | None = Path(source)
+        file, start, size = None, 0, Path(source).stat().st_size
+        name = filename or Path(source).name
+    else:
+        if not source.seekable():
+            raise ValueError("the file object must be seekable (its bytes are read again on a retry)")
+        path, file, start = None, source, source.tell()
+        size = source.seek(0, os.SEEK_END) - start
+        source.seek(start)
+        name = filename or Path(str(getattr(source, "name", "") or "upload")).name
+    boundary = f"reelfarm-{uuid.uuid4().hex}"
+    safe = _UNSAFE.sub("_", name)[:200] or "upload"
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{safe}\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n").encode("ascii")
+    tail = f"\r\n--{boundary}--\r\n".encode("ascii")
+    return Form(path, file, start, size, head, tail, boundary)
