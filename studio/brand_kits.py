@@ -34,6 +34,7 @@ from reelfarm.shared.repos import brand_kits as kits_repo
 from reelfarm.shared.repos._locks import lock_workspace
 from reelfarm.shared.repos.outbox import add_event
 from reelfarm.shared.storage import Storage
+from reelfarm.shared.storage_keys import logo_key, uploaded_logo_key
 from reelfarm.studio.brand.logo import DecodedLogo, decode_logo, looks_like_svg
 from reelfarm.studio.errors import InvalidBrandKit
 from reelfarm.studio.resources import brand_kit_resource, jsonable
@@ -180,7 +181,7 @@ class BrandKitService:
         delete should the transaction fail; the same picture uploaded again is the kit's already)."""
         if decoded is None:
             return None, None
-        key = f"brand-kits/{kit_id}/logo-{hashlib.sha256(decoded.png).hexdigest()[:16]}.png"
+        key = uploaded_logo_key(kit_id, hashlib.sha256(decoded.png).hexdigest())
         fresh = not self.storage.exists(key)
         if fresh:
             self.storage.put_bytes(key, decoded.png, "image/png")
@@ -305,10 +306,6 @@ def _shown(value: Any) -> str:
 
 def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB".replace(".0 MB", " MB")
-
-
-def logo_key(kit_id: str) -> str:
-    return f"brand-kits/{kit_id}/logo.png"
 
 
 def store_logo(storage: Storage, kit_id: str, logo: Any) -> dict[str, Any] | None:

@@ -26,6 +26,7 @@ from reelfarm.renderer.model import parse_doc
 from reelfarm.renderer.spec import RenderSpec
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import drafts as drafts_repo
+from reelfarm.shared.storage_keys import draft_segment_key
 from reelfarm.studio.previews import StoryPreviews
 
 log = logging.getLogger("reelfarm.farm")
@@ -63,7 +64,7 @@ def draw_draft_chunk(draft_id: str, index: int) -> None:
         remux_to_ts(mp4, ts, start / draft.fps)
         if _live(ctx, draft_id) is None:
             return
-        key = drafts.segment_key(draft.workspace_id, draft.id, index)
+        key = draft_segment_key(draft.workspace_id, draft.id, index)
         ctx.storage.put_file(key, ts, TS_CONTENT_TYPE)
         if not drafts.segment_stored(ctx.engine, ctx.storage, draft, os.path.getsize(ts)):
             ctx.storage.delete(key)  # deleted (or failed) meanwhile: keep nothing of it

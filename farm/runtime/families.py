@@ -22,8 +22,8 @@ from reelfarm.farm.runtime.routing import as_text, enqueued_at, works
 from reelfarm.farm.services.graph import chunk_job_id, chunk_of, enqueue_graph, graph_of
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.queues import NVENC_QUEUE, RENDER_QUEUE
-from reelfarm.farm.services.renders import segment_key
 from reelfarm.shared.repos import renders as renders_repo
+from reelfarm.shared.storage_keys import segment_key
 
 log = logging.getLogger("reelfarm.farm")
 

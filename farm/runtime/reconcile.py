@@ -36,7 +36,6 @@ from reelfarm.farm.runtime.context import TaskContext, current
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.tasks import fail_job
 from reelfarm.farm.runtime.tasks import lifecycle as ctx_lifecycle
-from reelfarm.farm.services import renders as names
 from reelfarm.farm.services.assets import remote_assets
 from reelfarm.farm.services.graph import (
     QueuedTask,
@@ -49,6 +48,7 @@ from reelfarm.farm.services.graph import (
 )
 from reelfarm.farm.services.job_lifecycle import JOB_KINDS, job_queue_id
 from reelfarm.farm.services.queues import GPU_QUEUE, JOBS_QUEUE, RENDER_QUEUE
+from reelfarm.shared import storage_keys
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.repos import videos as videos_repo
@@ -98,7 +98,7 @@ class _Lost(Exception):
 def _reconcile_render(ctx: TaskContext, queue: RQQueue, render: renders_repo.Render, done: Reconciled) -> None:
     chunks = render.chunks or 0
     states = _states(queue, render_job_ids(render.id, chunks))
-    pending = [i for i in range(chunks) if not ctx.storage.exists(names.segment_key(render.id, i))]
+    pending = [i for i in range(chunks) if not ctx.storage.exists(storage_keys.segment_key(render.id, i))]
     lost_chunks = [i for i in pending if states[chunk_job_id(render.id, i)] not in _PRESENT]
     stitch_state = states[stitch_job_id(render.id)]
     if not lost_chunks and stitch_state in _PRESENT:

@@ -25,7 +25,6 @@ from reelfarm.farm.runtime.context import TaskContext, current, studio_of
 from reelfarm.farm.runtime.queue import task_path as current_task_path
 from reelfarm.farm.runtime.resilience import Outage, is_database_outage, wait_until
 from reelfarm.farm.runtime.scratch import scratch_dir
-from reelfarm.farm.services import renders as names
 from reelfarm.farm.services import segments, stream
 from reelfarm.farm.services.assets import import_remote_assets, imported_keys
 from reelfarm.farm.services.errors import TaskFailed
@@ -36,6 +35,7 @@ from reelfarm.farm.services.progress import MAX_UNFINISHED, ProgressBatcher, fra
 from reelfarm.renderer.errors import AssetError, DocInvalid, FontError, SegmentsMismatch
 from reelfarm.renderer.model import Doc, parse_doc
 from reelfarm.renderer.spec import RenderSpec
+from reelfarm.shared import storage_keys
 from reelfarm.shared.logs import log_context
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
@@ -46,7 +46,6 @@ from reelfarm.studio.assets import StorageAssets
 log = logging.getLogger("reelfarm.farm")
 
 STATUS_CHECK_SEC = 2.0  # how often a running chunk looks whether its render was canceled
-STILLS_PREFIX = "jobs"
 # the user's to fix: never retried, and never held against the node (reelfarm.farm.runtime.nodehealth)
 PERMANENT = (AssetError, DocInvalid, FontError, SegmentsMismatch, TaskFailed)
 _ADVICE = {
@@ -109,7 +108,7 @@ def import_assets(render_id: str) -> None:
         return
     _, doc = live
     try:
-        import_remote_assets(doc, studio_of(ctx).asset_fetcher, ctx.storage, names.render_prefix(render_id))
+        import_remote_assets(doc, studio_of(ctx).asset_fetcher, ctx.storage, storage_keys.render_prefix(render_id))
     except AssetError as exc:
         fail_render(render_id, _user_message(exc))
         return
@@ -128,7 +127,7 @@ def _live_render(ctx: TaskContext, render_id: str) -> tuple[renders_repo.Render,
 def _render_assets(ctx: TaskContext, render: renders_repo.Render) -> StorageAssets:
     """The render's assets: its workspace's objects, and what was imported for it."""
     return StorageAssets(ctx.storage, WorkspaceObjects(ctx.engine, render.workspace_id),
-                         names.render_prefix(render.id))
+                         storage_keys.render_prefix(render.id))
 
 
 def _spec(render: renders_repo.Render) -> RenderSpec:
@@ -170,7 +169,7 @@ def render_chunk(render_id: str, index: int) -> None:
             fail_render(render_id, _user_message(exc))
             return
         report.flush()
-        ctx.storage.put_file(names.segment_key(render_id, index), path, "video/mp4")
+        ctx.storage.put_file(storage_keys.segment_key(render_id, index), path, "video/mp4")
         try:
             streamed = _publish(ctx, render, parsed, index, path)  # the stream's part, playable at once
         except PERMANENT as exc:
@@ -190,7 +189,7 @@ def _publish(ctx: TaskContext, render: renders_repo.Render, parsed: Doc, index: 
     if index is not None and path is not None and stream.publish_segment(ctx.storage, render, index, path, audio):
         done.append(index)
     if audio is not None:
-        done += stream.publish_stored(ctx.storage, render, lambda i: names.segment_key(render.id, i), audio)
+        done += stream.publish_stored(ctx.storage, render, lambda i: storage_keys.segment_key(render.id, i), audio)
     return done
 
 
@@ -248,7 +247,7 @@ def stitch(render_id: str) -> None:
     from reelfarm.renderer.render import finish_video
     from reelfarm.renderer.stills import write_poster
 
-    keys = [names.segment_key(render_id, i) for i in range(render.chunks or 0)]
+    keys = [storage_keys.segment_key(render_id, i) for i in range(render.chunks or 0)]
     missing = [key for key in keys if not ctx.storage.exists(key)]
     if missing:
         raise RuntimeError(f"segments missing for render {render_id}: {', '.join(missing)}")
@@ -267,14 +266,14 @@ def stitch(render_id: str) -> None:
         except PERMANENT as exc:
             fail_render(render_id, _user_message(exc))
             return
-        ctx.storage.put_file(names.video_key(render_id), out, "video/mp4")
-        ctx.storage.put_file(names.poster_key(render_id), poster, "image/jpeg")
+        ctx.storage.put_file(storage_keys.video_key(render_id), out, "video/mp4")
+        ctx.storage.put_file(storage_keys.poster_key(render_id), poster, "image/jpeg")
         size = os.path.getsize(out)
     # kept under their fingerprints for the workspace's later renders, before they go as scratch
     prints = segments.fingerprints(ctx.storage, WorkspaceObjects(ctx.engine, render.workspace_id), render, doc)
-    segments.keep(ctx.engine, ctx.clock, ctx.storage, render, prints, lambda i: names.segment_key(render_id, i))
-    done = lifecycle(ctx).succeed(render, Finished(names.video_key(render_id), names.poster_key(render_id), size,
-                                                   tuple(keys + imported_keys(doc, names.render_prefix(render_id)))))
+    segments.keep(ctx.engine, ctx.clock, ctx.storage, render, prints, lambda i: storage_keys.segment_key(render_id, i))
+    done = lifecycle(ctx).succeed(render, Finished(storage_keys.video_key(render_id), storage_keys.poster_key(render_id), size,
+                                                   tuple(keys + imported_keys(doc, storage_keys.render_prefix(render_id)))))
     if done is not None:
         log.info("render %s: stitched %d segment(s) into %d bytes", render_id, len(keys), size)
 
@@ -321,10 +320,6 @@ class _Reporter:
 
 # -- stills ---------------------------------------------------------------------------------
 
-def stills_key(job_id: str, index: int) -> str:
-    return f"{STILLS_PREFIX}/{job_id}/still-{index}.png"
-
-
 def render_stills(job_id: str) -> None:
     """Render the job's stills (stage ``render``, remote assets imported first), store them (stage
     ``upload``), record the result."""
@@ -334,7 +329,7 @@ def render_stills(job_id: str) -> None:
         return
     with ctx.engine.connect() as conn:
         doc = videos_repo.get_version_by_id(conn, job.workspace_id, job.params["version_id"]).doc
-    prefix = f"{STILLS_PREFIX}/{job_id}"
+    prefix = storage_keys.stills_prefix(job_id)
     try:
         _render_stills(ctx, job, doc, prefix)
     finally:
@@ -363,7 +358,7 @@ def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], pr
         return
     results = []
     for i, (t, png) in enumerate(zip(times, images)):
-        key = stills_key(job.id, i)
+        key = storage_keys.stills_key(job.id, i)
         ctx.storage.put_bytes(key, png, "image/png")
         results.append({"time": t, "key": key, "width": width, "height": height})
         if not _stage(ctx, job.id, "upload", 0.8 + 0.2 * (i + 1) / len(times)):

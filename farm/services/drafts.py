@@ -56,6 +56,7 @@ from reelfarm.shared.repos import drafts as repo
 from reelfarm.shared.repos._locks import lock_workspace
 from reelfarm.shared.statuses import ENDED
 from reelfarm.shared.storage import Storage, public_base
+from reelfarm.shared.storage_keys import draft_segment_key
 
 DRAFT_RESOLUTION = 360
 DRAFT_FPS = 15
@@ -72,14 +73,6 @@ class DraftBounds:
     live: int = 3
     bytes: int = 64 * 1024 * 1024
     ttl_sec: int = 600
-
-
-def draft_prefix(workspace_id: str, draft_id: str) -> str:
-    return f"drafts/{workspace_id}/{draft_id}"
-
-
-def segment_key(workspace_id: str, draft_id: str, index: int) -> str:
-    return f"{draft_prefix(workspace_id, draft_id)}/seg{index}.ts"
 
 
 def chunk_job_id(draft_id: str, index: int) -> str:
@@ -194,7 +187,7 @@ class DraftService:
         durations = [(end - start) / draft.fps for start, end in ranges]
         listed = []
         for index, duration in enumerate(durations):
-            key = segment_key(draft.workspace_id, draft.id, index)
+            key = draft_segment_key(draft.workspace_id, draft.id, index)
             if not self.storage.exists(key):
                 break
             listed.append(Segment(self.storage.url(key, left), duration))
@@ -220,10 +213,10 @@ class DraftService:
                     self.queue.cancel(chunk_job_id(draft.id, index))
                 except QueueUnavailable:
                     pass  # a chunk that runs finds its draft gone and stores nothing
-                self.storage.delete(segment_key(draft.workspace_id, draft.id, index))
+                self.storage.delete(draft_segment_key(draft.workspace_id, draft.id, index))
 
     def _resource(self, draft: repo.Draft) -> dict[str, Any]:
-        first = self.storage.exists(segment_key(draft.workspace_id, draft.id, 0))
+        first = self.storage.exists(draft_segment_key(draft.workspace_id, draft.id, 0))
         return {"id": draft.id, "status": draft.status, "format": draft.format, "resolution": draft.resolution,
                 "fps": draft.fps, "duration_sec": draft.frames / draft.fps, "chunks": draft.chunks,
                 "stored": draft.stored, "bytes": draft.bytes, "error": draft.error,
@@ -257,7 +250,7 @@ def segment_stored(engine: Engine, storage: Storage, draft: repo.Draft, size: in
                     repo.delete_draft(conn, old.id)
     for old in evicted + dropped:
         for index in range(old.chunks):
-            storage.delete(segment_key(old.workspace_id, old.id, index))
+            storage.delete(draft_segment_key(old.workspace_id, old.id, index))
     return not dropped
 
 
@@ -271,6 +264,6 @@ def delete_expired(engine: Engine, storage: Storage, clock: Clock, limit: int) -
         with transaction(engine) as conn:
             deleted = repo.delete_draft(conn, draft.id)
         for index in range(draft.chunks):
-            storage.delete(segment_key(draft.workspace_id, draft.id, index))
+            storage.delete(draft_segment_key(draft.workspace_id, draft.id, index))
         gone += deleted
     return gone

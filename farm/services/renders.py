@@ -48,6 +48,7 @@ from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.repos._locks import lock_workspace
 from reelfarm.shared.repos.objects import WorkspaceObjects
 from reelfarm.shared.storage import Storage
+from reelfarm.shared.storage_keys import segment_key
 from reelfarm.studio.videos import check_usable
 
 # -- names and numbers ----------------------------------------------------------------------
@@ -61,23 +62,6 @@ def dedup_hash(doc_hash: str, spec: RenderSpec, renderer_version: str = RENDERER
 def credits_for(duration_sec: float) -> int:
     """What rendering a version costs: one credit per started minute, at least one."""
     return max(1, math.ceil(duration_sec / 60))
-
-
-def render_prefix(render_id: str) -> str:
-    """The storage folder of a render's files (segments, imported assets, the video, the poster)."""
-    return f"renders/{render_id}"
-
-
-def segment_key(render_id: str, index: int) -> str:
-    return f"{render_prefix(render_id)}/seg{index}.mp4"
-
-
-def video_key(render_id: str) -> str:
-    return f"{render_prefix(render_id)}/video.mp4"
-
-
-def poster_key(render_id: str) -> str:
-    return f"{render_prefix(render_id)}/poster.jpg"
 
 
 # -- the service ----------------------------------------------------------------------------

@@ -30,16 +30,10 @@ from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.repos import segments as segments_repo
 from reelfarm.shared.storage import Storage
+from reelfarm.shared.storage_keys import cache_key
 from reelfarm.studio.assets import KeyScope, StorageAssets
 
 log = logging.getLogger("reelfarm.farm")
-
-CACHE_PREFIX = "segments"
-
-
-def cache_key(workspace_id: str, fingerprint: str) -> str:
-    return f"{CACHE_PREFIX}/{workspace_id}/{fingerprint}.mp4"
-
 
 def chunk_frames(render: renders_repo.Render, doc: Doc) -> list[tuple[int, int]]:
     """The render's chunks as frame ranges: its stored plan (``chunk_starts``). A render requested

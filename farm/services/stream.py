@@ -57,24 +57,13 @@ from reelfarm.shared.clock import Clock
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.statuses import ENDED
 from reelfarm.shared.storage import Storage, public_base
+from reelfarm.shared.storage_keys import render_prefix, stream_audio_key, stream_folder, stream_segment_key
 
 STREAM_URL_TTL_SEC = 7 * 24 * 3600  # as a render's other URLs
 _SALT = "reelfarm.stream"
 
 
 _SEGMENT_NAME = re.compile(r"seg(\d+)\.ts")
-
-
-def stream_folder(render_id: str) -> str:
-    return f"renders/{render_id}/stream"
-
-
-def stream_segment_key(render_id: str, index: int) -> str:
-    return f"{stream_folder(render_id)}/seg{index}.ts"
-
-
-def stream_audio_key(render_id: str) -> str:
-    return f"{stream_folder(render_id)}/audio.m4a"
 
 
 def _indexes(keys: list[str], folder: str) -> set[int]:
@@ -153,7 +142,7 @@ def publish_stored(storage: Storage, render: renders_repo.Render, segment_key: C
     """Publish every stored chunk (its MP4 at ``segment_key(index)``, in the render's folder) whose
     stream segment is missing: reused chunks of a video with sound, copied in before its audio
     existed. Returns their indexes. One listing of the render's folder."""
-    keys = set(storage.list_keys(f"renders/{render.id}"))
+    keys = set(storage.list_keys(render_prefix(render.id)))
     have = _indexes(sorted(keys), stream_folder(render.id))
     done = []
     for index in range(render.chunks or 0):

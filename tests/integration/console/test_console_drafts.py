@@ -27,6 +27,7 @@ from sqlalchemy import func, select
 
 from reelfarm.farm.runtime import draft_tasks, retention
 from reelfarm.farm.services import drafts
+from reelfarm.shared import storage_keys
 from reelfarm.shared.repos import drafts as drafts_repo
 from reelfarm.shared.tables import event_outbox, queued_tasks, renders, versions, videos
 from tests.integration.console.conftest import csrf_token, signed_in_owner
@@ -166,14 +167,14 @@ def test_a_workspace_keeps_three_drafts_within_its_bytes_and_retention_deletes_e
         made.append(start_draft(ann))
         clock.advance(1)
     draft_tasks.draw_draft_chunk(made[0]["id"], 0)
-    first_key = drafts.segment_key(acme.workspace_id, made[0]["id"], 0)
+    first_key = storage_keys.draft_segment_key(acme.workspace_id, made[0]["id"], 0)
     assert services.storage.exists(first_key)
     fourth = start_draft(ann)  # the oldest goes: its row, its waiting chunks, its files
     assert ann.get(made[0]["status_url"]).status_code == 404
     assert not services.storage.exists(first_key)
     assert client.get(path_of(made[0]["stream_url"])).status_code == 404
     draft_tasks.draw_draft_chunk(made[0]["id"], 1)  # a chunk of it that ran anyway stores nothing
-    assert not services.storage.exists(drafts.segment_key(acme.workspace_id, made[0]["id"], 1))
+    assert not services.storage.exists(storage_keys.draft_segment_key(acme.workspace_id, made[0]["id"], 1))
     with services.engine.connect() as conn:
         waiting = conn.execute(select(queued_tasks.c.status).where(queued_tasks.c.render_id == made[0]["id"])).all()
         kept = [d.id for d in drafts_repo.workspace_drafts(conn, acme.workspace_id)]
@@ -190,12 +191,12 @@ def test_a_workspace_keeps_three_drafts_within_its_bytes_and_retention_deletes_e
     bounds = drafts.DraftBounds(bytes=second.bytes + 100)
     assert drafts.segment_stored(services.engine, services.storage, newest, 200, bounds)
     assert ann.get(made[1]["status_url"]).status_code == 404
-    assert not services.storage.exists(drafts.segment_key(acme.workspace_id, made[1]["id"], 0))
+    assert not services.storage.exists(storage_keys.draft_segment_key(acme.workspace_id, made[1]["id"], 0))
     with services.engine.connect() as conn:
         newest = drafts_repo.find_draft(conn, fourth["id"])
     assert newest is not None
     draft_tasks.draw_draft_chunk(fourth["id"], 0)
-    fourth_key = drafts.segment_key(acme.workspace_id, fourth["id"], 0)
+    fourth_key = storage_keys.draft_segment_key(acme.workspace_id, fourth["id"], 0)
     assert services.storage.exists(fourth_key)
     assert not drafts.segment_stored(services.engine, services.storage, newest, second.bytes + 1, bounds)
     failed = state(ann, fourth)  # alone past the bound: it fails, and nothing of it is kept
@@ -205,7 +206,7 @@ def test_a_workspace_keeps_three_drafts_within_its_bytes_and_retention_deletes_e
 
     # the retention round deletes drafts past their ten minutes, rows and files
     draft_tasks.draw_draft_chunk(made[2]["id"], 0)
-    third_key = drafts.segment_key(acme.workspace_id, made[2]["id"], 0)
+    third_key = storage_keys.draft_segment_key(acme.workspace_id, made[2]["id"], 0)
     assert services.storage.exists(third_key)
     clock.advance(drafts.DraftBounds().ttl_sec + 1)
     assert ann.get(made[2]["status_url"]).status_code == 404  # expired: no longer shown

@@ -11,8 +11,9 @@ from typing import Any
 import m3u8
 import pytest
 
-from reelfarm.farm.services.drafts import DraftService, segment_key
+from reelfarm.farm.services.drafts import DraftService
 from reelfarm.shared.repos import drafts as drafts_repo
+from reelfarm.shared.storage_keys import draft_segment_key as segment_key
 from tests.integration.farm.conftest import Farm, make_doc, with_image, work_burst
 
 

@@ -12,10 +12,10 @@ from reelfarm.farm.runtime import tasks
 from reelfarm.farm.runtime.context import current
 from reelfarm.farm.runtime.queue import describe_exception
 from reelfarm.farm.services.lifecycle import OtherEncoderFamily
-from reelfarm.farm.services.renders import segment_key, video_key
-from reelfarm.shared.repos.renders import find_render
 from reelfarm.renderer.backends import EncoderChoice
 from reelfarm.renderer.concat import probe
+from reelfarm.shared.repos.renders import find_render
+from reelfarm.shared.storage_keys import segment_key, video_key
 from tests.integration.farm.conftest import Farm, make_doc
 from tests.integration.farm.test_render_embedded import assert_video, local_file
 from tests.stand_in_nvenc import stand_in_nvenc  # noqa: F401 - the fixture

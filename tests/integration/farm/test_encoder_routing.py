@@ -19,10 +19,10 @@ from reelfarm.farm.runtime.families import fall_back
 from reelfarm.farm.runtime.nodes import NodeRegistry, detect_capabilities
 from reelfarm.farm.runtime.tasks import lifecycle
 from reelfarm.farm.services.graph import chunk_job_id
-from reelfarm.farm.services.renders import segment_key
 from reelfarm.renderer.backends import EncoderChoice
 from reelfarm.renderer.concat import probe
 from reelfarm.shared.repos.renders import find_render
+from reelfarm.shared.storage_keys import segment_key
 from tests.integration.farm.conftest import Farm, dispatch_all, make_doc, work_burst
 from tests.integration.farm.test_render_embedded import assert_video, local_file
 from tests.stand_in_nvenc import stand_in_nvenc  # noqa: F401 - the fixture

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from rq.job import Job
 
-from reelfarm.farm.services.graph import render_job_ids
 from reelfarm.farm.runtime.reconcile import reconcile
-from reelfarm.farm.services.renders import segment_key
+from reelfarm.farm.services.graph import render_job_ids
 from reelfarm.shared.repos.renders import find_render
+from reelfarm.shared.storage_keys import segment_key
 from tests.integration.farm.conftest import Farm, make_doc, work_burst
 from tests.integration.farm.test_remote_assets import AssetServer, remote_doc, server  # noqa: F401 - the fixture
 from tests.integration.farm.test_render_embedded import assert_video, local_file

@@ -21,11 +21,11 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
+from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.services.assets import BRAND_LOGO, remote_assets
 from reelfarm.farm.services.progress import RedisProgress
-from reelfarm.farm.runtime.queue import RQQueue
-from reelfarm.farm.services.renders import render_prefix
 from reelfarm.shared.db import make_engine
+from reelfarm.shared.storage_keys import render_prefix
 from reelfarm.shared.tables import queued_tasks
 from reelfarm.studio.assets import imported_key
 from reelfarm.studio.fetch import SafeFetcher

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
-from reelfarm.farm.services.segments import CACHE_PREFIX
+from reelfarm.shared.storage_keys import SEGMENTS as CACHE_PREFIX
 from reelfarm.shared.tables import queued_tasks
 from tests.integration.farm.conftest import Farm, make_doc, work_burst
 from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
@@ -181,7 +181,7 @@ def test_a_render_planned_before_plans_were_stored_is_drawn_as_planned(embedded:
     from sqlalchemy import update
 
     from reelfarm.farm.runtime import tasks
-    from reelfarm.farm.services.renders import segment_key
+    from reelfarm.shared.storage_keys import segment_key
     from reelfarm.shared.tables import renders
 
     workspace = embedded.workspace(credits=5)

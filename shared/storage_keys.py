@@ -1,0 +1,81 @@
+"""Where each kind of stored file lives: every storage key the farm writes is named here.
+
+Each top-level folder holds one kind of file, and every key below it starts with the id of what
+owns it (a render, a job, a draft or a workspace), so retention, deletion and the checks that two
+workspaces never share a file can read ownership from the key.
+
+    renders/<render>/seg<i>.mp4, video.mp4, poster.jpg   a render's chunks, video and poster
+    renders/<render>/assets/...                           its imported remote assets
+    renders/<render>/stream/seg<i>.ts, audio.m4a           its HLS stream
+    jobs/<job>/still-<i>.png                               a stills job's images (and assets/...)
+    drafts/<workspace>/<draft>/seg<i>.ts                   an animated preview of unsaved values
+    segments/<workspace>/<fingerprint>.mp4                 chunks kept for reuse by the workspace
+    brand-kits/<kit>/logo.png, logo-<hash>.png             a brand kit's extracted or uploaded logo
+"""
+from __future__ import annotations
+
+RENDERS = "renders"
+JOBS = "jobs"
+DRAFTS = "drafts"
+SEGMENTS = "segments"
+BRAND_KITS = "brand-kits"
+
+
+def render_prefix(render_id: str) -> str:
+    """The storage folder of a render's files (segments, imported assets, the video, the poster)."""
+    return f"{RENDERS}/{render_id}"
+
+
+def segment_key(render_id: str, index: int) -> str:
+    return f"{render_prefix(render_id)}/seg{index}.mp4"
+
+
+def video_key(render_id: str) -> str:
+    return f"{render_prefix(render_id)}/video.mp4"
+
+
+def poster_key(render_id: str) -> str:
+    return f"{render_prefix(render_id)}/poster.jpg"
+
+
+def stream_folder(render_id: str) -> str:
+    return f"{render_prefix(render_id)}/stream"
+
+
+def stream_segment_key(render_id: str, index: int) -> str:
+    return f"{stream_folder(render_id)}/seg{index}.ts"
+
+
+def stream_audio_key(render_id: str) -> str:
+    return f"{stream_folder(render_id)}/audio.m4a"
+
+
+def stills_prefix(job_id: str) -> str:
+    """The storage folder of a stills job's images (and the remote assets it imported)."""
+    return f"{JOBS}/{job_id}"
+
+
+def stills_key(job_id: str, index: int) -> str:
+    return f"{stills_prefix(job_id)}/still-{index}.png"
+
+
+def draft_prefix(workspace_id: str, draft_id: str) -> str:
+    return f"{DRAFTS}/{workspace_id}/{draft_id}"
+
+
+def draft_segment_key(workspace_id: str, draft_id: str, index: int) -> str:
+    return f"{draft_prefix(workspace_id, draft_id)}/seg{index}.ts"
+
+
+def cache_key(workspace_id: str, fingerprint: str) -> str:
+    """A chunk kept for reuse by later renders of the same workspace."""
+    return f"{SEGMENTS}/{workspace_id}/{fingerprint}.mp4"
+
+
+def logo_key(kit_id: str) -> str:
+    return f"{BRAND_KITS}/{kit_id}/logo.png"
+
+
+def uploaded_logo_key(kit_id: str, content_hash: str) -> str:
+    """An uploaded logo, named by its content: the same picture uploaded again is the same key."""
+    return f"{BRAND_KITS}/{kit_id}/logo-{content_hash[:16]}.png"
