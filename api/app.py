@@ -33,7 +33,13 @@ from reelfarm.api.resources import (
 from reelfarm.api.schemas.common import ErrorEnvelopeSchema, VideoDocField
 from reelfarm.api.server import ENVIRON_REQUEST_ID
 from reelfarm.api.services import Services
-from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable, QueueUnavailable, StateConflict
+from reelfarm.farm.services.errors import (
+    InvalidRequest,
+    PlanFeatureUnavailable,
+    QueueUnavailable,
+    QuotaExceeded,
+    StateConflict,
+)
 from reelfarm.farm.services.media import MAX_UPLOAD_BYTES
 from reelfarm.shared import logs, storage
 from reelfarm.shared.config import Settings
@@ -257,6 +263,8 @@ def _install_error_handlers(app: Flask) -> None:
     app.register_error_handler(StateConflict, lambda e: err.handle_api_error(err.ConflictError(str(e), code=e.code)))
     app.register_error_handler(PlanFeatureUnavailable, lambda e: err.handle_api_error(
         err.Forbidden(str(e), code="plan_feature_unavailable")))
+    app.register_error_handler(QuotaExceeded, lambda e: err.handle_api_error(
+        err.QuotaExceededError(str(e))))
     app.register_error_handler(QueueUnavailable, lambda e: err.handle_api_error(
         err.Unavailable("The render queue is unavailable; nothing was created. Try again shortly.",
                         headers={"Retry-After": "5"})))

@@ -7,6 +7,7 @@
     ├── Forbidden                 403 plan_without_api | plan_feature_unavailable
     ├── NotFoundError             404 not_found
     ├── ConflictError             409 conflict | video_not_ready | idempotency_key_in_use
+    ├── QuotaExceededError        413 quota_exceeded (the media library's bytes)
     ├── IdempotencyMismatch       422 idempotency_key_mismatch (api/idempotency.py)
     ├── RateLimited               429 rate_limited (with Retry-After)
     ├── Unavailable               503 unavailable
@@ -86,6 +87,10 @@ class NotFoundError(ApiError):
 
 class ConflictError(ApiError):
     status, code = 409, "conflict"
+
+
+class QuotaExceededError(ApiError):
+    status, code = 413, "quota_exceeded"
 
 
 class RateLimited(ApiError):

@@ -21,6 +21,7 @@ class Me(MethodView):
     def get(self):
         """The key's workspace
 
-        Its workspace, plan, credit balance and rate-limit policy.
+        Its workspace, plan, credit balance and rate-limit policy, and its media library's bytes
+        against the plan's quota (`library`).
         """
         return services().me(g.caller)

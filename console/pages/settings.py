@@ -32,10 +32,11 @@ def _page(status: int = 200, **extra: Any) -> Any:
     ledger = svc.read_models.ledger(ws.id)
     people = svc.accounts.people(ws.id) if g.user.is_owner else []
     rate = svc.settings.rate_limit_for(ws.plan)
+    library = svc.assets.usage(ws.id)
     now = svc.clock.now()
     keys = sorted(keys, key=lambda k: (not k.is_active(now), -k.created_at.timestamp()))
     return render_template("console/settings.html", keys=keys, ledger=ledger, rate=rate, now=now, people=people,
-                           expiry_choices=EXPIRY_CHOICES, **extra), status
+                           library=library, expiry_choices=EXPIRY_CHOICES, **extra), status
 
 
 @blp.route("/settings")

@@ -14,6 +14,11 @@
 - Stored brand-kit logos that no kit and no version names any more (replaced, removed, or their
   kit deleted), an hour after they were written and their kit last changed
   (``reelfarm.studio.brand_logos``).
+- Media library assets (``reelfarm.farm.services.library``) uploaded more than the retention period
+  ago that no version of a video (any version, old ones too: a version keeps what it was made
+  with) and no brand kit of their workspace names, by key or id: the row first (only if still
+  unnamed, checked again in its transaction), then the file and its thumbnail. Each workspace's
+  copy is its own row and file, so another workspace's identical upload stays.
 
 Each kind is deleted in batches of ``BATCH`` rows, one short transaction each, so a purge never
 holds locks for long. A round takes at most ``MAX_BATCHES`` per kind, and starts no further batch
@@ -38,6 +43,7 @@ from reelfarm.farm.runtime.context import current
 from reelfarm.farm.services import drafts
 from reelfarm.shared.config import DEFAULT_RETENTION_DAYS, Settings
 from reelfarm.shared.db import transaction
+from reelfarm.shared.repos import assets as assets_repo
 from reelfarm.shared.repos import idempotency as idempotency_repo
 from reelfarm.shared.repos import segments as segments_repo
 from reelfarm.shared.repos import webhooks as webhooks_repo
@@ -61,6 +67,7 @@ class Purged:
     segments: int = 0
     drafts: int = 0
     logos: int = 0
+    assets: int = 0
 
 
 def retention_period(settings: Settings | None) -> timedelta:
@@ -109,17 +116,31 @@ def purge(*, batch: int = BATCH, max_batches: int = MAX_BATCHES, round_sec: floa
     def unused_logos(limit: int) -> int:
         return sweep_unused_logos(ctx.engine, ctx.storage, ctx.clock, limit)
 
+    def unused_assets(limit: int) -> int:
+        with ctx.engine.connect() as conn:
+            stale = assets_repo.unused_before(conn, cutoff, limit)
+        gone = 0
+        for asset in stale:
+            with transaction(ctx.engine) as conn:
+                forgotten = assets_repo.forget_unused(conn, asset)
+            if forgotten:
+                ctx.storage.delete(asset.key)
+                ctx.storage.delete(assets_repo.thumbnail_key(asset.key))
+                gone += 1
+        return gone
+
     # Attempts before events: an event goes only once none of its attempts is left.
     purged = Purged(idempotency_records=_in_batches(records, batch, max_batches, deadline),
                     deliveries=_in_batches(deliveries, batch, max_batches, deadline),
                     events=_in_batches(events, batch, max_batches, deadline),
                     segments=_in_batches(kept_segments, batch, max_batches, deadline),
                     drafts=_in_batches(expired_drafts, batch, max_batches, deadline),
-                    logos=_in_batches(unused_logos, batch, max_batches, deadline))
+                    logos=_in_batches(unused_logos, batch, max_batches, deadline),
+                    assets=_in_batches(unused_assets, batch, max_batches, deadline))
     if purged != Purged():
         log.info("retention: deleted %d idempotency records, %d webhook delivery attempts, %d events, %d "
-                 "kept segments, %d drafts and %d unused logos", purged.idempotency_records, purged.deliveries,
-                 purged.events, purged.segments, purged.drafts, purged.logos)
+                 "kept segments, %d drafts, %d unused logos and %d unused assets", purged.idempotency_records,
+                 purged.deliveries, purged.events, purged.segments, purged.drafts, purged.logos, purged.assets)
     return purged
 
 

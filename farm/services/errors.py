@@ -11,6 +11,8 @@ Hierarchy::
     │                          ``code`` is ``conflict`` (API: 409)
     ├── PlanFeatureUnavailable the workspace's plan does not include what was asked for
     │                          (translated copies: Pro and Agency) (API: 403)
+    ├── QuotaExceeded          an upload would take the workspace's media library past its
+    │                          plan's bytes; nothing was stored (API: 413 ``quota_exceeded``)
     └── TaskFailed             a task met a problem the user can act on (an unreadable asset);
         │                      its message is what the render's or job's ``error`` shows
         └── AssetUnreachable   (also a RuntimeError) a remote asset could not be fetched for a
@@ -54,6 +56,15 @@ class StateConflict(FarmError):
 
 class PlanFeatureUnavailable(FarmError):
     """The workspace's plan does not include the feature; the message says which plans do."""
+
+
+class QuotaExceeded(FarmError):
+    """The media library would pass its plan's quota with this upload; the message gives the figures."""
+
+    def __init__(self, used: int, limit: int, size: int) -> None:
+        super().__init__(f"The media library holds {used} of its {limit} bytes; this upload ({size} bytes) would "
+                         "pass the plan's quota. Delete assets no video or brand kit uses, or move to a larger plan.")
+        self.used, self.limit, self.size = used, limit, size
 
 
 class TaskFailed(FarmError):

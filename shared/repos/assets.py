@@ -1,16 +1,17 @@
-"""The media library's rows: one per distinct upload of a workspace (``reelfarm.farm.services.library``)."""
+"""The media library's rows: one per distinct upload of a workspace (``reelfarm.farm.services.library``),
+what names them, what they weigh against the plan's quota, and which the retention round may delete."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Connection, String, and_, cast, delete, or_, select
+from sqlalchemy import ColumnElement, Connection, String, and_, cast, delete, exists, func, or_, select
 
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.errors import NotFound
 from reelfarm.shared.ids import new_id
-from reelfarm.shared.tables import assets, brand_kits, versions, videos
+from reelfarm.shared.tables import assets, brand_kits, versions, videos, workspaces
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,11 @@ class Asset:
 def asset_key(workspace_id: str, sha256: str, extension: str) -> str:
     """Where an upload is stored: under its workspace, named by its content."""
     return f"assets/{workspace_id}/{sha256}.{extension}"
+
+
+def thumbnail_key(key: str) -> str:
+    """Where a raster image's thumbnail is stored, beside it."""
+    return key.rsplit(".", 1)[0] + ".thumb.jpg"
 
 
 def insert_asset(conn: Connection, clock: Clock, *, workspace_id: str, kind: str, content_type: str, size: int,
@@ -93,3 +99,46 @@ def users_of(conn: Connection, workspace_id: str, asset: Asset) -> dict[str, lis
                                                          names(brand_kits.c.tokens))
                            .order_by(brand_kits.c.id)).scalars().all()
     return {"videos": list(video_ids), "brand_kits": list(kit_ids)}
+
+
+def used_bytes(conn: Connection, workspace_id: str) -> int:
+    """What the workspace's library holds against its quota: the sizes of its assets, each once."""
+    total = conn.execute(select(func.coalesce(func.sum(assets.c.bytes), 0))
+                         .where(assets.c.workspace_id == workspace_id)).scalar_one()
+    return int(total)
+
+
+def plan_of(conn: Connection, workspace_id: str, *, lock: bool = False) -> str:
+    """The workspace's plan; with ``lock``, its row stays locked to the end of the transaction
+    (PostgreSQL: uploads to one workspace check their quota one at a time; SQLite's writers
+    already take turns)."""
+    query = select(workspaces.c.plan).where(workspaces.c.id == workspace_id)
+    return str(conn.execute(query.with_for_update() if lock else query).scalar_one())
+
+
+def _named(key: ColumnElement[str], asset_id: ColumnElement[str], column: ColumnElement[object]) -> ColumnElement[bool]:
+    text = cast(column, String)
+    return or_(text.contains(key), text.contains(asset_id))
+
+
+def unused_before(conn: Connection, cutoff: datetime, limit: int) -> list[Asset]:
+    """Up to ``limit`` assets, of any workspace, uploaded before ``cutoff`` that no version of a
+    video (document or fields, old versions too) and no brand kit of their workspace names."""
+    in_a_version = exists(select(versions.c.id).join(videos, versions.c.video_id == videos.c.id)
+                          .where(videos.c.workspace_id == assets.c.workspace_id,
+                                 or_(_named(assets.c.key, assets.c.id, versions.c.doc),
+                                     _named(assets.c.key, assets.c.id, versions.c.fields))))
+    in_a_kit = exists(select(brand_kits.c.id).where(brand_kits.c.workspace_id == assets.c.workspace_id,
+                                                     _named(assets.c.key, assets.c.id, brand_kits.c.tokens)))
+    rows = conn.execute(select(assets).where(assets.c.created_at < cutoff, ~in_a_version, ~in_a_kit)
+                        .order_by(assets.c.created_at, assets.c.id).limit(limit)).all()
+    return [Asset(**row._mapping) for row in rows]
+
+
+def forget_unused(conn: Connection, asset: Asset) -> bool:
+    """Delete the asset's row if nothing names it now; whether it went (False: already gone, or named)."""
+    users = users_of(conn, asset.workspace_id, asset)
+    if users["videos"] or users["brand_kits"]:
+        return False
+    gone = conn.execute(delete(assets).where(assets.c.workspace_id == asset.workspace_id, assets.c.id == asset.id))
+    return bool(gone.rowcount)
