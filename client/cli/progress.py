@@ -2,7 +2,7 @@
 
 A render's bar runs on ``Render.progress`` (frames done over frames total, from the farm), with its
 place in the farm's queue beside it while chunks of it wait (``Render.queue``); a job's on
-``Job.progress`` with its ``stage`` beside it; a download's on bytes received. With ``--json``
+``Job.progress`` with its ``stage`` beside it; a download's (and an upload's) on bytes moved. With ``--json``
 nothing is drawn and the same waits run silently.
 """
 from __future__ import annotations
@@ -110,3 +110,20 @@ def download(session: Session, url: str, path: Path, label: str | None = None) -
             return session.client.download(url, path, update)
     except OSError as exc:
         raise ReelfarmError(f"cannot save {path}: {exc.strerror or exc}") from exc
+
+
+def upload(session: Session, path: Path) -> Any:
+    """Upload a file to the media library with a byte-counting bar; the Asset. A file that cannot
+    be read is an error naming it (exit 2), not a traceback."""
+    try:
+        if not session.show_progress():
+            return session.client.assets.upload(path)
+        with _progress(download=True) as bars:
+            task = bars.add_task(f"upload {path.name}", total=None)
+
+            def update(done: int, total: int | None) -> None:
+                bars.update(task, completed=done, total=total)
+
+            return session.client.assets.upload(path, on_progress=update)
+    except OSError as exc:
+        raise ReelfarmError(f"cannot read {path}: {exc.strerror or exc}") from exc

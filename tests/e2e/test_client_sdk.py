@@ -1,25 +1,34 @@
 """The Python SDK against a real ``reelfarm serve``: a story video rendered, downloaded and decoded;
 a brief video waited for; answers lost on the way back retried under one Idempotency-Key, making
-one video, one render and one charge.
+one video, one render and one charge; the media library: an upload streamed with its progress,
+listed, fetched from an address, kept while a version names it, deleted.
 
-``Served`` (one server, a second workspace and admin commands) is shared by the CLI and MCP tests.
+``Served`` (one server, a second workspace and admin commands) and ``image_site`` (a loopback server
+of a PNG) are shared by the CLI and MCP tests. The servers these tests start may fetch from loopback
+(``REELFARM_FETCH_ALLOW_PRIVATE=1``), as adding an asset from an address must reach ``image_site``.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import av
 import httpx
 import pytest
+from PIL import Image
 
-from reelfarm.client import Client, Retry
+from reelfarm.client import AssetInUseError, Client, Retry, ValidationError
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.integration.api.test_api_storage_keys import with_image
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,9 +67,41 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    made = Served(tmp_path_factory.mktemp("sdk"))
+    made = Served(tmp_path_factory.mktemp("sdk"), REELFARM_FETCH_ALLOW_PRIVATE="1")
     yield made
     made.close()
+
+
+def png_bytes(size: tuple[int, int] = (64, 48), colour: tuple[int, int, int] = (200, 30, 90)) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", size, colour).save(out, "PNG")
+    return out.getvalue()
+
+
+@contextlib.contextmanager
+def image_site(body: bytes) -> Iterator[str]:
+    """A loopback HTTP server answering ``/photo.png`` with ``body`` (404 elsewhere); its root URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            found = self.path == "/photo.png"
+            answer = body if found else b"not found"
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", "image/png" if found else "text/plain")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def frames_of(path: Path) -> tuple[int, int, int]:
@@ -211,3 +252,35 @@ def test_a_key_reused_for_another_request_is_a_typed_error(served: Served) -> No
     assert isinstance(reused.value, APIStatusError)
     assert (reused.value.status, reused.value.code) == (422, "idempotency_key_mismatch")
     assert reused.value.request_id.startswith("req_")
+
+
+def test_the_media_library_uploads_lists_fetches_and_deletes(served: Served, tmp_path: Path) -> None:
+    _, _, key = served.workspace_key("library")
+    path = tmp_path / "photo.png"
+    path.write_bytes(png_bytes((300, 200)))
+    size = path.stat().st_size
+    with served.client(key) as rf:
+        told: list[tuple[int, int | None]] = []
+        image = rf.assets.upload(path, on_progress=lambda sent, total: told.append((sent, total)))
+        assert (image.kind, image.content_type, image.width, image.height, image.bytes) == ("image", "image/png", 300,
+                                                                                            200, size)
+        assert told[0] == (0, size) and told[-1] == (size, size)
+        assert rf.fetch_bytes(image.url) == path.read_bytes()
+        with path.open("rb") as handle:
+            assert rf.assets.upload(handle).id == image.id  # the same bytes: the one asset
+        with image_site(png_bytes(colour=(0, 90, 200))) as site:
+            fetched = rf.assets.from_url(f"{site}/photo.png")
+            with pytest.raises(ValidationError) as missing:
+                rf.assets.from_url(f"{site}/gone.png")
+        assert (fetched.width, fetched.height) == (64, 48) and fetched.id != image.id
+        assert missing.value.details[0]["field"] == "/url" and missing.value.details[0]["code"] == "unreachable"
+        assert [a.id for a in rf.assets.list(kind="image", page_size=1)] == [fetched.id, image.id]
+        assert list(rf.assets.list(kind="audio")) == []
+        video = rf.videos.create(story_id="quote", fields={"quote": "With a picture"}, format="1:1", duration_sec=6)
+        doc = with_image(video.current_version.doc, key=image.key)
+        rf.videos.update(video.id, doc=doc)
+        with pytest.raises(AssetInUseError) as in_use:
+            rf.assets.delete(image.id)
+        assert video.id in in_use.value.message
+        assert rf.assets.delete(fetched.id) is None
+        assert [a.id for a in rf.assets.list()] == [image.id]
