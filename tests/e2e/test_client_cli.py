@@ -1,7 +1,8 @@
 """The ``reelfarm`` client commands as a user types them, against a real ``reelfarm serve``:
 login (a 0600 file), whoami, a story video created with typed --field values, rendered with
-progress and downloaded (decoded with PyAV), stills downloaded, a brief video waited for, and
-exit codes for usage errors (2), API errors (3) and timeouts (4)."""
+progress and downloaded (decoded with PyAV), stills downloaded, a brief video waited for, the media
+library (upload, from-url, list, delete), and exit codes for usage errors (2), API errors (3) and
+timeouts (4)."""
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from tests.e2e.test_client_sdk import ROOT, Served, frames_of
+from tests.e2e.test_client_sdk import ROOT, Served, frames_of, image_site, png_bytes
 
 # A `reelfarm` process's own start (imports, click) on a busy two-core machine, beyond its 3 s connect timeout.
 STARTUP_ALLOWANCE = 4.0
@@ -25,7 +26,7 @@ STARTUP_ALLOWANCE = 4.0
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    made = Served(tmp_path_factory.mktemp("cli"))
+    made = Served(tmp_path_factory.mktemp("cli"), REELFARM_FETCH_ALLOW_PRIVATE="1")
     yield made
     made.close()
 
@@ -139,3 +140,29 @@ def test_no_key_and_no_server_each_say_what_to_do(tmp_path: Path) -> None:
     assert f"cannot reach {url}/api/v1/me" in down.stderr, down.stderr
     as_json = json.loads(fresh.run("whoami", "--api-key", "rf_live_" + "x" * 38, "--api-url", url, "--json").stdout)
     assert as_json["error"]["code"] == "connection_failed" and as_json["error"]["url"] == f"{url}/api/v1/me"
+
+
+def test_assets_are_uploaded_listed_fetched_and_deleted(shell: Shell, tmp_path: Path) -> None:
+    path = tmp_path / "logo.png"
+    path.write_bytes(png_bytes((120, 80), (10, 200, 10)))
+    image = shell.json("assets", "upload", str(path))
+    assert (image["kind"], image["width"], image["height"], image["bytes"]) == ("image", 120, 80, path.stat().st_size)
+    again = shell.run("assets", "upload", str(path))
+    assert again.returncode == 0 and f"asset {image['id']} image image/png" in again.stdout
+    assert f"key {image['key']}" in again.stdout
+    with image_site(png_bytes(colour=(1, 2, 3))) as site:
+        fetched = shell.json("assets", "from-url", f"{site}/photo.png")
+    assert fetched["kind"] == "image" and fetched["id"] != image["id"]
+    listed = shell.json("assets", "list", "--kind", "image")
+    assert [a["id"] for a in listed][:2] == [fetched["id"], image["id"]]
+    assert shell.json("assets", "list", "--kind", "audio") == []
+    table = shell.run("assets", "list", "--limit", "1")
+    assert table.returncode == 0 and fetched["id"] in table.stdout and image["id"] not in table.stdout
+    assert shell.json("assets", "delete", image["id"]) == {"deleted": image["id"]}
+    gone = shell.run("assets", "delete", image["id"], "--json")
+    assert gone.returncode == 3 and json.loads(gone.stdout)["error"]["code"] == "not_found"
+    text = tmp_path / "notes.png"
+    text.write_bytes(b"not a picture at all")
+    refused = shell.run("assets", "upload", str(text))
+    assert refused.returncode == 3 and "400 validation_failed" in refused.stderr and "/file:" in refused.stderr
+    assert shell.run("assets", "upload", str(tmp_path / "missing.png")).returncode == 2
