@@ -60,7 +60,7 @@ class AssetFromUrl(MethodView):
     @blp.arguments(AssetFromUrlSchema, error_status_code=400, example=ex.REQUESTS["AssetFromUrl"])
     @blp.response(201, AssetSchema, example=ex.RESPONSES["Asset"])
     @blp.doc(operationId="addAssetFromUrl")
-    @errors(blp, 400)
+    @errors(blp, 400, 413)
     def post(self, body):
         """Add an image or a sound from an address
 
@@ -70,7 +70,8 @@ class AssetFromUrl(MethodView):
         bytes (the address's name and declared type decide nothing), the same limits, one copy of
         the same bytes. A refusal is 400 on `/url` whose `code` names the reason:
         `address_refused`, `unreachable` (no answer, or not 2xx), `too_large` or
-        `unsupported_media`; nothing is stored.
+        `unsupported_media`; nothing is stored. Past the plan's quota, 413 `quota_exceeded`, as
+        an upload.
         """
         return services().assets.import_url(current_workspace_id(), body["url"]), 201
 

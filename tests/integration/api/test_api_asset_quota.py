@@ -11,8 +11,11 @@ files and on the S3 emulator (the fixtures of ``test_api_assets``).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
+from collections.abc import Iterator
 from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType
 
 import pytest
@@ -20,11 +23,13 @@ import pytest
 from reelfarm.farm.runtime.context import TaskContext, configure
 from reelfarm.farm.runtime.retention import purge
 from reelfarm.farm.services.errors import QuotaExceeded
+from reelfarm.farm.services.library import URL_FETCH_OPTIONS
 from reelfarm.farm.services.progress import MemoryProgress
 from reelfarm.shared import plans
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import assets as assets_repo
 from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.studio.fetch import make_fetcher
 from tests.integration.api.support import assert_error
 from tests.integration.api.test_api_assets import (  # noqa: F401  (fixtures)
     mp3,
@@ -89,6 +94,44 @@ def test_an_upload_past_the_quota_is_refused_and_stores_nothing(client, services
     assert client.delete(f"/api/v1/assets/{green['id']}", headers=a.headers).status_code == 204
     assert upload(client, a, BLUE).status_code == 201
     assert library(client, a)["used_bytes"] == len(RED) + len(BLUE)
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    """A loopback server of ``/red.png`` and ``/blue.png``."""
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = {"/red.png": RED, "/blue.png": BLUE}.get(self.path)
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_import_by_address_past_the_quota_is_refused_too(client, services, settings, tenant, site,  # noqa: F811
+                                                          small_quota):
+    # the loopback server is reached as brand extraction's tests reach theirs
+    services.assets.fetcher = make_fetcher(dataclasses.replace(settings, fetch_allow_private=True),
+                                           **URL_FETCH_OPTIONS)
+    upload(client, tenant, GREEN)
+    first = client.post("/api/v1/assets/from-url", json={"url": f"{site}/red.png"}, headers=tenant.headers)
+    assert first.status_code == 201, first.get_json()
+    before = sorted(stored(services, tenant))
+    refused = client.post("/api/v1/assets/from-url", json={"url": f"{site}/blue.png"}, headers=tenant.headers)
+    assert_error(refused, 413, "quota_exceeded", details=None)
+    assert sorted(stored(services, tenant)) == before
+    again = client.post("/api/v1/assets/from-url", json={"url": f"{site}/red.png"}, headers=tenant.headers)
+    assert again.status_code == 201 and again.get_json()["id"] == first.get_json()["id"]
 
 
 def test_a_sound_past_the_quota_is_refused_too(client, services, tenant, small_quota):
