@@ -1,5 +1,7 @@
-"""Asynchronous jobs (stills, brand extraction, generation from a brief, translated copies) and
-the Job resource is in ``reelfarm.farm.services.resources``. The creative jobs' tasks are in ``farm/studio_tasks.py``.
+"""Asynchronous jobs (stills, brand extraction, generation from a brief, translated copies): starting,
+reading and canceling them. The Job resource is in ``reelfarm.farm.services.resources``; each kind's
+task is named in ``reelfarm.farm.services.job_lifecycle.JOB_KINDS``, and a job's status is written
+only by its ``JobLifecycle``.
 
 A job and what it works on (a ``generating`` or ``draft`` video) are written in one transaction
 and only then handed to the queue; if the queue refuses, both are removed again, so no job is
