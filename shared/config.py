@@ -20,7 +20,7 @@ Nothing reads settings at import time: ``Settings.from_env()`` is called once by
 | REELFARM_LIBRETRANSLATE_URL / _API_KEY | unset: no LibreTranslate-compatible engine |
 | REELFARM_DEEPL_API_KEY / REELFARM_DEEPL_URL | unset: no DeepL; the URL defaults by key (``:fx`` = free) |
 | REELFARM_LOG_LEVEL | ``INFO`` |
-| REELFARM_RETENTION_DAYS | ``30``: days dispatched events and webhook delivery attempts are kept |
+| REELFARM_RETENTION_DAYS | ``30``: days dispatched events, webhook delivery attempts, unused kept segments and unused library assets are kept |
 | REELFARM_GPU_QUEUE_WAIT_SEC | ``30``: seconds a chunk waits for a GPU node before CPU nodes may take it |
 | REELFARM_NODE_SETASIDE_AFTER | ``3``: chunk failures in a row, through a node's fault, that set it aside |
 | REELFARM_NODE_COOLDOWN_SEC | ``600``: seconds a node set aside takes no work (unless an operator clears it) |
