@@ -41,7 +41,7 @@ def _render(farm: Farm) -> tuple[str, str]:
 def test_chunks_encode_with_the_nodes_encoder(node: Farm) -> None:
     workspace, render_id = _render(node)
     current().encoder = STAND_IN_NVENC
-    for index in range(3):  # scene one, the crossfade, the rest of scene two
+    for index in range(4):  # scene one's leading second, the rest of it, the crossfade, the rest of scene two
         tasks.render_chunk(render_id, index)
     assert probe(node.storage.open_local(segment_key(render_id, 0)))["profile"] == "Constrained Baseline"
     tasks.stitch(render_id)
@@ -57,15 +57,16 @@ def test_a_stitch_of_two_families_fails_the_render_refunded_naming_the_segment(n
     current().encoder = None  # x264, the default
     tasks.render_chunk(render_id, 0)
     current().encoder = STAND_IN_NVENC
-    tasks.render_chunk(render_id, 1)
-    tasks.render_chunk(render_id, 2)
+    for index in (1, 2, 3):
+        tasks.render_chunk(render_id, index)
 
     tasks.stitch(render_id)
 
     failed = node.renders.get(workspace, render_id)
     assert failed["status"] == "failed" and failed["url"] is None
     assert "segment 2: profile" in failed["error"] and "segment 1" in failed["error"]
-    assert "segment 3: profile" in failed["error"], "every segment that differs is named"
+    assert "segment 3: profile" in failed["error"] and "segment 4: profile" in failed["error"], \
+        "every segment that differs is named"
     assert "; render again; the 1 credit charged for it was refunded" in failed["error"]
     assert node.balance(workspace) == 3
     assert not node.storage.exists(video_key(render_id))
