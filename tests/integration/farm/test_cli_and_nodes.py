@@ -69,7 +69,7 @@ def test_status_of_the_embedded_mode(embedded: Farm, tmp_path: Path) -> None:
         (render["id"], "queued", 0, 180, 4)
     table = CliRunner().invoke(farm_group, ["status"], env={**env_for(embedded, tmp_path), "COLUMNS": "80"})
     assert table.exit_code == 0 and "renders in flight (1)" in table.output and "mode: embedded" in table.output
-    assert f"  {render['id']} queued\n    1:1 1080p30; 0/180 frames; 0.0 frames/s; 0.0 s\n" in table.output
+    assert f"  {render['id']} queued\n    1:1 180p30, x264/cpu; 0/180 frames; 0.0 frames/s; 0.0 s\n" in table.output
     assert max(len(line) for line in table.output.splitlines()) <= 80, table.output
 
 
