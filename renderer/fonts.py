@@ -60,6 +60,7 @@ class FontBook:
         self._collection.setDefaultFontManager(self._provider)
         self._files: dict[str, list[skia.Typeface]] = {}
         self._registered: set[str] = set()
+        self._families: dict[tuple[str, int], tuple[str, ...]] = {}
         self._keep: list[object] = []  # skia keeps raw pointers to variation coordinates
         self._lock = threading.Lock()
 
@@ -69,13 +70,17 @@ class FontBook:
 
     def families_for(self, family: str, weight: int) -> list[str]:
         """Registered names to try, in order, for `family` at `weight`, fallbacks included."""
-        if family not in FAMILY_MODULES:
-            family = DEFAULT_FAMILY
+        known = self._families.get((family, weight))
+        if known is not None:  # every text laid out asks: registered once, then looked up
+            return list(known)
+        chosen = family if family in FAMILY_MODULES else DEFAULT_FAMILY
         names: list[str] = []
-        for fam in (family, *FALLBACK_FAMILIES):
-            if fam == family and names:
+        for fam in (chosen, *FALLBACK_FAMILIES):
+            if fam == chosen and names:
                 continue
             names.append(self._register(fam, weight))
+        if len(self._families) < 4096:  # names a document may give are few; unknown ones too
+            self._families[(family, weight)] = tuple(names)
         return names
 
     def typeface(self, family: str, weight: int) -> skia.Typeface:

@@ -343,12 +343,20 @@ def _contrast(doc: Doc, raster: Any, fmt: str, scene: Scene, below: tuple[Layer,
         return None
     backdrop = dataclasses.replace(scene, layers=below, transition=dataclasses.replace(scene.transition, type="cut"))
     solo = dataclasses.replace(doc, scenes=(backdrop,), duration=scene.duration)
+    region = (x0, y0, x1 - x0, y1 - y0)
+    key = _backdrop_key(solo, fmt, raster.width, raster.height, t)
+    known = None if key is None else _ratios.get((key, region, color))
+    if known is not None:  # the same text over the same backdrop: every video of a story has some
+        return float(known)
     try:
-        lum = _backdrop_luminance(solo, raster, fmt, t, (x0, y0, x1 - x0, y1 - y0))
+        lum = _backdrop_luminance(solo, raster, fmt, t, region, key)
     except Exception:  # noqa: BLE001 - an unreadable asset is reported elsewhere; contrast is then unknown
         return None
     ratios = _contrasts(_luminance(np.asarray(color, np.uint8)), lum)
-    return float(np.percentile(ratios, 10))
+    ratio = float(np.percentile(ratios, 10))
+    if key is not None:
+        _ratios.put((key, region, color), ratio)
+    return ratio
 
 
 BACKDROP_CACHE_SIZE = 64  # whole frames' luminance at LINT_RESOLUTION, float32: under 1 MB each
@@ -357,21 +365,26 @@ _backdrops: BoundedCache[Hashable, np.ndarray] = BoundedCache(
     BACKDROP_CACHE_SIZE, BACKDROP_CACHE_BYTES, sizeof=lambda key, lum: lum.nbytes)
 
 
-def _backdrop_luminance(solo: Doc, raster: Any, fmt: str, t: float, region: tuple[int, int, int, int]) -> np.ndarray:
+# Contrast ratios by (backdrop key, region, text colour): numbers, but keys hold their scenes.
+_ratios: BoundedCache[Hashable, float] = BoundedCache(1024, 8 * 1024 * 1024, sizeof=lambda key, ratio: 8192)
+
+
+def _backdrop_luminance(solo: Doc, raster: Any, fmt: str, t: float, region: tuple[int, int, int, int],
+                        key: Hashable | None) -> np.ndarray:
     """The WCAG luminance of the pixels drawn behind a text, inside `region` of the frame.
 
     Videos made from one story share their backdrops (a scene's background and the shapes under
     its texts); only the texts differ. So a backdrop of that kind is drawn whole, once, and its
     pixels kept, keyed by everything that decides them; later texts over it, of any length, only
-    slice its luminance. A backdrop with an image (the asset behind a key or URL is not part of the
-    document) or with another text is drawn just in the text's region each time.
+    slice its luminance (`key`: `_backdrop_key`'s). A backdrop with an image (the asset behind a key or URL is not part of the
+    document) is drawn just in the text's region each time; one with another text too, until it
+    is seen a second time (`_worth_keeping`).
     """
     x, y, w, h = region
-    key = _backdrop_key(solo, fmt, raster.width, raster.height, t)
-    if key is None:
+    lum = None if key is None else _backdrops.get(key)
+    if lum is None and (key is None or not _worth_keeping(solo, key)):
         drawn = _region_rasterizer()(solo, fmt, raster.width, raster.height, raster.images.assets, region=region)
         return _luminance(_rgb(drawn, drawn.render(t)))
-    lum = _backdrops.get(key)
     if lum is None:
         from reelfarm.renderer.raster import SkiaRasterizer
 
@@ -381,19 +394,42 @@ def _backdrop_luminance(solo: Doc, raster: Any, fmt: str, t: float, region: tupl
     return lum[y:y + h, x:x + w]
 
 
+_SEEN_TEXT_BACKDROPS: BoundedCache[int, bool] = BoundedCache(4096, 512 * 1024, sizeof=lambda key, value: 100)
+
+
+def _worth_keeping(solo: Doc, key: Hashable) -> bool:
+    """Whether a backdrop is drawn whole and kept: always when it draws no text; one with a text
+    (texts are what differ between videos of one story, and drawing just the region costs less
+    than a whole frame) only once it is seen a second time (a story's fixed texts, such as an
+    eyebrow under its headline: every video from the story has them). Sightings are kept by the
+    key's hash alone; a collision only draws a whole frame where a region would have done."""
+    (scene,) = solo.scenes
+    if not any(_draws_asset_or_text(l) for l in scene.layers):
+        return True
+    seen = hash(key)
+    if _SEEN_TEXT_BACKDROPS.get(seen):
+        return True
+    _SEEN_TEXT_BACKDROPS.put(seen, True)
+    return False
+
+
 def _backdrop_key(solo: Doc, fmt: str, width: int, height: int, t: float) -> Hashable | None:
-    """What decides a backdrop's pixels, or None when it is not worth keeping: it draws an
-    asset, or a text (texts are what differ between videos of one story, so a backdrop with
-    one is rarely seen twice, and drawing just the region costs less than a whole frame).
+    """What decides a backdrop's pixels, or None when it draws an asset (the pixels behind a
+    key or URL are not part of the document).
 
     The scene itself is part of the key (frozen dataclasses: hashed and compared by value), with
     the group children's format variants, which layers leave out of `==`, beside it.
     """
     (scene,) = solo.scenes
-    if scene.background.asset is not None or any(_draws_asset_or_text(l) for l in scene.layers):
+    if scene.background.asset is not None or any(_draws_asset(l) for l in scene.layers):
         return None
     return (fmt, width, height, round(t, 6), solo.locale, solo.fonts, scene, _variants(scene.layers),
             _brand_key(solo.brand))
+
+
+def _draws_asset(layer: Layer) -> bool:
+    variants = (v for _, v in layer.variants)
+    return layer.asset is not None or any(_draws_asset(c) for c in (*layer.children, *variants))
 
 
 def _draws_asset_or_text(layer: Layer) -> bool:

@@ -67,21 +67,17 @@ class TextBlock:
 
     def __post_init__(self) -> None:
         spec = self.spec
-        self.rtl = spec.direction == "rtl" or (spec.direction == "auto" and is_rtl(spec.text))
+        self.rtl = _rtl(spec)
         self.align = _physical_align(spec.align, self.rtl)
-        self.size_px = self._fit_size()
-        full = self._build(self.size_px, len(spec.text))
-        self._paragraphs[len(spec.text)] = full
-        self.width = min(full.LongestLine, spec.box_w)
-        self.height = full.Height
+        self.size_px, longest_line, self.height = _shape(self.book, spec)
+        self.width = min(longest_line, spec.box_w)
         self._words = _word_ends(spec.text)
 
     @property
     def overflows(self) -> bool:
         """True when the text does not fit its box even at the smallest allowed size."""
-        p = self._paragraphs[len(self.spec.text)]
         too_wide = self._longest_word(self.size_px) > self.spec.box_w + 0.5
-        too_tall = self.spec.box_h > 0 and p.Height > self.spec.box_h + 0.5
+        too_tall = self.spec.box_h > 0 and self.height > self.spec.box_h + 0.5
         return too_wide or too_tall
 
     def _longest_word(self, size: float) -> float:
@@ -91,12 +87,7 @@ class TextBlock:
         value describes the broken pieces. Words of scripts written without spaces (CJK)
         break anywhere and are left out.
         """
-        words = "\n".join(w for w in self.spec.text.split() if not _breaks_anywhere(w))
-        if not words:
-            return 0.0
-        spec = self.spec
-        return _widest_line(self.book, words, spec.font.family, spec.font.weight, size, spec.line_height,
-                            spec.letter_spacing)
+        return _longest_word(self.book, self.spec, size)
 
     def line_left(self, box_left: float) -> float:
         """X of the block's visible left edge inside a box starting at `box_left`."""
@@ -111,51 +102,87 @@ class TextBlock:
         shown = self._shown_chars(reveal, mode)
         paragraph = self._paragraphs.get(shown)
         if paragraph is None:
-            paragraph = self._paragraphs[shown] = self._build(self.size_px, shown)
+            paragraph = self._paragraphs[shown] = _paragraph(self.book, self.spec, self.align, self.rtl,
+                                                             self.size_px, shown)
         paragraph.paint(canvas, x, y)
 
     def _shown_chars(self, reveal: float, mode: str) -> int:
         return _shown(len(self.spec.text), self._words, reveal, mode)
 
-    def _fit_size(self) -> float:
-        spec = self.spec
-        size = spec.size_px
-        if not spec.auto_shrink:
-            return size
-        floor = min(spec.min_size_px, size)
-        while size > floor:
-            p = self._build(size, len(spec.text))
-            fits_w = self._longest_word(size) <= spec.box_w + 0.5
-            fits_h = spec.box_h <= 0 or p.Height <= spec.box_h + 0.5
-            if fits_w and fits_h:
-                return size
-            size = max(floor, size * 0.93)
-        return floor
 
-    def _build(self, size: float, shown: int) -> skia.textlayout.Paragraph:
-        spec = self.spec
-        style = tl.ParagraphStyle()
-        style.setTextAlign(_ALIGN[self.align])
-        builder = tl.ParagraphBuilder.make(style, self.book.collection, skia.Unicode.ICU_Make())
-        families = self.book.families_for(spec.font.family, spec.font.weight)
-        visible = self._style(families, size, argb(spec.color))
-        text = spec.text
-        if self.rtl:
-            builder.pushStyle(visible)
-            builder.addText("\u202b")
+def _rtl(spec: TextSpec) -> bool:
+    return spec.direction == "rtl" or (spec.direction == "auto" and is_rtl(spec.text))
+
+
+@bounded_cache(max_entries=8192, max_bytes=4 * 1024 * 1024,
+               sizeof=lambda key, shape: 600 + 2 * len(key[1].text))
+def _shape(book: FontBook, spec: TextSpec) -> tuple[float, float, float]:
+    """(size in px after auto-shrink, longest line, height) of `spec` laid out: numbers only, so
+    one process keeps thousands. A document's texts are laid out again and again, each time the
+    same: in every format the linter checks, in every rasterizer a render or a still makes, and
+    at every size a story's text fitting tries."""
+    rtl = _rtl(spec)
+    align = _physical_align(spec.align, rtl)
+    size, full = _fit_size(book, spec, align, rtl)
+    if full is None:
+        full = _paragraph(book, spec, align, rtl, size, len(spec.text))
+    return size, full.LongestLine, full.Height
+
+
+def _fit_size(book: FontBook, spec: TextSpec, align: str,
+              rtl: bool) -> tuple[float, skia.textlayout.Paragraph | None]:
+    """The size to set `spec` at (auto-shrink's largest that fits), with its paragraph when
+    one was laid out at that size on the way."""
+    size = spec.size_px
+    if not spec.auto_shrink:
+        return size, None
+    floor = min(spec.min_size_px, size)
+    while size > floor:
+        p = _paragraph(book, spec, align, rtl, size, len(spec.text))
+        fits_w = _longest_word(book, spec, size) <= spec.box_w + 0.5
+        fits_h = spec.box_h <= 0 or p.Height <= spec.box_h + 0.5
+        if fits_w and fits_h:
+            return size, p
+        size = max(floor, size * 0.93)
+    return floor, None
+
+
+def _longest_word(book: FontBook, spec: TextSpec, size: float) -> float:
+    """Width of the widest unbreakable word of `spec` at `size`.
+
+    Not the paragraph's MinIntrinsicWidth: once Skia has broken an over-long word that value
+    describes the broken pieces. Words of scripts written without spaces (CJK) break anywhere
+    and are left out.
+    """
+    words = "\n".join(w for w in spec.text.split() if not _breaks_anywhere(w))
+    if not words:
+        return 0.0
+    return _widest_line(book, words, spec.font.family, spec.font.weight, size, spec.line_height,
+                        spec.letter_spacing)
+
+
+def _paragraph(book: FontBook, spec: TextSpec, align: str, rtl: bool, size: float,
+               shown: int) -> skia.textlayout.Paragraph:
+    """`spec` laid out at `size`, its first `shown` characters visible (the rest transparent)."""
+    style = tl.ParagraphStyle()
+    style.setTextAlign(_ALIGN[align])
+    builder = tl.ParagraphBuilder.make(style, book.collection, skia.Unicode.ICU_Make())
+    families = book.families_for(spec.font.family, spec.font.weight)
+    visible = _text_style(families, size, argb(spec.color), spec.line_height, spec.letter_spacing)
+    text = spec.text
+    if rtl:
         builder.pushStyle(visible)
-        builder.addText(text[:shown])
-        if shown < len(text):
-            builder.pushStyle(self._style(families, size, 0x00000000))
-            builder.addText(text[shown:])
-        if self.rtl:
-            builder.addText("\u202c")
-        paragraph = builder.Build()
-        paragraph.layout(max(1.0, spec.box_w))
-        return paragraph
-
-    def _style(self, families: list[str], size: float, color: int) -> skia.textlayout.TextStyle:
-        return _text_style(families, size, color, self.spec.line_height, self.spec.letter_spacing)
+        builder.addText("\u202b")
+    builder.pushStyle(visible)
+    builder.addText(text[:shown])
+    if shown < len(text):
+        builder.pushStyle(_text_style(families, size, 0x00000000, spec.line_height, spec.letter_spacing))
+        builder.addText(text[shown:])
+    if rtl:
+        builder.addText("\u202c")
+    paragraph = builder.Build()
+    paragraph.layout(max(1.0, spec.box_w))
+    return paragraph
 
 
 def _text_style(families: list[str], size: float, color: int, line_height: float,

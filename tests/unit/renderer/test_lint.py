@@ -199,9 +199,12 @@ def test_a_gradient_background_without_colours_is_a_schema_error(doc, kind):
 def no_kept_backdrops():
     from reelfarm.renderer import linter
 
-    linter._backdrops.clear()
+    kept = (linter._backdrops, linter._ratios, linter._SEEN_TEXT_BACKDROPS)
+    for cache in kept:
+        cache.clear()
     yield linter._backdrops
-    linter._backdrops.clear()
+    for cache in kept:
+        cache.clear()
 
 
 def test_a_kept_backdrop_gives_the_warnings_a_fresh_one_does(doc, no_kept_backdrops):
