@@ -25,20 +25,13 @@ from reelfarm.farm.services.jobs import job_resource
 from reelfarm.farm.services.progress import MemoryProgress, ProgressBatcher, fraction
 from reelfarm.farm.runtime.queue import describe_exception, on_rq_failure
 from reelfarm.farm.services.graph import chunk_job_id, stitch_job_id
-from reelfarm.farm.services.renders import (
-    _validate,
-    credits_for,
-    dedup_hash,
-    poster_key,
-    render_resource,
-    segment_key,
-    video_key,
-)
+from reelfarm.farm.services.renders import _validate, credits_for, dedup_hash, render_resource
 from reelfarm.renderer.model import Asset
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.repos.jobs import Job
 from reelfarm.shared.repos.renders import Render
 from reelfarm.shared.storage import LocalStorage, check_key
+from reelfarm.shared.storage_keys import poster_key, segment_key, video_key
 from reelfarm.studio.assets import StorageAssets, imported_key
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
