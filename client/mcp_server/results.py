@@ -4,8 +4,9 @@ bytes). The tool's ``full`` argument returns the API's answer as it came.
 
 A video is summed up as its id, title, status, format, length, language, story, current version
 number and (while one runs, or after one failed) its job; a render as its id, status, progress,
-format, size and URLs; a version as its number, source, note and count of lint warnings. Fields
-that are null are left out.
+format, size and URLs; a version as its number, source, note and count of lint warnings; an asset
+as its id, kind, key (what a VideoDoc names it by), URL and pixels or seconds. Fields that are
+null are left out.
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ Shape = Callable[[Any], Any]
 JOB_KEYS = ("id", "kind", "status", "stage", "progress", "error")
 RENDER_KEYS = ("id", "video_id", "status", "progress", "format", "resolution", "fps", "priority", "url",
                "poster_url", "stream_url", "error", "queue", "held_up")
+
+ASSET_KEYS = ("id", "kind", "key", "url", "width", "height", "duration_sec")
 
 
 def _kept(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -36,6 +39,10 @@ def video_summary(video: dict[str, Any]) -> dict[str, Any]:
 
 def render_summary(render: dict[str, Any]) -> dict[str, Any]:
     return _kept(render, RENDER_KEYS)
+
+
+def asset_summary(asset: dict[str, Any]) -> dict[str, Any]:
+    return _kept(asset, ASSET_KEYS)
 
 
 def version_summary(version: dict[str, Any]) -> dict[str, Any]:

@@ -207,6 +207,13 @@ TOOLS: tuple[ToolDef, ...] = (
             shape=RENDER),
     ToolDef("cancel_render", "Cancel a render", "Stop a queued or running render (its credits are refunded).",
             "POST", "/api/v1/renders/{render_id}/cancel", shape=RENDER),
+    ToolDef("add_asset_from_url", "Add an image or sound by URL", "The server fetches a public http(s) address and "
+            "stores the image or sound in the workspace's media library (checked by its bytes; the same bytes are "
+            "the one asset). Name it in a VideoDoc by its `key`.", "POST", "/api/v1/assets/from-url",
+            shape=results.asset_summary),
+    ToolDef("list_assets", "List assets", "The media library's images and sounds, newest first, of one `kind` if "
+            "asked (pass `next_cursor` as `cursor` for the next page).", "GET", "/api/v1/assets", read_only=True,
+            shape=results.listed(results.asset_summary)),
     ToolDef("get_job", "Get a job", "An asynchronous job's status, stage, progress and result.", "GET",
             "/api/v1/jobs/{job_id}", {"wait": WAIT, "timeout": TIMEOUT}, _follow_job, read_only=True),
 )

@@ -1,8 +1,9 @@
 """``reelfarm mcp`` driven by the official MCP client: over stdio (spawned, key from the environment)
 and over streamable HTTP (each request's bearer key). Tools listed with schemas from the API's
 OpenAPI document; a video created and rendered with progress notifications received; a still
-returned as an image; API errors as tool errors; a revoked key refused; another workspace's key
-blind to the first workspace's videos."""
+returned as an image; an image added to the media library by URL and listed, in small results;
+API errors as tool errors; a revoked key refused; another workspace's key blind to the first
+workspace's videos."""
 from __future__ import annotations
 
 import contextlib
@@ -25,17 +26,18 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from tests.e2e.test_client_sdk import ROOT, Served
+from tests.e2e.test_client_sdk import ROOT, Served, image_site, png_bytes
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 
 TOOLS = {"whoami", "list_videos", "list_stories", "list_locales", "list_brand_kits", "extract_brand", "create_video",
          "get_video", "update_video", "list_versions", "restore_version", "render_video", "list_renders",
-         "render_variants", "render_stills", "get_render", "cancel_render", "get_job"}
+         "render_variants", "render_stills", "get_render", "cancel_render", "add_asset_from_url", "list_assets",
+         "get_job"}
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    made = Served(tmp_path_factory.mktemp("mcp"))
+    made = Served(tmp_path_factory.mktemp("mcp"), REELFARM_FETCH_ALLOW_PRIVATE="1")
     yield made
     made.close()
 
@@ -139,6 +141,7 @@ def size(value: Any) -> int:
 # The bounds the slim tools keep (before them: schemas 52 KB in all, create_video alone 22 KB;
 # create_video and get_video answered 9.7 KB, list_videos with 2 items 22 KB). README states the figures.
 SCHEMAS_MOST, ONE_SCHEMA_MOST, VIDEO_MOST, TWO_VIDEOS_MOST = 20_000, 3_000, 600, 1_200
+ASSET_MOST = 600  # an asset's summary: its signed URL is most of it
 
 
 def test_tool_schemas_and_results_are_small_with_the_whole_answer_on_request(served: Served) -> None:
@@ -211,6 +214,34 @@ def test_versions_restore_renders_cancel_locales_and_a_translated_copy_waited_fo
             assert (copy["status"], copy["locale"], copy["version"]) == ("draft", "es", None)
             ready = await call("get_video", video_id=copy["id"], wait=True, timeout=120)
             assert (ready["status"], ready["version"], ready["source_video_id"]) == ("ready", 1, video["id"])
+
+    anyio.run(session_run)
+
+
+def test_an_image_is_added_by_url_and_listed_in_small_results(served: Served) -> None:
+    async def session_run() -> None:
+        async with over_stdio(served) as session:
+            with image_site(png_bytes((80, 60), (5, 6, 7))) as site:
+                added = await session.call_tool("add_asset_from_url", {"url": f"{site}/photo.png"})
+                missing = await session.call_tool("add_asset_from_url", {"url": f"{site}/none.png"})
+            assert not added.is_error, added.content
+            asset = added.structured_content
+            assert set(asset) == {"id", "kind", "key", "url", "width", "height"}
+            assert (asset["kind"], asset["width"], asset["height"]) == ("image", 80, 60)
+            assert size(asset) <= ASSET_MOST
+            assert missing.is_error and missing.structured_content["error"]["code"] == "validation_failed"
+            assert [(d["field"], d["code"]) for d in missing.structured_content["error"]["details"]] == [
+                ("/url", "unreachable")]
+            listed = await session.call_tool("list_assets", {"kind": "image", "limit": 5})
+            assert not listed.is_error
+            unsigned = [{k: v for k, v in a.items() if k != "url"} for a in listed.structured_content["data"]]
+            assert unsigned == [{k: v for k, v in asset.items() if k != "url"}]  # each answer signs its URL afresh
+            sounds = await session.call_tool("list_assets", {"kind": "audio"})
+            assert sounds.structured_content["data"] == []
+            full = await session.call_tool("list_assets", {"full": True})
+            assert full.structured_content["data"][0]["content_type"] == "image/png"
+            wrong = await session.call_tool("list_assets", {"kind": "video"})
+            assert wrong.is_error
 
     anyio.run(session_run)
 
