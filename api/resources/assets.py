@@ -76,12 +76,13 @@ class AssetFromUrl(MethodView):
         return services().assets.import_url(current_workspace_id(), body["url"]), 201
 
 
-@blp.route("/<string:asset_id>")
+# An id is a UUID's 36 characters, so that `/from-url` is no asset's path (its OPTIONS names POST alone).
+@blp.route("/<string(length=36):asset_id>")
 class Asset(MethodView):
     @blp.response(200, AssetSchema, example=ex.RESPONSES["Asset"])
     @blp.doc(operationId="getAsset")
     @errors(blp, 404)
-    def get(self, asset_id):
+    def get(self, asset_id: str):
         """Get an asset, with fresh signed URLs"""
         return services().assets.get(current_workspace_id(), asset_id)
 

@@ -156,3 +156,10 @@ def test_two_workspaces_fetch_their_own_copies(client, services, make_tenant, si
     assert_error(client.get(f"/api/v1/assets/{mine['id']}", headers=b.headers), 404, "not_found", details=None)
     assert [x["id"] for x in client.get("/api/v1/assets", headers=b.headers).get_json()["data"]] == [theirs["id"]]
     assert len(stored(services, a)) == 2 and len(stored(services, b)) == 2
+
+
+def test_the_import_path_is_no_assets_path(client, tenant):
+    allowed = client.options("/api/v1/assets/from-url", headers=tenant.headers).headers["Allow"]
+    assert sorted(m.strip() for m in allowed.split(",")) == ["OPTIONS", "POST"]
+    assert_error(client.get("/api/v1/assets/from-url", headers=tenant.headers), 405, "method_not_allowed")
+    assert_error(client.get("/api/v1/assets/not-an-id", headers=tenant.headers), 404, "not_found", details=None)
