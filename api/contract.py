@@ -30,6 +30,8 @@ from typing import Any
 
 from marshmallow import ValidationError, validate
 
+from reelfarm.studio.stories.fields import with_soundtrack
+
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOST = rf"{_LABEL}(?:\.{_LABEL})*\.?"
 _PORT = r"(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
@@ -93,7 +95,7 @@ def refine(schemas: dict[str, dict[str, Any]], stories: Iterable[Any]) -> None:
     """Add the whole-body rules to the built component schemas (in place)."""
     stories = list(stories)
     for story in stories:
-        schemas[f"StoryFields.{story.id}"] = _as_checked(story.fields)
+        schemas[f"StoryFields.{story.id}"] = _as_checked(with_soundtrack(story.fields))
     schemas.update(create_variants(schemas["VideoCreate"], stories))
     schemas["VideoCreate"] = {
         "description": "Either `storyId` (with `fields` valid for that story, defaults filling the rest), or a "

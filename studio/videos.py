@@ -19,13 +19,14 @@ from reelfarm.renderer.spec import DEFAULT_FORMAT
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.errors import NotFound
+from reelfarm.shared.repos import assets as assets_repo
 from reelfarm.shared.repos import brand_kits as kits_repo
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import objects
 from reelfarm.shared.repos import videos as repo
 from reelfarm.studio.errors import InvalidFieldsError, StudioError
 from reelfarm.studio.stories import get_story, validate_fields
-from reelfarm.studio.stories.base import Story
+from reelfarm.studio.stories.base import Story, uploads_named
 
 MAX_TITLE = 200
 MAX_EDIT_ATTEMPTS = 3
@@ -78,11 +79,12 @@ class VideoService:
         problems = validate_fields(story, fields)
         if problems:
             raise InvalidFieldsError(problems)
+        values = _fill(story, fields)
         with self.engine.connect() as conn:
             kit = self._brand_kit(conn, workspace_id, brand_kit_id)
+            uploads = _uploads(conn, workspace_id, story, values)
         # Building and linting take a while: no write lock is held meanwhile (SQLite has one for all).
-        values = _fill(story, fields)
-        doc = story.build(dict(values), kit.tokens, fmt, duration_sec)
+        doc = story.build(dict(values), kit.tokens, fmt, duration_sec, uploads)
         if locale:
             doc["locale"] = locale
         version = self._new_version(doc, "story", values, None)
@@ -211,7 +213,8 @@ class VideoService:
         merged = {**self._last_fields(conn, workspace_id, video.id, current), **fields}
         kit = self._brand_kit(conn, workspace_id, video.brand_kit_id)
         duration = float(current.doc["duration"]) if current else None
-        doc = story.build(dict(merged), kit.tokens, video.default_format, duration)
+        doc = story.build(dict(merged), kit.tokens, video.default_format, duration,
+                          _uploads(conn, workspace_id, story, merged))
         if video.locale:
             doc["locale"] = video.locale
         return self._new_version(doc, "fields", merged, note)
@@ -249,6 +252,19 @@ def _view(conn: Any, video: repo.Video) -> VideoView:
 def _fill(story: Story, fields: Mapping[str, Any]) -> dict[str, Any]:
     from reelfarm.studio.stories import resolve_fields
     return resolve_fields(story, dict(fields))
+
+
+def _uploads(conn: Any, workspace_id: str, story: Story, values: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """``{asset id: (kind, key)}`` for the uploads ``values`` name that are the workspace's own; the
+    story refuses the others (another workspace's id reads as no upload at all)."""
+    found = {}
+    for asset_id in set(uploads_named(story, dict(values)).values()):
+        try:
+            asset = assets_repo.get_asset(conn, workspace_id, asset_id)
+        except NotFound:
+            continue
+        found[asset_id] = (asset.kind, asset.key)
+    return found
 
 
 def _title_from(story: Story, values: Mapping[str, Any]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,13 @@ from jsonschema.exceptions import ValidationError
 from reelfarm.studio.errors import InvalidBuildRequestError, InvalidFieldsError
 from reelfarm.studio.stories.brand import NEUTRAL_BRAND, Kit, brand_block, is_hex
 from reelfarm.studio.stories.compose import AssetBook, SceneDraft, compose_doc
-from reelfarm.studio.stories.fields import COLOR_PATTERN, URI_PATTERN
+from reelfarm.studio.stories.fields import (
+    COLOR_PATTERN,
+    SOUNDTRACK,
+    URI_PATTERN,
+    is_asset_id,
+    with_soundtrack,
+)
 from reelfarm.studio.stories.layout import FORMATS
 
 __all__ = [
@@ -37,7 +43,9 @@ __all__ = [
 MIN_DURATION_SEC = 6.0
 MAX_DURATION_SEC = 60.0
 
-Builder = Callable[[dict, dict, str, "float | None"], dict]
+Builder = Callable[..., dict]
+"""``build(values, brand_tokens, format, duration_sec=None, uploads=None)``: ``uploads`` maps the
+workspace's library ids that the values name to ``(kind, storage key)``."""
 
 
 @dataclass(frozen=True)
@@ -80,9 +88,9 @@ def _is_color(value: object) -> bool:
 
 @_FORMATS.checks("uri")
 def _is_uri(value: object) -> bool:
-    """An absolute URI (RFC 3986) in printable ASCII: a scheme and something after it. Fetch
-    policy lives elsewhere."""
-    return not isinstance(value, str) or bool(re.fullmatch(URI_PATTERN[1:-1], value))
+    """An absolute URI (RFC 3986) in printable ASCII: a scheme and something after it, or (an image
+    field's other form) the id of an upload. Fetch policy and whose upload it is live elsewhere."""
+    return not isinstance(value, str) or bool(re.fullmatch(URI_PATTERN[1:-1], value)) or is_asset_id(value)
 
 
 _CODES = {
@@ -132,7 +140,7 @@ def validate_fields(story: Story, fields: Any) -> list[dict]:
     """
     if not isinstance(fields, dict):
         return [{"field": "/fields", "code": "invalid_type", "message": "fields must be an object"}]
-    validator = Draft202012Validator(story.fields, format_checker=_FORMATS)
+    validator = Draft202012Validator(with_soundtrack(story.fields), format_checker=_FORMATS)
     errors = sorted(validator.iter_errors(fields), key=lambda e: (list(map(str, e.absolute_path)), str(e.validator)))
     details: list[dict] = []
     for error in errors:
@@ -144,7 +152,34 @@ def resolve_fields(story: Story, fields: dict | None) -> dict[str, Any]:
     """``fields`` with every missing property set to its default; unknown keys are left out."""
     fields = fields or {}
     props = story.fields["properties"]
-    return {name: copy.deepcopy(fields[name] if name in fields else prop.get("default")) for name, prop in props.items()}
+    values = {name: copy.deepcopy(fields[name] if name in fields else prop.get("default")) for name, prop in props.items()}
+    if fields.get(SOUNDTRACK) is not None:
+        values[SOUNDTRACK] = copy.deepcopy(fields[SOUNDTRACK])
+    return values
+
+
+def uploads_named(story: Story, values: dict[str, Any]) -> dict[str, str]:
+    """``{field: asset id}`` for every image field (and the soundtrack) of ``values`` naming an upload."""
+    named = {name: value for name, value in values.items()
+             if name in story.fields["properties"] and is_asset_id(value)}
+    soundtrack = values.get(SOUNDTRACK)
+    if isinstance(soundtrack, dict) and is_asset_id(soundtrack.get("asset_id")):
+        named[SOUNDTRACK] = soundtrack["asset_id"]
+    return named
+
+
+def _check_uploads(story: Story, values: dict[str, Any], uploads: Mapping[str, tuple[str, str]]) -> None:
+    problems = []
+    for name, asset_id in uploads_named(story, values).items():
+        kind = "audio" if name == SOUNDTRACK else "image"
+        found = uploads.get(asset_id)
+        if found is None or found[0] != kind:
+            problems.append({"field": f"/fields/{name}" + ("/asset_id" if name == SOUNDTRACK else ""),
+                             "code": "unknown_asset",
+                             "message": f"no {'sound' if kind == 'audio' else kind} of this workspace's media library has the id {asset_id!r}; "
+                                        f"upload it (POST /api/v1/assets) or give an https address"})
+    if problems:
+        raise InvalidFieldsError(problems)
 
 
 # --- building -----------------------------------------------------------------------------
@@ -175,15 +210,19 @@ def define_story(*, id: str, name: str, category: str, description: str, default
     """A ``Story`` whose builder validates, fills defaults and composes ``scenes``' drafts."""
     holder: list[Story] = []
 
-    def build(values: dict, brand_tokens: dict, format: str, duration_sec: float | None = None) -> dict:
+    def build(values: dict, brand_tokens: dict, format: str, duration_sec: float | None = None,
+              uploads: Mapping[str, tuple[str, str]] | None = None) -> dict:
         story = holder[0]
         problems = validate_fields(story, values)
         if problems:
             raise InvalidFieldsError(problems)
         duration = _check_request(story, format, duration_sec)
         resolved = resolve_fields(story, values)
+        _check_uploads(story, resolved, uploads or {})
         kit = _kit(brand_tokens, resolved)
-        ctx = StoryContext(values=resolved, kit=kit, assets=AssetBook(kit), duration=duration)
+        book = AssetBook(kit, {asset_id: key for asset_id, (_, key) in (uploads or {}).items()})
+        book.soundtrack(resolved.pop(SOUNDTRACK, None))
+        ctx = StoryContext(values=resolved, kit=kit, assets=book, duration=duration)
         title = str(resolved.get(title_field) or name)
         return compose_doc(title=title, drafts=scenes(ctx), kit=kit, fmt=format, duration=duration, assets=ctx.assets)
 

@@ -8,8 +8,9 @@ rather than letterboxes.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from reelfarm.studio.errors import LayoutError
 from reelfarm.studio.stories.brand import Kit
@@ -40,8 +41,10 @@ class SceneDraft:
 class AssetBook:
     """The document's ``assets`` map, filled as a story asks for images."""
 
-    def __init__(self, kit: Kit) -> None:
+    def __init__(self, kit: Kit, uploads: Mapping[str, str] | None = None) -> None:
         self.assets: dict[str, dict] = {}
+        self.audio: list[dict] = []
+        self.uploads = dict(uploads or {})  # asset id -> storage key, the workspace's own uploads
         logo = kit.brand.get("logo")
         if logo:
             where = {"key": logo["key"]} if logo.get("key") else {"url": logo["url"]}
@@ -51,8 +54,18 @@ class AssetBook:
         """Register ``url`` as image ``asset_id``; ``None`` (no image) when ``url`` is empty."""
         if not url:
             return None
-        self.assets[asset_id] = {"type": "image", "url": url}
+        key = self.uploads.get(url)
+        self.assets[asset_id] = {"type": "image", "key": key} if key else {"type": "image", "url": url}
         return asset_id
+
+    def soundtrack(self, value: Mapping[str, Any] | None) -> None:
+        """Play the uploaded sound ``value["asset_id"]`` from the start, as the ``soundtrack`` audio asset."""
+        if not value:
+            return
+        self.assets["soundtrack"] = {"type": "audio", "key": self.uploads[value["asset_id"]]}
+        self.audio.append({"asset": "soundtrack", "start": 0, "volume": float(value.get("volume", 1)),
+                           "fade_in": float(value.get("fade_in_sec", 0)),
+                           "fade_out": float(value.get("fade_out_sec", 0))})
 
 
 def compose_doc(*, title: str, drafts: list[SceneDraft], kit: Kit, fmt: str, duration: float,
@@ -72,6 +85,8 @@ def compose_doc(*, title: str, drafts: list[SceneDraft], kit: Kit, fmt: str, dur
     if assets.assets:
         doc["assets"] = assets.assets
     doc["scenes"] = scenes
+    if assets.audio:
+        doc["audio"] = assets.audio
     return doc
 
 

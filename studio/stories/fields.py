@@ -6,6 +6,7 @@ Every property carries ``type``, ``title`` and ``default``; strings carry ``maxL
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -56,15 +57,51 @@ def text_list(title: str, default: list[str], *, max_items: int, item_max_length
 URI_PATTERN = "^[A-Za-z][A-Za-z0-9+.-]*:[!-~]+$"
 """An absolute URI in printable ASCII: a scheme and something after it (what ``format: uri`` checks)."""
 COLOR_PATTERN = "^#[0-9A-Fa-f]{6}$"
+ASSET_ID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+"""The id of an upload in the workspace's media library (``POST /api/v1/assets``)."""
+IMAGE_PATTERN = f"^(?:{URI_PATTERN[1:-1]}|{ASSET_ID_PATTERN[1:-1]})$"
+"""What an image field holds: an absolute URI or the id of an uploaded image."""
+
+
+def is_asset_id(value: object) -> bool:
+    """Whether ``value`` names an upload of the media library rather than an address."""
+    return isinstance(value, str) and re.fullmatch(ASSET_ID_PATTERN[1:-1], value) is not None
 
 
 def image_url(title: str, *, description: str | None = None) -> dict:
-    """An optional image address; ``null`` draws a typographic design instead."""
+    """An optional image: an https address or the id of an image uploaded to the workspace's media
+    library; ``null`` draws a typographic design instead."""
     prop: dict[str, Any] = {"type": ["string", "null"], "title": title, "default": None, "format": "uri",
-                            "pattern": URI_PATTERN, "maxLength": 2048}
-    if description:
-        prop["description"] = description
+                            "pattern": IMAGE_PATTERN, "maxLength": 2048}
+    prop["description"] = description or "an https address, or the id of an image uploaded to the media library"
     return prop
+
+
+SOUNDTRACK = "soundtrack"
+"""The field every story accepts beside its own: a sound of the media library played under the video."""
+SOUNDTRACK_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "title": "Soundtrack",
+    "default": None,
+    "description": "an uploaded sound (its asset id) played from the start, at `volume`, faded in and out; "
+                   "null for none",
+    "properties": {
+        "asset_id": {"type": "string", "pattern": ASSET_ID_PATTERN, "description": "a sound asset's id"},
+        "volume": {"type": "number", "minimum": 0, "maximum": 1, "default": 1},
+        "fade_in_sec": {"type": "number", "minimum": 0, "maximum": 30, "default": 0},
+        "fade_out_sec": {"type": "number", "minimum": 0, "maximum": 30, "default": 0},
+    },
+    "required": ["asset_id"],
+    "additionalProperties": False,
+    "examples": [{"asset_id": "2173fd3a-796b-4ec7-b249-6ceab0569e02", "volume": 0.6, "fade_in_sec": 1,
+                  "fade_out_sec": 2}],
+}
+
+
+def with_soundtrack(schema: dict[str, Any]) -> dict[str, Any]:
+    """A story's ``fields`` schema with the ``soundtrack`` field every story accepts (the request's
+    schema; forms draw the story's own fields)."""
+    return {**schema, "properties": {**schema["properties"], SOUNDTRACK: SOUNDTRACK_SCHEMA}}
 
 
 def color(title: str, *, description: str | None = None) -> dict:
