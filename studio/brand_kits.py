@@ -29,7 +29,9 @@ from sqlalchemy import Connection, Engine
 from reelfarm.renderer.tokens import COLOR_KEYS
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
+from reelfarm.shared.errors import NotFound
 from reelfarm.shared.ids import new_id
+from reelfarm.shared.repos import assets as assets_repo
 from reelfarm.shared.repos import brand_kits as kits_repo
 from reelfarm.shared.repos._locks import lock_workspace
 from reelfarm.shared.repos.outbox import add_event
@@ -148,6 +150,8 @@ class BrandKitService:
             InvalidBrandKit: every problem with the changes and the logo file; nothing is stored.
         """
         self.get(workspace_id, kit_id)  # another workspace's kit stores nothing, not even a logo
+        if changes.get("logo_asset_id") is not None:
+            logo = self._library_logo(workspace_id, str(changes["logo_asset_id"]))
         tokens = changes.get("tokens")
         decoded = _checked(changes.get("name"), tokens, logo, partial=True, any_family=any_family)
         stored, fresh = self._store_logo(kit_id, decoded)
@@ -158,6 +162,23 @@ class BrandKitService:
                 self.storage.delete(fresh)
             raise
         return brand_kit_resource(kit, self.storage)
+
+    def _library_logo(self, workspace_id: str, asset_id: str) -> LogoFile:
+        """An image of the workspace's media library as an uploaded logo (checked and stored as one).
+
+        Raises:
+            InvalidBrandKit: (``/logo_asset_id``) no image of this workspace has that id.
+        """
+        with self.engine.connect() as conn:
+            try:
+                asset = assets_repo.get_asset(conn, workspace_id, asset_id)
+            except NotFound:
+                asset = None
+        if asset is None or asset.kind != "image":
+            raise InvalidBrandKit([{"field": "/logo_asset_id", "code": "unknown_asset", "message":
+                                    f"no image of this workspace's media library has the id {asset_id!r}; "
+                                    "upload it first (POST /api/v1/assets)"}])
+        return LogoFile(self.storage.get_bytes(asset.key), filename=asset.key.rsplit("/", 1)[-1])
 
     def _write(self, workspace_id: str, kit_id: str, changes: Mapping[str, Any], stored: dict[str, Any] | None,
                drop_logo: bool) -> kits_repo.BrandKit:

@@ -8,6 +8,7 @@ from marshmallow import Schema, fields, validate, validates_schema
 
 from reelfarm.api.contract import SITE_URL, Pattern, pattern_meta
 from reelfarm.api.schemas.common import SITE_URL_ERROR, RequestSchema, require_change
+from reelfarm.studio.stories.fields import ASSET_ID_PATTERN
 
 
 class FontTokenSchema(Schema):
@@ -67,10 +68,17 @@ class BrandKitPatchSchema(RequestSchema):
     name = fields.String(validate=validate.Length(1, 200))
     is_default = fields.Boolean(validate=validate.Equal(True, error="make another kit the default instead"))
     tokens = fields.Nested(BrandTokensSchema)
+    logo_asset_id = fields.String(
+        validate=Pattern(ASSET_ID_PATTERN[1:-1], "must be the id of an image of the media library"),
+        metadata={**pattern_meta(ASSET_ID_PATTERN[1:-1]),
+                  "description": "make an uploaded image (`POST /api/v1/assets`) of this workspace the kit's logo: "
+                                 "it is checked and stored with the kit as an uploaded logo is (replacing "
+                                 "`tokens.logo`); another workspace's id gives 400",
+                  "example": "2173fd3a-796b-4ec7-b249-6ceab0569e02"})
 
     @validates_schema
     def changes_something(self, data: dict[str, Any], **_: Any) -> None:
-        require_change(data, "name, tokens or is_default")
+        require_change(data, "name, tokens, logo_asset_id or is_default")
 
 
 class BrandExtractSchema(RequestSchema):

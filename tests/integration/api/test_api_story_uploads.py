@@ -3,9 +3,12 @@ own assets by id; the version's document names them by storage key, and the rend
 Another workspace's id (or key, in a document) is a 400 naming the field."""
 from __future__ import annotations
 
+import io
+
 import av
 import numpy as np
 import pytest
+from PIL import Image
 
 from tests.integration.api.support import assert_error
 from tests.integration.api.test_api_assets import mp3, png, upload
@@ -110,3 +113,29 @@ def test_another_workspaces_upload_is_refused_in_fields_soundtrack_and_documents
     error = assert_error(client.patch(f"/api/v1/videos/{video['id']}", json={"doc": doc}, headers=b.headers), 400,
                          "validation_failed")
     assert any(d["code"] == "unknown_storage_key" for d in error["details"])
+
+
+def test_a_kits_logo_by_asset_id_and_not_another_workspaces(client, services, make_tenant):
+    a, b = make_tenant(), make_tenant()
+    image = upload(client, a, png((200, 100), MAGENTA)).get_json()
+    answer = client.patch(f"/api/v1/brand-kits/{a.default_kit_id}", json={"logo_asset_id": image["id"]},
+                          headers=a.headers)
+    assert answer.status_code == 200, answer.get_json()
+    shown = answer.get_json()["tokens"]["logo"]
+    assert (shown["width"], shown["height"]) == (200, 100)
+    doc = _video(client, a)["current_version"]["doc"]
+    key = doc["brand"]["logo"]["key"]  # stored with the kit, as an uploaded logo is
+    assert key.startswith(f"brand-kits/{a.default_kit_id}/") and services.storage.exists(key)
+    assert doc["assets"]["logo"] == {"type": "image", "key": key}
+    pixels = np.asarray(Image.open(io.BytesIO(services.storage.get_bytes(key))).convert("RGB"))
+    assert tuple(pixels[50, 100]) == MAGENTA
+
+    before = client.get(f"/api/v1/brand-kits/{b.default_kit_id}", headers=b.headers).get_json()
+    refused = client.patch(f"/api/v1/brand-kits/{b.default_kit_id}", json={"logo_asset_id": image["id"]},
+                           headers=b.headers)
+    error = assert_error(refused, 400, "validation_failed")
+    assert [d["field"] for d in error["details"]] == ["/logo_asset_id"]
+    assert client.get(f"/api/v1/brand-kits/{b.default_kit_id}", headers=b.headers).get_json() == before
+    not_an_id = client.patch(f"/api/v1/brand-kits/{b.default_kit_id}", json={"logo_asset_id": "logo.png"},
+                             headers=b.headers)
+    assert_error(not_an_id, 400, "validation_failed")
