@@ -7,10 +7,7 @@ from flask import g, request
 
 from reelfarm.api.errors import Forbidden, Unauthorized
 from reelfarm.shared import keys
-from reelfarm.shared.db import transaction
-from reelfarm.shared.repos import api_keys as keys_repo
-from reelfarm.shared.repos import workspaces as ws_repo
-from reelfarm.shared.repos.workspaces import Workspace
+from reelfarm.shared.workspaces import Workspace
 
 # Endpoint names are "<blueprint>.<MethodView class name>" for flask-smorest routes.
 PUBLIC_ENDPOINTS = {"system.Health", "system.File", "system.Stream", "api-docs.openapi_json", "static",
@@ -36,13 +33,10 @@ def authenticate(services) -> Caller:
         raise Unauthorized("Send your API key as `Authorization: Bearer rf_live_...`.")
     if not keys.checksum_ok(token):
         raise Unauthorized("The API key is malformed or mistyped (its checksum does not match).")
-    now = services.clock.now()
-    with transaction(services.engine) as conn:
-        key = keys_repo.authenticate(conn, token, now)
-        if key is None:
-            raise Unauthorized("The API key is unknown, revoked or expired.")
-        keys_repo.touch_api_key(conn, key.id, now)
-        workspace = ws_repo.get_workspace(conn, key.workspace_id)
+    found = services.api_keys.authenticate(token)
+    if found is None:
+        raise Unauthorized("The API key is unknown, revoked or expired.")
+    key, workspace = found
     if services.settings.rate_limit_for(workspace.plan) is None:
         raise Forbidden("The workspace's plan does not include API access; upgrade to Pro, Crypto Pro or Agency.",
                         code="plan_without_api")

@@ -8,14 +8,16 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from reelfarm.api.server import DRAIN_SEC, GRACEFUL_SEC
 from reelfarm.shared import plans
+
+if TYPE_CHECKING:
+    from reelfarm.shared.workspaces import FirstWorkspace
 
 log = logging.getLogger("reelfarm.api")
 
@@ -23,7 +25,6 @@ PLANS = plans.NAMES
 DEV_WORKSPACE = "dev"
 DEV_CREDITS = 100
 DEV_OWNER = "owner@localhost"  # the first console user: an owner and operator of `dev`
-FIRST_WORKSPACE_LOCK_ID = 0x72660031  # PostgreSQL advisory lock: one first workspace
 FARM_STOP_MARGIN_SEC = 1.0
 CONTROL_SOCKET = "gunicorn.ctl"  # in the data folder
 UNIX_PATH_MAX = 107  # bytes of a Unix socket's path (sun_path, less its NUL) on Linux  # for handing back tasks still running, before the worker's own deadline
@@ -187,19 +188,6 @@ def _forget_worker_metrics(_server: Any, worker: Any) -> None:
     multiprocess.mark_process_dead(worker.pid)
 
 
-@dataclass(frozen=True)
-class FirstWorkspace:
-    """What ``create_first_workspace`` made: secrets for the person who asked, never for a log."""
-
-    workspace_id: str
-    name: str
-    plan: str
-    credits: int
-    key: str
-    owner: str
-    link: str
-
-
 def is_embedded(settings: Any) -> bool:
     """The embedded default (SQLite and no Redis), where a first start makes a workspace to try."""
     return settings.redis_url is None and settings.database_url.startswith("sqlite")
@@ -208,29 +196,12 @@ def is_embedded(settings: Any) -> bool:
 def create_first_workspace(services: Any, *, name: str = DEV_WORKSPACE, plan: str = "pro",
                            credits: int = DEV_CREDITS, owner: str = DEV_OWNER) -> FirstWorkspace | None:
     """On a database with no workspace, create one with an API key and an owner and operator with a
-    sign-in link (a day, once); None where a workspace exists. Processes doing this at once create
-    one: the check and the creation hold the database's write lock (SQLite) or an advisory lock
-    (PostgreSQL)."""
-    from sqlalchemy import func, select, text
-
+    sign-in link (a day, once); None where a workspace exists (``WorkspaceService.create_first``:
+    processes doing this at once create one)."""
     from reelfarm.renderer.tokens import NEUTRAL_BRAND
-    from reelfarm.shared.db import transaction
-    from reelfarm.shared.repos import api_keys, users, workspaces
-    from reelfarm.shared.tables import workspaces as workspaces_table
 
-    with transaction(services.engine) as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": FIRST_WORKSPACE_LOCK_ID})
-        if conn.execute(select(func.count()).select_from(workspaces_table)).scalar_one():
-            return None
-        ws = workspaces.create_workspace(conn, services.clock, name=name, plan=plan, brand_tokens=NEUTRAL_BRAND,
-                                         credits=credits)
-        _, key = api_keys.create_api_key(conn, services.clock, workspace_id=ws.id, name=name)
-        user = users.create_user(conn, services.clock, workspace_id=ws.id, email=owner, role="owner",
-                                 is_operator=True)
-        token = users.issue_link(conn, services.clock, user.id)
     base = services.settings.public_url.rstrip("/")  # where this server is reached (serve sets it)
-    return FirstWorkspace(ws.id, name, plan, credits, key, owner, users.link_url(base, token))
+    return services.workspaces.create_first(name, plan, NEUTRAL_BRAND, credits, owner, public_url=base)
 
 
 def _first_start(services: Any) -> None:
@@ -239,26 +210,18 @@ def _first_start(services: Any) -> None:
     creates nothing and prints no secret: its output goes to a log pipeline; ``reelfarm admin
     init`` makes the first workspace there."""
     if not is_embedded(services.settings):
-        if not _has_workspace(services):
+        if not services.workspaces.any():
             log.info("the database has no workspace yet; create the first with `reelfarm admin init`")
         return
     first = create_first_workspace(services)
     if first is None:
         return
     base = services.settings.public_url.rstrip("/")
-    click.echo(f"Created workspace '{first.name}' (plan {first.plan}, {first.credits} credits).")
+    ws = first.workspace
+    click.echo(f"Created workspace '{ws.name}' (plan {ws.plan}, {ws.credits} credits).")
     click.echo(f"API key (shown once, keep it): {first.key}")
     click.echo(f"Try: curl -H 'Authorization: Bearer {first.key}' {base}/api/v1/stories")
     click.echo(f"Console sign-in link for {first.owner} (works once, for a day): {first.link}")
-
-
-def _has_workspace(services: Any) -> bool:
-    from sqlalchemy import select
-
-    from reelfarm.shared.tables import workspaces as workspaces_table
-
-    with services.engine.connect() as conn:
-        return conn.execute(select(workspaces_table.c.id).limit(1)).first() is not None
 
 
 @click.group("admin")
@@ -280,11 +243,12 @@ def init(name: str, plan: str, credits_: int, owner: str, as_json: bool) -> None
     if first is None:
         raise click.ClickException("the database already has a workspace; add others with "
                                    "`reelfarm admin create-workspace`")
-    _emit(as_json, {"id": first.workspace_id, "name": first.name, "plan": first.plan, "credits": first.credits,
-                    "key": first.key, "owner": first.owner, "link": first.link},
-          f"Created workspace '{first.name}' ({first.workspace_id}, plan {first.plan}, {first.credits} credits).\n"
+    ws, link = first.workspace, first.link
+    _emit(as_json, {"id": ws.id, "name": ws.name, "plan": ws.plan, "credits": ws.credits,
+                    "key": first.key, "owner": first.owner, "link": link},
+          f"Created workspace '{ws.name}' ({ws.id}, plan {ws.plan}, {ws.credits} credits).\n"
           f"API key (shown once, keep it): {first.key}\n"
-          f"Console sign-in link for {first.owner} (works once, for a day): {first.link}")
+          f"Console sign-in link for {first.owner} (works once, for a day): {link}")
 
 
 @admin_group.command("create-workspace")
@@ -295,13 +259,8 @@ def init(name: str, plan: str, credits_: int, owner: str, as_json: bool) -> None
 def create_workspace(name: str, plan: str, credits_: int, as_json: bool) -> None:
     """Create a workspace with the neutral brand kit; prints its id."""
     from reelfarm.renderer.tokens import NEUTRAL_BRAND
-    from reelfarm.shared.db import transaction
-    from reelfarm.shared.repos import workspaces
 
-    services = _services()
-    with transaction(services.engine) as conn:
-        ws = workspaces.create_workspace(conn, services.clock, name=name, plan=plan, brand_tokens=NEUTRAL_BRAND,
-                                         credits=credits_)
+    ws = _services().workspaces.create(name, plan, NEUTRAL_BRAND, credits=credits_)
     _emit(as_json, {"id": ws.id, "name": ws.name, "plan": ws.plan, "credits": ws.credits}, ws.id)
 
 
@@ -312,17 +271,11 @@ def create_workspace(name: str, plan: str, credits_: int, as_json: bool) -> None
 @click.option("--json", "as_json", is_flag=True)
 def create_key(workspace_id: str, name: str, expires_in_days: int | None, as_json: bool) -> None:
     """Create an API key; the key is printed once and never stored."""
-    from reelfarm.shared.db import transaction
     from reelfarm.shared.errors import NotFound
-    from reelfarm.shared.repos import api_keys, workspaces
 
-    services = _services()
-    expires = services.clock.now() + timedelta(days=expires_in_days) if expires_in_days else None
     try:
-        with transaction(services.engine) as conn:
-            workspaces.get_workspace(conn, workspace_id)
-            record, key = api_keys.create_api_key(conn, services.clock, workspace_id=workspace_id, name=name,
-                                                  expires_at=expires)
+        record, key = _services().api_keys.create(workspace_id, name, timedelta(days=expires_in_days)
+                                                  if expires_in_days else None)
     except NotFound as exc:
         raise click.ClickException(f"no workspace {workspace_id}") from exc
     _emit(as_json, {"id": record.id, "key": key, "prefix": record.prefix, "expires_at": record.expires_at}, key)
@@ -333,14 +286,10 @@ def create_key(workspace_id: str, name: str, expires_in_days: int | None, as_jso
 @click.option("--json", "as_json", is_flag=True)
 def revoke_key(key_id: str, as_json: bool) -> None:
     """Revoke a key; the next request with it gets 401."""
-    from reelfarm.shared.db import transaction
     from reelfarm.shared.errors import NotFound
-    from reelfarm.shared.repos import api_keys
 
-    services = _services()
     try:
-        with transaction(services.engine) as conn:
-            record = api_keys.revoke_api_key(conn, services.clock, key_id)
+        record = _services().api_keys.revoke_any(key_id)
     except NotFound as exc:
         raise click.ClickException(f"no key {key_id}") from exc
     _emit(as_json, {"id": record.id, "revoked_at": record.revoked_at}, f"revoked {record.id}")
@@ -352,15 +301,10 @@ def revoke_key(key_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def add_credits(workspace_id: str, amount: int, as_json: bool) -> None:
     """Add (or, negative, remove) credits; prints the new balance."""
-    from reelfarm.shared.db import transaction
     from reelfarm.shared.errors import InsufficientCredits, NotFound
-    from reelfarm.shared.repos import workspaces
 
-    services = _services()
     try:
-        with transaction(services.engine) as conn:
-            balance = workspaces.add_credits(conn, services.clock, workspace_id=workspace_id, delta=amount,
-                                             reason="admin_grant" if amount >= 0 else "admin_debit")
+        balance = _services().workspaces.add_credits(workspace_id, amount)
     except NotFound as exc:
         raise click.ClickException(f"no workspace {workspace_id}") from exc
     except InsufficientCredits as exc:
@@ -377,20 +321,12 @@ def add_credits(workspace_id: str, amount: int, as_json: bool) -> None:
 def share(workspace_id: str, weight: float | None, cap: int | None, plan_default: bool, as_json: bool) -> None:
     """Set a workspace's share of the render farm (weight and cap); prints the share in force."""
     from reelfarm.farm.services.fairness import plan_share
-    from reelfarm.shared.db import transaction
     from reelfarm.shared.errors import NotFound
-    from reelfarm.shared.repos import workspaces
 
     if plan_default and (weight is not None or cap is not None):
         raise click.UsageError("--plan-default takes no --weight or --cap")
-    services = _services()
     try:
-        with transaction(services.engine) as conn:
-            current = workspaces.get_workspace(conn, workspace_id)
-            ws = workspaces.set_dispatch_share(
-                conn, services.clock, workspace_id,
-                weight=None if plan_default else (weight if weight is not None else current.dispatch_weight),
-                cap=None if plan_default else (cap if cap is not None else current.dispatch_cap))
+        ws = _services().workspaces.set_share(workspace_id, weight=weight, cap=cap, plan_default=plan_default)
     except NotFound as exc:
         raise click.ClickException(f"no workspace {workspace_id}") from exc
     found = plan_share(ws.plan, ws.dispatch_weight, ws.dispatch_cap)
@@ -404,11 +340,7 @@ def share(workspace_id: str, weight: float | None, cap: int | None, plan_default
 @click.option("--json", "as_json", is_flag=True)
 def list_keys(workspace_id: str, as_json: bool) -> None:
     """List a workspace's keys (prefixes only; keys are never stored)."""
-    from reelfarm.shared.repos import api_keys
-
-    services = _services()
-    with services.engine.connect() as conn:
-        records = api_keys.list_api_keys(conn, workspace_id)
+    records = _services().api_keys.list(workspace_id)
     rows = [{"id": r.id, "name": r.name, "prefix": r.prefix, "created_at": r.created_at,
              "expires_at": r.expires_at, "revoked_at": r.revoked_at, "last_used_at": r.last_used_at}
             for r in records]
@@ -425,24 +357,19 @@ def list_keys(workspace_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def create_user(email: str, workspace_id: str, role: str, operator: bool, as_json: bool) -> None:
     """Add a console user; prints their one-time sign-in link (valid a day) to set a password."""
-    from reelfarm.shared.db import transaction
     from reelfarm.shared.errors import NotFound
-    from reelfarm.shared.repos import users, workspaces
 
     services = _services()
     try:
-        with transaction(services.engine) as conn:
-            workspaces.get_workspace(conn, workspace_id)
-            user = users.create_user(conn, services.clock, workspace_id=workspace_id, email=email, role=role,
-                                     is_operator=operator)
-            token = users.issue_link(conn, services.clock, user.id)
+        made = services.accounts.create_user(workspace_id, email, role=role, is_operator=operator,
+                                             public_url=services.settings.public_url)
     except NotFound as exc:
         raise click.ClickException(f"no workspace {workspace_id}") from exc
     except ValueError as exc:  # EmailTaken is one
         raise click.ClickException(f"cannot add {email}: {exc}") from exc
-    link = users.link_url(services.settings.public_url, token)
+    user = made.user
     _emit(as_json, {"id": user.id, "email": user.email, "role": user.role, "operator": user.is_operator,
-                    "link": link}, link)
+                    "link": made.link}, made.link)
 
 
 @admin_group.command("sign-in-link")
@@ -451,17 +378,11 @@ def create_user(email: str, workspace_id: str, role: str, operator: bool, as_jso
 def sign_in_link(email: str, as_json: bool) -> None:
     """A new one-time sign-in link (valid a day) for a console user who forgot their password: it
     lets them set a new one. Earlier links and the current password keep working until it is used."""
-    from reelfarm.shared.db import transaction
-    from reelfarm.shared.repos import users
-
     services = _services()
-    with transaction(services.engine) as conn:
-        user = users.find_user_by_email(conn, email)
-        if user is None:
-            raise click.ClickException(f"no console user has the email address {email}")
-        token = users.issue_link(conn, services.clock, user.id)
-    link = users.link_url(services.settings.public_url, token)
-    _emit(as_json, {"id": user.id, "email": user.email, "link": link}, link)
+    made = services.accounts.new_link(email, public_url=services.settings.public_url)
+    if made is None:
+        raise click.ClickException(f"no console user has the email address {email}")
+    _emit(as_json, {"id": made.user.id, "email": made.user.email, "link": made.link}, made.link)
 
 
 COMMANDS = (migrate_command, admin_group)  # `serve`: reelfarm/serve.py

@@ -7,27 +7,30 @@ The services answer resources (plain dicts in the shapes the schemas document) a
 errors, which ``api/app.py`` maps to the error envelope; no view touches a repository or a
 transaction (``tests/unit/api/test_views_seam.py``).
 
-    videos        farm.videos.Videos         videos, versions, variants (studio and farm behind one door)
-    renders       farm.renders.RenderService renders
-    jobs          farm.jobs.JobService       jobs: stills, brand extraction, generation, translations
-    brand_kits    studio.brand_kits.BrandKitService
-    comments      studio.comments.CommentService
-    webhooks      studio.webhooks.WebhookService (endpoints), webhook_sender (farm.webhooks.WebhookSender)
-    accounts      shared.accounts.AccountService     the console's people: sign-in, links, passwords
-    api_keys      shared.apikeys.ApiKeyService       a workspace's API keys: create, list, revoke
-    read_models   shared.readmodels.ReadModels       the console's read-only lists (ledger, pictures, copies)
-    previews      studio.previews.StoryPreviews      stills of unsaved story drafts, the gallery's thumbnails
-    drafts        farm.drafts.DraftService           animated previews of unsaved values, played as streams
-    figures       shared.readmodels.FarmFigures      the farm-wide figures behind /metrics
-    assets        farm.library.AssetService          the media library: uploads, imports by URL, list, get, delete
+    videos         farm.services.videos.Videos          videos, versions, variants (studio and farm behind one door)
+    renders        farm.services.renders.RenderService  renders
+    jobs           farm.services.jobs.JobService        jobs: stills, brand extraction, generation, translations
+    brand_kits     studio.brand_kits.BrandKitService
+    comments       studio.comments.CommentService
+    webhooks       studio.webhooks.WebhookService       endpoints
+    webhook_sender farm.runtime.webhooks.WebhookSender  deliveries
+    accounts       shared.accounts.AccountService       the console's people: sign-in, links, passwords
+    api_keys       shared.apikeys.ApiKeyService         a workspace's API keys: create, list, revoke; a request's key
+    workspaces     shared.workspaces.WorkspaceService   the operator's: create workspaces, credits, farm shares
+    read_models    shared.readmodels.ReadModels         the console's read-only lists (ledger, pictures, copies)
+    previews       studio.previews.StoryPreviews        stills of unsaved story drafts, the gallery's thumbnails
+    drafts         farm.services.drafts.DraftService    animated previews of unsaved values, played as streams
+    figures        shared.readmodels.FarmFigures        the farm-wide figures behind /metrics
+    assets         farm.services.library.AssetService   the media library: uploads, imports by URL, list, get, delete
 
 The console (``console/``) and ``/metrics`` (``api/metrics.py``) reach them the same way, through
-``services()``; ``tests/unit/api/test_views_seam.py`` keeps all three behind it.
+``services()``; ``tests/unit/api/test_views_seam.py`` keeps all three behind it. ``api/auth.py`` and
+the ``reelfarm admin`` commands (``api/cli.py``, on ``Services.from_settings``) use the same
+services, never a repository or a transaction of their own.
 """
 from __future__ import annotations
 
 import mimetypes
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -61,6 +64,7 @@ from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine, migrate
 from reelfarm.shared.readmodels import FarmFigures, ReadModels
 from reelfarm.shared.storage import LocalStorage, Storage, make_storage
+from reelfarm.shared.workspaces import WorkspaceService
 from reelfarm.studio.brand_kits import BrandKitService
 from reelfarm.studio.comments import CommentService
 from reelfarm.studio.fetch import make_fetcher
@@ -88,63 +92,48 @@ def served_type(key: str) -> str:
         return TS_CONTENT_TYPE
     return mimetypes.guess_type(key)[0] or "application/octet-stream"
 
-@dataclass
 class Services:
-    settings: Settings
-    engine: Engine
-    storage: Storage
-    clock: Clock
-    farm: Farm
-    # Built from the rest when not given (tests hand in a RedisRateLimiter on their own prefix).
-    videos: Videos = field(default=None)  # type: ignore[assignment]
-    brand_kits: BrandKitService = field(default=None)  # type: ignore[assignment]
-    comments: CommentService = field(default=None)  # type: ignore[assignment]
-    rate_limiter: RateLimiter = field(default=None)  # type: ignore[assignment]
-    idempotency: Idempotency = field(default=None)  # type: ignore[assignment]
-    webhooks: WebhookService = field(default=None)  # type: ignore[assignment]
-    webhook_sender: WebhookSender = field(default=None)  # type: ignore[assignment]
-    accounts: AccountService = field(default=None)  # type: ignore[assignment]
-    api_keys: ApiKeyService = field(default=None)  # type: ignore[assignment]
-    read_models: ReadModels = field(default=None)  # type: ignore[assignment]
-    figures: FarmFigures = field(default=None)  # type: ignore[assignment]
-    previews: StoryPreviews = field(default=None)  # type: ignore[assignment]
-    drafts: DraftService = field(default=None)  # type: ignore[assignment]
-    assets: AssetService = field(default=None)  # type: ignore[assignment]
+    """The collaborators, each built from the rest unless handed in (tests hand in a
+    RedisRateLimiter on their own prefix)."""
 
-    def __post_init__(self) -> None:
-        if self.videos is None:
-            self.videos = Videos(VideoService(self.engine, self.clock), self.jobs, self.renders, self.storage,
-                                 self.clock)
-        if self.brand_kits is None:
-            self.brand_kits = BrandKitService(self.engine, self.clock, self.storage)
-        if self.comments is None:
-            self.comments = CommentService(self.engine, self.clock)
-        if self.webhooks is None:
-            self.webhooks = WebhookService(self.engine, self.clock, make_fetcher(self.settings))
-        if self.webhook_sender is None:
-            self.webhook_sender = WebhookSender(self.engine, self.farm.queue, self.clock)
-        if self.rate_limiter is None:
-            self.rate_limiter = make_rate_limiter(self.settings, self.clock)
-        if self.idempotency is None:
-            self.idempotency = Idempotency(self.engine, self.clock)
-        if self.accounts is None:
-            self.accounts = AccountService(self.engine, self.clock, self.rate_limiter)
-        if self.api_keys is None:
-            self.api_keys = ApiKeyService(self.engine, self.clock)
-        if self.read_models is None:
-            self.read_models = ReadModels(self.engine, self.storage)
-        if self.previews is None:
-            self.previews = StoryPreviews(self.engine, self.storage, self.settings.data_dir / "previews")
-        if self.drafts is None:
-            self.drafts = DraftService(self.engine, self.farm.queue, self.storage, self.clock,
-                                       self.settings.secret_key, self.settings.public_url)
-        if self.assets is None:
-            self.assets = AssetService(self.engine, self.clock, self.storage,
-                                       make_fetcher(self.settings, **URL_FETCH_OPTIONS))
-        if self.figures is None:
-            queue = self.farm.queue
+    def __init__(self, settings: Settings, engine: Engine, storage: Storage, clock: Clock, farm: Farm, *,
+                 videos: Videos | None = None, brand_kits: BrandKitService | None = None,
+                 comments: CommentService | None = None, rate_limiter: RateLimiter | None = None,
+                 idempotency: Idempotency | None = None, webhooks: WebhookService | None = None,
+                 webhook_sender: WebhookSender | None = None, accounts: AccountService | None = None,
+                 api_keys: ApiKeyService | None = None, workspaces: WorkspaceService | None = None,
+                 read_models: ReadModels | None = None, figures: FarmFigures | None = None,
+                 previews: StoryPreviews | None = None, drafts: DraftService | None = None,
+                 assets: AssetService | None = None) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.storage = storage
+        self.clock = clock
+        self.farm = farm
+        self.videos = videos if videos is not None else Videos(VideoService(engine, clock), self.jobs, self.renders,
+                                                               storage, clock)
+        self.brand_kits = brand_kits if brand_kits is not None else BrandKitService(engine, clock, storage)
+        self.comments = comments if comments is not None else CommentService(engine, clock)
+        self.webhooks = webhooks if webhooks is not None else WebhookService(engine, clock, make_fetcher(settings))
+        self.webhook_sender = webhook_sender if webhook_sender is not None else \
+            WebhookSender(engine, farm.queue, clock)
+        self.rate_limiter = rate_limiter if rate_limiter is not None else make_rate_limiter(settings, clock)
+        self.idempotency = idempotency if idempotency is not None else Idempotency(engine, clock)
+        self.accounts = accounts if accounts is not None else AccountService(engine, clock, self.rate_limiter)
+        self.api_keys = api_keys if api_keys is not None else ApiKeyService(engine, clock)
+        self.workspaces = workspaces if workspaces is not None else WorkspaceService(engine, clock)
+        self.read_models = read_models if read_models is not None else ReadModels(engine, storage)
+        self.previews = previews if previews is not None else \
+            StoryPreviews(engine, storage, settings.data_dir / "previews")
+        self.drafts = drafts if drafts is not None else \
+            DraftService(engine, farm.queue, storage, clock, settings.secret_key, settings.public_url)
+        self.assets = assets if assets is not None else \
+            AssetService(engine, clock, storage, make_fetcher(settings, **URL_FETCH_OPTIONS))
+        if figures is None:
+            queue = farm.queue
             redis = getattr(queue, "redis", None)
-            self.figures = FarmFigures(self.engine, (lambda: _rq_waiting(redis, queue)) if redis is not None else None)
+            figures = FarmFigures(engine, (lambda: _rq_waiting(redis, queue)) if redis is not None else None)
+        self.figures = figures
 
     @property
     def renders(self) -> RenderService:

@@ -110,6 +110,16 @@ class AccountService:
             token = repo.issue_link(conn, self.clock, user.id)
         return NewUser(user, repo.link_url(public_url, token))
 
+    def new_link(self, email: str, public_url: str = "") -> NewUser | None:
+        """A new one-time sign-in link for the user with this email (one who forgot their
+        password); None where no user has it. Earlier links and the password keep working."""
+        with transaction(self.engine) as conn:
+            user = repo.find_user_by_email(conn, email)
+            if user is None:
+                return None
+            token = repo.issue_link(conn, self.clock, user.id)
+        return NewUser(user, repo.link_url(public_url, token))
+
     def people(self, workspace_id: str) -> list[User]:
         """The workspace's users, oldest first."""
         with self.engine.connect() as conn:

@@ -1,4 +1,5 @@
-"""A workspace's API keys as its people manage them: create (the plaintext shown once), list, revoke.
+"""A workspace's API keys as its people manage them: create (the plaintext shown once), list, revoke;
+and the one check of a request's key (``authenticate``, for ``reelfarm.api.auth``).
 
 ``ApiKeyService(engine, clock)``: each method takes the workspace id and is one transaction; a key
 of another workspace is ``NotFound``, like one that never existed. Only the key's SHA-256 is
@@ -14,7 +15,9 @@ from sqlalchemy import Engine
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import api_keys as repo
+from reelfarm.shared.repos import workspaces
 from reelfarm.shared.repos.api_keys import ApiKey
+from reelfarm.shared.repos.workspaces import Workspace
 
 __all__ = ["ApiKey", "ApiKeyService"]
 
@@ -27,9 +30,11 @@ class ApiKeyService:
         self.clock = clock
 
     def create(self, workspace_id: str, name: str, expires_in: timedelta | None = None) -> tuple[ApiKey, str]:
-        """A new key: its record and the plaintext (never stored). ``expires_in`` None: it never expires."""
+        """A new key: its record and the plaintext (never stored). ``expires_in`` None: it never
+        expires. Raises NotFound (workspace)."""
         expires_at = self.clock.now() + expires_in if expires_in is not None else None
         with transaction(self.engine) as conn:
+            workspaces.get_workspace(conn, workspace_id)
             return repo.create_api_key(conn, self.clock, workspace_id=workspace_id, name=name, expires_at=expires_at)
 
     def list(self, workspace_id: str) -> list[ApiKey]:
@@ -47,3 +52,19 @@ class ApiKeyService:
         with transaction(self.engine) as conn:
             repo.get_api_key(conn, workspace_id, key_id)
             return repo.revoke_api_key(conn, self.clock, key_id)
+
+    def revoke_any(self, key_id: str) -> ApiKey:
+        """Revoke a key of whichever workspace (an operator's ``reelfarm admin revoke-key``). Raises NotFound."""
+        with transaction(self.engine) as conn:
+            return repo.revoke_api_key(conn, self.clock, key_id)
+
+    def authenticate(self, plaintext: str) -> tuple[ApiKey, Workspace] | None:
+        """The active key with this plaintext and its workspace, the key marked as used now; None
+        for a key unknown, revoked or expired."""
+        now = self.clock.now()
+        with transaction(self.engine) as conn:
+            key = repo.authenticate(conn, plaintext, now)
+            if key is None:
+                return None
+            repo.touch_api_key(conn, key.id, now)
+            return key, workspaces.get_workspace(conn, key.workspace_id)

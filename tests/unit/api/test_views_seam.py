@@ -5,6 +5,10 @@ The API's resources, the console (every module under ``console/``) and ``/metric
 None of them opens a connection or a transaction, reads a repository or a table, reaches the
 engine (``.engine``), or finds the services by another road than ``services()`` (no
 ``.extensions`` read: ``api/services.py`` holds the one that reads them from the app).
+
+The API's key check (``api/auth.py``) and the operator commands (``api/cli.py``: ``reelfarm
+admin``) use those services too: no repository, transaction, table or SQLAlchemy, no ``.engine``
+(``reelfarm migrate`` alone opens the database itself, to bring its schema up to date).
 """
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ from reelfarm import console
 from reelfarm.api import resources, services
 
 FORBIDDEN = ("reelfarm.shared.repos", "reelfarm.shared.db", "reelfarm.shared.tables", "sqlalchemy")
+FORBIDDEN_TO_OPERATORS = ("reelfarm.shared.repos", "reelfarm.shared.db.transaction", "reelfarm.shared.tables",
+                          "sqlalchemy")
 API = Path(resources.__file__).parent.parent
 CONSOLE = Path(console.__file__).parent
 
@@ -41,10 +47,14 @@ def _imported(tree: ast.AST) -> list[str]:
     return names
 
 
-def forbidden_imports(paths: list[Path]) -> list[str]:
+def _operators() -> list[Path]:
+    return [API / "auth.py", API / "cli.py"]
+
+
+def forbidden_imports(paths: list[Path], forbidden: tuple[str, ...] = FORBIDDEN) -> list[str]:
     """``module: name`` for each import of a repository, the database, the tables or SQLAlchemy."""
     return [f"{_name(path)}: {name}" for path in paths for name in _imported(ast.parse(path.read_text("utf-8")))
-            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)]
+            if any(name == f or name.startswith(f + ".") for f in forbidden)]
 
 
 def reached_around(paths: list[Path]) -> list[str]:
@@ -62,6 +72,26 @@ def test_views_import_no_repository_nor_database_code() -> None:
 
 def test_views_reach_neither_the_engine_nor_the_apps_extensions() -> None:
     assert reached_around(_modules()) == []
+
+
+def test_the_key_check_and_the_admin_commands_reach_the_domain_through_the_services() -> None:
+    assert forbidden_imports(_operators(), FORBIDDEN_TO_OPERATORS) == []
+    assert [f for f in reached_around(_operators()) if f.endswith(".engine")] == []
+
+
+def test_the_operator_rule_sees_a_repository_or_a_transaction_in_a_function(tmp_path: Path) -> None:
+    (tmp_path / "api").mkdir()
+    cli = tmp_path / "api" / "cli.py"
+    cli.write_text("from reelfarm.shared.db import make_engine, migrate\n"
+                   "def create_key(services):\n"
+                   "    from reelfarm.shared.db import transaction\n"
+                   "    from reelfarm.shared.repos import api_keys\n"
+                   "    with transaction(services.engine) as conn:\n"
+                   "        return api_keys.create_api_key(conn)\n")
+    assert forbidden_imports([cli], FORBIDDEN_TO_OPERATORS) == [
+        "api/cli.py: reelfarm.shared.db.transaction", "api/cli.py: reelfarm.shared.repos",
+        "api/cli.py: reelfarm.shared.repos.api_keys"]
+    assert reached_around([cli]) == ["api/cli.py:5 .engine"]
 
 
 def test_resources_do_not_use_current_app() -> None:
