@@ -28,6 +28,7 @@ from reelfarm.console.pages import (  # noqa: F401  (routes)
     brand,
     drafts,
     farm,
+    media,
     new_video,
     session,
     settings,

@@ -30,12 +30,18 @@ def _configure(state: BlueprintSetupState) -> None:
 # beside its field with everything typed kept, not answered with a full-page 413.
 FILE_FORM_BYTES = 32 * 1024 * 1024
 FILE_FORMS = frozenset({"console.brand_kit_new", "console.brand_kit_edit"})
+# The media library's uploads: every file of a form without JavaScript (each refused over its own
+# limit by the library, beside the upload), or one file at a time from the page's script.
+MEDIA_FORM_BYTES = 20 * 50 * 1024 * 1024 + 1024 * 1024
+MEDIA_FORMS = frozenset({"console.media_upload", "console.media_upload_json"})
 
 
 @blp.before_request
 def _begin() -> None:
     if request.endpoint in FILE_FORMS:
         request.max_content_length = max(FILE_FORM_BYTES, request.max_content_length or 0)
+    elif request.endpoint in MEDIA_FORMS:
+        request.max_content_length = max(MEDIA_FORM_BYTES, request.max_content_length or 0)
     g.user = web.load_user()
     g.workspace = None
     if g.user is not None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from PIL import Image
@@ -43,6 +43,7 @@ from reelfarm.farm.services.videos import decode_cursor, encode_cursor
 from reelfarm.shared import plans
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
+from reelfarm.shared.errors import NotFound
 from reelfarm.shared.repos import assets as repo
 from reelfarm.shared.storage import Storage
 from reelfarm.studio.errors import FetchFailed, FetchRefused, FetchTooLarge
@@ -172,6 +173,19 @@ class AssetService:
     def get(self, workspace_id: str, asset_id: str) -> dict[str, Any]:
         with self.engine.connect() as conn:
             return self._resource(repo.get_asset(conn, workspace_id, asset_id))
+
+    def used_by(self, workspace_id: str, asset_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """What names each of the workspace's ``asset_ids``: ``{id: {"videos": [ids], "brand_kits": [ids]}}``
+        (an id not in the workspace is left out)."""
+        found: dict[str, dict[str, Any]] = {}
+        with self.engine.connect() as conn:
+            for asset_id in asset_ids:
+                try:
+                    asset = repo.get_asset(conn, workspace_id, asset_id)
+                except NotFound:
+                    continue
+                found[asset_id] = repo.users_of(conn, workspace_id, asset)
+        return found
 
     def delete(self, workspace_id: str, asset_id: str) -> None:
         """Remove the asset and its files. Raises NotFound; StateConflict while something names it."""
