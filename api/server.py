@@ -66,7 +66,15 @@ ENVIRON_DRAINING = "reelfarm.draining"
 ENVIRON_REQUEST_ID = "reelfarm.request_id"
 
 _SO_ATTACH_FILTER = 26  # Linux; Python's socket module does not name it
-# classic BPF on a TCP segment: drop it (return 0) when SYN is set and ACK is not, keep it otherwise
+# A classic BPF program the kernel runs on every segment reaching the listening socket, before the
+# TCP stack handles it: it answers how many bytes to keep, 0 meaning drop. Each instruction is
+# (opcode, jump if true, jump if false, constant), ``struct sock_filter``; for a TCP socket the data
+# starts at the TCP header, whose byte 13 holds the flags (ACK is 0x10, SYN 0x02). In words:
+#   1. load the flags byte (offset 13) into the accumulator       BPF_LD  | BPF_B   | BPF_ABS  0x30
+#   2. keep only its SYN and ACK bits                              BPF_ALU | BPF_AND | BPF_K    0x54
+#   3. SYN without ACK (a new handshake)? go on to 4, else to 5    BPF_JMP | BPF_JEQ | BPF_K    0x15
+#   4. return 0: drop it, the client's SYN goes unanswered         BPF_RET | BPF_K              0x06
+#   5. return all of it: the rest of the handshake and the data    BPF_RET | BPF_K              0x06
 _DROP_SYN = ((0x30, 0, 0, 13), (0x54, 0, 0, 0x12), (0x15, 0, 1, 0x02), (0x06, 0, 0, 0), (0x06, 0, 0, 0xFFFFFFFF))
 
 # exception class -> (status, reason phrase, code); every other client error is a plain 400
@@ -273,6 +281,8 @@ def _drop_new_handshakes(listener: Any) -> bool:
     and queue, new ones get no answer. False where that cannot be done."""
     if sys.platform != "linux" or listener.family not in (socket.AF_INET, socket.AF_INET6):
         return False
+    # the instructions as C lays out ``struct sock_filter`` (u16, u8, u8, u32), kept alive in a
+    # buffer while the kernel copies them; ``struct sock_fprog`` is their count and its address
     program = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *op) for op in _DROP_SYN))
     try:
         listener.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER,

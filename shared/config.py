@@ -104,7 +104,7 @@ class Settings:
     retention_days: int = DEFAULT_RETENTION_DAYS
     raster: str = "auto"  # REELFARM_RASTER: auto (GL on an NVIDIA GPU, else CPU), cpu or gl
     encoder: str = "auto"  # REELFARM_ENCODER: auto (NVENC where a session opens, else x264), x264 or nvenc
-    gpu_queue_wait_sec: float = DEFAULT_GPU_QUEUE_WAIT_SEC  # REELFARM_GPU_QUEUE_WAIT_SEC (farm.routing)
+    gpu_queue_wait_sec: float = DEFAULT_GPU_QUEUE_WAIT_SEC  # REELFARM_GPU_QUEUE_WAIT_SEC (farm.runtime.routing)
     trusted_proxies: int = 0  # REELFARM_TRUSTED_PROXIES: proxies in front whose X-Forwarded-* are believed
     metrics_token: str | None = field(default=None, repr=False)  # REELFARM_METRICS_TOKEN: guards /metrics
     dispatch: str = "fair"  # REELFARM_DISPATCH: fair (farm.services.fairness) or fifo (arrival order, to compare)

@@ -2,7 +2,7 @@
 ``reelfarm node check`` (``reelfarm.farm.runtime.nodecheck``) and ``reelfarm node clear``, which
 takes a node the farm set aside back into work (``reelfarm.farm.runtime.nodehealth``).
 
-``reelfarm/cli.py`` adds ``COMMANDS`` to the ``reelfarm`` group; ``python -m farm.cli`` runs
+``reelfarm/cli.py`` adds ``COMMANDS`` to the ``reelfarm`` group; ``python -m reelfarm.farm.runtime.cli`` runs
 them on their own.
 """
 

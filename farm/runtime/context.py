@@ -79,7 +79,7 @@ def current() -> TaskContext:
     """The configured context; built with the handed-in builder the first time if none was set."""
     if _CONTEXT is None:
         if _BUILDER is None:
-            raise RuntimeError("no task context: call farm.context.configure() (or set_builder()) first")
+            raise RuntimeError("no task context: call reelfarm.farm.runtime.context.configure() (or set_builder()) first")
         configure(_BUILDER())
     assert _CONTEXT is not None
     return _CONTEXT

@@ -343,7 +343,7 @@ def on_rq_failure(job: Any, connection: Any, exc_type: Any = None, exc_value: Ba
         return
     if exc_value is not None and is_database_outage(exc_value):
         log.warning("job %s failed for good while the database was unreachable; its render or job stays "
-                    "live and farm.reconcile enqueues it again", job.id)
+                    "live and reelfarm.farm.runtime.reconcile enqueues it again", job.id)
         return
     handler = resolve(job.meta.get("failure_handler") or DEFAULT_FAILURE_HANDLER)
     try:

@@ -165,7 +165,7 @@ class Router:
         try:
             job = Job.fetch(job_id, connection=self.redis)
         except NoSuchJobError:
-            return False  # gone with its result; farm.reconcile enqueues the chunk again if it is still due
+            return False  # gone with its result; farm.runtime.reconcile enqueues the chunk again if it is still due
         Queue(f"{self.namespace}{RENDER_QUEUE}", connection=self.redis).enqueue_job(job, at_front=True)
         return True
 

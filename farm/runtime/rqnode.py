@@ -462,7 +462,7 @@ def hand_back(redis: Any, job_id: str, queue_name: str) -> bool:
     try:
         job = Job.fetch(job_id, connection=redis)
     except NoSuchJobError:
-        return False  # Redis came back empty: farm.reconcile re-creates it from the database
+        return False  # Redis came back empty: farm.runtime.reconcile re-creates it from the database
     if job.get_status() != JobStatus.STARTED:
         return False  # its end was recorded after all
     started = StartedJobRegistry(queue_name, connection=redis)
