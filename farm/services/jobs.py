@@ -26,7 +26,7 @@ from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable
 from reelfarm.farm.services.job_lifecycle import JOB_KINDS, JobLifecycle, job_queue_id
 from reelfarm.farm.services.queues import JOBS_QUEUE, JobQueue
 from reelfarm.farm.services.renders import renderable_version
-from reelfarm.farm.services.resources import job_resource
+from reelfarm.farm.services.resources import JobResource, job_resource
 from reelfarm.renderer.spec import FORMATS
 from reelfarm.shared import plans
 from reelfarm.shared.clock import Clock
@@ -69,7 +69,7 @@ class JobService:
 
     # -- brand extraction, generation, translation ------------------------------------------
 
-    def request_brand_extract(self, workspace_id: str, url: str) -> dict[str, Any]:
+    def request_brand_extract(self, workspace_id: str, url: str) -> JobResource:
         """A queued ``brand_extract`` job for ``url`` (https added when the scheme is missing).
 
         Raises:
@@ -220,7 +220,7 @@ class JobService:
     # -- stills -----------------------------------------------------------------------------
 
     def request_stills(self, workspace_id: str, video_id: str, times: Any, fmt: str | None = None,
-                       resolution: int = 1080) -> dict[str, Any]:
+                       resolution: int = 1080) -> JobResource:
         """A queued ``stills`` job for the video's current version.
 
         Raises:
@@ -243,7 +243,7 @@ class JobService:
         self._enqueue_or_undo([job], [])
         return job_resource(job, self.storage, self.clock)
 
-    def get(self, workspace_id: str, job_id: str) -> dict[str, Any]:
+    def get(self, workspace_id: str, job_id: str) -> JobResource:
         """Raises NotFound."""
         with self.engine.connect() as conn:
             job = repo.get_job(conn, workspace_id, job_id)
@@ -252,7 +252,7 @@ class JobService:
                 title = videos_repo.get_video(conn, workspace_id, job.video_id).title
         return job_resource(job, self.storage, self.clock, title)
 
-    def cancel(self, workspace_id: str, job_id: str) -> dict[str, Any]:
+    def cancel(self, workspace_id: str, job_id: str) -> JobResource:
         """``queued|running -> canceled``. Raises NotFound, or StateConflict for a finished job."""
         ended = self.lifecycle.cancel(workspace_id, job_id)
         try:

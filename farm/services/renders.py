@@ -33,7 +33,7 @@ from reelfarm.farm.services.graph import enqueue_graph, graph_of, render_job_ids
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.progress import ProgressStore
 from reelfarm.farm.services.queues import JobQueue, family_of
-from reelfarm.farm.services.resources import render_resource
+from reelfarm.farm.services.resources import RenderResource, render_resource
 from reelfarm.renderer import RENDERER_VERSION
 from reelfarm.renderer.chunks import scene_chunks
 from reelfarm.renderer.model import build_doc, frame_count
@@ -82,7 +82,7 @@ class RenderService:
         self.streams = stream.StreamLinks(settings.secret_key, settings.public_url, clock) if settings else None
 
     def request(self, workspace_id: str, video_id: str, fmt: str, resolution: int = 1080,
-                fps: int | None = None, priority: str = DEFAULT_PRIORITY) -> dict[str, Any]:
+                fps: int | None = None, priority: str = DEFAULT_PRIORITY) -> RenderResource:
         """The render of the video's current version in ``fmt``: an identical one, or a new one.
 
         Raises:
@@ -95,7 +95,7 @@ class RenderService:
         return self.request_many(workspace_id, video_id, [fmt], resolution, fps, priority)[0]
 
     def request_many(self, workspace_id: str, video_id: str, formats: Sequence[str], resolution: int = 1080,
-                     fps: int | None = None, priority: str = DEFAULT_PRIORITY) -> list[dict[str, Any]]:
+                     fps: int | None = None, priority: str = DEFAULT_PRIORITY) -> list[RenderResource]:
         """One render per format (variants), created and charged together: all or nothing.
 
         A repeated format gets the same render. ``priority`` (``normal`` or ``low``) places new
@@ -115,20 +115,20 @@ class RenderService:
         by_format = {r.format: r for r in found}
         return [self._resource(by_format[f]) for f in formats]
 
-    def get(self, workspace_id: str, render_id: str) -> dict[str, Any]:
+    def get(self, workspace_id: str, render_id: str) -> RenderResource:
         """Raises NotFound."""
         with self.engine.connect() as conn:
             render = repo.get_render(conn, workspace_id, render_id)
         return self._resource(render)
 
-    def list_for_video(self, workspace_id: str, video_id: str) -> list[dict[str, Any]]:
+    def list_for_video(self, workspace_id: str, video_id: str) -> list[RenderResource]:
         """The video's renders, newest first. Raises NotFound for no such video."""
         with self.engine.connect() as conn:
             video = videos_repo.get_video(conn, workspace_id, video_id)
             renders = repo.list_renders(conn, workspace_id, video_id)
         return [self._resource(r, video.title) for r in renders]
 
-    def cancel(self, workspace_id: str, render_id: str) -> dict[str, Any]:
+    def cancel(self, workspace_id: str, render_id: str) -> RenderResource:
         """``queued|running -> canceled`` with the charge released.
 
         Raises:
@@ -167,7 +167,7 @@ class RenderService:
         with self.engine.connect() as conn:
             return videos_repo.get_video(conn, render.workspace_id, render.video_id).title
 
-    def _resource(self, render: repo.Render, title: str | None = None) -> dict[str, Any]:
+    def _resource(self, render: repo.Render, title: str | None = None) -> RenderResource:
         """The Render resource, with where it stands while chunks of it wait and a chunk held up
         by a node that stopped (best effort: a queue that cannot be reached leaves both null
         rather than fail a read, and marks the progress shown, the last the database holds,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, TypedDict
 
 from reelfarm.farm.services.progress import ProgressStore, fraction
 from reelfarm.shared.clock import Clock
@@ -23,6 +23,46 @@ RENDER_URL_TTL_SEC = 7 * 24 * 3600
 STILLS_URL_TTL_SEC = 600
 _NOT_IN_SLUGS = re.compile(r"[^a-z0-9]+")
 MAX_SLUG_CHARS = 80
+
+
+class RenderResource(TypedDict):
+    """A render as clients see it (``api/schemas/renders.py``'s RenderSchema; webhook events carry it)."""
+
+    id: str
+    video_id: str
+    version_id: str
+    format: str
+    resolution: int
+    fps: int
+    status: str
+    progress: float
+    progress_stale: bool
+    url: str | None
+    poster_url: str | None
+    stream_url: str | None
+    duration_sec: float | None
+    bytes: int | None
+    error: str | None
+    priority: str
+    queue: dict[str, Any] | None
+    held_up: dict[str, Any] | None
+    reused_frames: int
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class JobResource(TypedDict):
+    """A job as clients see it (``api/schemas/jobs.py``'s JobSchema)."""
+
+    id: str
+    kind: str
+    status: str
+    stage: str | None
+    progress: float
+    error: str | None
+    result: dict[str, Any] | None
+    created_at: datetime
+    finished_at: datetime | None
 
 
 def download_name(title: str | None, fmt: str, resolution: int, extra: str = "") -> str:
@@ -38,7 +78,7 @@ def download_name(title: str | None, fmt: str, resolution: int, extra: str = "")
 def render_resource(render: renders_repo.Render, storage: Storage,
                     progress: ProgressStore | None = None, queue: dict[str, Any] | None = None, *,
                     held_up: dict[str, Any] | None = None, progress_stale: bool = False,
-                    stream_url: str | None = None, title: str | None = None) -> dict[str, Any]:
+                    stream_url: str | None = None, title: str | None = None) -> RenderResource:
     """The Render resource (the seed's fields, in its order); URLs signed afresh for 7 days.
     ``queue``: where it stands while chunks of it wait (``JobQueue.standing``); ``held_up``: a
     chunk that waits on a node that stopped (``JobQueue.held_up``); ``progress_stale``: the
@@ -69,7 +109,7 @@ def render_resource(render: renders_repo.Render, storage: Storage,
     }
 
 
-def job_resource(job: jobs_repo.Job, storage: Storage, clock: Clock, title: str | None = None) -> dict[str, Any]:
+def job_resource(job: jobs_repo.Job, storage: Storage, clock: Clock, title: str | None = None) -> JobResource:
     """The Job resource; a stills result carries URLs signed now, valid 10 minutes, whose
     downloads are named after ``title`` (the video's), the format, the resolution and the time."""
     return {
