@@ -40,7 +40,9 @@ def _size(n: int) -> str:
         return f"{n} B"
     if n < 1024 * 1024:
         return f"{n / 1024:.0f} KB"
-    return f"{n / (1024 * 1024):.1f} MB"
+    if n < 1024 ** 3:
+        return f"{n / (1024 * 1024):.1f} MB".replace(".0 MB", " MB")
+    return f"{n / 1024 ** 3:.1f} GB".replace(".0 GB", " GB")
 
 
 def _duration(sec: float | None) -> str:
