@@ -225,7 +225,7 @@ renders = Table(
     Column("charged_credits", Integer, nullable=False, server_default="0"),
     _ts("created_at"), _ts("started_at", True), _ts("finished_at", True),
     # 0002: the render's plan (total frames, chunk jobs) and when a chunk last moved it forward,
-    # which bounds how long a render may stay queued or running (farm/reaper.py).
+    # which bounds how long a render may stay queued or running (farm/runtime/reaper.py).
     Column("frames", Integer, nullable=True),
     Column("chunks", Integer, nullable=True),
     _ts("progressed_at", True),
@@ -369,7 +369,7 @@ comments = Table(
     Index("ix_comments_video_created", "video_id", "created_at"),
 )
 
-# 0002: the embedded executor's queue (farm/embedded.py). Rows outlive the process that wrote
+# 0002: the embedded executor's queue (farm/runtime/embedded.py). Rows outlive the process that wrote
 # them, so queued work survives a restart of `reelfarm serve`.
 queued_tasks = Table(
     "queued_tasks", metadata,

@@ -3,7 +3,7 @@
 Revision ID: 0002
 Revises: 0001
 
-- ``queued_tasks``: the embedded executor's durable queue (``farm/embedded.py``).
+- ``queued_tasks``: the embedded executor's durable queue (``farm/runtime/embedded.py``).
 - ``render_progress``: frames done per render in the embedded mode (``farm/progress.py``).
 - ``renders``: ``frames``, ``chunks`` (the render's plan) and ``progressed_at`` (when a chunk last
   moved it forward; bounds how long a render can sit queued or running), and a partial unique

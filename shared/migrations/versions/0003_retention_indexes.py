@@ -3,7 +3,7 @@
 Revision ID: 0003
 Revises: 0002
 
-``farm/retention.py`` deletes webhook delivery attempts by age and outbox events by when they
+``farm/runtime/retention.py`` deletes webhook delivery attempts by age and outbox events by when they
 were dispatched; without these indexes each of its batches would scan the whole table.
 """
 
