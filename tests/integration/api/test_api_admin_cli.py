@@ -87,6 +87,21 @@ def test_revoke_key_refuses_the_next_request(client, admin):
     assert_error(client.get("/api/v1/me", headers=bearer(created["key"])), 401, "unauthorized")
 
 
+def test_each_key_answers_for_its_own_workspace_and_a_revocation_touches_one_key(client, admin):
+    """Two workspaces' keys: ``/me`` names each key's own workspace (``ApiKeyService.authenticate``)
+    and revoking one (``revoke_any``, the operator's) leaves the other's key working."""
+    made = {name: admin("create-workspace", name, "--plan", "pro").output.strip() for name in ("Left", "Right")}
+    created = {name: json.loads(admin("create-key", ws, "--name", name, "--json").output) for name, ws in made.items()}
+    for name, key in created.items():
+        me = client.get("/api/v1/me", headers=bearer(key["key"])).get_json()
+        assert me["workspace"] == {"id": made[name], "name": name, "plan": "pro", "credits": 0}
+        assert me["api_key"] == {"id": key["id"], "prefix": key["prefix"]}
+    admin("revoke-key", created["Left"]["id"])
+    assert_error(client.get("/api/v1/me", headers=bearer(created["Left"]["key"])), 401, "unauthorized")
+    assert client.get("/api/v1/me", headers=bearer(created["Right"]["key"])).status_code == 200
+    assert [k["revoked_at"] is None for k in json.loads(admin("list-keys", made["Right"], "--json").output)] == [True]
+
+
 def test_add_credits_shows_in_me(client, admin):
     workspace_id = admin("create-workspace", "Credits", "--plan", "crypto_pro", "--credits", "3").output.strip()
     key = admin("create-key", workspace_id, "--name", "k").output.strip()
