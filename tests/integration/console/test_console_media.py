@@ -1,6 +1,6 @@
 """The console's Media page over a real database (SQLite and PostgreSQL): files uploaded without
 JavaScript (one multipart post with several files), listed with a thumbnail or a sound's length,
-filtered by kind and paged; a refused upload (wrong content, over the plan's quota) named beside the
+filtered by kind and paged; a refused upload (wrong content, too large, over the plan's quota) named beside the
 upload with nothing stored; a delete refused while a version names the file, with the reason and
 where it is used shown, then allowed; and each workspace's library its own.
 """
@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from flask.testing import FlaskClient
 
 from reelfarm.console.pages import media
+from reelfarm.farm.services.media import MAX_UPLOAD_BYTES
 from reelfarm.shared import plans
 from tests.integration.api.test_api_assets import mp3, png
 from tests.integration.api.test_api_renders import _video
@@ -84,6 +85,11 @@ def test_a_refused_upload_is_named_beside_the_upload_and_stores_nothing(app, ser
     assert err is not None and "cover.png" in err.group(1)
     assert 'aria-describedby="media-files-err"' in html
     assert _stored(services, tenant.workspace_id) == [] and services.assets.list(tenant.workspace_id, 10)["data"] == []
+    # over an upload's size: named beside the upload (not a 413 page), nothing stored
+    big = _post_files(ann, (b"\x89PNG\r\n\x1a\n" + b"\0" * MAX_UPLOAD_BYTES, "poster.png"))
+    assert big.status_code == 400 and "poster.png" in big.get_data(as_text=True)
+    assert f"more than the {MAX_UPLOAD_BYTES} allowed" in big.get_data(as_text=True)
+    assert _stored(services, tenant.workspace_id) == []
     # one good and one bad in the same post: the good one is kept, the bad one named
     mixed = _post_files(ann, (png(), "good.png"), (mp3(2.0)[:3000], "cut.mp3"))
     assert mixed.status_code == 200
