@@ -45,6 +45,7 @@ from reelfarm.studio.assets import StorageAssets, is_remote
 from reelfarm.studio.errors import InvalidFieldsError
 from reelfarm.studio.stories import get_story
 from reelfarm.studio.stories.base import request_problems
+from reelfarm.studio.videos import story_uploads
 
 PREVIEW_RESOLUTION = 540
 THUMBNAIL_RESOLUTION = 360
@@ -111,10 +112,11 @@ class StoryPreviews:
 
     def settled_time(self, workspace_id: str, draft: StoryDraft) -> float:
         """When the draft's first scene has settled (where thumbnails are drawn), in seconds."""
+        story = get_story(draft.story_id)
         with self.engine.connect() as conn:
             kit = _kit(conn, workspace_id, None)
-        story = get_story(draft.story_id)
-        return round(poster_time(as_doc(story.build(dict(draft.fields), kit.tokens, draft.format, None))), 1)
+            uploads = story_uploads(conn, workspace_id, story, draft.fields)
+        return round(poster_time(as_doc(story.build(dict(draft.fields), kit.tokens, draft.format, None, uploads))), 1)
 
     def doc(self, workspace_id: str, draft: StoryDraft, locale: str | None = None) -> dict[str, Any]:
         """The document ``draft`` makes, as saving it would (an animated preview draws it:
@@ -126,19 +128,23 @@ class StoryPreviews:
         problems = self.problems(workspace_id, draft)
         if problems:
             raise InvalidFieldsError(problems)
-        with self.engine.connect() as conn:
-            kit = _kit(conn, workspace_id, draft.brand_kit_id)
-        doc = get_story(draft.story_id).build(dict(draft.fields), kit.tokens, draft.format, draft.duration_sec)
+        doc = self._build(workspace_id, draft)
         if locale:
             doc["locale"] = locale
         return doc
 
     def _draw(self, workspace_id: str, draft: StoryDraft, t: float | None, resolution: int) -> bytes:
-        with self.engine.connect() as conn:
-            kit = _kit(conn, workspace_id, draft.brand_kit_id)
-        doc = as_doc(get_story(draft.story_id).build(dict(draft.fields), kit.tokens, draft.format, draft.duration_sec))
+        doc = as_doc(self._build(workspace_id, draft))
         at = poster_time(doc) if t is None else min(max(t, 0.0), doc.duration)
         return render_still_png(doc, at, RenderSpec(draft.format, resolution), self.assets(workspace_id))
+
+    def _build(self, workspace_id: str, draft: StoryDraft) -> dict[str, Any]:
+        """The draft's document, its uploads (by id) resolved within the workspace."""
+        story = get_story(draft.story_id)
+        with self.engine.connect() as conn:
+            kit = _kit(conn, workspace_id, draft.brand_kit_id)
+            uploads = story_uploads(conn, workspace_id, story, draft.fields)
+        return story.build(dict(draft.fields), kit.tokens, draft.format, draft.duration_sec, uploads)
 
     def assets(self, workspace_id: str) -> _PreviewAssets:
         """The workspace's stored objects; an image given only by address draws as a placeholder."""

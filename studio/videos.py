@@ -82,7 +82,7 @@ class VideoService:
         values = _fill(story, fields)
         with self.engine.connect() as conn:
             kit = self._brand_kit(conn, workspace_id, brand_kit_id)
-            uploads = _uploads(conn, workspace_id, story, values)
+            uploads = story_uploads(conn, workspace_id, story, values)
         # Building and linting take a while: no write lock is held meanwhile (SQLite has one for all).
         doc = story.build(dict(values), kit.tokens, fmt, duration_sec, uploads)
         if locale:
@@ -214,7 +214,7 @@ class VideoService:
         kit = self._brand_kit(conn, workspace_id, video.brand_kit_id)
         duration = float(current.doc["duration"]) if current else None
         doc = story.build(dict(merged), kit.tokens, video.default_format, duration,
-                          _uploads(conn, workspace_id, story, merged))
+                          story_uploads(conn, workspace_id, story, merged))
         if video.locale:
             doc["locale"] = video.locale
         return self._new_version(doc, "fields", merged, note)
@@ -254,7 +254,7 @@ def _fill(story: Story, fields: Mapping[str, Any]) -> dict[str, Any]:
     return resolve_fields(story, dict(fields))
 
 
-def _uploads(conn: Any, workspace_id: str, story: Story, values: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+def story_uploads(conn: Any, workspace_id: str, story: Story, values: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
     """``{asset id: (kind, key)}`` for the uploads ``values`` name that are the workspace's own; the
     story refuses the others (another workspace's id reads as no upload at all)."""
     found = {}

@@ -139,3 +139,21 @@ def test_a_kits_logo_by_asset_id_and_not_another_workspaces(client, services, ma
     not_an_id = client.patch(f"/api/v1/brand-kits/{b.default_kit_id}", json={"logo_asset_id": "logo.png"},
                              headers=b.headers)
     assert_error(not_an_id, 400, "validation_failed")
+
+
+def test_a_drafts_preview_draws_the_workspaces_upload_and_refuses_anothers(client, services, make_tenant):
+    from reelfarm.studio.errors import InvalidFieldsError
+    from reelfarm.studio.previews import StoryDraft
+
+    a, b = make_tenant(), make_tenant()
+    image = upload(client, a, png((320, 240), MAGENTA)).get_json()
+    draft = StoryDraft("product_launch", {"image": image["id"]}, format="16:9")
+    shares = []
+    for t in (0.5, 2.0, 3.5, 5.0, 6.5):
+        drawn = Image.open(io.BytesIO(services.previews.draw(a.workspace_id, draft, t=t))).convert("RGB")
+        pixels = np.asarray(drawn).astype(int)
+        shares.append((np.abs(pixels - np.array(MAGENTA)).max(axis=2) < 40).mean())
+    assert max(shares) > 0.05, shares  # drawn from storage, not as the placeholder of an address
+    with pytest.raises(InvalidFieldsError) as refused:
+        services.previews.draw(b.workspace_id, draft, t=1.0)
+    assert [d["field"] for d in refused.value.details] == ["/fields/image"]
