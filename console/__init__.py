@@ -11,7 +11,7 @@ and shares only the services:
   own not-found page.
 - Views call the same services as ``api/``, found the same way (``web.services()`` calls
   ``reelfarm.api.services.services()``, handed over by the composition root in the app's config):
-  videos, renders, jobs, webhooks and brand kits, and the console's own people (``shared/accounts.py``),
+  videos, renders, jobs, webhooks, brand kits and the media library, and the console's own people (``shared/accounts.py``),
   API keys (``shared/apikeys.py``) and read-only lists (``shared/readmodels.py``), each call
   scoped to the signed-in user's workspace exactly as the API scopes to a key's. No console module
   holds SQL, a transaction, a repository or the engine (``tests/unit/api/test_views_seam.py``).
