@@ -47,6 +47,7 @@ from reelfarm.shared.errors import InsufficientCredits, NotFound
 from reelfarm.shared.ids import is_uuid
 from reelfarm.studio.errors import (
     BriefRejected,
+    DefaultBrandKitDeletion,
     InvalidBuildRequestError,
     InvalidFieldsError,
     UnknownStoryError,
@@ -255,6 +256,8 @@ def _install_error_handlers(app: Flask) -> None:
         err.invalid([err.detail(_BUILD_FIELDS.get(e.field, "/" + e.field), "invalid", str(e))])))
     app.register_error_handler(DocLintError, lambda e: err.handle_api_error(err.invalid(e.details)))
     app.register_error_handler(VideoStateError, lambda e: err.handle_api_error(err.ConflictError(str(e), code=e.code)))
+    app.register_error_handler(DefaultBrandKitDeletion, lambda e: err.handle_api_error(
+        err.ConflictError(str(e), code=e.code)))
     app.register_error_handler(InsufficientCredits, lambda e: err.handle_api_error(
         err.InsufficientCreditsError(str(e))))
     app.register_error_handler(InvalidRequest, lambda e: err.handle_api_error(err.invalid(e.details)))

@@ -38,7 +38,7 @@ from reelfarm.shared.repos.outbox import add_event
 from reelfarm.shared.storage import Storage
 from reelfarm.shared.storage_keys import logo_key, uploaded_logo_key
 from reelfarm.studio.brand.logo import DecodedLogo, decode_logo, looks_like_svg
-from reelfarm.studio.errors import InvalidBrandKit
+from reelfarm.studio.errors import DefaultBrandKitDeletion, InvalidBrandKit
 from reelfarm.studio.resources import brand_kit_resource, jsonable
 from reelfarm.studio.stories.brand import is_number
 
@@ -104,12 +104,11 @@ class BrandKitService:
 
         Raises:
             NotFound: no such kit in the workspace.
-            InvalidBrandKit: it is the default kit (``/is_default``): another must be made the default first.
+            DefaultBrandKitDeletion: it is the default kit: another must be made the default first.
         """
         with transaction(self.engine) as conn:
             if kits_repo.get_brand_kit(conn, workspace_id, kit_id).is_default:
-                raise InvalidBrandKit([{"field": "/is_default", "code": "is_default", "message":
-                                        "the default brand kit cannot be deleted; make another kit the default first"}])
+                raise DefaultBrandKitDeletion()
             kits_repo.delete_brand_kit(conn, workspace_id, kit_id)
 
     def create(self, workspace_id: str, name: str, tokens: Mapping[str, Any], *, is_default: bool = False,

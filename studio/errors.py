@@ -52,6 +52,15 @@ class InvalidBrandKit(InvalidFieldsError):
     each ``{"field", "code", "message"}`` with a JSON pointer (``/tokens/colors/accent``, ``/logo``)."""
 
 
+class DefaultBrandKitDeletion(StudioError):
+    """The workspace's default brand kit cannot be deleted: another kit must be made the default first."""
+
+    code = "default_brand_kit"
+
+    def __init__(self) -> None:
+        super().__init__("the default brand kit cannot be deleted; make another kit the default first")
+
+
 class InvalidBuildRequestError(StudioError, ValueError):
     """The format or duration asked of a story builder is out of range.
 

@@ -73,12 +73,12 @@ class BrandKit(MethodView):
 
     @blp.response(204)
     @blp.doc(operationId="deleteBrandKit")
-    @errors(blp, 404, 400)
+    @errors(blp, 404, 409)
     def delete(self, kit_id: str) -> None:
         """Delete a brand kit
 
         Videos made with it keep their look (their versions name its colours, fonts and logo) and
-        no longer name the kit. The workspace's default kit cannot be deleted (400 on `/is_default`):
+        no longer name the kit. The workspace's default kit cannot be deleted (409 `default_brand_kit`):
         make another kit the default first.
         """
         services().brand_kits.delete(current_workspace_id(), kit_id)

@@ -38,7 +38,7 @@ from reelfarm.studio.brand_kits import (
     LogoFile,
     shipped_families,
 )
-from reelfarm.studio.errors import InvalidBrandKit
+from reelfarm.studio.errors import DefaultBrandKitDeletion, InvalidBrandKit
 
 FONT_CACHE_SEC = 86400
 REFRESH_SEC = 2
@@ -102,8 +102,8 @@ def brand_kit_delete(kit_id: str) -> Any:
     kit = svc.get(g.workspace.id, kit_id)
     try:
         svc.delete(g.workspace.id, kit_id)
-    except InvalidBrandKit as exc:
-        flash(f"“{kit['name']}” is not deleted: {exc.details[0]['message']}.", "error")
+    except DefaultBrandKitDeletion as exc:
+        flash(f"“{kit['name']}” is not deleted: {exc}.", "error")
     else:
         flash(f"The brand kit “{kit['name']}” is deleted; videos made with it keep their look.", "ok")
     return redirect(url_for("console.brand_kits"), code=303)

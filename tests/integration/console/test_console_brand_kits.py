@@ -293,9 +293,9 @@ def test_the_api_deletes_a_kit_but_not_the_default_nor_another_workspaces(client
     theirs = client.delete(f"/api/v1/brand-kits/{acme.other_kit_id}", headers=other.headers)
     assert theirs.status_code == 404 and theirs.get_json()["error"]["code"] == "not_found"
     default = client.delete(f"/api/v1/brand-kits/{acme.default_kit_id}", headers=acme.headers)
-    assert default.status_code == 400
-    assert [(d["field"], d["message"]) for d in default.get_json()["error"]["details"]] == [
-        ("/is_default", "the default brand kit cannot be deleted; make another kit the default first")]
+    assert default.status_code == 409 and default.get_json()["error"]["code"] == "default_brand_kit"
+    assert default.get_json()["error"]["message"] == (
+        "the default brand kit cannot be deleted; make another kit the default first")
     gone = client.delete(f"/api/v1/brand-kits/{acme.other_kit_id}", headers=acme.headers)
     assert gone.status_code == 204 and gone.data == b""
     assert client.get(f"/api/v1/brand-kits/{acme.other_kit_id}", headers=acme.headers).status_code == 404
