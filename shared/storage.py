@@ -94,8 +94,9 @@ class Storage(Protocol):
         """Remove the object; a missing one is not an error."""
         ...
 
-    def url(self, key: str, expires_in: int) -> str:
-        """A signed download URL valid for ``expires_in`` seconds."""
+    def url(self, key: str, expires_in: int, filename: str | None = None) -> str:
+        """A signed download URL valid for ``expires_in`` seconds; ``filename``, the name a
+        download of it is saved under (``attachment_name`` sanitises it)."""
         ...
 
     def size(self, key: str) -> int:
