@@ -33,6 +33,8 @@ def test_a_story_with_an_uploaded_image_and_soundtrack_renders_them(farm_client,
     assert doc["assets"]["image"] == {"type": "image", "key": image["key"]}
     assert doc["assets"]["soundtrack"] == {"type": "audio", "key": sound["key"]}
     assert doc["audio"] == [{"asset": "soundtrack", "start": 0, "volume": 0.8, "fade_in": 0.5, "fade_out": 1.0}]
+    in_use = farm_client.delete(f"/api/v1/assets/{sound['id']}", headers=tenant.headers)
+    assert_error(in_use, 409, "asset_in_use", details=None)  # the version names the soundtrack
 
     r = farm_client.post(f"/api/v1/videos/{video['id']}/renders", json={"format": "16:9", "resolution": 720},
                          headers=tenant.headers)
