@@ -1,6 +1,7 @@
 """Uploads of the media library in stories: an image field and the soundtrack name the workspace's
 own assets by id; the version's document names them by storage key, and the render draws and mixes them.
-Another workspace's id (or key, in a document) is a 400 naming the field."""
+Another workspace's id (or key, in a document) is a 400 naming the field. Each test runs on local
+files and on the S3 emulator (the ``settings`` of test_api_assets)."""
 from __future__ import annotations
 
 import io
@@ -11,8 +12,8 @@ import pytest
 from PIL import Image
 
 from tests.integration.api.support import assert_error
-from tests.integration.api.test_api_assets import mp3, png, upload
-from tests.integration.api.test_api_renders import _download, _video, _wait, farm_client  # noqa: F401
+from tests.integration.api.test_api_assets import fetch, mp3, png, s3_endpoint, settings, upload  # noqa: F401
+from tests.integration.api.test_api_renders import _video, _wait, farm_client  # noqa: F401
 from tests.integration.api.test_api_storage_keys import with_image
 
 MAGENTA = (255, 0, 255)
@@ -42,7 +43,7 @@ def test_a_story_with_an_uploaded_image_and_soundtrack_renders_them(farm_client,
     done, _ = _wait(farm_client, f"/api/v1/renders/{r.get_json()['id']}", tenant.headers)
     assert done["status"] == "succeeded", done["error"]
     path = tmp_path / "out.mp4"
-    path.write_bytes(_download(farm_client, done["url"]))
+    path.write_bytes(fetch(farm_client, done["url"]))
     shares = []
     with av.open(str(path)) as container:
         for frame in container.decode(container.streams.video[0]):
