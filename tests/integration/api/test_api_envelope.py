@@ -104,7 +104,7 @@ def test_restore_refuses_unknown_body_fields(client, tenant, create_video):
 
 
 def test_wrong_method_on_an_id_route_is_405(client, tenant):
-    for method, path in (("PUT", f"/api/v1/videos/{uuid.uuid4()}"), ("DELETE", f"/api/v1/brand-kits/{uuid.uuid4()}"),
+    for method, path in (("PUT", f"/api/v1/videos/{uuid.uuid4()}"), ("PUT", f"/api/v1/brand-kits/{uuid.uuid4()}"),
                          ("GET", f"/api/v1/videos/{uuid.uuid4()}/versions/1/restore"), ("POST", "/api/v1/me")):
         assert_error(client.open(path, method=method, headers=tenant.headers), 405, "method_not_allowed")
 

@@ -46,6 +46,7 @@ def test_me(client, make_tenant):
         "workspace": {"id": tenant.workspace_id, "name": "Agency & Co", "plan": "agency", "credits": 42},
         "rate_limit": {"limit": 3000, "window_sec": 60, "policy": "3000;w=60"},
         "api_key": {"id": tenant.key_id, "prefix": keys.key_prefix(tenant.key)},
+        "library": {"used_bytes": 0, "limit_bytes": 100 * 1024**3},  # agency: 100 GiB
     }
 
 
