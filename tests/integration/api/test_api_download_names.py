@@ -7,44 +7,16 @@ reached over HTTP as a client would.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import pytest
-from moto.server import ThreadedMotoServer
 
 from reelfarm.farm.services.resources import download_name
-from reelfarm.shared.config import Settings
-from reelfarm.shared.storage import content_disposition, make_s3_client
+from reelfarm.shared.storage import content_disposition
+from tests.integration.api.test_api_assets import s3_endpoint, settings  # noqa: F401 - fixtures: local files or moto's S3
 from tests.integration.api.test_api_renders import _video, _wait, farm_client  # noqa: F401 - a fixture
 
-BUCKET = "reelfarm-names"
 TITLE = "Spring Sale! (é)"
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture(params=["local", "s3"])
-def settings(request: pytest.FixtureRequest, tmp_path, db_url: str, monkeypatch) -> Settings:
-    env = {"REELFARM_DATA_DIR": str(tmp_path / "data"), "REELFARM_DATABASE_URL": db_url}
-    if request.param == "s3":
-        endpoint = request.getfixturevalue("s3_endpoint")
-        for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                            ("AWS_DEFAULT_REGION", "us-east-1")):
-            monkeypatch.setenv(name, value)
-        client = make_s3_client(endpoint)
-        if not any(b["Name"] == BUCKET for b in client.list_buckets()["Buckets"]):
-            client.create_bucket(Bucket=BUCKET)
-        env.update(REELFARM_STORAGE_URL=f"s3://{BUCKET}/{tmp_path.name}", REELFARM_S3_ENDPOINT_URL=endpoint)
-    return Settings.from_env(env)
 
 
 def _fetch(client, url: str, download: bool) -> tuple[bytes, str]:
