@@ -3,7 +3,7 @@
 
 | module | what |
 |---|---|
-| ``queue`` / ``embedded`` / ``rqnode`` | ``RQQueue`` (Redis) and ``EmbeddedQueue`` (the database and a process pool); RQ's worker and job classes |
+| ``queue`` / ``embedded`` / ``taskprocess`` / ``rqnode`` | ``RQQueue`` (Redis) and ``EmbeddedQueue`` (the database and a process pool, whose processes ``taskprocess`` sets up); RQ's worker and job classes |
 | ``tasks`` / ``studio_tasks`` | the job functions (``render_chunk``, ``stitch``, ``render_stills``, ``extract_brand``, ``generate_video``) |
 | ``draft_tasks`` | ``draw_draft_chunk``: one chunk of an animated preview of unsaved values |
 | ``context`` | the task context: what a task needs besides its arguments, one per process |

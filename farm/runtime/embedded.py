@@ -16,7 +16,7 @@ can share one queue:
   drawing, so only processes use every core), never in a request thread. At most
   ``max_running`` tasks run at once across all processes sharing the database, so several
   gunicorn processes do not oversubscribe the cores.
-- Pool processes run at ``TASK_NICENESS`` (and so do the encoder threads they start): on a host
+- Pool processes run at ``taskprocess.TASK_NICENESS`` (and so do the encoder threads they start): on a host
   that also serves requests, the scheduler gives request threads the cores first, so the API
   keeps answering in well under a second while renders use whatever is left.
 - Stopping (``stop``; ``reelfarm serve`` calls it as each of its processes exits, with what is left
@@ -29,15 +29,11 @@ can share one queue:
 
 from __future__ import annotations
 
-import functools
-import gc
 import logging
 import multiprocessing as mp
 import os
 import queue as stdqueue
-import signal
 import socket
-import sys
 import threading
 import time
 import uuid
@@ -51,6 +47,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, func, select, update
 from sqlalchemy.exc import OperationalError
 
+from reelfarm.farm.runtime import taskprocess
 from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, THROUGHPUT_WINDOW_SEC, workspace_shares
 from reelfarm.farm.runtime.fairrows import load_ledger, running_chunks, save_ledger, turn_values, waiting_chunks
 from reelfarm.farm.runtime.nodes import pid_exists
@@ -75,49 +72,7 @@ class _Claimed:
     args: list[Any]
 
 
-def _execute(func_path: str, args: Sequence[Any]) -> None:
-    """Runs in a pool process; hands the task's freed memory back before the next task."""
-    try:
-        resolve(func_path)(*args)
-    finally:
-        _release_free_memory()
-
-
-def _release_free_memory() -> None:
-    """Collect a finished task's cyclic garbage and give the free pages of the C heap back.
-
-    A chunk allocates and frees frame-sized buffers (3.7 MB a frame at 720p, 33 MB at 4K). Once
-    glibc has freed one such block it raises its mmap threshold past that size, serves the next
-    ones from its heap and keeps what is freed there: a long-lived pool process held 50-60 MB of
-    free heap between 720p tasks, which its RSS counted. ``malloc_trim(0)`` hands
-    those pages back in a few milliseconds; the collection before it takes 30-130 ms (a chunk
-    takes seconds). Elsewhere than glibc nothing is trimmed.
-    """
-    gc.collect()
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # a C library without it (musl)
-        return None
-
-
-def _noop() -> None:
-    return None
-
-
 _CLAIM_LOCK = 0x7265656C  # PostgreSQL advisory lock that serialises claims ("reel")
-TASK_NICENESS = 10  # added to the serving process's niceness in every pool process
-_PR_SET_PDEATHSIG = 1
 
 
 class EmbeddedQueue:
@@ -338,10 +293,10 @@ class EmbeddedQueue:
     def _submit(self, task: _Claimed) -> None:
         assert self._pool is not None
         try:
-            future = self._pool.submit(_execute, task.func, task.args)
+            future = self._pool.submit(taskprocess.execute, task.func, task.args)
         except RuntimeError:  # a broken pool refuses work: replace it and try once more
             self._pool = self._new_pool()
-            future = self._pool.submit(_execute, task.func, task.args)
+            future = self._pool.submit(taskprocess.execute, task.func, task.args)
         self._inflight[task.id] = future
 
         def done(f: Future[None], task_id: str = task.id) -> None:
@@ -367,8 +322,8 @@ class EmbeddedQueue:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_prepare_task_process)
-        pool.submit(_noop).result()  # fork every worker now, before this thread does anything else
+        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=taskprocess.prepare)
+        pool.submit(taskprocess.noop).result()  # fork every worker now, before this thread does anything else
         return pool
 
     # -- row transitions --------------------------------------------------------------------
@@ -577,33 +532,3 @@ def _claimer_alive(claimed_by: str | None) -> bool:
     if pid == os.getpid():
         return claimed_by in _LIVE_NAMES
     return pid_exists(pid)
-
-
-def _prepare_task_process() -> None:
-    """Pool process initializer: yield the cores to the serving process's request threads, leave
-    SIGINT and SIGTERM to the serving process (module docstring, "Stopping"), and end with it
-    should it be killed (a worker past gunicorn's graceful timeout), so that no task runs on
-    while the next start runs it again."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _die_with_parent()
-    try:
-        os.nice(TASK_NICENESS)
-    except OSError as exc:  # not allowed to (a container without CAP_SYS_NICE only blocks raising it)
-        log.warning("could not lower the priority of a task process: %s", exc)
-
-
-def _die_with_parent() -> None:
-    """SIGKILL this process when the one that forked it exits (Linux's ``PR_SET_PDEATHSIG``)."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    parent = os.getppid()
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError) as exc:
-        log.warning("a task process cannot be tied to the serving process: %s", exc)
-        return
-    if os.getppid() != parent:  # its parent died before it could be told
-        os.kill(os.getpid(), signal.SIGKILL)

@@ -148,7 +148,7 @@ def test_several_serving_processes_run_each_task_exactly_once(url: str, queues: 
 
 def test_tasks_run_at_a_lower_priority_than_the_serving_process(url: str, queues: list[EmbeddedQueue],
                                                                  tmp_path: Path) -> None:
-    from reelfarm.farm.runtime.embedded import TASK_NICENESS
+    from reelfarm.farm.runtime.taskprocess import TASK_NICENESS
 
     out = str(tmp_path / "nice")
     queue = new_queue(url, queues)

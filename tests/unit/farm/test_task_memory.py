@@ -7,13 +7,13 @@ import textwrap
 
 import pytest
 
-from reelfarm.farm.runtime.embedded import _malloc_trim
+from reelfarm.farm.runtime.taskprocess import malloc_trim
 
 # What a chunk does to glibc's heap: frame-sized blocks, served from the heap once one mmapped
 # block was freed, each followed by a smaller block that outlives it; then the frames are freed.
 FRAGMENTED_HEAP = textwrap.dedent("""
     import ctypes
-    from reelfarm.farm.runtime.embedded import _release_free_memory
+    from reelfarm.farm.runtime.taskprocess import release_free_memory
 
     libc = ctypes.CDLL(None)
     libc.malloc.restype = ctypes.c_void_p
@@ -33,12 +33,12 @@ FRAGMENTED_HEAP = textwrap.dedent("""
     for block in frames:
         libc.free(block)
     before = rss_mb()
-    _release_free_memory()
+    release_free_memory()
     print(before, rss_mb())
 """)
 
 
-@pytest.mark.skipif(_malloc_trim() is None, reason="a C library without malloc_trim")
+@pytest.mark.skipif(malloc_trim() is None, reason="a C library without malloc_trim")
 def test_the_free_heap_a_task_leaves_goes_back_to_the_kernel():
     out = subprocess.run([sys.executable, "-c", FRAGMENTED_HEAP], capture_output=True, text=True, check=True)
     before, after = map(float, out.stdout.split())
