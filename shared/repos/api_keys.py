@@ -65,6 +65,11 @@ def authenticate(conn: Connection, plaintext: str, now: datetime) -> ApiKey | No
     return found if found.is_active(now) else None
 
 
+def touch_due(key: ApiKey, now: datetime) -> bool:
+    """Whether ``touch_api_key`` would record this use (the last one is ``TOUCH_INTERVAL`` old)."""
+    return key.last_used_at is None or key.last_used_at <= now - TOUCH_INTERVAL
+
+
 def touch_api_key(conn: Connection, key_id: str, now: datetime) -> None:
     """Record a use; writes at most once per ``TOUCH_INTERVAL`` so busy keys cost few writes."""
     conn.execute(api_keys.update().where(

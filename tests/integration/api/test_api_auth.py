@@ -104,6 +104,35 @@ def test_a_key_works_and_records_last_used(client, services, clock, tenant):
     assert record.last_used_at == clock.now()
 
 
+def test_a_busy_key_takes_no_write_transaction_until_its_last_use_is_a_minute_old(client, services, clock, tenant):
+    """Authentication reads; the use is written at most once a minute (on SQLite every write
+    waits for the file's one write lock, so a burst must not queue behind its own touches)."""
+    def last_used():
+        with services.engine.connect() as conn:
+            return keys_repo.list_api_keys(conn, tenant.workspace_id)[0].last_used_at
+
+    updates: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("UPDATE API_KEYS"):
+            updates.append(statement)
+
+    event.listen(services.engine, "before_cursor_execute", count)
+    try:
+        assert client.get("/api/v1/me", headers=tenant.headers).status_code == 200
+        first = last_used()
+        assert first == clock.now() and len(updates) == 1
+        for _ in range(3):
+            clock.advance(19)
+            assert client.get("/api/v1/me", headers=tenant.headers).status_code == 200
+        assert last_used() == first and len(updates) == 1  # 57 s after the first: not yet due
+        clock.advance(3)
+        assert client.get("/api/v1/me", headers=tenant.headers).status_code == 200
+        assert last_used() == clock.now() and len(updates) == 2
+    finally:
+        event.remove(services.engine, "before_cursor_execute", count)
+
+
 def test_the_scheme_is_case_insensitive(client, tenant):
     response = client.get("/api/v1/me", headers={"Authorization": f"bearer {tenant.key}"})
     assert response.status_code == 200
