@@ -136,6 +136,7 @@ def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | N
     if policy == "fifo":
         return _pick_fifo(queues, slots, running, share_of)
     _admit(ledger, queues, share_of, running)
+    queues.rank_by(ledger)
     chosen: list[Chunk] = []
     heap = [(ledger.served[w], queues.first_seq(w), w) for w in queues.workspaces()]
     heapq.heapify(heap)
@@ -144,11 +145,12 @@ def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | N
         share = share_of(workspace)
         if running.get(workspace, 0) >= share.cap:
             continue  # capped: passed over until a chunk of it ends (next call)
-        chunk = _next_in(workspace, queues, ledger)
+        chunk = queues.take(queues.next_render(workspace))
         chosen.append(chunk)
         running[workspace] = running.get(workspace, 0) + 1
         ledger.served[workspace] += chunk.cost / share.weight
         ledger.render_served[chunk.render] = ledger.render_served.get(chunk.render, 0.0) + chunk.cost
+        queues.rerank(chunk.render)
         if queues.has(workspace):
             heapq.heappush(heap, (ledger.served[workspace], queues.first_seq(workspace), workspace))
     return chosen
@@ -233,7 +235,15 @@ def entitled(shares: Mapping[str, Share], loads: Mapping[str, Load]) -> dict[str
 # -- helpers ------------------------------------------------------------------------------------
 
 class _Queues:
-    """Waiting chunks by workspace, render and priority, each render's earliest first."""
+    """Waiting chunks by workspace, render and priority, each render's earliest first.
+
+    Every question ``pick`` asks of it costs a heap operation, not a pass over the waiting renders
+    (a burst of one workspace's renders would make each dispatch, and each render's place in line,
+    quadratic in its size): per workspace, a heap of its renders' earliest arrivals (``first_seq``)
+    and, once ``rank_by`` has the ledger, heaps of its normal and low renders by turn (``next_render``).
+    Entries are replaced, not updated: one that no longer matches its render is dropped when it
+    reaches the top.
+    """
 
     def __init__(self, waiting: Iterable[Chunk]) -> None:
         self.by_render: dict[str, list[Chunk]] = {}
@@ -241,9 +251,16 @@ class _Queues:
             self.by_render.setdefault(chunk.render, []).append(chunk)  # popped from the end: earliest
         for chunks in self.by_render.values():
             chunks.sort(key=lambda c: (c.index, c.seq, c.id), reverse=True)
-        self.renders_of: dict[str, list[str]] = {}
+        self.renders_of: dict[str, dict[str, None]] = {}  # an ordered set of renders per workspace
         for render, chunks in self.by_render.items():
-            self.renders_of.setdefault(chunks[-1].workspace, []).append(render)
+            self.renders_of.setdefault(chunks[-1].workspace, {})[render] = None
+        self._earliest = {render: min(c.seq for c in chunks) for render, chunks in self.by_render.items()}
+        self._arrivals: dict[str, list[tuple[float, str]]] = {}
+        for workspace, renders in self.renders_of.items():
+            self._arrivals[workspace] = [(self._earliest[r], r) for r in renders]
+            heapq.heapify(self._arrivals[workspace])
+        self._ledger: Ledger | None = None
+        self._turns: dict[tuple[str, bool], list[tuple[float, float, str]]] = {}
 
     def workspaces(self) -> list[str]:
         return [w for w, renders in self.renders_of.items() if renders]
@@ -252,20 +269,57 @@ class _Queues:
         return bool(self.renders_of.get(workspace))
 
     def first_seq(self, workspace: str) -> float:
-        return min(min(c.seq for c in self.by_render[r]) for r in self.renders_of[workspace])
+        """The earliest arrival among the workspace's waiting chunks (it has some)."""
+        heap = self._arrivals[workspace]
+        while heap[0][1] not in self.by_render or self._earliest[heap[0][1]] != heap[0][0]:
+            heapq.heappop(heap)
+        return heap[0][0]
 
-    def candidates(self, workspace: str) -> list[str]:
-        """The workspace's renders that may go next: its normal ones while any waits, else its low ones."""
-        renders = self.renders_of[workspace]
-        normal = [r for r in renders if self.by_render[r][-1].priority != "low"]
-        return normal or renders
+    def rank_by(self, ledger: Ledger) -> None:
+        """Order each workspace's renders by their turn under ``ledger`` (which ``pick`` then
+        updates, calling ``rerank`` for the render it served)."""
+        self._ledger = ledger
+        self._turns = {}
+        for render in self.by_render:
+            self.rerank(render)
+
+    def rerank(self, render: str) -> None:
+        """After a chunk of ``render`` was taken and its service counted."""
+        chunks = self.by_render.get(render)
+        if chunks and self._ledger is not None:
+            head = chunks[-1]
+            heap = self._turns.setdefault((head.workspace, head.priority == "low"), [])
+            heapq.heappush(heap, self._rank(render))
+
+    def _rank(self, render: str) -> tuple[float, float, str]:
+        assert self._ledger is not None
+        return self._ledger.render_served.get(render, 0.0), self.by_render[render][-1].seq, render
+
+    def next_render(self, workspace: str) -> str:
+        """The workspace's render whose turn it is: the least served of its normal renders while
+        any waits, else of its low ones; then the earliest head, then the id."""
+        for low in (False, True):
+            heap = self._turns.get((workspace, low))
+            while heap:
+                entry = heap[0]
+                render = entry[2]
+                chunks = self.by_render.get(render)
+                if chunks and (chunks[-1].priority == "low") == low and self._rank(render) == entry:
+                    return render
+                heapq.heappop(heap)
+        raise LookupError(f"no render of {workspace} waits")
 
     def take(self, render: str) -> Chunk:
         chunks = self.by_render[render]
         chunk = chunks.pop()
         if not chunks:
             del self.by_render[render]
-            self.renders_of[chunk.workspace].remove(render)
+            del self.renders_of[chunk.workspace][render]
+        elif chunk.seq == self._earliest[render]:
+            earliest = min(c.seq for c in chunks)
+            if earliest != chunk.seq:
+                self._earliest[render] = earliest
+                heapq.heappush(self._arrivals[chunk.workspace], (earliest, render))
         return chunk
 
     def all(self) -> list[Chunk]:
@@ -293,13 +347,6 @@ def _admit(ledger: Ledger, queues: _Queues, share_of: Callable[[str], Share], ru
         render_floor = min(seen) if seen else 0.0
         for render in renders:
             ledger.render_served[render] = max(ledger.render_served.get(render, render_floor), render_floor)
-
-
-def _next_in(workspace: str, queues: _Queues, ledger: Ledger) -> Chunk:
-    def rank(render: str) -> tuple[float, float, str]:
-        head = queues.by_render[render][-1]
-        return ledger.render_served.get(render, 0.0), head.seq, render
-    return queues.take(min(queues.candidates(workspace), key=rank))
 
 
 def _pick_fifo(queues: _Queues, slots: int, running: dict[str, int],
