@@ -275,7 +275,8 @@ def _atomic_write(target: Path) -> Iterator[BinaryIO]:
 
 
 class S3Storage:
-    """Objects in an S3 bucket under ``prefix``; presigned GET URLs; a local download cache."""
+    """Objects in an S3 bucket under ``prefix``; presigned GET URLs (and PUT URLs, for uploads a
+    client sends straight to the bucket); a local download cache."""
 
     def __init__(self, bucket: str, prefix: str, client: Any, cache_dir: str | os.PathLike[str]) -> None:
         self.bucket = bucket
@@ -348,6 +349,13 @@ class S3Storage:
         if filename:
             params["ResponseContentDisposition"] = content_disposition(attachment_name(filename, key))
         return str(self._call(key, self.client.generate_presigned_url, "get_object",
+                              Params=params, ExpiresIn=expires_in))
+
+    def upload_url(self, key: str, expires_in: int, content_type: str) -> str:
+        """A presigned PUT of ``key`` valid for ``expires_in`` seconds: the client sends the bytes
+        itself, with exactly this ``Content-Type`` (it is signed with the rest)."""
+        params = {"Bucket": self.bucket, "Key": self.object_key(key), "ContentType": content_type}
+        return str(self._call(key, self.client.generate_presigned_url, "put_object",
                               Params=params, ExpiresIn=expires_in))
 
     def _call(self, key: str, method: Any, *args: Any, **kwargs: Any) -> Any:

@@ -452,3 +452,17 @@ assets = Table(
     UniqueConstraint("workspace_id", "sha256"),
     Index("ix_assets_workspace_created", "workspace_id", "created_at", "id"),
 )
+
+asset_uploads = Table(
+    "asset_uploads", metadata,
+    _id(),
+    _workspace_fk(),
+    Column("key", String(512), nullable=False, unique=True),
+    Column("bytes", BigInteger, nullable=False),
+    Column("content_type", String(100), nullable=False),
+    Column("filename", String(255), nullable=True),
+    Column("asset_id", String(36), nullable=True),
+    _ts("expires_at"),
+    _ts("created_at"),
+    Index("ix_asset_uploads_expires_at", "expires_at"),
+)

@@ -1,4 +1,5 @@
-"""The media library: upload (or import by address), list, get and delete a workspace's images and sounds."""
+"""The media library: upload (directly, by a presigned URL, or by address), list, get and delete a
+workspace's images and sounds."""
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -13,6 +14,8 @@ from reelfarm.api.schemas.assets import (
     AssetListSchema,
     AssetSchema,
     AssetUploadSchema,
+    PresignedUploadRequestSchema,
+    PresignedUploadSchema,
 )
 from reelfarm.api.services import services
 from reelfarm.farm.services.media import MAX_UPLOAD_BYTES
@@ -74,6 +77,52 @@ class AssetFromUrl(MethodView):
         an upload.
         """
         return services().assets.import_url(current_workspace_id(), body["url"]), 201
+
+
+PRESIGNED_REQUEST = {"filename": "launch-film-soundtrack.wav", "content_type": "audio/wav", "bytes": 31_457_280}
+PRESIGNED = {"id": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f", "method": "PUT",
+             "url": "https://reelfarm-media.s3.amazonaws.com/uploads/2f9a/3c4d5e6f?X-Amz-Expires=3600&X-Amz-Signature=9e1c",
+             "headers": {"Content-Type": "audio/wav"}, "bytes": 31_457_280,
+             "expires_at": "2026-03-01T10:00:00.000000+00:00"}
+
+
+@blp.route("/uploads")
+class PresignedUploads(MethodView):
+    @blp.arguments(PresignedUploadRequestSchema, error_status_code=400, example=PRESIGNED_REQUEST)
+    @blp.response(201, PresignedUploadSchema, example=PRESIGNED)
+    @blp.doc(operationId="createAssetUpload")
+    @errors(blp, 400, 409, 413)
+    def post(self, body):
+        """Start a presigned upload (S3 storage)
+
+        For a large file, sent straight to the storage: declare its `bytes` and `content_type`,
+        then PUT exactly those bytes to `url` with `headers`, before `expires_at` (an hour), and
+        complete it with `POST /assets/uploads/{id}/complete`. The declared size is checked
+        against the upload limit (50 MiB) and the plan's quota now: past the quota, 413
+        `quota_exceeded`. A server storing files locally answers 409
+        `presigned_uploads_unavailable`: send the file to `POST /assets` instead.
+        """
+        return services().assets.create_upload(current_workspace_id(), body["bytes"], body["content_type"],
+                                               body.get("filename")), 201
+
+
+@blp.route("/uploads/<string(length=36):upload_id>/complete")
+class PresignedUploadComplete(MethodView):
+    @blp.response(201, AssetSchema, example=ex.RESPONSES["Asset"])
+    @blp.doc(operationId="completeAssetUpload")
+    @errors(blp, 400, 404, 409, 413)
+    def post(self, upload_id: str):
+        """Complete a presigned upload
+
+        The bytes sent to the upload's URL are checked and stored exactly as an upload to
+        `POST /assets` (what they are comes from them; one copy of the same bytes) and the
+        Asset is answered; completing it again answers the same asset. Refused bytes (400 on
+        `/file`: not an image or sound, past a limit, or `size_mismatch` when their size is not
+        the one declared) are deleted and nothing is stored; they may be sent again while the URL
+        lasts. 409 `upload_incomplete` while nothing has been sent; 413 `quota_exceeded` past
+        the plan's quota.
+        """
+        return services().assets.complete_upload(current_workspace_id(), upload_id), 201
 
 
 # An id is a UUID's 36 characters, so that `/from-url` is no asset's path (its OPTIONS names POST alone).

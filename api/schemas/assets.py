@@ -1,5 +1,5 @@
-"""The media library: the Asset a client reads, its list and page query, the upload body and the
-import-by-address body."""
+"""The media library: the Asset a client reads, its list and page query, the upload body, the
+import-by-address body, and a presigned upload's request and answer."""
 from __future__ import annotations
 
 from flask_smorest.fields import Upload
@@ -7,6 +7,7 @@ from marshmallow import Schema, fields, validate
 
 from reelfarm.api.contract import CURSOR, WEBHOOK_URL, Pattern, pattern_meta
 from reelfarm.api.schemas.common import RequestSchema
+from reelfarm.farm.services.media import MAX_UPLOAD_BYTES
 from reelfarm.shared.tables import ASSET_KINDS
 
 
@@ -47,3 +48,28 @@ class AssetFromUrlSchema(RequestSchema):
     url = fields.String(required=True, validate=[validate.Length(1, 2048), Pattern(WEBHOOK_URL, "not an http(s) URL")],
                         metadata=pattern_meta(WEBHOOK_URL, description="where the image or sound is; a public "
                                               "http(s) address", example="https://example.com/images/team.png"))
+
+
+MEDIA_TYPE = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,62}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,62}"
+"""A media type without parameters (``image/png``)."""
+
+
+class PresignedUploadRequestSchema(RequestSchema):
+    bytes = fields.Integer(required=True, strict=True, validate=validate.Range(1, MAX_UPLOAD_BYTES), metadata={
+        "description": "the file's size; exactly this many bytes must be sent"})
+    content_type = fields.String(required=True, validate=[validate.Length(1, 127), Pattern(MEDIA_TYPE, "not a media type")],
+                                 metadata=pattern_meta(MEDIA_TYPE, description="the `Content-Type` the PUT will send "
+                                                       "(signed into the URL); what the file is still comes from its "
+                                                       "bytes", example="image/png"))
+    filename = fields.String(validate=validate.Length(1, 255), metadata={"description": "the file's name, kept with "
+                                                                         "the upload for reference"})
+
+
+class PresignedUploadSchema(Schema):
+    id = fields.UUID(required=True, metadata={"description": "complete it at `POST /assets/uploads/{id}/complete`"})
+    method = fields.String(required=True, validate=validate.OneOf(["PUT"]))
+    url = fields.String(required=True, metadata={"description": "where to send the file's bytes, until `expires_at`"})
+    headers = fields.Dict(keys=fields.String(), values=fields.String(), required=True, metadata={
+        "description": "headers the PUT must carry, as given"})
+    bytes = fields.Integer(required=True)
+    expires_at = fields.DateTime(required=True)

@@ -19,6 +19,8 @@
   with) and no brand kit of their workspace names, by key or id: the row first (only if still
   unnamed, checked again in its transaction), then the file and its thumbnail. Each workspace's
   copy is its own row and file, so another workspace's identical upload stays.
+- Presigned uploads to the media library an hour past their URL's expiry, completed or not: the
+  staged object (never completed, or refused), then the row (``library.sweep_expired_uploads``).
 
 Each kind is deleted in batches of ``BATCH`` rows, one short transaction each, so a purge never
 holds locks for long. A round takes at most ``MAX_BATCHES`` per kind, and starts no further batch
@@ -41,6 +43,7 @@ from datetime import timedelta
 
 from reelfarm.farm.runtime.context import current
 from reelfarm.farm.services import drafts
+from reelfarm.farm.services.library import sweep_expired_uploads
 from reelfarm.shared.config import DEFAULT_RETENTION_DAYS, Settings
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import assets as assets_repo
@@ -68,6 +71,7 @@ class Purged:
     drafts: int = 0
     logos: int = 0
     assets: int = 0
+    uploads: int = 0
 
 
 def retention_period(settings: Settings | None) -> timedelta:
@@ -129,6 +133,9 @@ def purge(*, batch: int = BATCH, max_batches: int = MAX_BATCHES, round_sec: floa
                 gone += 1
         return gone
 
+    def expired_uploads(limit: int) -> int:
+        return sweep_expired_uploads(ctx.engine, ctx.storage, ctx.clock, limit)
+
     # Attempts before events: an event goes only once none of its attempts is left.
     purged = Purged(idempotency_records=_in_batches(records, batch, max_batches, deadline),
                     deliveries=_in_batches(deliveries, batch, max_batches, deadline),
@@ -136,11 +143,13 @@ def purge(*, batch: int = BATCH, max_batches: int = MAX_BATCHES, round_sec: floa
                     segments=_in_batches(kept_segments, batch, max_batches, deadline),
                     drafts=_in_batches(expired_drafts, batch, max_batches, deadline),
                     logos=_in_batches(unused_logos, batch, max_batches, deadline),
-                    assets=_in_batches(unused_assets, batch, max_batches, deadline))
+                    assets=_in_batches(unused_assets, batch, max_batches, deadline),
+                    uploads=_in_batches(expired_uploads, batch, max_batches, deadline))
     if purged != Purged():
         log.info("retention: deleted %d idempotency records, %d webhook delivery attempts, %d events, %d "
-                 "kept segments, %d drafts, %d unused logos and %d unused assets", purged.idempotency_records,
-                 purged.deliveries, purged.events, purged.segments, purged.drafts, purged.logos, purged.assets)
+                 "kept segments, %d drafts, %d unused logos, %d unused assets and %d expired uploads",
+                 purged.idempotency_records, purged.deliveries, purged.events, purged.segments, purged.drafts,
+                 purged.logos, purged.assets, purged.uploads)
     return purged
 
 

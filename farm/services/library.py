@@ -19,6 +19,18 @@ is not trusted, as an upload's name is not: the bytes decide.
 Deleting an asset that a version of a video or a brand kit names (by key or id) is refused with
 409 ``asset_in_use``, naming them: a version is immutable, so what it was made with stays.
 
+Where the storage is S3, a large file may skip the API: ``create_upload`` answers a presigned PUT
+URL to a staging key under the workspace (``uploads/<workspace id>/<upload id>``), valid for
+``UPLOAD_URL_TTL_SEC``, after checking the declared size against the upload limit and the quota;
+the client PUTs the bytes there and ``complete_upload`` reads them back and stores them exactly as
+an upload (the same checks, the same content-addressed key, the same one copy), then deletes the
+staged object. Completing it again answers the same asset. Bytes that are refused, or whose size is
+not the size declared, are deleted and nothing is stored (the upload may be sent again while its
+URL lasts). On local files there is no such URL: ``create_upload`` is a 409
+``presigned_uploads_unavailable`` naming the direct upload. An upload is another workspace's
+404. Uploads past their expiry by ``UPLOAD_GRACE_SEC`` go in the retention round
+(``sweep_expired_uploads``): the staged object, then the row.
+
 A workspace's library holds at most its plan's bytes (``reelfarm.shared.plans``: the sizes of its
 assets, each distinct upload once, thumbnails free). An upload that would pass it is refused with
 QuotaExceeded (413 ``quota_exceeded``) before anything is stored, and checked again in the
@@ -31,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from typing import Any
 
 from PIL import Image
@@ -43,9 +56,9 @@ from reelfarm.farm.services.videos import decode_cursor, encode_cursor
 from reelfarm.shared import plans
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
-from reelfarm.shared.errors import NotFound
+from reelfarm.shared.errors import NotFound, ObjectNotFound
 from reelfarm.shared.repos import assets as repo
-from reelfarm.shared.storage import Storage
+from reelfarm.shared.storage import S3Storage, Storage
 from reelfarm.studio.errors import FetchFailed, FetchRefused, FetchTooLarge
 from reelfarm.studio.fetch import SafeFetcher
 
@@ -53,6 +66,10 @@ ASSET_URL_TTL_SEC = 24 * 3600
 THUMB_SIDE = 320
 URL_FETCH_OPTIONS: dict[str, float] = {"max_bytes": MAX_UPLOAD_BYTES, "read_timeout": 10.0, "total_timeout": 30.0}
 """How the fetcher of ``AssetService.import_url`` is built: an upload's size limit, within half a minute."""
+UPLOAD_URL_TTL_SEC = 3600
+"""How long a presigned upload's PUT URL is valid."""
+UPLOAD_GRACE_SEC = 3600
+"""How long after its URL expired an upload may still be completed, before the retention round removes it."""
 
 
 class UploadRefused(InvalidRequest):
@@ -146,6 +163,70 @@ class AssetService:
             return self._resource(found)
         return self._resource(asset)
 
+    def create_upload(self, workspace_id: str, size: int, content_type: str,
+                      filename: str | None = None) -> dict[str, Any]:
+        """A presigned upload of ``size`` bytes: ``{"id", "method", "url", "headers", "bytes", "expires_at"}``.
+
+        Raises StateConflict ``presigned_uploads_unavailable`` where the storage is local files,
+        InvalidRequest for a size past the upload limit, QuotaExceeded when ``size`` more bytes
+        would pass the plan's quota (nothing recorded)."""
+        if not isinstance(self.storage, S3Storage):
+            raise StateConflict("Presigned uploads need S3 storage, and this server stores files locally; send the "
+                                "file to POST /api/v1/assets (multipart/form-data, the part `file`) instead.",
+                                code="presigned_uploads_unavailable")
+        if not 0 < size <= MAX_UPLOAD_BYTES:
+            raise InvalidRequest([{"field": "/bytes", "code": "too_large",
+                                   "message": f"an upload is 1 to {MAX_UPLOAD_BYTES} bytes"}])
+        with self.engine.connect() as conn:
+            self._check_quota(conn, workspace_id, size)
+        expires_at = self.clock.now() + timedelta(seconds=UPLOAD_URL_TTL_SEC)
+        with transaction(self.engine) as conn:
+            upload = repo.insert_upload(conn, self.clock, workspace_id=workspace_id, size=size,
+                                        content_type=content_type, filename=filename, expires_at=expires_at)
+        url = self.storage.upload_url(upload.key, UPLOAD_URL_TTL_SEC, content_type)
+        return {"id": upload.id, "method": "PUT", "url": url, "headers": {"Content-Type": content_type},
+                "bytes": size, "expires_at": expires_at}
+
+    def complete_upload(self, workspace_id: str, upload_id: str) -> dict[str, Any]:
+        """Check and store what was PUT to the upload's URL; the Asset (the same one when completed before).
+
+        Raises NotFound (also another workspace's upload), StateConflict ``upload_incomplete``
+        while nothing was sent, UploadRefused (400 on ``/file``) for a size other than the one
+        declared or bytes that are no image or sound, QuotaExceeded; refused bytes are deleted."""
+        with self.engine.connect() as conn:
+            upload = repo.get_upload(conn, workspace_id, upload_id)
+        if upload.asset_id is not None:
+            return self.get(workspace_id, upload.asset_id)
+        try:
+            size = self.storage.size(upload.key)
+            if size != upload.bytes:
+                self.storage.delete(upload.key)
+                raise UploadRefused(MediaRefused(
+                    f"{size} bytes were sent where {upload.bytes} were declared; nothing is stored (send the "
+                    "declared bytes to the URL again, or ask for a new upload)", "size_mismatch"))
+            data = self.storage.get_bytes(upload.key)
+        except ObjectNotFound:
+            with self.engine.connect() as conn:
+                upload = repo.get_upload(conn, workspace_id, upload_id)
+            if upload.asset_id is not None:  # completed meanwhile by another request
+                return self.get(workspace_id, upload.asset_id)
+            raise StateConflict("Nothing has been sent to this upload's URL yet: PUT the file to it, then "
+                                "complete the upload.", code="upload_incomplete") from None
+        try:
+            media = probe(data)
+        except MediaRefused as exc:
+            self.storage.delete(upload.key)
+            raise UploadRefused(exc) from None
+        try:
+            asset = self._store(workspace_id, data, media)
+        except QuotaExceeded:
+            self.storage.delete(upload.key)
+            raise
+        with transaction(self.engine) as conn:
+            repo.complete_upload(conn, workspace_id, upload_id, str(asset["id"]))
+        self.storage.delete(upload.key)
+        return asset
+
     def usage(self, workspace_id: str) -> dict[str, int]:
         """The library's bytes against its plan's quota: ``{"used_bytes", "limit_bytes"}``."""
         with self.engine.connect() as conn:
@@ -212,6 +293,19 @@ class AssetService:
 
 
 _thumb_key = repo.thumbnail_key
+
+
+def sweep_expired_uploads(engine: Engine, storage: Storage, clock: Clock, limit: int) -> int:
+    """Remove up to ``limit`` presigned uploads whose URL expired more than ``UPLOAD_GRACE_SEC``
+    ago, completed or not: the staged object first (a failed delete leaves the row for the next
+    round), then the row. How many went."""
+    with engine.connect() as conn:
+        expired = repo.uploads_expired_before(conn, clock.now() - timedelta(seconds=UPLOAD_GRACE_SEC), limit)
+    for upload in expired:
+        storage.delete(upload.key)
+        with transaction(engine) as conn:
+            repo.delete_upload(conn, upload.workspace_id, upload.id)
+    return len(expired)
 
 
 def _thumbnail(data: bytes, media: Media) -> bytes | None:

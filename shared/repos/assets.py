@@ -1,17 +1,18 @@
 """The media library's rows: one per distinct upload of a workspace (``reelfarm.farm.services.library``),
-what names them, what they weigh against the plan's quota, and which the retention round may delete."""
+what names them, what they weigh against the plan's quota, and which the retention round may delete;
+and the presigned uploads a workspace asked for (``asset_uploads``), until they expire."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Connection, String, and_, cast, delete, exists, func, or_, select
+from sqlalchemy import ColumnElement, Connection, String, and_, cast, delete, exists, func, or_, select, update
 
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.errors import NotFound
 from reelfarm.shared.ids import new_id
-from reelfarm.shared.tables import assets, brand_kits, versions, videos, workspaces
+from reelfarm.shared.tables import asset_uploads, assets, brand_kits, versions, videos, workspaces
 
 
 @dataclass(frozen=True)
@@ -142,3 +143,60 @@ def forget_unused(conn: Connection, asset: Asset) -> bool:
         return False
     gone = conn.execute(delete(assets).where(assets.c.workspace_id == asset.workspace_id, assets.c.id == asset.id))
     return bool(gone.rowcount)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A presigned upload: the staging ``key`` the client PUTs to, what it declared, when its URL
+    expires, and the asset it became once completed."""
+
+    id: str
+    workspace_id: str
+    key: str
+    bytes: int
+    content_type: str
+    filename: str | None
+    asset_id: str | None
+    expires_at: datetime
+    created_at: datetime
+
+
+def staging_key(workspace_id: str, upload_id: str) -> str:
+    """Where a presigned upload's bytes wait to be checked: under its workspace, named by the upload."""
+    return f"uploads/{workspace_id}/{upload_id}"
+
+
+def insert_upload(conn: Connection, clock: Clock, *, workspace_id: str, size: int, content_type: str,
+                  filename: str | None, expires_at: datetime) -> Upload:
+    upload_id = new_id()
+    values = {"id": upload_id, "workspace_id": workspace_id, "key": staging_key(workspace_id, upload_id),
+              "bytes": size, "content_type": content_type, "filename": filename, "asset_id": None,
+              "expires_at": expires_at, "created_at": clock.now()}
+    conn.execute(asset_uploads.insert().values(**values))
+    return Upload(**values)  # type: ignore[arg-type]
+
+
+def get_upload(conn: Connection, workspace_id: str, upload_id: str) -> Upload:
+    """The workspace's upload. Raises NotFound (also for another workspace's)."""
+    row = conn.execute(select(asset_uploads).where(asset_uploads.c.workspace_id == workspace_id,
+                                                   asset_uploads.c.id == upload_id)).first()
+    if row is None:
+        raise NotFound("upload", upload_id)
+    return Upload(**row._mapping)
+
+
+def complete_upload(conn: Connection, workspace_id: str, upload_id: str, asset_id: str) -> None:
+    conn.execute(update(asset_uploads).where(asset_uploads.c.workspace_id == workspace_id,
+                                             asset_uploads.c.id == upload_id).values(asset_id=asset_id))
+
+
+def delete_upload(conn: Connection, workspace_id: str, upload_id: str) -> None:
+    conn.execute(delete(asset_uploads).where(asset_uploads.c.workspace_id == workspace_id,
+                                             asset_uploads.c.id == upload_id))
+
+
+def uploads_expired_before(conn: Connection, cutoff: datetime, limit: int) -> list[Upload]:
+    """Up to ``limit`` uploads, of any workspace, whose URL expired before ``cutoff``, oldest first."""
+    rows = conn.execute(select(asset_uploads).where(asset_uploads.c.expires_at < cutoff)
+                        .order_by(asset_uploads.c.expires_at, asset_uploads.c.id).limit(limit)).all()
+    return [Upload(**row._mapping) for row in rows]
