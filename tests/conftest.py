@@ -20,6 +20,7 @@ import pytest
 
 from reelfarm.farm.runtime.queue import FORMER_TOP_LEVEL
 from tests.servers import ServerError, start_postgres, start_redis
+from tests.slow_first import slow_files_first
 
 
 class NoFormerTopLevelNames(importlib.abc.MetaPathFinder):
@@ -68,6 +69,13 @@ def doc() -> dict[str, Any]:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", help="rewrite golden reference images")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist a worker's collection order is the order its scheduler hands files out:
+    the known-long files first (tests/slow_first.py). A run without workers keeps collection order."""
+    if hasattr(config, "workerinput"):
+        items[:] = slow_files_first(items)
 
 
 @pytest.fixture(scope="session")

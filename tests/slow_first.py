@@ -1,0 +1,49 @@
+"""The order in which the suite's files are handed to parallel workers: the longest first.
+
+``pytest -n 4 --dist loadfile`` gives each worker one file at a time, from a queue built out of the
+collection. A file of one long test that is handed out last keeps one worker busy minutes after
+the others have finished, so the known-long files go to the front, longest first. pytest-xdist
+would otherwise sort that queue by each file's number of tests (its ``--loadscope-reorder``
+default, which puts one-test files last): pyproject.toml's ``addopts`` turn that off with
+``--no-loadscope-reorder``, and the rest of the files keep that same order here (most tests first,
+ties in collection order), so only the files named below move.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+# Measured with ``--durations`` on the 2-core development machine under ``-n 4``, longest first.
+SLOW_FILES: tuple[str, ...] = (
+    "tests/e2e/test_contract_fuzz.py",
+    "tests/e2e/test_contract_scenarios.py",
+    "tests/e2e/test_soak.py",
+    "tests/e2e/test_console_browser.py",
+    "tests/integration/api/test_api_story_uploads.py",
+)
+
+
+class _Item(Protocol):
+    @property
+    def nodeid(self) -> str: ...
+
+
+Item = TypeVar("Item", bound=_Item)
+
+
+def file_of(nodeid: str) -> str:
+    """The file a test belongs to, as pytest-xdist's loadfile scheduling groups it."""
+    return nodeid.split("::", 1)[0]
+
+
+def slow_files_first(items: Sequence[Item], slow: Sequence[str] = SLOW_FILES) -> list[Item]:
+    """``items`` grouped by file: the ``slow`` files first in their given order, then the others
+    by their number of tests, most first (ties keep collection order). Within a file the tests
+    keep their order."""
+    by_file: dict[str, list[Item]] = {}
+    for item in items:
+        by_file.setdefault(file_of(item.nodeid), []).append(item)
+    rank = {name: i for i, name in enumerate(slow)}
+    fronted = sorted((name for name in by_file if name in rank), key=rank.__getitem__)
+    others = sorted((name for name in by_file if name not in rank), key=lambda name: -len(by_file[name]))
+    return [item for name in (*fronted, *others) for item in by_file[name]]
