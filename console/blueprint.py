@@ -12,6 +12,7 @@ from flask.blueprints import BlueprintSetupState
 
 from reelfarm.console import web
 from reelfarm.console.errors import install as _install_errors
+from reelfarm.farm.services.media import MAX_IMAGE_BYTES
 from reelfarm.shared import storage
 
 blp = Blueprint("console", __name__, url_prefix="/app", template_folder="templates",
@@ -34,6 +35,10 @@ FILE_FORMS = frozenset({"console.brand_kit_new", "console.brand_kit_edit"})
 # limit by the library, beside the upload), or one file at a time from the page's script.
 MEDIA_FORM_BYTES = 20 * 50 * 1024 * 1024 + 1024 * 1024
 MEDIA_FORMS = frozenset({"console.media_upload", "console.media_upload_json"})
+# A story form posted without JavaScript carries the files of its image fields (each stored in the
+# library, or refused over its own limit beside its field); the script sends each file on its own.
+STORY_FORM_BYTES = 2 * MAX_IMAGE_BYTES + 1024 * 1024
+STORY_FORMS = frozenset({"console.video_from_story", "console.story_preview", "console.story_draft"})
 
 
 @blp.before_request
@@ -42,6 +47,8 @@ def _begin() -> None:
         request.max_content_length = max(FILE_FORM_BYTES, request.max_content_length or 0)
     elif request.endpoint in MEDIA_FORMS:
         request.max_content_length = max(MEDIA_FORM_BYTES, request.max_content_length or 0)
+    elif request.endpoint in STORY_FORMS:
+        request.max_content_length = max(STORY_FORM_BYTES, request.max_content_length or 0)
     g.user = web.load_user()
     g.workspace = None
     if g.user is not None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from flask import Response, abort, flash, g, redirect, render_template, request, send_file, url_for
 
-from reelfarm.console import forms, web
+from reelfarm.console import forms, library, web
 from reelfarm.console.blueprint import blp
 from reelfarm.renderer.tokens import COLOR_KEYS, NEUTRAL_BRAND
 from reelfarm.shared.ids import is_uuid
@@ -36,6 +36,8 @@ from reelfarm.studio.brand_kits import (
     MAX_TAGLINE,
     WEIGHTS,
     LogoFile,
+    check_kit,
+    read_logo,
     shipped_families,
 )
 from reelfarm.studio.errors import DefaultBrandKitDeletion, InvalidBrandKit
@@ -114,10 +116,13 @@ def brand_kit_delete(kit_id: str) -> Any:
 def brand_kit_new() -> Any:
     if request.method == "GET":
         return _form_page(None, _typed(NEUTRAL_BRAND, name=""))
+    name = request.form.get("name", "")
     tokens = _tokens_from(request.form, NEUTRAL_BRAND)
+    logo, _asset_id, found = _logo(name, tokens, editing=False)
+    if found:
+        return _form_page(None, request.form, found, 400)
     try:
-        kit = web.services().brand_kits.create(g.workspace.id, request.form.get("name", ""), tokens,
-                                               is_default=_checked("default"), logo=_uploaded())
+        kit = web.services().brand_kits.create(g.workspace.id, name, tokens, is_default=_checked("default"), logo=logo)
     except InvalidBrandKit as exc:
         return _form_page(None, request.form, _problems(exc.details), 400)
     flash(f"The brand kit “{kit['name']}” is saved.", "ok")
@@ -137,12 +142,49 @@ def brand_kit_edit(kit_id: str) -> Any:
                                "tokens": _tokens_from(request.form, kit["tokens"])}
     if _checked("default"):
         changes["is_default"] = True
+    logo, asset_id, found = _logo(changes["name"], changes["tokens"], editing=True)
+    if found:
+        return _form_page(kit, request.form, found, 400)
+    if asset_id is not None and logo is None:
+        changes["logo_asset_id"] = asset_id  # the library's image, checked and stored as the kit's logo
     try:
-        kit = svc.update(g.workspace.id, kit_id, changes, logo=_uploaded(), drop_logo=_checked("drop_logo"))
+        kit = svc.update(g.workspace.id, kit_id, changes, logo=logo, drop_logo=_checked("drop_logo"))
     except InvalidBrandKit as exc:
         return _form_page(kit, request.form, _problems(exc.details), 400)
     flash(f"The brand kit “{kit['name']}” is saved.", "ok")
     return redirect(url_for("console.brand_kits") + f"#kit-{kit['id']}", code=303)
+
+
+def _logo(name: str, tokens: dict[str, Any], editing: bool) -> tuple[LogoFile | None, str | None, dict[str, str]]:
+    """The logo the form asks for: (a file to store as the kit's logo, the id of the library image
+    it is or comes from, problems by form name).
+
+    A file posted (without JavaScript) is the kit's logo, checked by the kit's rules; once the
+    whole kit would be saved it is stored in the media library too (a library that refuses it
+    keeps the kit unsaved, the reason beside the logo). A kit refused for anything else stores
+    nothing: the service names every problem. Else the library image picked (``logo_asset_id``),
+    which must be an image of this workspace; a new kit reads its bytes as an uploaded logo.
+    """
+    svc = web.services()
+    file = request.files.get("logo")
+    if file is not None and file.filename:
+        logo = LogoFile(file.read(), file.filename)  # the request's size is capped (blueprint.FILE_FORM_BYTES)
+        if read_logo(logo)[1] or check_kit(name, tokens, partial=editing):
+            return logo, None, {}
+        asset, why, _ = library.store(svc, g.workspace.id, logo.data, "image")
+        if asset is None:
+            return None, None, {"logo": f"Logo: the file {file.filename!r} is not stored in the media library: {why}"}
+        return logo, asset["id"], {}
+    picked = request.form.get("logo_asset_id", "").strip()
+    if not picked:
+        return None, None, {}
+    asset = library.own_image(svc, g.workspace.id, picked)
+    if asset is None:
+        return None, None, {"logo": f"Logo: no image of this workspace's media library has the id {picked[:40]}; "
+                                    "upload the logo or choose one from the library"}
+    if editing:
+        return None, picked, {}
+    return LogoFile(svc.storage.get_bytes(asset["key"]), "the library image"), picked, {}
 
 
 def _form_page(kit: dict[str, Any] | None, typed: Any, problems: dict[str, str] | None = None,
@@ -152,7 +194,8 @@ def _form_page(kit: dict[str, Any] | None, typed: Any, problems: dict[str, str] 
         saved_colors=(kit or {}).get("tokens", {}).get("colors") or NEUTRAL_BRAND["colors"],
         font_roles=FONT_ROLES, families=shipped_families(), weights=WEIGHTS, max_name=MAX_NAME,
         max_tagline=MAX_TAGLINE, max_radius=MAX_RADIUS * 100, max_logo_bytes=MAX_LOGO_BYTES, max_logo_mb=MAX_LOGO_BYTES // (1024 * 1024),
-        resent=bool(problems) and bool(getattr(request.files.get("logo"), "filename", ""))), status
+        resent=bool(problems) and bool(getattr(request.files.get("logo"), "filename", "")),
+        library=library.listed(web.services(), g.workspace.id, "image"), image_types=library.IMAGE_TYPES), status
 
 
 def _typed(tokens: dict[str, Any], name: str) -> dict[str, str]:
@@ -223,15 +266,8 @@ def _checked(name: str) -> bool:
     return request.form.get(name) not in (None, "", "0", "off")
 
 
-def _uploaded() -> LogoFile | None:
-    file = request.files.get("logo")
-    if file is None or not file.filename:
-        return None
-    return LogoFile(file.read(), file.filename)  # the request's size is capped (REELFARM_MAX_BODY_BYTES)
-
-
 _LABELS = {"/name": ("name", "Name"), "/tokens/radius": ("radius", "Corner radius"),
-           "/tokens/tagline": ("tagline", "Tagline"), "/logo": ("logo", "Logo")}
+           "/tokens/tagline": ("tagline", "Tagline"), "/logo": ("logo", "Logo"), "/logo_asset_id": ("logo", "Logo")}
 
 
 def _problems(details: list[dict[str, Any]]) -> dict[str, str]:

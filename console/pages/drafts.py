@@ -48,11 +48,12 @@ def story_draft(story_id: str) -> Any:
     """Start a draft of the story form's values: JSON (202, or 400 with the problems), or the form
     again with the still and the draft's player."""
     story = new_video._story(story_id)
-    draft, settings, found = new_video._checked(story, request.form)
+    draft, settings, found, form = new_video._checked(story, request.form,
+                                                      None if video._wants_json() else request.files)
     if found:
         if video._wants_json():
             return jsonify({"problems": found}), 400
-        return new_video._story_form(story, forms.controls(story.fields, forms.typed(story.fields, request.form)),
+        return new_video._story_form(story, forms.controls(story.fields, forms.typed(story.fields, form)),
                                      settings, found, status=400)
     svc = web.services()
     made = svc.drafts.start(g.workspace.id, svc.previews.doc(g.workspace.id, draft), draft.format)

@@ -17,7 +17,7 @@ from typing import Any
 from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import FileStorage
 
-from reelfarm.console import web
+from reelfarm.console import library, web
 from reelfarm.console.blueprint import blp
 from reelfarm.farm.services.errors import InvalidRequest, QuotaExceeded
 from reelfarm.farm.services.media import MAX_UPLOAD_BYTES
@@ -143,14 +143,23 @@ def media_upload() -> Any:
 @blp.route("/media/upload.json", methods=["POST"])
 @web.signed_in
 def media_upload_json() -> Any:
-    """One file (the part ``file``), sent by the page's script: the asset, or ``{"error": ...}``."""
+    """One file (the part ``file``), sent by a page's script (the Media page, an image field of the
+    story or brand-kit form, with ``?kind=image``: a file of another kind refused): the asset (its id, kind, size, pixels or duration, thumbnail), or
+    ``{"error": ...}``."""
     file = request.files.get("file")
     if file is None or not file.filename:
         return jsonify({"error": {"status": 400, "message": "No file was sent."}}), 400
-    asset, why, status = _store(file)
+    kind = request.args.get("kind", "")
+    asset: dict[str, Any] | None
+    why: str | None
+    if kind in KINDS:  # an image field's upload: a file of another kind is refused, not stored
+        asset, why, status = library.store(web.services(), g.workspace.id, library.read(file), kind)
+    else:
+        asset, why, status = _store(file)
     if asset is None:
         return jsonify({"error": {"status": status, "message": why}}), status
-    return jsonify({"id": asset["id"], "kind": asset["kind"], "bytes": asset["bytes"]}), 201
+    return jsonify({k: asset[k] for k in ("id", "kind", "bytes", "width", "height", "duration_sec",
+                                          "thumbnail_url")}), 201
 
 
 @blp.route("/media/<asset_id>/delete", methods=["POST"])

@@ -26,13 +26,14 @@ from typing import Any
 from flask import Response, abort, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
 
-from reelfarm.console import forms, images, problems, web
+from reelfarm.console import forms, images, library, problems, web
 from reelfarm.console.blueprint import blp
 from reelfarm.renderer.spec import FORMATS
 from reelfarm.studio.errors import InvalidFieldsError, UnknownStoryError
 from reelfarm.studio.previews import StoryDraft
 from reelfarm.studio.stories import get_story, list_stories
 from reelfarm.studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC, Story
+from reelfarm.studio.stories.fields import SOUNDTRACK
 from reelfarm.studio.videos import MAX_TITLE
 
 DEFAULT_FORMAT = "9:16"
@@ -101,14 +102,14 @@ def video_from_story(story_id: str) -> Any:
     story = _story(story_id)
     if request.method == "GET":
         settings = {"format": _format(request.args.get("format")), "duration": None, "title": "", "kit": "",
-                    "duration_typed": ""}
+                    "duration_typed": "", "soundtrack": library.typed_soundtrack(None)}
         return _story_form(story, forms.controls(story.fields), settings)
-    draft, settings, found = _checked(story, request.form)
+    draft, settings, found, form = _checked(story, request.form, request.files)
     if found:
-        return _story_form(story, forms.controls(story.fields, forms.typed(story.fields, request.form)), settings,
+        return _story_form(story, forms.controls(story.fields, forms.typed(story.fields, form)), settings,
                            found, status=400)
-    if "preview" in request.form:
-        png = web.services().previews.draw(g.workspace.id, draft, _time(request.form))
+    if "preview" in form:
+        png = web.services().previews.draw(g.workspace.id, draft, _time(form))
         return _story_form(story, forms.controls(story.fields, draft.fields), settings, preview=png)
     if found := images.image_problems(web.services().settings, story.fields, draft.fields):
         return _story_form(story, forms.controls(story.fields, draft.fields), settings, found, status=400)
@@ -121,28 +122,41 @@ def video_from_story(story_id: str) -> Any:
 @blp.route("/videos/new/<story_id>/preview", methods=["POST"])
 @web.signed_in
 def story_preview(story_id: str) -> Any:
-    """The form's live preview: a PNG of the values as posted, or 400 with every problem (JSON)."""
+    """The form's live preview: a PNG of the values as posted, or 400 with every problem (JSON).
+    A file posted here is not stored: the page's script uploads each file on its own."""
     story = _story(story_id)
-    draft, _, found = _checked(story, request.form)
+    draft, _, found, _ = _checked(story, request.form)
     if found:
         return jsonify({"problems": found}), 400
     try:
         png = web.services().previews.draw(g.workspace.id, draft, _time(request.form))
     except InvalidFieldsError as exc:  # what the form was checked for already; kept for a race with a kit
-        return jsonify({"problems": problems.explain(story.fields, draft.fields, exc.details)}), 400
+        return jsonify({"problems": library.track_problems(
+            problems.explain(story.fields, draft.fields, exc.details))}), 400
     return Response(png, mimetype="image/png")
 
 
-def _checked(story: Story, form: MultiDict[str, str]) -> tuple[StoryDraft, dict[str, Any], dict[str, str]]:
-    """The draft the form holds, its video settings, and every problem with it (by form name)."""
+def _checked(story: Story, form: MultiDict[str, str], files: Any = None) \
+        -> tuple[StoryDraft, dict[str, Any], dict[str, str], MultiDict[str, str]]:
+    """The draft the form holds, its video settings, every problem with it (by form name), and the
+    form as chosen (``library.chosen``: each image field's upload or library pick in its place).
+    ``files``: the request's files, stored in the library (None: nothing is stored)."""
+    svc = web.services()
+    form, refused = library.chosen(svc, g.workspace.id, story.fields, form, files)
     settings = _settings_of(form)
     values, unreadable = forms.read(story.fields, form)
+    track, track_found, settings["soundtrack"] = library.read_soundtrack(form)
+    if track is not None:
+        values[SOUNDTRACK] = track
     draft = StoryDraft(story.id, values, settings["format"], settings["duration"], settings["kit"] or None)
-    details = web.services().previews.problems(g.workspace.id, draft)
-    found = problems.explain(story.fields, values, details, settings, unreadable)
+    details = svc.previews.problems(g.workspace.id, draft)
+    found = library.track_problems(problems.explain(story.fields, values, details, settings, unreadable))
+    for name, message in {**library.unknown(svc, g.workspace.id, story.fields, values), **track_found,
+                          **refused}.items():
+        found.setdefault(name, message)
     if len(settings["title"]) > MAX_TITLE:  # said, not cut
         found["video.title"] = f"Title: at most {MAX_TITLE} characters (this has {len(settings['title'])})"
-    return draft, settings, found
+    return draft, settings, found, form
 
 
 def _time(form: MultiDict[str, str]) -> float | None:
@@ -165,7 +179,8 @@ def _settings_of(form: MultiDict[str, str]) -> dict[str, Any]:
 def _story_form(story: Story, controls: list[forms.Control], settings: dict[str, Any],
                 found: dict[str, str] | None = None, status: int = 200, preview: bytes | None = None,
                 played: dict[str, Any] | None = None) -> Any:
-    previews = web.services().previews
+    svc = web.services()
+    previews = svc.previews
     draft = StoryDraft(story.id, {}, settings["format"], None, None)
     time = _time(request.form) if request.method == "POST" else None
     if time is None:
@@ -175,7 +190,19 @@ def _story_form(story: Story, controls: list[forms.Control], settings: dict[str,
     return render_template(
         "console/video_story.html", story=story, controls=controls, settings=settings, problems=found or {},
         preview_image=image, preview_time=min(time, duration), preview_duration=duration, draft=played,
-        tag=previews.thumbnail_tag(g.workspace.id), **_choices()), status
+        tag=previews.thumbnail_tag(g.workspace.id), library=_library(controls), **_choices()), status
+
+
+def _library(controls: list[forms.Control]) -> dict[str, Any]:
+    """What the form's image fields and soundtrack offer: the workspace's newest images and sounds,
+    and the workspace's own assets among the values the form holds (each shown by its thumbnail)."""
+    svc = web.services()
+    images_ = library.listed(svc, g.workspace.id, "image")
+    sounds = library.listed(svc, g.workspace.id, "audio")
+    held = [str(c.value) for c in controls if c.kind == "url" and c.value]
+    return {"images": images_["assets"], "more_images": images_["more"], "sounds": sounds["assets"],
+            "more_sounds": sounds["more"], "known": library.known(svc, g.workspace.id, held, images_["assets"]),
+            "accept": library.IMAGE_TYPES, "max_fade": library.MAX_FADE_SEC}
 
 
 # -- a brief --------------------------------------------------------------------------------

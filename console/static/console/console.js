@@ -219,8 +219,10 @@
       if (img) { img.classList.add("stale"); }
       previewFrame.setAttribute("aria-busy", "true");
       previewState.textContent = "Drawing the preview…";
-      var data = new FormData(storyForm);
+      var data = new FormData(storyForm), files = [];
       data.delete("preview");
+      data.forEach(function (value, name) { if (name.indexOf("upload.") === 0) { files.push(name); } });
+      files.forEach(function (name) { data.delete(name); });  /* library.js sends each file on its own */
       fetch(storyForm.getAttribute("data-preview-url"), { method: "POST", body: data, credentials: "same-origin",
         headers: { Accept: "image/png, application/json", "X-CSRF-Token": csrf } }).then(function (r) {
         if (mine !== previewAsked) { return null; }

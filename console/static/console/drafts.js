@@ -48,8 +48,10 @@
 
   function start() {
     var mine = ++asked, form = button.form;
-    var data = new FormData(form);
+    var data = new FormData(form), files = [];
     data.delete("preview");
+    data.forEach(function (value, name) { if (name.indexOf("upload.") === 0) { files.push(name); } });
+    files.forEach(function (name) { data.delete(name); });  /* library.js sends each file on its own */
     box.hidden = false;
     say("Drawing the preview…");
     fetch(button.formAction, { method: "POST", body: data, credentials: "same-origin",

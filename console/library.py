@@ -1,0 +1,191 @@
+"""The media library in the story form and the brand-kit form: upload an image, or choose one.
+
+Every image field of a story form (``format: uri``) offers, beside its address, a file input
+``upload.<field>`` and a list of the workspace's images ``pick.<field>`` (radio buttons with
+thumbnails, the first, "keep what is above", checked). Without JavaScript the form posts all of
+them (``multipart/form-data``) and ``chosen`` reads them, in this order: an uploaded file is stored
+in the library and its asset's id becomes the field's value; else a picked image's id does; else
+the address (or id) typed. With JavaScript (``static/console/library.js``) a picked file is
+uploaded at once (``/app/media/upload.json``) and added to the list, checked, and a picked image
+puts its id in the field, so the live preview draws it at once.
+
+The soundtrack (``soundtrack.asset_id``: a ``<select>`` of the workspace's sounds; volume in
+percent; fades in seconds) becomes the ``soundtrack`` field every story accepts
+(``reelfarm.studio.stories.fields.SOUNDTRACK_SCHEMA``: volume 0 to 1).
+
+Only the workspace's own assets are listed, and ``unknown`` refuses any other id beside its field
+(another workspace's id reads as no asset at all), before a preview is drawn or a video made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from werkzeug.datastructures import FileStorage, MultiDict
+
+from reelfarm.console.forms import PREFIX, label_at
+from reelfarm.farm.services.errors import InvalidRequest, QuotaExceeded
+from reelfarm.farm.services.media import MAX_UPLOAD_BYTES, MediaRefused, probe
+from reelfarm.shared.errors import NotFound
+from reelfarm.studio.stories.fields import SOUNDTRACK, SOUNDTRACK_SCHEMA, is_asset_id
+
+PICK = "pick."
+UPLOAD = "upload."
+TRACK = "soundtrack."
+LISTED = 48  # the newest images (and sounds) a form lists; the Media page has them all
+IMAGE_TYPES = "image/png,image/jpeg,image/webp,image/svg+xml"
+_TRACK = SOUNDTRACK_SCHEMA["properties"]
+MAX_FADE_SEC = float(_TRACK["fade_in_sec"]["maximum"])
+# the form's names of the soundtrack's parts, and the field's own keys
+TRACK_KEYS = {"asset_id": "asset_id", "volume": "volume", "fade_in": "fade_in_sec", "fade_out": "fade_out_sec"}
+TRACK_LABELS = {"asset_id": "Soundtrack", "volume": "Volume", "fade_in": "Fade in", "fade_out": "Fade out"}
+
+
+def image_fields(schema: Mapping[str, Any]) -> list[str]:
+    """The names of a story's image fields (its ``format: uri`` properties)."""
+    return [name for name, prop in (schema.get("properties") or {}).items() if prop.get("format") == "uri"]
+
+
+def listed(services: Any, workspace_id: str, kind: str) -> dict[str, Any]:
+    """The newest ``LISTED`` assets of ``kind``: ``{"assets": [...], "more": whether there are others}``."""
+    found = services.assets.list(workspace_id, LISTED, None, kind)
+    return {"assets": found["data"], "more": bool(found["next_cursor"])}
+
+
+def known(services: Any, workspace_id: str, ids: list[str], assets: list[dict[str, Any]]) -> dict[str, Any]:
+    """The workspace's assets by id: those listed, and those of ``ids`` (values a form holds) that are its own."""
+    found = {a["id"]: a for a in assets}
+    for asset_id in ids:
+        if is_asset_id(asset_id) and asset_id not in found:
+            try:
+                found[asset_id] = services.assets.get(workspace_id, asset_id)
+            except NotFound:
+                continue
+    return found
+
+
+def read(file: FileStorage) -> bytes:
+    """An uploaded file's bytes, up to one more than an upload may have (so that it is refused)."""
+    return file.stream.read(MAX_UPLOAD_BYTES + 1)
+
+
+def store(services: Any, workspace_id: str, data: bytes, kind: str) -> tuple[dict[str, Any] | None, str, int]:
+    """Store an uploaded file of ``kind`` in the library: (the asset, "", 201) or (None, why not,
+    400 or 413 over the quota). A file of another kind is refused before anything is stored."""
+    try:
+        media = probe(data)
+    except MediaRefused as exc:
+        return None, exc.reason, 400
+    if media.kind != kind:
+        return None, f"this file is {'a sound' if media.kind == 'audio' else 'an image'}, not {_a(kind)}", 400
+    try:
+        return services.assets.upload(workspace_id, data), "", 201
+    except QuotaExceeded as exc:
+        return None, str(exc), 413
+    except InvalidRequest as exc:
+        return None, "; ".join(d.get("message", "") for d in exc.details) or str(exc), 400
+
+
+def _a(kind: str) -> str:
+    return "a sound" if kind == "audio" else "an image"
+
+
+def chosen(services: Any, workspace_id: str, schema: Mapping[str, Any], form: MultiDict[str, str],
+           files: Mapping[str, FileStorage] | None) -> tuple[MultiDict[str, str], dict[str, str]]:
+    """The form with each image field's value as chosen (an upload, else a picked image, else what
+    was typed), and a message, by form name, for each upload refused (nothing of it stored).
+    ``files``: the request's files, stored in the library; None (the live preview) stores nothing."""
+    out = form.copy()
+    problems: dict[str, str] = {}
+    for name in image_fields(schema):
+        key = PREFIX + name
+        file = (files or {}).get(UPLOAD + name)
+        if file is not None and file.filename:
+            asset, why, _ = store(services, workspace_id, read(file), "image")
+            if asset is None:
+                problems[key] = f"{label_at(schema, [name])}: the file {file.filename!r} is not stored: {why}"
+            else:
+                out[key] = asset["id"]
+            continue
+        pick = form.get(PICK + name, "").strip()
+        if pick:
+            out[key] = pick
+    return out, problems
+
+
+def read_soundtrack(form: Mapping[str, Any]) -> tuple[dict[str, Any] | None, dict[str, str], dict[str, str]]:
+    """(the ``soundtrack`` field or None, a message by form name for each part that cannot be
+    used, what was typed by part) from the form's ``soundtrack.*`` controls."""
+    typed = {part: str(form.get(TRACK + part, "") or "").strip()[:80] for part in TRACK_KEYS}
+    if not typed["asset_id"]:
+        return None, {}, typed
+    problems: dict[str, str] = {}
+    value: dict[str, Any] = {"asset_id": typed["asset_id"]}
+    for part, top, default in (("volume", 100.0, 100.0), ("fade_in", MAX_FADE_SEC, 0.0), ("fade_out", MAX_FADE_SEC, 0.0)):
+        text = typed[part].rstrip("%").strip()
+        try:
+            number = float(text) if text else default
+        except ValueError:
+            problems[TRACK + part] = f"{TRACK_LABELS[part]}: '{typed[part]}' is not a number"
+            continue
+        if not 0 <= number <= top:
+            unit = "%" if part == "volume" else " seconds"
+            problems[TRACK + part] = f"{TRACK_LABELS[part]}: use 0 to {top:g}{unit}"
+            continue
+        value[TRACK_KEYS[part]] = round(number / 100, 4) if part == "volume" else number
+    return (None if problems else value), problems, typed
+
+
+def typed_soundtrack(value: Any) -> dict[str, str]:
+    """A saved ``soundtrack`` field as the form shows it."""
+    if not isinstance(value, Mapping):
+        return {part: "" for part in TRACK_KEYS}
+    return {"asset_id": str(value.get("asset_id", "")), "volume": f"{float(value.get('volume', 1)) * 100:g}",
+            "fade_in": f"{float(value.get('fade_in_sec', 0)):g}", "fade_out": f"{float(value.get('fade_out_sec', 0)):g}"}
+
+
+def own_image(services: Any, workspace_id: str, asset_id: str) -> dict[str, Any] | None:
+    """The workspace's image of that id, or None (another workspace's reads as none)."""
+    if not is_asset_id(asset_id):
+        return None
+    try:
+        asset: dict[str, Any] = services.assets.get(workspace_id, asset_id)
+    except NotFound:
+        return None
+    return asset if asset["kind"] == "image" else None
+
+
+def unknown(services: Any, workspace_id: str, schema: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, str]:
+    """A message, by form name, for each image field or soundtrack naming an asset id that is no
+    image (or sound) of this workspace's library."""
+    found: dict[str, str] = {}
+    wanted = [(PREFIX + name, values.get(name), "image", label_at(schema, [name])) for name in image_fields(schema)]
+    track = values.get(SOUNDTRACK)
+    if isinstance(track, Mapping):
+        wanted.append((TRACK + "asset_id", track.get("asset_id"), "audio", "Soundtrack"))
+    for form_name, asset_id, kind, label in wanted:
+        if not is_asset_id(asset_id):
+            continue
+        try:
+            asset = services.assets.get(workspace_id, asset_id)
+        except NotFound:
+            asset = None
+        if asset is None or asset["kind"] != kind:
+            what = "sound" if kind == "audio" else "image"
+            found[form_name] = (f"{label}: no {what} of this workspace's media library has the id {asset_id}; "
+                                f"upload the {what} or choose one from the library")
+    return found
+
+
+def track_problems(found: Mapping[str, str]) -> dict[str, str]:
+    """The studio's problems with the soundtrack (``f.soundtrack...``) under the form's names."""
+    out: dict[str, str] = {}
+    back = {v: k for k, v in TRACK_KEYS.items()}
+    for name, message in found.items():
+        if name == PREFIX + SOUNDTRACK or name.startswith(PREFIX + SOUNDTRACK + "."):
+            part = back.get(name[len(PREFIX + SOUNDTRACK) + 1:], "asset_id")
+            out[TRACK + part] = f"{TRACK_LABELS[part]}: {message.split(': ', 1)[-1]}"
+        else:
+            out[name] = message
+    return out
