@@ -11,14 +11,21 @@ workspaces never share a file can read ownership from the key.
     drafts/<workspace>/<draft>/seg<i>.ts                   an animated preview of unsaved values
     segments/<workspace>/<fingerprint>.mp4                 chunks kept for reuse by the workspace
     brand-kits/<kit>/logo.png, logo-<hash>.png             a brand kit's extracted or uploaded logo
+    previews/<workspace>/thumbnails/<story>-<w>x<h>.png    a workspace's story gallery thumbnails
+
+A render's or stills job's remote assets are imported below its own folder
+(``<prefix>/assets/<hash of the asset id>``, ``imported_key``).
 """
 from __future__ import annotations
+
+import hashlib
 
 RENDERS = "renders"
 JOBS = "jobs"
 DRAFTS = "drafts"
 SEGMENTS = "segments"
 BRAND_KITS = "brand-kits"
+PREVIEWS = "previews"
 
 
 def render_prefix(render_id: str) -> str:
@@ -79,3 +86,13 @@ def logo_key(kit_id: str) -> str:
 def uploaded_logo_key(kit_id: str, content_hash: str) -> str:
     """An uploaded logo, named by its content: the same picture uploaded again is the same key."""
     return f"{BRAND_KITS}/{kit_id}/logo-{content_hash[:16]}.png"
+
+
+def story_thumbnail_key(workspace_id: str, story_id: str, fmt: str) -> str:
+    """A story's thumbnail in a workspace's gallery (drawn with its brand), one per format."""
+    return f"{PREVIEWS}/{workspace_id}/thumbnails/{story_id}-{fmt.replace(':', 'x')}.png"
+
+
+def imported_key(prefix: str, asset_id: str) -> str:
+    """Where asset ``asset_id`` of a render (or stills job) stored under ``prefix`` is imported to."""
+    return f"{prefix}/assets/{hashlib.sha256(asset_id.encode()).hexdigest()[:24]}"

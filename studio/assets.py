@@ -4,27 +4,22 @@
 imports remote assets first) and the studio's story previews (``studio/previews.py``) draw with: a
 key is read only when the workspace owns the object (``reelfarm.shared.repos.objects``), so the
 loader sees the workspace's objects, never the storage root; an asset given by http(s) URL is read
-from where a render imported it (``imported_key``), never fetched here.
+from where a render imported it (``storage_keys.imported_key``), never fetched here.
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Protocol
 
 from reelfarm.renderer.errors import AssetError
 from reelfarm.renderer.model import Asset
+from reelfarm.shared import storage_keys
 from reelfarm.shared.errors import InvalidStorageKey, ObjectNotFound, StorageError
 from reelfarm.shared.storage import Storage
 
 
 def is_remote(url: str | None) -> bool:
     return bool(url) and str(url).lower().startswith(("http://", "https://"))
-
-
-def imported_key(prefix: str, asset_id: str) -> str:
-    """Where asset ``asset_id`` of a render (or stills job) stored under ``prefix`` is imported to."""
-    return f"{prefix}/assets/{hashlib.sha256(asset_id.encode()).hexdigest()[:24]}"
 
 
 class KeyScope(Protocol):
@@ -49,7 +44,7 @@ class StorageAssets:
     def path(self, asset_id: str, asset: Asset) -> str:
         key, imported = asset.key, False
         if key is None and self.imported is not None and is_remote(asset.url):
-            key, imported = imported_key(self.imported, asset_id), True
+            key, imported = storage_keys.imported_key(self.imported, asset_id), True
         if key is None:
             where = asset.url or "no location"
             raise AssetError(f"asset {asset_id!r} ({where}) is neither in storage nor at an http(s) URL; "

@@ -37,6 +37,7 @@ from reelfarm.renderer.model import Asset
 from reelfarm.renderer.raster import encode_png
 from reelfarm.renderer.spec import RenderSpec
 from reelfarm.renderer.stills import as_doc, poster_time, render_still_png
+from reelfarm.shared import storage_keys
 from reelfarm.shared.errors import NotFound, ObjectNotFound
 from reelfarm.shared.repos import brand_kits as kits_repo
 from reelfarm.shared.repos.objects import WorkspaceObjects
@@ -49,7 +50,6 @@ from reelfarm.studio.videos import story_uploads
 
 PREVIEW_RESOLUTION = 540
 THUMBNAIL_RESOLUTION = 360
-PREFIX = "previews"
 _TAG_LINE = b"reelfarm-thumbnail "
 
 
@@ -68,10 +68,6 @@ class StoryDraft:
 class Thumbnail:
     png: bytes
     tag: str
-
-
-def thumbnail_key(workspace_id: str, story_id: str, fmt: str) -> str:
-    return f"{PREFIX}/{workspace_id}/thumbnails/{story_id}-{fmt.replace(':', 'x')}.png"
 
 
 class StoryPreviews:
@@ -190,7 +186,7 @@ class StoryPreviews:
         with self.engine.connect() as conn:
             kit = _kit(conn, workspace_id, None)
         tag = self._tag(workspace_id, kit)
-        key = thumbnail_key(workspace_id, story_id, fmt)
+        key = storage_keys.story_thumbnail_key(workspace_id, story_id, fmt)
         kept = self._kept(key, tag)
         if kept is not None:
             return Thumbnail(kept, tag)

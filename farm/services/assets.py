@@ -26,8 +26,9 @@ import skia
 
 from reelfarm.farm.services.errors import AssetUnreachable
 from reelfarm.renderer.errors import AssetError
+from reelfarm.shared import storage_keys
 from reelfarm.shared.storage import Storage
-from reelfarm.studio.assets import imported_key, is_remote
+from reelfarm.studio.assets import is_remote
 from reelfarm.studio.errors import FetchError, FetchFailed, FetchRefused, FetchTooLarge
 from reelfarm.studio.fetch import SafeFetcher
 
@@ -55,7 +56,7 @@ def remote_assets(doc: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
 
 def imported_keys(doc: Mapping[str, Any], prefix: str) -> list[str]:
     """Where ``import_remote_assets(doc, ..., prefix)`` puts the document's remote assets."""
-    return [imported_key(prefix, asset_id) for asset_id in remote_assets(doc)]
+    return [storage_keys.imported_key(prefix, asset_id) for asset_id in remote_assets(doc)]
 
 
 def import_remote_assets(doc: Mapping[str, Any], fetcher: SafeFetcher, storage: Storage, prefix: str) -> list[str]:
@@ -72,7 +73,7 @@ def import_remote_assets(doc: Mapping[str, Any], fetcher: SafeFetcher, storage: 
     """
     keys = []
     for asset_id, (kind, url) in remote_assets(doc).items():
-        key = imported_key(prefix, asset_id)
+        key = storage_keys.imported_key(prefix, asset_id)
         keys.append(key)
         if storage.exists(key):
             continue

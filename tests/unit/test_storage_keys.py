@@ -8,7 +8,7 @@ from pathlib import Path
 from reelfarm.shared import storage_keys as keys
 
 ROOT = Path(keys.__file__).resolve().parents[1]
-FOLDERS = (keys.RENDERS, keys.JOBS, keys.DRAFTS, keys.SEGMENTS, keys.BRAND_KITS)
+FOLDERS = (keys.RENDERS, keys.JOBS, keys.DRAFTS, keys.SEGMENTS, keys.BRAND_KITS, keys.PREVIEWS)
 PARTS = ("api", "console", "farm", "shared", "studio")
 
 
@@ -54,3 +54,6 @@ def test_each_key_begins_with_its_folder_and_owner() -> None:
     assert keys.cache_key("w1", "abc") == "segments/w1/abc.mp4"
     assert keys.logo_key("k1") == "brand-kits/k1/logo.png"
     assert keys.uploaded_logo_key("k1", "0123456789abcdef0123") == "brand-kits/k1/logo-0123456789abcdef.png"
+    assert keys.story_thumbnail_key("w1", "quote", "9:16") == "previews/w1/thumbnails/quote-9x16.png"
+    assert keys.imported_key("renders/r1", "photo").startswith("renders/r1/assets/")
+    assert keys.imported_key("renders/r1", "photo") != keys.imported_key("renders/r1", "logo")

@@ -19,13 +19,11 @@ from sqlalchemy import update
 from reelfarm.renderer.raster import encode_png
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.shared.storage_keys import story_thumbnail_key as thumbnail_key
 from reelfarm.shared.tables import videos
-from reelfarm.studio.previews import thumbnail_key
 from reelfarm.studio.stories import NEUTRAL_BRAND, list_stories
 from tests.integration.api.conftest import Tenant
 from tests.integration.console.conftest import csrf_token, signed_in_owner
-
-
 
 
 def _image(data: bytes) -> Image.Image:

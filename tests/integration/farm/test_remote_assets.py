@@ -25,9 +25,8 @@ from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.services.assets import BRAND_LOGO, remote_assets
 from reelfarm.farm.services.progress import RedisProgress
 from reelfarm.shared.db import make_engine
-from reelfarm.shared.storage_keys import render_prefix
+from reelfarm.shared.storage_keys import imported_key, render_prefix
 from reelfarm.shared.tables import queued_tasks
-from reelfarm.studio.assets import imported_key
 from reelfarm.studio.fetch import SafeFetcher
 from tests.helpers import write_tone
 from tests.integration.farm.conftest import Farm, build_farm, make_doc, studio_for_tests, work_burst

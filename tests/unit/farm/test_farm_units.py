@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from reelfarm.renderer import RENDERER_VERSION
-from reelfarm.renderer.errors import AssetError
-from reelfarm.renderer.spec import RenderSpec
+from reelfarm.farm.runtime.queue import describe_exception, on_rq_failure
 from reelfarm.farm.services.errors import (
     FarmError,
     InvalidRequest,
@@ -21,18 +19,20 @@ from reelfarm.farm.services.errors import (
     StateConflict,
     TaskFailed,
 )
+from reelfarm.farm.services.graph import chunk_job_id, stitch_job_id
 from reelfarm.farm.services.jobs import job_resource
 from reelfarm.farm.services.progress import MemoryProgress, ProgressBatcher, fraction
-from reelfarm.farm.runtime.queue import describe_exception, on_rq_failure
-from reelfarm.farm.services.graph import chunk_job_id, stitch_job_id
 from reelfarm.farm.services.renders import _validate, credits_for, dedup_hash, render_resource
+from reelfarm.renderer import RENDERER_VERSION
+from reelfarm.renderer.errors import AssetError
 from reelfarm.renderer.model import Asset
+from reelfarm.renderer.spec import RenderSpec
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.repos.jobs import Job
 from reelfarm.shared.repos.renders import Render
 from reelfarm.shared.storage import LocalStorage, check_key
-from reelfarm.shared.storage_keys import poster_key, segment_key, video_key
-from reelfarm.studio.assets import StorageAssets, imported_key
+from reelfarm.shared.storage_keys import imported_key, poster_key, segment_key, video_key
+from reelfarm.studio.assets import StorageAssets
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
