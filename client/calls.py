@@ -10,7 +10,19 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
-from reelfarm.client.models import Asset, BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+from reelfarm.client.models import (
+    Asset,
+    AssetUpload,
+    BrandKit,
+    Job,
+    Me,
+    Render,
+    Story,
+    Variants,
+    Version,
+    Video,
+    Webhook,
+)
 
 T = TypeVar("T")
 M = TypeVar("M")
@@ -189,6 +201,15 @@ def cancel_job(job_id: str) -> Call[Job]:
 def upload_asset(stream: Stream) -> Call[Asset]:
     """``stream``: the multipart body (``reelfarm.client.uploads``) with the file in the part ``file``."""
     return Call("POST", "/assets", Asset.from_dict, stream=stream)
+
+
+def create_asset_upload(size: int, content_type: str, filename: str | None = None) -> Call[AssetUpload]:
+    body = _compact(bytes=size, content_type=content_type, filename=filename)
+    return Call("POST", "/assets/uploads", AssetUpload.from_dict, body=body)
+
+
+def complete_asset_upload(upload_id: str) -> Call[Asset]:
+    return Call("POST", f"/assets/uploads/{_id(upload_id)}/complete", Asset.from_dict)
 
 
 def add_asset_from_url(url: str) -> Call[Asset]:

@@ -11,6 +11,7 @@ ReelfarmError                       anything the client raises
 │   │   ├── NotFoundError           404: no such resource in this workspace
 │   │   ├── ConflictError           409: the resource's state does not allow it (or a key's request is in flight)
 │   │   │   └── AssetInUseError     409 ``asset_in_use``: a version or a brand kit names the asset (the message says which)
+│   │   ├── QuotaExceededError      413 ``quota_exceeded``: the upload would pass the plan's library quota; nothing was stored
 │   │   ├── IdempotencyMismatchError 422: the ``Idempotency-Key`` was used with another request
 │   │   ├── RateLimitError          429: ``retry_after`` seconds
 │   │   └── InternalServerError     5xx
@@ -91,6 +92,11 @@ class AssetInUseError(ConflictError):
     the message names them."""
 
 
+class QuotaExceededError(APIStatusError):
+    """413 ``quota_exceeded``: the upload would take the media library past its plan's bytes;
+    nothing was stored (the message gives the figures). Delete unused assets, or move to a larger plan."""
+
+
 class IdempotencyMismatchError(APIStatusError):
     """422: this ``Idempotency-Key`` was already used with a different method, path or body (a key
     reused for another request); send a new key for a new request."""
@@ -124,12 +130,14 @@ _BY_STATUS: dict[int, type[APIStatusError]] = {
     404: NotFoundError, 409: ConflictError, 422: IdempotencyMismatchError, 429: RateLimitError,
 }
 
-_BY_CODE: dict[tuple[int, str], type[APIStatusError]] = {(409, "asset_in_use"): AssetInUseError}
+_BY_CODE: dict[tuple[int, str], type[APIStatusError]] = {(409, "asset_in_use"): AssetInUseError,
+                                                          (413, "quota_exceeded"): QuotaExceededError}
 
 
 def status_error(status: int, code: str, message: str, details: list[dict[str, Any]] | None = None,
                  request_id: str | None = None, retry_after: float | None = None) -> APIStatusError:
-    """The ``APIStatusError`` subclass for ``status`` (a 4xx without one, 405 or 413, is a plain ``APIStatusError``)."""
+    """The ``APIStatusError`` subclass for ``status`` and ``code`` (a 4xx without one, 405 or a 413 other
+    than ``quota_exceeded``, is a plain ``APIStatusError``)."""
     cls = _BY_CODE.get((status, code)) or _BY_STATUS.get(status) or (
         InternalServerError if status >= 500 else APIStatusError)
     return cls(status, code, message, details, request_id, retry_after)

@@ -271,6 +271,24 @@ class Asset:
 
 
 @dataclass(frozen=True)
+class AssetUpload:
+    """A presigned upload (S3 servers): send the file's bytes with ``method`` to ``url`` carrying
+    ``headers`` before ``expires_at``, then complete it."""
+
+    id: str
+    method: str
+    url: str
+    headers: dict[str, str]
+    bytes: int
+    expires_at: datetime
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AssetUpload:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
 class Webhook:
     id: str
     url: str

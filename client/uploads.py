@@ -5,9 +5,15 @@ Both clients stream the file between ``head`` and ``tail`` a chunk at a time (``
 and its generated twin), so a large file is never held in memory, and the body's length is known
 before the first byte goes (``Content-Length``; no chunked encoding). A retried upload reads the
 file again from ``start``: a file object must be seekable. No I/O here beyond ``stat``/``seek``.
+
+A presigned upload (S3 servers) sends the file alone, without the multipart wrapping (``bare``),
+to the URL the server answered, declaring its size and a type guessed from its name
+(``content_type_of``; the server reads what it is from its bytes all the same).
 """
 from __future__ import annotations
 
+import dataclasses
+import mimetypes
 import os
 import re
 import uuid
@@ -16,6 +22,8 @@ from pathlib import Path
 from typing import IO
 
 CHUNK = 1 << 16
+PRESIGNED_OVER = 8 * 1024 * 1024
+"""Files larger than this go by a presigned upload where the server offers one (``presigned=None``)."""
 _UNSAFE = re.compile(r'[^A-Za-z0-9 ._()+,-]')
 
 Source = str | os.PathLike[str] | IO[bytes]
@@ -33,6 +41,7 @@ class Form:
     head: bytes
     tail: bytes
     boundary: str
+    name: str = "upload"
 
     @property
     def length(self) -> int:
@@ -61,4 +70,15 @@ def form_of(source: Source, filename: str | None = None) -> Form:
     head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{safe}\"\r\n"
             "Content-Type: application/octet-stream\r\n\r\n").encode("ascii")
     tail = f"\r\n--{boundary}--\r\n".encode("ascii")
-    return Form(path, file, start, size, head, tail, boundary)
+    return Form(path, file, start, size, head, tail, boundary, safe)
+
+
+def bare(form: Form) -> Form:
+    """The file of ``form`` alone: no multipart head or tail (a presigned PUT's body)."""
+    return dataclasses.replace(form, head=b"", tail=b"")
+
+
+def content_type_of(name: str) -> str:
+    """The type a presigned upload of a file called ``name`` declares: guessed from its extension."""
+    guessed, _ = mimetypes.guess_type(name, strict=False)
+    return guessed or "application/octet-stream"

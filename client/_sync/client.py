@@ -17,7 +17,7 @@ import httpx
 from reelfarm.client import calls, config, uploads, webhooks
 from reelfarm.client._sync import io
 from reelfarm.client._sync.transport import SyncTransport
-from reelfarm.client.errors import NotFoundError, WaitTimeout
+from reelfarm.client.errors import ConflictError, NotFoundError, WaitTimeout
 from reelfarm.client.http import ProgressFn
 from reelfarm.client.literals import AssetKind, Fps, PriorityName, Resolution, VideoFormat
 from reelfarm.client.models import Asset, BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
@@ -191,15 +191,39 @@ class Assets(_Resource):
     """The workspace's media library: images and sounds a VideoDoc names by ``Asset.key``."""
 
     def upload(self, file: uploads.Source, *, on_progress: ProgressFn | None = None,
-                     filename: str | None = None, idempotency_key: str | None = None) -> Asset:
+                     filename: str | None = None, idempotency_key: str | None = None,
+                     presigned: bool | None = None) -> Asset:
         """Upload an image or a sound: a path, or a seekable binary file object (read from where it
         stands), streamed a chunk at a time. ``on_progress(sent, total)`` is told the file's bytes
         handed to the connection so far after each chunk (from 0 again should the upload be retried).
         The same bytes uploaded again answer the asset already stored. Raises ``ValidationError``
-        (400) when the server refuses it: ``details[0]["code"]`` says why (``too_large``, ...)."""
+        (400) when the server refuses it: ``details[0]["code"]`` says why (``too_large``, ...);
+        ``QuotaExceededError`` (413) past the plan's library quota.
+
+        ``presigned``: True sends the bytes straight to the server's storage by a presigned URL
+        and then completes the upload (S3 servers; elsewhere ``ConflictError``
+        ``presigned_uploads_unavailable``); False always sends them to the API; None (the
+        default) goes the presigned way for files over ``uploads.PRESIGNED_OVER`` bytes where the
+        server offers it, and to the API otherwise."""
         form = uploads.form_of(file, filename)
+        if presigned or (presigned is None and form.size > uploads.PRESIGNED_OVER):
+            try:
+                return self._presigned(form, on_progress, idempotency_key)
+            except ConflictError as exc:
+                if presigned or exc.code != "presigned_uploads_unavailable":
+                    raise
         stream = calls.Stream(form.content_type, form.length, lambda: _multipart(form, on_progress))
         return self._t.run(calls.upload_asset(stream), idempotency_key=idempotency_key)
+
+    def _presigned(self, form: uploads.Form, on_progress: ProgressFn | None,
+                         idempotency_key: str | None) -> Asset:
+        staged = self._t.run(calls.create_asset_upload(form.size, uploads.content_type_of(form.name), form.name),
+                                   idempotency_key=idempotency_key)
+        body = uploads.bare(form)
+        self._t.send_to(staged.method, staged.url, staged.headers,
+                              calls.Stream(staged.headers.get("Content-Type", ""), body.length,
+                                           lambda: _multipart(body, on_progress)))
+        return self._t.run(calls.complete_asset_upload(staged.id))
 
     def from_url(self, url: str, *, idempotency_key: str | None = None) -> Asset:
         """Have the server fetch ``url`` (public http(s) addresses only) and store it as an upload.
@@ -229,7 +253,8 @@ class Assets(_Resource):
 
 def _multipart(form: uploads.Form, on_progress: ProgressFn | None) -> Iterator[bytes]:
     """The body of ``form``: its head, the file a chunk at a time (telling ``on_progress``), its tail."""
-    yield form.head
+    if form.head:
+        yield form.head
     if on_progress:
         on_progress(0, form.size)
     handle: io.BinaryFile
@@ -251,7 +276,8 @@ def _multipart(form: uploads.Form, on_progress: ProgressFn | None) -> Iterator[b
     finally:
         if form.path is not None:
             handle.close()
-    yield form.tail
+    if form.tail:
+        yield form.tail
 
 
 class Webhooks(_Resource):

@@ -5,7 +5,8 @@ What to send (``prepare``), what an answer means (``decode``) and when to try ag
 (``reelfarm.client.retry``) are plain functions in ``reelfarm.client.http``, shared by both sides.
 A POST gets its ``Idempotency-Key`` once, before the first try, so every retry of that one call
 carries the same key and the server creates and charges at most once.
-Downloads go to signed URLs without the API key: those URLs may point at another host.
+Downloads go to signed URLs without the API key: those URLs may point at another host; so do the
+bytes of a presigned upload (``send_to``).
 Each retry is logged at INFO on the ``reelfarm.client`` logger, with its reason and delay.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 import httpx
 
 from reelfarm.client._sync import io
-from reelfarm.client.calls import Call
+from reelfarm.client.calls import Call, Stream
 from reelfarm.client.http import (
     ProgressFn,
     check_key,
@@ -86,6 +87,29 @@ class SyncTransport:
             raise unreachable(f"{self.base_url.rstrip('/')}/api/v1{call.path}", outcome,
                               f"{call.method} {call.path}: ") from outcome
         return decode(outcome)
+
+    def send_to(self, method: str, url: str, sent_headers: dict[str, str], stream: Stream) -> None:
+        """Send ``stream`` to a presigned ``url`` (another host: without the API key), with
+        ``sent_headers`` as given; retried as an idempotent request, the whole body again each try."""
+        started = time.monotonic()
+        with httpx.Client(timeout=self.timeout or 300) as plain:
+            for attempt in itertools.count():
+                try:
+                    outcome: httpx.Response | httpx.TransportError = plain.request(
+                        method, url, content=stream.open(),
+                        headers={**sent_headers, "Content-Length": str(stream.length)})
+                except httpx.TransportError as exc:
+                    outcome = exc
+                delay = retry_delay(self.retry, attempt, method, outcome, time.monotonic() - started)
+                if delay is None:
+                    break
+                log.info("retrying the upload's %s in %.1f s (retry %d): %s", method, delay, attempt + 1,
+                         retry_reason(outcome))
+                self.sleep(delay)
+        if isinstance(outcome, httpx.TransportError):
+            raise unreachable(url, outcome, "upload: ") from outcome
+        if outcome.status_code >= 400:
+            raise error_from(outcome)
 
     def fetch_bytes(self, url: str) -> bytes:
         """A signed URL's whole body (stills are small)."""

@@ -3,14 +3,23 @@ on the S3 emulator (moto's server on loopback) the client PUTs the bytes straigh
 under its workspace and completing the upload stores them exactly as a direct upload; refused bytes
 store nothing and go; another workspace cannot complete the upload; the quota is checked up front
 and again at the end; uploads never completed go in the retention round. On local files the
-request is a 409 naming the direct upload. SQLite and PostgreSQL."""
+request is a 409 naming the direct upload. The SDK's ``assets.upload`` takes the presigned way on S3
+(asked for, or for a file over its threshold) and the direct one on local files. SQLite and
+PostgreSQL."""
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from pathlib import Path
 from types import MappingProxyType
 
+import anyio
 import httpx
 import pytest
+from flask import Flask
+from werkzeug.serving import make_server
 
+from reelfarm.client import AsyncClient, Client, ConflictError, QuotaExceededError, uploads
 from reelfarm.farm.runtime.context import TaskContext, configure
 from reelfarm.farm.runtime.retention import purge
 from reelfarm.farm.services.library import UPLOAD_GRACE_SEC, UPLOAD_URL_TTL_SEC
@@ -182,3 +191,74 @@ def test_uploads_never_completed_go_after_their_expiry(client, services, clock, 
     clock.advance(UPLOAD_URL_TTL_SEC + UPLOAD_GRACE_SEC)
     purge()
     assert staged(services, b) == []
+
+
+@pytest.fixture
+def served(app: Flask) -> Iterator[str]:
+    """The app behind a real threaded HTTP server on 127.0.0.1; yields its base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(10)
+
+
+def everything_of(services, tenant) -> list[str]:
+    """The staged objects and stored assets of the tenant, as one listing."""
+    return staged(services, tenant) + stored(services, tenant)
+
+
+@ON_S3
+def test_the_sdk_uploads_by_a_presigned_url_on_s3(served, services, tenant, tmp_path: Path, monkeypatch):
+    photo = tmp_path / "team photo.png"
+    photo.write_bytes(png((120, 80), (200, 100, 0)))
+    told: list[tuple[int, int | None]] = []
+    monkeypatch.setattr(uploads, "CHUNK", 256)
+    with Client(api_key=tenant.key, base_url=served) as rf:
+        asset = rf.assets.upload(photo, presigned=True, on_progress=lambda sent, total: told.append((sent, total)))
+        assert (asset.kind, asset.width, asset.height, asset.bytes) == ("image", 120, 80, photo.stat().st_size)
+        assert told[0] == (0, photo.stat().st_size) and told[-1] == (photo.stat().st_size, photo.stat().st_size)
+        assert len(told) > 2  # a chunk at a time
+        assert staged(services, tenant) == [] and len(stored(services, tenant)) == 2
+        assert rf.assets.upload(photo, presigned=False).id == asset.id  # the same bytes, directly: one asset
+
+    # over the threshold, the awaited client goes the presigned way by itself
+    monkeypatch.setattr(uploads, "PRESIGNED_OVER", 10)
+    other = tmp_path / "other.png"
+    other.write_bytes(png((30, 30), (1, 2, 3)))
+    created: list[str] = []
+    real = services.assets.create_upload
+    monkeypatch.setattr(services.assets, "create_upload", lambda *a, **k: created.append("presigned") or real(*a, **k))
+
+    async def main() -> str:
+        async with AsyncClient(api_key=tenant.key, base_url=served) as rf:
+            return (await rf.assets.upload(other)).content_type
+    assert anyio.run(main) == "image/png" and created == ["presigned"]
+    assert staged(services, tenant) == [] and len(stored(services, tenant)) == 4
+
+
+@ON_S3
+def test_the_sdk_raises_quota_exceeded_from_either_way(served, services, tenant, tmp_path: Path):
+    services.assets.quotas = MappingProxyType({**plans.LIBRARY_BYTES, "pro": 100})
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(png())
+    with Client(api_key=tenant.key, base_url=served) as rf:
+        for presigned in (True, False):
+            with pytest.raises(QuotaExceededError) as caught:
+                rf.assets.upload(photo, presigned=presigned)
+            assert (caught.value.status, caught.value.code) == (413, "quota_exceeded")
+    assert everything_of(services, tenant) == []
+
+
+@ON_LOCAL_FILES
+def test_the_sdk_uploads_directly_on_local_files(served, services, tenant, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(uploads, "PRESIGNED_OVER", 10)
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(png())
+    with Client(api_key=tenant.key, base_url=served) as rf:
+        with pytest.raises(ConflictError) as caught:
+            rf.assets.upload(photo, presigned=True)
+        assert caught.value.code == "presigned_uploads_unavailable"
+        asset = rf.assets.upload(photo)  # over the threshold, but the server has no presigned uploads
+    assert asset.width == 64 and len(stored(services, tenant)) == 2

@@ -1,8 +1,9 @@
 """The SDK's media library against a scripted loopback stand-in for the API: an upload streams one
 ``multipart/form-data`` body of known length with the file in the part ``file`` and tells its
 progress chunk by chunk; a retried upload sends the whole body again; ``from_url`` sends the
-address; ``list`` follows the cursor with the ``kind`` filter; 400 and 409 ``asset_in_use`` are
-typed errors. The blocking and the awaited client alike."""
+address; ``list`` follows the cursor with the ``kind`` filter; 400, 409 ``asset_in_use`` and 413
+``quota_exceeded`` are typed errors; a presigned upload sends the bare file to the URL answered,
+without the API key, and completes it. The blocking and the awaited client alike.""" 
 from __future__ import annotations
 
 import io
@@ -20,10 +21,12 @@ import anyio
 import pytest
 
 from reelfarm.client import (
+    APIStatusError,
     AssetInUseError,
     AsyncClient,
     Client,
     ConflictError,
+    QuotaExceededError,
     Retry,
     ValidationError,
     uploads,
@@ -62,6 +65,9 @@ class API:
                 self.reply()
 
             def do_DELETE(self) -> None:
+                self.reply()
+
+            def do_PUT(self) -> None:
                 self.reply()
 
             def reply(self) -> None:
@@ -225,3 +231,57 @@ def test_from_url_and_list_in_the_awaited_client():
     with API(script) as api:
         assert anyio.run(main) == ["a1", "a2"]
     assert api.seen[-1][2] == {}
+
+
+@UPLOADERS
+def test_an_upload_past_the_quota_is_a_quota_exceeded_error(tmp_path: Path, data, send):
+    path = tmp_path / "x.png"
+    path.write_bytes(data)
+    with API({("POST", "/assets"): [envelope(413, "quota_exceeded")]}) as api, \
+            pytest.raises(QuotaExceededError) as caught:
+        send(api, path)
+    assert (caught.value.status, caught.value.code) == (413, "quota_exceeded") and len(api.seen) == 1  # not retried
+    with API({("POST", "/assets"): [envelope(413, "payload_too_large")]}) as api, pytest.raises(APIStatusError) as other:
+        send(api, path)
+    assert not isinstance(other.value, QuotaExceededError)
+
+
+@UPLOADERS
+def test_a_presigned_upload_sends_the_bare_file_without_the_key(tmp_path: Path, data, small_chunks, send):
+    path = tmp_path / "clip.wav"
+    path.write_bytes(data)
+    declared = uploads.content_type_of("clip.wav")  # by the name (the system's table: audio/wav or audio/x-wav)
+    assert declared.startswith("audio/")
+    with API({}) as api:
+        staged = {"id": "u1", "method": "PUT", "url": f"{api.url}/bucket/uploads/w/u1?X-Amz-Signature=s",
+                  "headers": {"Content-Type": declared}, "bytes": len(data), "expires_at": STAMP}
+        api.script.update({("POST", "/assets/uploads"): [(201, staged)], ("PUT", "/bucket/uploads/w/u1"): [(200, None)],
+                           ("POST", "/assets/uploads/u1/complete"): [(201, SOUND)]})
+        asset, told = send(api, path, presigned=True)
+    assert asset.id == "a2"
+    (_, _, _, _, created), (_, _, query, headers, body), (_, done, *_) = api.seen
+    assert json.loads(created) == {"bytes": len(data), "content_type": declared, "filename": "clip.wav"}
+    assert body == data and query == {"X-Amz-Signature": "s"}  # the file alone, to the URL as answered
+    assert headers["Content-Type"] == declared and int(headers["Content-Length"]) == len(data)
+    assert "Authorization" not in headers  # the key stays with the API
+    assert done == "/assets/uploads/u1/complete"
+    assert told[0] == (0, 5120) and told[-1] == (5120, 5120) and len(told) == 6
+
+
+@UPLOADERS
+def test_a_large_file_falls_back_to_the_direct_upload_where_no_presigned_one_is_offered(
+        tmp_path: Path, data, send, monkeypatch):
+    monkeypatch.setattr(uploads, "PRESIGNED_OVER", 1000)
+    path = tmp_path / "x.png"
+    path.write_bytes(data)
+    script = {("POST", "/assets/uploads"): [envelope(409, "presigned_uploads_unavailable")],
+              ("POST", "/assets"): [(201, ASSET)]}
+    with API(script) as api:
+        assert send(api, path)[0].id == "a1"
+    assert [p for _, p, *_ in api.seen] == ["/assets/uploads", "/assets"]
+    with API(script) as api, pytest.raises(ConflictError):  # asked for, it is not replaced
+        send(api, path, presigned=True)
+    with API(script) as api:  # small files go directly at once
+        monkeypatch.setattr(uploads, "PRESIGNED_OVER", len(data))
+        send(api, path)
+    assert [p for _, p, *_ in api.seen] == ["/assets"]
