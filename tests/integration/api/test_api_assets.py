@@ -82,6 +82,28 @@ def mp3(seconds: float = 2.0) -> bytes:
     return out.getvalue()
 
 
+def ogg(codec: str, seconds: float = 2.0, layout: str = "mono") -> bytes:
+    """An Ogg sound of ``seconds`` of a tone: Opus (``libopus``) or Vorbis (``vorbis``, FFmpeg's own
+    encoder: stereo only, marked experimental)."""
+    out = io.BytesIO()
+    with av.open(out, "w", format="ogg") as container:
+        stream = container.add_stream(codec, rate=48000)
+        stream.layout = layout
+        if codec == "vorbis":
+            stream.codec_context.options = {"strict": "experimental"}
+        channels = 2 if layout == "stereo" else 1
+        total = int(48000 * seconds)
+        for start in range(0, total, 960):
+            tone = np.sin(np.arange(start, min(total, start + 960)) / 10).astype(np.float32) * 0.3
+            frame = av.AudioFrame.from_ndarray(np.tile(tone, (channels, 1)), format="fltp", layout=layout)
+            frame.sample_rate, frame.pts = 48000, start
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return out.getvalue()
+
+
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" fill="#00f"/></svg>'
 SVG_BOMB = (b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
             + b"".join(b'<!ENTITY lol%d "%s">' % (i, (b"&lol%d;" % (i - 1) if i > 1 else b"&lol;") * 10)
@@ -138,6 +160,20 @@ def test_svg_and_sound_are_measured(client, tenant):
     assert sound["duration_sec"] == pytest.approx(2.0, abs=0.1)
     listed = client.get("/api/v1/assets?kind=audio", headers=tenant.headers).get_json()
     assert [a["id"] for a in listed["data"]] == [sound["id"]]
+
+
+@pytest.mark.parametrize(("codec", "layout"), [("libopus", "mono"), ("vorbis", "stereo")])
+def test_an_ogg_sound_is_accepted_with_its_duration(client, services, tenant, codec, layout):
+    data = ogg(codec, 2.5, layout)
+    response = upload(client, tenant, data, name="jingle.bin")
+    assert response.status_code == 201, response.get_json()
+    sound = response.get_json()
+    assert (sound["kind"], sound["content_type"], sound["width"], sound["thumbnail_url"]) == (
+        "audio", "audio/ogg", None, None)
+    assert sound["duration_sec"] == pytest.approx(2.5, abs=0.05) and sound["bytes"] == len(data)
+    assert sound["key"].startswith(f"assets/{tenant.workspace_id}/") and sound["key"].endswith(".ogg")
+    assert stored(services, tenant) == [sound["key"]]  # no thumbnail for a sound
+    assert fetch(client, sound["url"]) == data
 
 
 @pytest.mark.parametrize("what", ["text", "svg_bomb", "huge_png", "truncated_mp3", "truncated_png", "empty"])
