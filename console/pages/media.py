@@ -158,7 +158,7 @@ def media_upload_json() -> Any:
         asset, why, status = _store(file)
     if asset is None:
         return jsonify({"error": {"status": status, "message": why}}), status
-    return jsonify({k: asset[k] for k in ("id", "kind", "bytes", "width", "height", "duration_sec",
+    return jsonify({k: asset[k] for k in ("id", "kind", "bytes", "key", "width", "height", "duration_sec",
                                           "thumbnail_url")}), 201
 
 
