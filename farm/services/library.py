@@ -4,7 +4,8 @@ An upload is probed from its bytes (``reelfarm.farm.services.media``) before any
 refused one leaves no row and no file. An accepted one is stored at
 ``assets/<workspace id>/<sha256>.<ext>`` (``reelfarm.shared.repos.assets.asset_key``), with, for
 a raster image, a thumbnail beside it (``<sha256>.thumb.jpg``; an SVG is its own thumbnail). The
-same bytes uploaded again in the workspace answer the asset already there: one row, one copy.
+same bytes uploaded again in the workspace answer the asset already there: one row, one copy, and
+its age (from which the retention round counts) is still that of the first upload.
 
 A stored asset is read only through its workspace: by id here, and by key in a document through
 ``reelfarm.shared.repos.objects`` (whose owner of ``assets/...`` is the row naming that key).

@@ -230,6 +230,34 @@ def test_unused_assets_go_after_the_retention_period(client, services, clock, ma
     assert library(client, a)["used_bytes"] == len(GREEN) + len(BLUE)
 
 
+def test_an_assets_age_counts_from_its_first_upload(client, services, clock, tenant, settings):  # noqa: F811
+    """The same bytes uploaded again answer the asset as it was: they do not make it younger, so an
+    unused asset goes the retention period after its first upload, however often it was sent since."""
+    first = upload(client, tenant, RED).get_json()
+    clock.advance(days=20)
+    again = upload(client, tenant, RED).get_json()
+    assert (again["id"], again["created_at"]) == (first["id"], first["created_at"])
+    clock.advance(days=9, hours=23)
+    again = upload(client, tenant, RED).get_json()  # an hour before the period is over
+    assert again["created_at"] == first["created_at"]
+    configure(TaskContext(engine=services.engine, storage=services.storage, clock=clock, progress=MemoryProgress(),
+                          settings=settings))
+    purge()
+    assert client.get(f"/api/v1/assets/{first['id']}", headers=tenant.headers).status_code == 200
+    clock.advance(hours=2)  # an hour past the period from the first upload, two hours after the last
+    purge()
+    assert_error(client.get(f"/api/v1/assets/{first['id']}", headers=tenant.headers), 404, "not_found", details=None)
+    assert stored(services, tenant) == []
+
+    # uploaded once more after it went, it is a new asset, whose period starts now
+    fresh = upload(client, tenant, RED).get_json()
+    assert fresh["id"] != first["id"] and fresh["created_at"] != first["created_at"]
+    clock.advance(days=29)
+    purge()
+    assert client.get(f"/api/v1/assets/{fresh['id']}", headers=tenant.headers).status_code == 200
+    assert len(stored(services, tenant)) == 2
+
+
 def test_the_retention_round_checks_again_before_deleting(services, clock, tenant, client):
     asset = upload(client, tenant, RED).get_json()
     clock.advance(days=40)
