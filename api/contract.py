@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Self
 
 from marshmallow import ValidationError, validate
 
@@ -69,7 +69,7 @@ class Problem(str):
 
     code: str
 
-    def __new__(cls, code: str, message: str) -> Problem:
+    def __new__(cls, code: str, message: str) -> Self:
         problem = super().__new__(cls, message)
         problem.code = code
         return problem

@@ -272,8 +272,8 @@ class EnvelopeWorker(ThreadWorker):
             log.error("error handling a request from %s", where, exc_info=exc, extra={"request_id": request_id})
         try:
             util.write_nonblock(client, envelope_response(status, reason, code, details, request_id))
-        except Exception:  # the client is gone; nothing more to tell it
-            log.debug("could not send the error answer", extra={"request_id": request_id})
+        except Exception:  # the client is gone; nothing more to tell it (and the error handler never raises)
+            log.debug("could not send the error answer", exc_info=True, extra={"request_id": request_id})
 
 
 def _drop_new_handshakes(listener: Any) -> bool:

@@ -133,7 +133,7 @@ def import_ours() -> tuple[Any, str | None]:
         from reelfarm.renderer.raster import SkiaRasterizer
         from reelfarm.renderer.render import render_video
         from reelfarm.renderer.spec import RenderSpec, frame_size
-    except Exception as e:  # ImportError, or skia failing to load libGL, ...
+    except Exception as e:  # noqa: BLE001 - ImportError, or skia failing to load libGL, ...: reported with its type
         return None, f"import renderer failed: {type(e).__name__}: {e}"
     return SimpleNamespace(parse_doc=parse_doc, SkiaRasterizer=SkiaRasterizer, X264Encoder=X264Encoder,
                            render_video=render_video, frame_size=frame_size, LocalAssets=LocalAssets,
@@ -298,7 +298,7 @@ def _guard(results: dict[str, Any], key: str, fn, *args, **kwargs) -> Any:
             results.setdefault("notes", []).append(msg)
             print(f"  ! {msg}", file=sys.stderr)
         return value
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - a failed measurement is recorded with its traceback; the others go on
         results[key] = {"error": f"{type(e).__name__}: {e}",
                         "traceback": traceback.format_exc(limit=6)}
         print(f"  ! {key} failed: {type(e).__name__}: {e}", file=sys.stderr)
@@ -309,7 +309,7 @@ def run_resolution(doc: dict[str, Any], doc_file: Path, assets_dir: Path, resolu
                    args: argparse.Namespace, ours: Any, ours_why: str | None,
                    work: Path) -> dict[str, Any]:
     w, h = peers.frame_size(FORMAT, resolution)
-    n_frames = int(round(doc["duration"] * FPS))
+    n_frames = round(doc["duration"] * FPS)
     keep = n_frames if resolution <= FULL_ENCODE_MAX_RES else min(n_frames, BIG_ENCODE_FRAMES)
     if args.encode_frames:
         keep = min(n_frames, args.encode_frames)
@@ -497,14 +497,14 @@ def machine_info() -> dict[str, Any]:
         import av
 
         v["av_ffmpeg_libs"] = {k: ".".join(map(str, x)) for k, x in av.library_versions.items()}
-    except Exception:
-        pass
+    except ImportError:
+        v["av_ffmpeg_libs"] = None
     try:
         import imageio_ffmpeg
 
         v["ffmpeg_binary"] = imageio_ffmpeg.get_ffmpeg_version()
-    except Exception:
-        pass
+    except (ImportError, RuntimeError, OSError, subprocess.SubprocessError):  # not installed, no binary, or it fails
+        v["ffmpeg_binary"] = None
     return info
 
 

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,8 @@ PRESET = "veryfast"
 BT709_ARGS = [
     # ffmpeg 7+ takes colour tags from the frames, so setparams stamps them there as well;
     # without it the file says primaries and transfer "unknown" despite the flags below.
-    "-vf", "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p,"
-           "setparams=colorspace=bt709:color_primaries=bt709:color_trc=bt709:range=tv",
+    "-vf", ("scale=out_color_matrix=bt709:out_range=tv,format=yuv420p,"
+            "setparams=colorspace=bt709:color_primaries=bt709:color_trc=bt709:range=tv"),
     "-pix_fmt", "yuv420p",
     "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709",
     "-color_range", "tv",
@@ -55,11 +56,13 @@ def count_frames(path: str | os.PathLike[str]) -> int | None:
     """Frames in the first video stream of `path` (from the container), or None if unknown."""
     try:
         import av
-
+    except ImportError:
+        return None
+    try:
         with av.open(str(path)) as container:
             n = container.streams.video[0].frames
             return int(n) if n else None
-    except Exception:
+    except (av.FFmpegError, IndexError):  # unreadable, or no video stream
         return None
 
 
@@ -147,7 +150,7 @@ def _track(keys: list[dict[str, Any]] | None, default: float) -> Callable[[float
     def value(t: float) -> float:
         if t <= keys[0]["t"]:
             return float(keys[0]["v"])
-        for a, b in zip(keys, keys[1:]):
+        for a, b in pairwise(keys):
             if t < b["t"]:
                 p = (t - a["t"]) / (b["t"] - a["t"]) if b["t"] > a["t"] else 1.0
                 return a["v"] + (b["v"] - a["v"]) * _ease(b.get("easing", "linear"), p)
@@ -216,7 +219,7 @@ def _font_file(family: str) -> str:
         import fontpkg
 
         return str(fontpkg.path(family, 400, nearest=True))
-    except Exception:
+    except (ImportError, LookupError):  # no fontpkg, or the family is not installed
         import site
 
         slug = "fontpkg_" + family.lower().replace(" ", "_").replace("-", "_")
@@ -265,7 +268,7 @@ def _asset_path(doc: dict[str, Any], asset_id: str, assets_dir: str | os.PathLik
     if "key" in asset:
         return Path(assets_dir) / asset["key"]
     url = asset["url"]
-    return Path(url[len("file://"):] if url.startswith("file://") else url)
+    return Path(url.removeprefix("file://"))
 
 
 def _layer_clip(layer: dict[str, Any], doc: dict[str, Any], scene_dur: float, W: int, H: int,
@@ -333,7 +336,7 @@ def _layer_clip(layer: dict[str, Any], doc: dict[str, Any], scene_dur: float, W:
         clip = TextClip(font=font_file, text=layer["text"], font_size=px,
                         color=layer.get("color", "#FFFFFF"), method="label",
                         margin=(0, 0, 0, descent))
-        tw, th = clip.size
+        _, th = clip.size
 
         def pos(t: float) -> tuple[float, float]:
             ts = t + clip_start
@@ -404,7 +407,7 @@ def build_moviepy_clip(doc: str | os.PathLike[str] | dict[str, Any], width: int,
         scenes.append((scene, comp))
 
     parts = [scenes[0][1]]
-    for (prev_scene, prev), (scene, comp) in zip(scenes, scenes[1:]):
+    for (prev_scene, prev), (scene, comp) in pairwise(scenes):
         tr = scene.get("transition") or {"type": "cut"}
         tdur = min(float(tr.get("duration", 0.5)), float(scene["duration"]))
         if tr["type"] == "cut" or tdur <= 0:
@@ -441,7 +444,7 @@ def moviepy_equivalent(doc_path_or_dict: str | os.PathLike[str] | dict[str, Any]
                          ffmpeg_params=["-crf", str(crf)], audio=False, threads=threads,
                          logger=None)
     seconds = time.perf_counter() - t1
-    frames = count_frames(out_path) or int(round(clip.duration * fps))
+    frames = count_frames(out_path) or round(clip.duration * fps)
     clip.close()
     return {"fps": frames / seconds, "seconds": seconds, "frames": frames,
             "build_seconds": build, "bytes": os.path.getsize(out_path)}
@@ -452,7 +455,7 @@ def moviepy_frames(doc_path_or_dict: str | os.PathLike[str] | dict[str, Any], wi
                    count: int | None = None) -> Iterator[np.ndarray]:
     """RGBA frames of the MoviePy composition (stand-in content for encode-only measurements)."""
     clip = build_moviepy_clip(doc_path_or_dict, width, height, fps, assets_dir)
-    total = int(round(clip.duration * fps))
+    total = round(clip.duration * fps)
     alpha = np.full((height, width, 1), 255, dtype=np.uint8)
     for i in range(total if count is None else min(count, total)):
         rgb = clip.get_frame(i / fps)
@@ -468,7 +471,7 @@ def moviepy_process(doc_file: str | os.PathLike[str], width: int, height: int, f
     spec = {"doc": str(doc_file), "width": width, "height": height, "fps": fps, "out": str(out_path),
             "assets_dir": str(assets_dir), "result": str(result)}
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.peers", json.dumps(spec)],
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.peers", json.dumps(spec)], check=False,
                           cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     total = time.perf_counter() - t0
     if proc.returncode != 0:

@@ -44,13 +44,12 @@ import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
 
+from benchmarks.fps import DOC_PATH, FORMAT, FPS, ROOT, load_doc, scale_doc_time, write_bench_photo
 from reelfarm.renderer.assets import LocalAssets
-from reelfarm.renderer.encode import X264Encoder
+from reelfarm.renderer.encode import X264Encoder, rgba_to_bt709
 from reelfarm.renderer.model import parse_doc
 from reelfarm.renderer.raster import SkiaRasterizer
 from reelfarm.renderer.spec import RenderSpec
-from reelfarm.renderer.encode import rgba_to_bt709
-from benchmarks.fps import DOC_PATH, FORMAT, FPS, ROOT, load_doc, scale_doc_time, write_bench_photo
 
 CONVERSIONS = [  # (name, target, interpolation, threads)
     ("yuv420p bilinear (default), 1 thread", "yuv420p", None, 1),

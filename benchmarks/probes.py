@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import Self
 
 
 class TreeMemory:
@@ -18,7 +19,7 @@ class TreeMemory:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> "TreeMemory":
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -101,7 +102,7 @@ class CpuWitness:
     someone else, and the figure measured is too low.
     """
 
-    def __enter__(self) -> "CpuWitness":
+    def __enter__(self) -> Self:
         self._busy0, self._own0, self._t0 = _machine_busy_s(), _own_cpu_s(), time.perf_counter()
         return self
 

@@ -48,9 +48,9 @@ class RqFarm:
         return self
 
     def _setup(self) -> None:
-        from reelfarm.farm.services.progress import RedisProgress
         from reelfarm.farm.runtime.queue import RQQueue
         from reelfarm.farm.runtime.wiring import make_farm, make_redis
+        from reelfarm.farm.services.progress import RedisProgress
         from reelfarm.renderer.tokens import NEUTRAL_BRAND
         from reelfarm.shared.clock import SystemClock
         from reelfarm.shared.config import Settings

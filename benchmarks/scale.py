@@ -38,7 +38,7 @@ def _pct(values: list[float], p: float) -> float | None:
     if not values:
         return None
     ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))], 2)
+    return round(ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))], 2)
 
 
 def _wait_ready(base: str, timeout: float = 90) -> None:

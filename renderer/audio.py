@@ -18,8 +18,8 @@ import numpy as np
 from reelfarm.renderer.errors import AssetError
 
 __all__ = [
-    "AudioTrack",
     "AAC_BIT_RATE",
+    "AudioTrack",
     "add_aac_stream",
     "decode_audio",
     "encode_audio_into",

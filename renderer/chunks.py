@@ -4,6 +4,7 @@ the farm plans a render with it without loading Skia or PyAV."""
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 from reelfarm.renderer.model import Doc, frame_count
 
@@ -17,7 +18,7 @@ def plan_chunks(total_frames: int, chunks: int) -> list[tuple[int, int]]:
     """Split frames [0, total) into `chunks` contiguous, nearly equal [start, end) ranges."""
     chunks = max(1, min(chunks, total_frames))
     bounds = [round(i * total_frames / chunks) for i in range(chunks + 1)]
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+    return [(a, b) for a, b in pairwise(bounds) if b > a]
 
 
 def scene_chunks(doc: Doc, fps: int, seconds_per_chunk: float = 5.0,
@@ -51,10 +52,10 @@ def scene_chunks(doc: Doc, fps: int, seconds_per_chunk: float = 5.0,
                 cuts.add(settled)
     bounds = sorted(cuts)
     chunks: list[tuple[int, int]] = []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in pairwise(bounds):
         pieces = max(1, math.ceil((b - a) / (fps * seconds_per_chunk)))
         edges = [a + round(i * (b - a) / pieces) for i in range(pieces + 1)]
-        chunks += [(x, y) for x, y in zip(edges, edges[1:]) if y > x]
+        chunks += [(x, y) for x, y in pairwise(edges) if y > x]
     lead = round(lead_sec * fps) if cut_transitions else 0
     if chunks and lead > 0 and chunks[0][1] - chunks[0][0] > 2 * lead:
         chunks[:1] = [(chunks[0][0], lead), (lead, chunks[0][1])]

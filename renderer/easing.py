@@ -5,7 +5,7 @@ All curves start at 0 and end at 1; `back` and `spring` overshoot in between.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 Easing = Callable[[float], float]
 
@@ -73,5 +73,5 @@ EASINGS: dict[str, Easing] = {
 
 def ease(name: str, p: float) -> float:
     """Return eased progress for `p`, clamped to [0, 1] before easing."""
-    p = 0.0 if p < 0.0 else 1.0 if p > 1.0 else p
+    p = 0.0 if p < 0.0 else min(p, 1.0)
     return EASINGS[name](p)

@@ -192,7 +192,7 @@ def close_quietly(container: Any) -> None:
     """Close a container on an error path, where a second error would hide the first."""
     try:
         container.close()
-    except Exception:  # noqa: BLE001 - already failing; the original error matters
+    except Exception:  # already failing; the original error matters
         log.debug("ignored error while closing %r", container, exc_info=True)
 
 
@@ -324,7 +324,7 @@ def available_h264_encoders() -> list[str]:
     for name in av.codecs_available:
         try:
             codec = av.Codec(name, "w")
-        except Exception:  # noqa: BLE001 - decoders only, or unavailable
+        except ValueError:  # UnknownCodecError: a decoder only, or unavailable
             continue
         if codec.id == h264_id and codec.name == name:
             names.append(name)

@@ -77,7 +77,7 @@ def _egl() -> Any:
     os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
     try:
         from OpenGL import EGL
-    except Exception as exc:  # noqa: BLE001 - ImportError, or a missing libEGL.so.1
+    except Exception as exc:  # ImportError, or a missing libEGL.so.1
         raise RasterError(f"EGL is not available: {exc}") from exc
     return EGL
 
@@ -200,7 +200,7 @@ def egl_devices() -> list[EGLDevice]:
     """The devices this machine's EGL enumerates; empty where EGL or device enumeration is missing."""
     try:
         return _devices(_egl())
-    except Exception:  # noqa: BLE001 - RasterError, or an EGL without device enumeration
+    except Exception:  # RasterError, or an EGL without device enumeration
         log.debug("EGL device enumeration unavailable", exc_info=True)
         return []
 
@@ -265,7 +265,7 @@ def _device_display(EGL: Any, device: EGLDevice) -> Any:
     from OpenGL.EGL.EXT import platform_base, platform_device
     try:
         display = platform_base.eglGetPlatformDisplayEXT(platform_device.EGL_PLATFORM_DEVICE_EXT, device.handle, None)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise RasterError(f"no EGL display on {device.describe()}: {exc}") from exc
     if not display:
         raise RasterError(f"no EGL display on {device.describe()}")
@@ -276,7 +276,7 @@ def _surfaceless_display(EGL: Any) -> Any:
     from OpenGL.EGL.EXT import platform_base
     try:
         display = platform_base.eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL.EGL_DEFAULT_DISPLAY, None)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise RasterError(f"no surfaceless EGL display: {exc}") from exc
     if not display:
         raise RasterError("no surfaceless EGL display (EGL_MESA_platform_surfaceless missing)")
@@ -300,7 +300,7 @@ def _make_current(EGL: Any, display: Any) -> Any:
             raise RasterError("an OpenGL context could not be made current without a surface")
     except RasterError:
         raise
-    except Exception as exc:  # noqa: BLE001 - PyOpenGL raises EGLError and friends
+    except Exception as exc:  # PyOpenGL raises EGLError and friends
         raise RasterError(f"EGL failed: {exc}") from exc
     return context
 

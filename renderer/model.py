@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from reelfarm.renderer.errors import DocInvalid, Problem
 from reelfarm.renderer.spec import DEFAULT_FORMAT, FORMATS
@@ -153,10 +154,10 @@ class Layer:
     fill: str | Gradient | None = None
     stroke: Stroke | None = None
     # group
-    children: tuple["Layer", ...] = ()
-    variants: tuple[tuple[str, "Layer"], ...] = field(default=(), compare=False, repr=False)
+    children: tuple[Layer, ...] = ()
+    variants: tuple[tuple[str, Layer], ...] = field(default=(), compare=False, repr=False)
 
-    def for_format(self, fmt: str) -> "Layer":
+    def for_format(self, fmt: str) -> Layer:
         """This layer with the overrides of `fmt` applied."""
         for name, variant in self.variants:
             if name == fmt:
@@ -236,7 +237,7 @@ class Doc:
 
 def frame_count(duration: float, fps: int) -> int:
     """Frames in `duration` seconds at `fps`, tolerant of float noise (10.0 s at 30 fps = 300)."""
-    return max(1, int(round(duration * fps)))
+    return max(1, round(duration * fps))
 
 
 @functools.lru_cache(maxsize=1)

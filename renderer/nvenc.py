@@ -133,7 +133,7 @@ def _import_nvc() -> Any:
     """Import PyNvVideoCodec lazily; it raises RuntimeError when libnvidia-encode is missing."""
     try:
         import PyNvVideoCodec
-    except Exception as exc:  # noqa: BLE001 - ImportError, RuntimeError, OSError all mean "no"
+    except Exception as exc:  # ImportError, RuntimeError, OSError all mean "no"
         raise EncodeError(f"NVENC is not available (PyNvVideoCodec: {exc})") from exc
     return PyNvVideoCodec
 
@@ -232,7 +232,7 @@ class NvencEncoder:
         self._pixel_format = pixel_format
         try:
             nvenc = nvc.CreateEncoder(width, height, "NV12", True, **self.options(fps))
-        except Exception as exc:  # noqa: BLE001 - PyNvVideoCodec raises its own types
+        except Exception as exc:  # PyNvVideoCodec raises its own types
             raise EncodeError(f"cannot create an NVENC encoder: {exc}") from exc
         self._muxer = H264AnnexBMuxer(path, width, height, fps)  # on error, nvenc is dropped
         self._nvenc = nvenc
@@ -248,7 +248,7 @@ class NvencEncoder:
         except EncodeError:
             self._failed = True
             raise
-        except Exception as exc:  # noqa: BLE001 - PyNvVideoCodec and PyAV errors alike
+        except Exception as exc:  # PyNvVideoCodec and PyAV errors alike
             self._failed = True
             raise EncodeError(f"NVENC failed on frame {self.frames_written}: {exc}") from exc
         self.frames_written += 1
@@ -264,7 +264,7 @@ class NvencEncoder:
             return
         try:
             muxer.write(_bitstream_bytes(nvenc.EndEncode()))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             muxer.abort()
             raise EncodeError(f"flushing NVENC failed: {exc}") from exc
         try:

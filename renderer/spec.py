@@ -49,7 +49,7 @@ def frame_size(fmt: str, resolution: int) -> tuple[int, int]:
 
 
 def _even(value: float) -> int:
-    return max(2, int(round(value / 2.0)) * 2)
+    return max(2, round(value / 2.0) * 2)
 
 
 def _whole(value: Any) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TypedDict
 
 from reelfarm.renderer.easing import ease
@@ -78,7 +79,7 @@ def value_at(keys: tuple[Keyframe, ...], t: float, default: float) -> float:
         return default
     if t <= keys[0].t:
         return keys[0].v
-    for a, b in zip(keys, keys[1:]):
+    for a, b in pairwise(keys):
         if t < b.t:
             span = b.t - a.t
             p = ease(b.easing, (t - a.t) / span) if span > 0 else 1.0

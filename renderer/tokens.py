@@ -6,7 +6,8 @@ neutral defaults below, so a document without a brand still renders.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from reelfarm.renderer.model import FontRef
 

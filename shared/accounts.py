@@ -192,7 +192,8 @@ class AccountService:
     def _throttle(self, key: str, rate: RateLimit) -> None:
         try:
             quota = self.limiter.hit(key, rate)
-        except Exception as exc:  # counters unreachable: sign-in goes on, as API requests do
+        except Exception as exc:  # noqa: BLE001 - the limiter's unavailable error is the API's, above this layer
+            # counters unreachable: sign-in goes on, as API requests do
             log.warning("sign-in throttle unavailable, attempt not counted: %s", exc)
             return
         if not quota.allowed:

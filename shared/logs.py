@@ -24,11 +24,14 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from types import MappingProxyType
 from typing import IO, Any
 
 from pythonjsonlogger.json import JsonFormatter
 
-_CONTEXT: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("reelfarm_log_context", default={})
+_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})  # read-only: the default is shared by every context
+_CONTEXT: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("reelfarm_log_context",
+                                                                             default=_NO_CONTEXT)
 
 REDACTED = "[redacted]"
 _SECRETS = (

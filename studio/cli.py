@@ -112,10 +112,9 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: int,
     """Render a VideoDoc to an H.264 MP4 with a progress bar."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from reelfarm.renderer.backends import choose_encoder
     from reelfarm.renderer.render import render_video
     from reelfarm.renderer.stills import write_poster
-
-    from reelfarm.renderer.backends import choose_encoder
 
     try:
         family = choose_encoder(encoder)  # once, before drawing: a refusal is one line

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from reelfarm.renderer.linter import LintReport, lint
-from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.renderer.spec import FORMATS
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.studio.texts import text_slots
 from reelfarm.studio.translate import Translators
 from reelfarm.studio.translate.locales import direction_of, normalize_tag, script_of

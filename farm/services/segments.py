@@ -100,7 +100,7 @@ def reuse(engine: Engine, clock: Clock, storage: Storage, render: renders_repo.R
             storage.put_file(segment_key(index), storage.open_local(kept[fingerprint]), "video/mp4")
             if streams:
                 stream.publish_segment(storage, render, index, storage.open_local(kept[fingerprint]))
-        except Exception:  # noqa: BLE001 - a segment that cannot be copied (swept meanwhile) is drawn instead
+        except Exception:  # a segment that cannot be copied (swept meanwhile) is drawn instead
             log.warning("could not reuse segment %s for render %s chunk %d", fingerprint, render.id, index,
                         exc_info=True)
             continue
@@ -126,5 +126,5 @@ def keep(engine: Engine, clock: Clock, storage: Storage, render: renders_repo.Re
             storage.put_file(key, storage.open_local(segment_key(index)), "video/mp4")
             with transaction(engine) as conn:
                 segments_repo.keep(conn, clock, render.workspace_id, fingerprint, key)
-        except Exception:  # noqa: BLE001 - reuse is an optimisation: a segment not kept is drawn next time
+        except Exception:  # reuse is an optimisation: a segment not kept is drawn next time
             log.warning("could not keep segment %d of render %s", index, render.id, exc_info=True)

@@ -18,7 +18,7 @@ from reelfarm.studio.stories.product import BEFORE_AFTER, FEATURE_SPOTLIGHT, PRO
 from reelfarm.studio.stories.promotion import COUNTDOWN, FLASH_SALE
 from reelfarm.studio.stories.social import QUOTE, TESTIMONIAL
 
-__all__ = ["STORIES", "NEUTRAL_BRAND", "Story", "get_story", "list_stories", "resolve_fields", "validate_fields"]
+__all__ = ["NEUTRAL_BRAND", "STORIES", "Story", "get_story", "list_stories", "resolve_fields", "validate_fields"]
 
 _ALL = [
     ANNOUNCEMENT, BEFORE_AFTER, COUNTDOWN, EVENT_INVITE, FEATURE_SPOTLIGHT, FLASH_SALE, HIRING, MILESTONE,

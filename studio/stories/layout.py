@@ -9,15 +9,15 @@ results into one layer list with ``formats`` overrides.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from reelfarm.renderer.spec import FORMAT_RATIOS, FORMATS
 from reelfarm.studio.errors import LayoutError
 from reelfarm.studio.stories.brand import Kit, contrast, token
 from reelfarm.studio.stories.measure import Typesetter
 from reelfarm.studio.stories.textfit import MIN_TEXT, ROLES, Fit, Role, fit_text, wrap_lines
-
 
 # (width, height) in short-side units, from the format's ratio.
 _SIZE = {f: (w / min(w, h), h / min(w, h)) for f, (w, h) in FORMAT_RATIOS.items()}
@@ -431,9 +431,9 @@ def lower_third(prefix: str, name: str, role_text: str, frame: Frame, kit: Kit, 
 
 
 __all__ = [
-    "FORMATS", "MIN_TEXT", "Box", "Frame", "Role", "ROLES", "Fit", "fit_text", "wrap_lines",
-    "scene_durations", "Beat", "text_layer", "Block", "text_block", "stack", "rule_block",
-    "shape_layer", "button_block", "orb", "image_layer", "logo_layers", "top_reserve", "lower_third",
+    "FORMATS", "MIN_TEXT", "ROLES", "Beat", "Block", "Box", "Fit", "Frame", "Role", "button_block",
+    "fit_text", "image_layer", "logo_layers", "lower_third", "orb", "rule_block", "scene_durations",
+    "shape_layer", "stack", "text_block", "text_layer", "top_reserve", "wrap_lines",
 ]
 
 

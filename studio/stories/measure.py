@@ -53,6 +53,6 @@ def make_typesetter(fonts: dict[str, dict[str, Any]]) -> Typesetter | None:
     try:
         setter = RendererTypesetter(fonts)
         setter.measure("Ag", "body", 0.05, 1.0, 1.2, 0.0)
-    except Exception:  # an older or missing renderer: fall back to estimates
+    except Exception:  # noqa: BLE001 - fonts the engine cannot set, whatever its error: estimates serve
         return None
     return setter

@@ -6,7 +6,16 @@ from reelfarm.studio.stories import fields as f
 from reelfarm.studio.stories.base import StoryContext, define_story
 from reelfarm.studio.stories.compose import SceneDraft
 from reelfarm.studio.stories.layout import (
-    Beat, Box, Frame, image_layer, logo_layers, lower_third, shape_layer, stack, text_block, title_blocks,
+    Beat,
+    Box,
+    Frame,
+    image_layer,
+    logo_layers,
+    lower_third,
+    shape_layer,
+    stack,
+    text_block,
+    title_blocks,
 )
 from reelfarm.studio.stories.scenes import body_region, decor, initials, outro, statement
 

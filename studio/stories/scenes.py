@@ -5,13 +5,27 @@ Each returns a layout function ``(frame, beat) -> layers`` for a ``SceneDraft``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from reelfarm.studio.stories.base import StoryContext
 from reelfarm.studio.stories.brand import token
 from reelfarm.studio.stories.layout import (
-    ROLES, Beat, Block, Box, Frame, button_block, fit_text, image_layer, logo_layers, orb, shape_layer, stack,
-    text_block, title_blocks, top_reserve,
+    ROLES,
+    Beat,
+    Block,
+    Box,
+    Frame,
+    button_block,
+    fit_text,
+    image_layer,
+    logo_layers,
+    orb,
+    shape_layer,
+    stack,
+    text_block,
+    title_blocks,
+    top_reserve,
 )
 
 Layout = Callable[[Frame, Beat], list[dict]]

@@ -7,8 +7,8 @@ a box sized here holds the text; ``auto_shrink`` with the computed ``min_size`` 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from reelfarm.studio.errors import LayoutError
 from reelfarm.studio.stories.measure import Typesetter
