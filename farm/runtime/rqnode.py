@@ -13,8 +13,9 @@ render node must instead wait for its servers and carry on:
   lost its record (restarted empty), and hands back to the queue a job whose end it could not
   record (tasks are idempotent; a job Redis lost altogether is re-created from the database by
   ``reelfarm.farm.runtime.reconcile``).
-- ``NodeScheduler`` (moves due retries to their queues) retries its loop with backoff instead of
-  dying; RQ's maintenance, every ``MAINTENANCE_INTERVAL_SEC`` here, restarts it should it die anyway.
+- ``NodeScheduler`` (moves due retries to their queues; ``reelfarm.farm.runtime.rqscheduler``)
+  retries its loop with backoff instead of dying; RQ's maintenance, every ``MAINTENANCE_INTERVAL_SEC``
+  here, restarts it should it die anyway.
 
 Stopping (a deploy, a scale-down: SIGTERM). RQ's warm shutdown takes no new job and lets the
 running one finish. The work horse ignores SIGTERM, so a signal sent to every process of the node
@@ -36,15 +37,13 @@ from __future__ import annotations
 
 import logging
 import signal
-import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from rq import Queue, Worker
+from rq import Worker
 from rq.job import Job
-from rq.scheduler import RQScheduler
 from sqlalchemy import Engine, text
 
 from reelfarm.farm.runtime.nodehealth import (
@@ -56,7 +55,6 @@ from reelfarm.farm.runtime.nodehealth import (
     describe_failure,
     is_chunk,
 )
-from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import task_path
 from reelfarm.farm.runtime.resilience import (
     MAX_WAIT_SEC,
@@ -67,6 +65,7 @@ from reelfarm.farm.runtime.resilience import (
     is_outage,
     wait_until,
 )
+from reelfarm.farm.runtime.rqscheduler import NodeScheduler, free_dead_scheduler_locks, hand_back
 from reelfarm.farm.services.nodehealth import Standing
 
 log = logging.getLogger("reelfarm.farm")
@@ -452,84 +451,5 @@ class NodeWorker(Worker):
         log.warning("worker %s registered again (Redis had lost its record)", self.name)
 
 
-def hand_back(redis: Any, job_id: str, queue_name: str) -> bool:
-    """Put a job that was running when Redis went away back on its queue, if Redis still calls it
-    started (it is idempotent, so running it again is safe). Returns whether it was put back."""
-    from rq.exceptions import NoSuchJobError
-    from rq.job import Job, JobStatus
-    from rq.registry import StartedJobRegistry
-
-    try:
-        job = Job.fetch(job_id, connection=redis)
-    except NoSuchJobError:
-        return False  # Redis came back empty: farm.runtime.reconcile re-creates it from the database
-    if job.get_status() != JobStatus.STARTED:
-        return False  # its end was recorded after all
-    started = StartedJobRegistry(queue_name, connection=redis)
-    for entry in redis.zrange(started.key, 0, -1):
-        text_ = entry.decode() if isinstance(entry, bytes) else entry
-        if text_.rpartition(":")[0] == job_id:
-            redis.zrem(started.key, entry)
-    Queue(queue_name, connection=redis).enqueue_job(job)
-    log.warning("job %s was running when Redis went away; handed back to its queue", job_id)
-    return True
-
-
-def free_dead_scheduler_locks(redis: Any, queue_names: list[str]) -> list[str]:
-    """Release the scheduler locks held by schedulers of this machine whose process is gone.
-
-    A killed node's scheduler keeps its queues' locks until they expire (a minute), and RQ tries
-    to take them again only in its maintenance, so a node started in its place would leave due
-    retries waiting for minutes. Returns the queues whose lock was freed.
-    """
-    from rq.exceptions import SchedulerNotFound
-
-    freed = []
-    for name in queue_names:
-        key = RQScheduler.get_locking_key(name)
-        holder = redis.get(key)
-        if holder is None:
-            continue
-        holder = holder.decode() if isinstance(holder, bytes) else holder
-        try:
-            scheduler = RQScheduler.fetch(holder, redis)
-        except SchedulerNotFound:
-            continue
-        if scheduler.hostname == socket.gethostname() and scheduler.pid and not pid_exists(scheduler.pid):
-            redis.delete(key)
-            freed.append(name)
-    if freed:
-        log.warning("freed the scheduler locks of %s, held by a scheduler that is gone", ", ".join(freed))
-    return freed
-
-
 def _redis_down(exc: BaseException) -> bool:
     return isinstance(exc, REDIS_ERRORS)
-
-
-class NodeScheduler(RQScheduler):
-    """RQ's scheduler whose loop waits out Redis outages instead of ending its process."""
-
-    def work(self) -> None:
-        self._install_signal_handlers()
-        outage, backoff, born = Outage("Redis (scheduler)"), Backoff(), False
-        while not self._stop_requested:
-            try:
-                if not born:
-                    self.register_birth()
-                    born = True
-                if self.should_reacquire_locks:
-                    self.acquire_locks()
-                self.heartbeat()
-                self.enqueue_scheduled_jobs()
-            except REDIS_ERRORS as exc:
-                outage.lost(exc, "moving due retries to their queues")
-                time.sleep(backoff.next())
-                continue
-            outage.ok("the scheduler resumes")
-            backoff.reset()
-            time.sleep(self.interval)
-        try:
-            self.stop()
-        except REDIS_ERRORS:
-            pass
