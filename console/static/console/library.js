@@ -66,6 +66,11 @@
       var keep = list.querySelector(".pick-keep");
       list.insertBefore(li, keep ? keep.nextSibling : list.firstChild);
     }
+    var count = document.querySelector('[data-pick-count="' + group + '"]');
+    if (count) {
+      var n = $$('input[type="radio"]', list).filter(function (r) { return r.value; }).length;
+      count.textContent = "(" + n + (count.hasAttribute("data-more") ? "+" : "") + (n === 1 ? " image)" : " images)");
+    }
     var details = list.closest("details");
     if (details) { details.open = true; }
     $$("[data-pick-empty]", list.parentNode).forEach(function (p) { p.hidden = true; });
