@@ -33,7 +33,6 @@ class NoFormerTopLevelNames(importlib.abc.MetaPathFinder):
                   target: ModuleType | None = None) -> None:
         if fullname.split(".", 1)[0] in FORMER_TOP_LEVEL:
             raise ModuleNotFoundError(f"No module named {fullname!r} (the parts are reelfarm.*)", name=fullname)
-        return None
 
 
 sys.meta_path.insert(0, NoFormerTopLevelNames())

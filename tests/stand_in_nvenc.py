@@ -39,7 +39,7 @@ class StandInEncoder:
     def _units(self, frame: Any) -> list[dict[str, Any]]:
         return [{"data": bytes(p)} for p in self.cc.encode(frame)]
 
-    def Encode(self, nv12: np.ndarray) -> list[dict[str, Any]]:  # noqa: N802 - PyNvVideoCodec's name
+    def Encode(self, nv12: np.ndarray) -> list[dict[str, Any]]:  # PyNvVideoCodec's name
         self.inputs.append((nv12.shape, nv12.dtype))
         frame = av.VideoFrame(self.width, self.height, "nv12")
         y_size = self.width * self.height
@@ -48,7 +48,7 @@ class StandInEncoder:
         frame.pts, self.pts = self.pts, self.pts + 1
         return self._units(frame)
 
-    def EndEncode(self) -> list[dict[str, Any]]:  # noqa: N802
+    def EndEncode(self) -> list[dict[str, Any]]:  # PyNvVideoCodec's name
         return self._units(None)
 
 

@@ -181,11 +181,11 @@ def _diff(base: dict, other: dict | None) -> dict:
     if other is None:
         return {} if base.get("hidden") else {"hidden": True}
     diff = {k: v for k, v in other.items() if k not in _STRUCTURAL and base.get(k) != v}
-    for key in base:
+    for key, value in base.items():
         if key in _STRUCTURAL or key in other:
             continue
         if key not in _NEUTRAL:
             raise LayoutError(f"layer {base['id']!r}: property {key!r} missing in one format")
-        if base[key] != _NEUTRAL[key]:
+        if value != _NEUTRAL[key]:
             diff[key] = _NEUTRAL[key]
     return diff

@@ -174,7 +174,7 @@ def test_serve_from_empty_data_dir_to_a_created_video(tmp_path):
     assert process.returncode is not None
 
 
-def test_webhooks_arrive_signed_from_a_real_server(tmp_path, receiver):
+def test_webhooks_arrive_signed_from_a_real_server(tmp_path, receiver):  # noqa: F811
     """A comment made over HTTP reaches a real receiver once, signed, through the serving
     process's own embedded executor (outbox -> dispatcher -> delivery task)."""
     from standardwebhooks import Webhook

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def readme_commands() -> list[str]:
     section = ROOT.joinpath("README.md").read_text().split("## Set-up", 1)[1].split("\n## ", 1)[0]
-    return [block.strip() for block in re.findall(r"```sh\n(.*?)```", section, re.S)]
+    return [block.strip() for block in re.findall(r"```sh\n(.*?)```", section, re.DOTALL)]
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:

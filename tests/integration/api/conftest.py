@@ -16,8 +16,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from reelfarm.app import create_app
 from reelfarm.api.services import Services
+from reelfarm.app import create_app
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings

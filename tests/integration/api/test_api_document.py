@@ -16,8 +16,8 @@ from flask import Flask
 from jsonschema import Draft202012Validator
 
 from reelfarm.api import examples
-from reelfarm.app import create_app
 from reelfarm.api.services import Services
+from reelfarm.app import create_app
 from reelfarm.farm.services.jobs import published_locales
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock

@@ -99,7 +99,7 @@ def _nested(depth: int) -> str:
                                          ("POST", "/api/v1/webhooks"), ("PATCH", "/api/v1/brand-kits/{kit}")])
 def test_json_nested_too_deep_is_a_400_everywhere(client, tenant, create_video, depth, method, path):
     video = create_video(tenant)
-    raw = '{"storyId": "announcement", "fields": {"headline": %s}}' % _nested(depth)
+    raw = '{"storyId": "announcement", "fields": {"headline": ' + _nested(depth) + '}}'
     response = post_raw(client, tenant, path.format(video=video["id"], kit=tenant.default_kit_id), raw, method)
     error = assert_error(response, 400, "validation_failed")
     assert {d["code"] for d in error["details"]} == {"too_deep"}
@@ -109,7 +109,7 @@ def test_json_nested_too_deep_is_a_400_everywhere(client, tenant, create_video, 
 
 def test_json_as_deep_as_allowed_is_read(client, tenant):
     # MAX_DEPTH levels in all: the body object, "fields", then arrays to the limit
-    raw = '{"storyId": "announcement", "fields": {"headline": %s}}' % _nested(MAX_DEPTH - 2)
+    raw = '{"storyId": "announcement", "fields": {"headline": ' + _nested(MAX_DEPTH - 2) + '}}'
     error = assert_error(post_raw(client, tenant, "/api/v1/videos", raw), 400, "validation_failed")
     assert "too_deep" not in {d["code"] for d in error["details"]}  # refused for its type, not its depth
 
@@ -121,7 +121,8 @@ def test_duplicate_keys_are_refused_by_pointer(client, tenant, create_video):
     assert client.get("/api/v1/videos", headers=tenant.headers).get_json()["data"] == []
     video = create_video(tenant)
     doc = json.dumps(video["current_version"]["doc"])
-    raw = '{"doc": %s, "note": "x", "note": "y"}' % doc.replace('"version": 1', '"version": 1, "version": 1', 1)
+    doubled = doc.replace('"version": 1', '"version": 1, "version": 1', 1)
+    raw = '{"doc": ' + doubled + ', "note": "x", "note": "y"}'
     error = assert_error(post_raw(client, tenant, f"/api/v1/videos/{video['id']}", raw, "PATCH"), 400, "validation_failed")
     assert sorted(fields_of(error)) == [("/doc/version", "duplicate_key"), ("/note", "duplicate_key")]
 

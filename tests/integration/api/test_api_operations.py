@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import inspect
 
-from reelfarm.app import create_app
 from reelfarm.api.cli import migrate_command
 from reelfarm.api.ratelimit import RedisRateLimiter, make_limiter_redis
 from reelfarm.api.services import Services
+from reelfarm.app import create_app
 from reelfarm.shared import logs
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine
@@ -130,10 +130,11 @@ def test_with_a_metrics_token_only_a_scraper_sending_it_reads_the_metrics(tmp_pa
 
 
 def test_an_api_key_does_not_open_guarded_metrics(tmp_path, db_url):
-    from reelfarm.shared.db import transaction
-    from reelfarm.shared.clock import SystemClock
-    from reelfarm.shared.repos import api_keys as keys_repo, workspaces as ws_repo
     from reelfarm.renderer.tokens import NEUTRAL_BRAND
+    from reelfarm.shared.clock import SystemClock
+    from reelfarm.shared.db import transaction
+    from reelfarm.shared.repos import api_keys as keys_repo
+    from reelfarm.shared.repos import workspaces as ws_repo
 
     settings = Settings.from_env({"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_DATABASE_URL": db_url,
                                   "REELFARM_METRICS_TOKEN": "m" * 40})

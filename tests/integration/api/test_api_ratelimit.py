@@ -19,7 +19,6 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from reelfarm.app import create_app
 from reelfarm.api.ratelimit import (
     FileRateLimiter,
     MemoryRateLimiter,
@@ -29,6 +28,7 @@ from reelfarm.api.ratelimit import (
     make_limiter_redis,
 )
 from reelfarm.api.services import Services
+from reelfarm.app import create_app
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import RateLimit, Settings
 from tests.integration.api.conftest import START

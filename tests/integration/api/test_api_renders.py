@@ -13,8 +13,8 @@ import av
 import pytest
 from PIL import Image
 
-from reelfarm.app import create_app
 from reelfarm.api.services import Services
+from reelfarm.app import create_app
 from reelfarm.shared.config import Settings
 from tests.integration.api.support import assert_error
 

@@ -63,7 +63,7 @@ def test_owner_of_follows_the_key_to_its_workspace(services, logo_of_a, make_ten
 
 
 def test_patching_another_workspaces_key_is_a_400_naming_the_asset(client, logo_of_a, make_tenant):
-    a, key = logo_of_a
+    _, key = logo_of_a
     b = make_tenant(name="b")
     video = _video(client, b)
     doc = with_image(video["current_version"]["doc"], key=key)
@@ -113,7 +113,7 @@ def test_a_workspace_uses_its_own_logo_key(farm_client, logo_of_a):
 
 def test_a_foreign_key_already_in_a_version_fails_at_render_and_refunds(farm_client, services, clock,
                                                                           logo_of_a, make_tenant):
-    a, key = logo_of_a
+    _, key = logo_of_a
     b = make_tenant(name="b", credits=2)
     video = _video(farm_client, b, format="1:1", durationSec=6)
     doc = with_image(video["current_version"]["doc"], key=key)

@@ -4,8 +4,8 @@ from __future__ import annotations
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
-from reelfarm.app import create_app
 from reelfarm.api.services import Services
+from reelfarm.app import create_app
 from reelfarm.shared import keys
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings

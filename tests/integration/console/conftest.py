@@ -9,11 +9,11 @@ from typing import Any
 from flask.testing import FlaskClient
 
 from tests.integration.api.conftest import (  # noqa: F401  (fixtures)
+    Tenant,
     app,
     client,
     clock,
     create_video,
-    Tenant,
     make_tenant,
     services,
     settings,

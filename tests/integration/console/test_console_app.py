@@ -14,7 +14,6 @@ from tests.integration.api.conftest import Tenant
 from tests.integration.console.conftest import PASSWORD, csrf_token
 
 
-
 class _Emails(dict):
     """A fresh address per name and test run: the PostgreSQL database is shared by the session."""
 

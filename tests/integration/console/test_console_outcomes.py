@@ -24,10 +24,6 @@ from tests.integration.api.conftest import Tenant
 from tests.integration.console.conftest import csrf_token, signed_in_owner
 
 
-
-
-
-
 def _shown(page: str, field: str) -> str | None:
     match = re.search(rf'id="{field}" type="text" readonly value="([^"]+)"', page)
     return unescape(match.group(1)) if match else None

@@ -19,7 +19,6 @@ from tests.integration.api.support import failed_render
 from tests.integration.console.conftest import PASSWORD
 
 
-
 def _email(name: str) -> str:
     return f"{name}-{secrets.token_hex(4)}@example.com"  # the PostgreSQL database is shared by the session
 

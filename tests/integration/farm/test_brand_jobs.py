@@ -8,8 +8,8 @@ from typing import Any
 
 from PIL import Image
 
-from reelfarm.studio.brand_kits import logo_key
 from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.studio.brand_kits import logo_key
 from tests.integration.farm.conftest import Farm
 from tests.integration.farm.test_generation_jobs import events, finished, generate, video_row
 from tests.integration.farm.test_render_embedded import local_file
@@ -21,7 +21,7 @@ def kits(farm: Farm, workspace: str) -> list[kits_repo.BrandKit]:
         return kits_repo.list_brand_kits(conn, workspace)
 
 
-def test_an_extracted_kit_is_stored_with_its_logo_and_event(embedded: Farm, site: Any) -> None:
+def test_an_extracted_kit_is_stored_with_its_logo_and_event(embedded: Farm, site: Any) -> None:  # noqa: F811
     workspace = embedded.workspace()
     job = embedded.jobs.request_brand_extract(workspace, url(site, "/vars/"))
     assert (job["kind"], job["status"], job["stage"]) == ("brand_extract", "queued", None)
@@ -50,7 +50,7 @@ def test_an_extracted_kit_is_stored_with_its_logo_and_event(embedded: Farm, site
         embedded.storage.get_bytes(logo["key"])
 
 
-def test_a_second_kit_does_not_take_the_default(embedded: Farm, site: Any) -> None:
+def test_a_second_kit_does_not_take_the_default(embedded: Farm, site: Any) -> None:  # noqa: F811
     workspace = embedded.workspace()
     first = embedded.jobs.request_brand_extract(workspace, url(site, "/vars/"))
     second = embedded.jobs.request_brand_extract(workspace, url(site, "/svg/"))
@@ -64,7 +64,7 @@ def test_a_second_kit_does_not_take_the_default(embedded: Farm, site: Any) -> No
                                                                                 (True, True)]
 
 
-def test_a_non_html_site_fails_the_job_with_the_reason(embedded: Farm, site: Any) -> None:
+def test_a_non_html_site_fails_the_job_with_the_reason(embedded: Farm, site: Any) -> None:  # noqa: F811
     workspace = embedded.workspace()
     job = embedded.jobs.request_brand_extract(workspace, url(site, "/data.json"))
     embedded.queue.start()  # type: ignore[attr-defined]
@@ -73,7 +73,7 @@ def test_a_non_html_site_fails_the_job_with_the_reason(embedded: Farm, site: Any
     assert len(kits(embedded, workspace)) == 1 and events(embedded, workspace) == []
 
 
-def test_a_video_from_a_site_uses_its_brand_and_renders_its_logo(embedded: Farm, site: Any) -> None:
+def test_a_video_from_a_site_uses_its_brand_and_renders_its_logo(embedded: Farm, site: Any) -> None:  # noqa: F811
     workspace = embedded.workspace()
     video_id, job_id = generate(embedded, workspace, "Our new widget ships on Monday 3 March. Order now.",
                                 url=url(site, "/svg/"))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import socket
 import os
+import socket
 import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta

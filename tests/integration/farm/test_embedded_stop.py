@@ -34,7 +34,7 @@ def started_then_slow(path: str, value: str, seconds: float) -> None:
 
 
 @pytest.fixture
-def queue(url: str) -> Iterator[EmbeddedQueue]:
+def queue(url: str) -> Iterator[EmbeddedQueue]:  # noqa: F811
     made = EmbeddedQueue(make_engine(url), workers=1, poll_sec=0.05, retry_intervals=(0,), failure_handler=HANDLER)
     yield made
     made.stop(0)
@@ -92,7 +92,7 @@ def test_task_processes_leave_sigterm_and_sigint_to_the_serving_process(queue: E
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_task_processes_end_with_a_serving_process_that_is_killed(url: str, tmp_path: Path) -> None:
+def test_task_processes_end_with_a_serving_process_that_is_killed(url: str, tmp_path: Path) -> None:  # noqa: F811
     out = str(tmp_path / "out")
     serving = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time

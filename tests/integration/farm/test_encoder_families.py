@@ -74,8 +74,8 @@ def test_a_stitch_of_two_families_fails_the_render_refunded_naming_the_segment(n
 
 @pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
 def test_a_chunk_encodes_with_its_renders_family_and_a_node_without_it_refuses_to_draw(
-        node: Farm, stand_in_nvenc: None) -> None:
-    workspace, render_id = _render(node)
+        node: Farm, stand_in_nvenc: None) -> None:  # noqa: F811
+    _, render_id = _render(node)
     with node.engine.connect() as conn:
         planned = find_render(conn, render_id)
     assert planned is not None and planned.encoder == "x264", "the embedded queue plans x264"

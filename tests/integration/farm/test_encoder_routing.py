@@ -31,7 +31,7 @@ STAND_IN_PROFILE = "Constrained Baseline"  # the stand-in's; our x264 encoder's 
 
 
 @pytest.fixture
-def mixed_farm(rq_farm: Farm, redis: Any, namespace: str, stand_in_nvenc: None) -> Iterator[Farm]:
+def mixed_farm(rq_farm: Farm, redis: Any, namespace: str, stand_in_nvenc: None) -> Iterator[Farm]:  # noqa: F811
     """Two live nodes in the registry: one that encodes with NVENC (the stand-in), one without."""
     registry = NodeRegistry(redis, namespace)
     registry.beat(f"{namespace}nvenc-node", detect_capabilities(encoder="nvenc"),

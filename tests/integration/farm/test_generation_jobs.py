@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable, StateConflict
-from reelfarm.farm.services.jobs import _title_of
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.wiring import make_redis
+from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable, StateConflict
+from reelfarm.farm.services.jobs import _title_of
 from reelfarm.shared.repos import videos as videos_repo
 from reelfarm.shared.tables import event_outbox, jobs, videos
 from reelfarm.studio.errors import BriefRejected

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from reelfarm.farm.runtime.wiring import make_redis
 from reelfarm.farm.services.progress import (
     DatabaseProgress,
     MemoryProgress,
@@ -16,7 +17,6 @@ from reelfarm.farm.services.progress import (
     RedisProgress,
     fraction,
 )
-from reelfarm.farm.runtime.wiring import make_redis
 from reelfarm.shared.db import make_engine, migrate
 from reelfarm.shared.ids import new_id
 

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from reelfarm.farm.runtime.reaper import reap
 from reelfarm.farm.runtime.context import TaskContext, configure
+from reelfarm.farm.runtime.reaper import reap
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import jobs as jobs_repo

@@ -37,7 +37,7 @@ def _lose_everything(redis: Any, namespace: str) -> None:
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_a_render_whose_jobs_redis_lost_is_enqueued_again_as_the_same_graph_and_finishes(
-        rq_farm: Farm, redis: Any, namespace: str, server: AssetServer) -> None:
+        rq_farm: Farm, redis: Any, namespace: str, server: AssetServer) -> None:  # noqa: F811
     workspace = rq_farm.workspace(credits=3)
     video = rq_farm.video(workspace, remote_doc(f"{server.base}/photo.png"))
     render = rq_farm.renders.request(workspace, video, "16:9", resolution=144, fps=24)

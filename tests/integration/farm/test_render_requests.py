@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable, StateConflict
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.wiring import make_redis
+from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable, StateConflict
 from reelfarm.shared.errors import InsufficientCredits, NotFound
 from reelfarm.shared.tables import event_outbox, queued_tasks
 from reelfarm.studio.videos import VideoStateError

@@ -18,12 +18,12 @@ import pytest
 from sqlalchemy import Engine, Table, select
 
 from reelfarm.farm.runtime import retention
-from reelfarm.farm.runtime.nodes import Capabilities, NodeRegistry
-from reelfarm.farm.services.progress import MemoryProgress
-from reelfarm.farm.runtime.retention import Purged, PurgeSchedule, purge
 from reelfarm.farm.runtime.context import TaskContext, configure
 from reelfarm.farm.runtime.maintenance import embedded_maintenance
+from reelfarm.farm.runtime.nodes import Capabilities, NodeRegistry
+from reelfarm.farm.runtime.retention import Purged, PurgeSchedule, purge
 from reelfarm.farm.runtime.worker import NodeHeartbeat
+from reelfarm.farm.services.progress import MemoryProgress
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable, StateConflict
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.wiring import make_redis
+from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable, StateConflict
 from reelfarm.shared.errors import NotFound
 from reelfarm.studio.videos import VideoStateError
 from tests.integration.farm.conftest import (

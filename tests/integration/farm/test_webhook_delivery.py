@@ -21,9 +21,9 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from reelfarm.farm.runtime import webhooks as delivery
-from reelfarm.farm.services.progress import MemoryProgress
-from reelfarm.farm.runtime.queue import resolve
 from reelfarm.farm.runtime.context import TaskContext, configure
+from reelfarm.farm.runtime.queue import resolve
+from reelfarm.farm.services.progress import MemoryProgress
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from reelfarm.farm.runtime.embedded import EmbeddedQueue
-from reelfarm.farm.services.progress import DatabaseProgress, MemoryProgress, RedisProgress
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.wiring import make_farm, make_progress, make_queue
+from reelfarm.farm.services.progress import DatabaseProgress, MemoryProgress, RedisProgress
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.shared.clock import SystemClock
 from reelfarm.shared.config import Settings

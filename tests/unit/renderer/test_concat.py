@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +96,9 @@ def test_pts_are_continuous_across_joints(joined: Path) -> None:
     packets = video_packets(joined)
     pts = sorted(p.pts for p in packets)
     step = pts[1] - pts[0]
-    assert step > 0 and all(b - a == step for a, b in zip(pts, pts[1:], strict=False))
+    assert step > 0 and all(b - a == step for a, b in pairwise(pts))
     dts = [p.dts for p in packets]
-    assert all(b > a for a, b in zip(dts, dts[1:], strict=False))
+    assert all(b > a for a, b in pairwise(dts))
 
 
 def test_segments_keep_their_order(joined: Path) -> None:

@@ -1,14 +1,15 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jsonschema
 import pytest
 
+from reelfarm.renderer.easing import EASINGS, ease
 from reelfarm.renderer.errors import DocInvalid
 from reelfarm.renderer.model import doc_schema, parse_doc
 from reelfarm.renderer.spec import frame_size
-from reelfarm.renderer.easing import EASINGS, ease
 from reelfarm.renderer.timeline import Timeline, layer_state, value_at
 
 
@@ -20,7 +21,7 @@ def test_schema_is_valid_2020_12():
 def test_parse_builds_immutable_objects(doc):
     parsed = parse_doc(doc)
     assert parsed.fps == 30 and len(parsed.scenes) == 2
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         parsed.fps = 60  # type: ignore[misc]
     assert parsed.scenes[0].layers[1].track("x")[1].v == 0.7
 

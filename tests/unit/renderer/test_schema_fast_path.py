@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.renderer.model import _fast_validator, _validator, schema_problems
+from reelfarm.renderer.tokens import NEUTRAL_BRAND
 from reelfarm.studio.stories import list_stories
 
 VALUES = (None, "x", -1, 1.5, 0, [], {}, True, "#12345", "http://a b", 10**9)

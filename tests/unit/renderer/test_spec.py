@@ -5,9 +5,8 @@ import dataclasses
 
 import pytest
 
-from reelfarm.renderer.spec import FORMATS, FPS_CHOICES, RESOLUTIONS
 from reelfarm.renderer.errors import SpecInvalid
-from reelfarm.renderer.spec import RenderSpec, spec_problems
+from reelfarm.renderer.spec import FORMATS, FPS_CHOICES, RESOLUTIONS, RenderSpec, spec_problems
 
 
 def test_a_spec_knows_its_pixel_size_and_frame_times():

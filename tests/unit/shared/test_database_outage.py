@@ -19,9 +19,8 @@ def _closed_port() -> int:
 
 def test_a_refused_postgresql_connection_is_an_outage() -> None:
     engine = make_engine(f"postgresql+psycopg2://postgres@127.0.0.1:{_closed_port()}/postgres")
-    with pytest.raises(OperationalError) as caught:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
+    with pytest.raises(OperationalError) as caught, engine.connect() as conn:
+        conn.execute(text("SELECT 1"))
     outage = database_outage(caught.value)
     assert isinstance(outage, DatabaseUnavailable)
     assert "refused" in str(outage).lower() or "could not connect" in str(outage).lower()
@@ -36,8 +35,7 @@ def test_errors_the_server_answered_are_not_outages(tmp_path) -> None:
     with engine.begin() as conn:
         conn.execute(text("CREATE TABLE t (id INTEGER PRIMARY KEY)"))
         conn.execute(text("INSERT INTO t VALUES (1)"))
-    with pytest.raises(IntegrityError) as caught:
-        with engine.begin() as conn:
-            conn.execute(text("INSERT INTO t VALUES (1)"))
+    with pytest.raises(IntegrityError) as caught, engine.begin() as conn:
+        conn.execute(text("INSERT INTO t VALUES (1)"))
     assert database_outage(caught.value) is None
     assert database_outage(ValueError("no")) is None

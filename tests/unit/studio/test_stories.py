@@ -5,8 +5,9 @@ import copy
 import json
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -52,7 +53,8 @@ def variants(layer: dict) -> Iterator[dict]:
 
 def longest_values(story) -> dict[str, Any]:
     """Field values at their maximum lengths and item counts."""
-    words = "brown foxes jump over seven lazy dogs while quiet wizards pack juice boxes".split()
+    words = ["brown", "foxes", "jump", "over", "seven", "lazy", "dogs", "while", "quiet", "wizards", "pack", "juice",
+             "boxes"]
 
     def text(n: int) -> str:
         out = ""
@@ -358,7 +360,7 @@ def test_short_videos_collapse_tips_onto_list_scenes():
 
 
 def test_stories_still_build_from_estimates_without_the_text_engine(monkeypatch):
-    import reelfarm.studio.stories.compose as compose
+    from reelfarm.studio.stories import compose
 
     monkeypatch.setattr(compose, "make_typesetter", lambda fonts: None)
     for story in ALL:
