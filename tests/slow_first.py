@@ -2,11 +2,12 @@
 
 ``pytest -n 4 --dist loadfile`` gives each worker one file at a time, from a queue built out of the
 collection. A file of one long test that is handed out last keeps one worker busy minutes after
-the others have finished, so the known-long files go to the front, longest first. pytest-xdist
-would otherwise sort that queue by each file's number of tests (its ``--loadscope-reorder``
-default, which puts one-test files last): pyproject.toml's ``addopts`` turn that off with
-``--no-loadscope-reorder``, and the rest of the files keep that same order here (most tests first,
-ties in collection order), so only the files named below move.
+the others have finished, so the known-long files go to the front, longest first, and the rest
+follow in collection order: tests/deploy, tests/e2e (real servers and processes, a few long tests a
+file), tests/golden, tests/integration, then tests/unit (many short files, which fill the end
+evenly). pytest-xdist would otherwise sort that queue by each file's number of tests (its
+``--loadscope-reorder`` default), which hands the one-test end-to-end files out last;
+pyproject.toml's ``addopts`` turn that off with ``--no-loadscope-reorder``.
 """
 from __future__ import annotations
 
@@ -38,12 +39,11 @@ def file_of(nodeid: str) -> str:
 
 def slow_files_first(items: Sequence[Item], slow: Sequence[str] = SLOW_FILES) -> list[Item]:
     """``items`` grouped by file: the ``slow`` files first in their given order, then the others
-    by their number of tests, most first (ties keep collection order). Within a file the tests
-    keep their order."""
+    in collection order. Within a file the tests keep their order."""
     by_file: dict[str, list[Item]] = {}
     for item in items:
         by_file.setdefault(file_of(item.nodeid), []).append(item)
     rank = {name: i for i, name in enumerate(slow)}
     fronted = sorted((name for name in by_file if name in rank), key=rank.__getitem__)
-    others = sorted((name for name in by_file if name not in rank), key=lambda name: -len(by_file[name]))
+    others = [name for name in by_file if name not in rank]
     return [item for name in (*fronted, *others) for item in by_file[name]]

@@ -22,12 +22,12 @@ def ids(items: list[Item]) -> list[str]:
     return [item.nodeid for item in items]
 
 
-def test_the_slow_files_come_first_in_their_order_and_the_rest_by_number_of_tests():
+def test_the_slow_files_come_first_in_their_order_and_the_rest_in_collection_order():
     items = [Item(n) for n in ("a.py::one", "b.py::one", "b.py::two", "slow2.py::one", "c.py::one",
                                "slow1.py::one", "slow1.py::two", "d.py::one", "d.py::two", "d.py::three")]
     ordered = slow_files_first(items, slow=("slow1.py", "slow2.py", "not_collected.py"))
-    assert ids(ordered) == ["slow1.py::one", "slow1.py::two", "slow2.py::one", "d.py::one", "d.py::two",
-                            "d.py::three", "b.py::one", "b.py::two", "a.py::one", "c.py::one"]
+    assert ids(ordered) == ["slow1.py::one", "slow1.py::two", "slow2.py::one", "a.py::one", "b.py::one",
+                            "b.py::two", "c.py::one", "d.py::one", "d.py::two", "d.py::three"]
 
 
 def test_every_slow_file_named_exists():
