@@ -35,10 +35,11 @@ FILE_FORMS = frozenset({"console.brand_kit_new", "console.brand_kit_edit"})
 # limit by the library, beside the upload), or one file at a time from the page's script.
 MEDIA_FORM_BYTES = 20 * 50 * 1024 * 1024 + 1024 * 1024
 MEDIA_FORMS = frozenset({"console.media_upload", "console.media_upload_json"})
-# A story form posted without JavaScript carries the files of its image fields (each stored in the
+# A story form (a new video's, or a video's fields) posted without JavaScript carries the files of its image fields (each stored in the
 # library, or refused over its own limit beside its field); the script sends each file on its own.
 STORY_FORM_BYTES = 2 * MAX_IMAGE_BYTES + 1024 * 1024
-STORY_FORMS = frozenset({"console.video_from_story", "console.story_preview", "console.story_draft"})
+STORY_FORMS = frozenset({"console.video_from_story", "console.story_preview", "console.story_draft",
+                         "console.fields_update", "console.fields_preview", "console.video_draft"})
 
 
 @blp.before_request

@@ -20,10 +20,12 @@ Only the workspace's own assets are listed, and ``unknown`` refuses any other id
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from werkzeug.datastructures import FileStorage, MultiDict
 
+from reelfarm.console import forms
 from reelfarm.console.forms import PREFIX, label_at
 from reelfarm.farm.services.errors import InvalidRequest, QuotaExceeded
 from reelfarm.farm.services.media import MAX_UPLOAD_BYTES, MediaRefused, probe
@@ -189,3 +191,42 @@ def track_problems(found: Mapping[str, str]) -> dict[str, str]:
         else:
             out[name] = message
     return out
+
+
+@dataclass
+class Posted:
+    """A story form as posted: the form as chosen (``chosen``), the values read from it (the
+    soundtrack among them), the messages of values that could not be read as their type
+    (``forms.read``), and the library's own problems (refused uploads, ids that are no asset of
+    the workspace, soundtrack parts), each by form name; ``track``: the soundtrack as typed."""
+
+    form: MultiDict[str, str]
+    values: dict[str, Any]
+    unreadable: dict[str, str]
+    problems: dict[str, str] = field(default_factory=dict)
+    track: dict[str, str] = field(default_factory=dict)
+
+
+def posted(services: Any, workspace_id: str, schema: Mapping[str, Any], form: MultiDict[str, str],
+           files: Mapping[str, FileStorage] | None, *, clear_track: bool = False) -> Posted:
+    """Read a story form with its library controls. ``files``: stored in the library (None: none
+    are); ``clear_track``: "(none)" chosen as the sound sets the soundtrack to null (a saved
+    video's form removes it), rather than leaving it out (a new video has none)."""
+    chosen_form, refused = chosen(services, workspace_id, schema, form, files)
+    values, unreadable = forms.read(schema, chosen_form)
+    track, track_found, typed = read_soundtrack(chosen_form)
+    if track is not None or (clear_track and TRACK + "asset_id" in chosen_form and not typed["asset_id"]):
+        values[SOUNDTRACK] = track
+    found = {**unknown(services, workspace_id, schema, values), **track_found, **refused}
+    return Posted(chosen_form, values, unreadable, found, typed)
+
+
+def offered(services: Any, workspace_id: str, controls: list[forms.Control]) -> dict[str, Any]:
+    """What a story form's image fields and soundtrack offer: the workspace's newest images and
+    sounds, and its own assets among the values the form holds (each shown by its thumbnail)."""
+    images = listed(services, workspace_id, "image")
+    sounds = listed(services, workspace_id, "audio")
+    held = [str(c.value) for c in controls if c.kind == "url" and c.value]
+    return {"images": images["assets"], "more_images": images["more"], "sounds": sounds["assets"],
+            "more_sounds": sounds["more"], "known": known(services, workspace_id, held, images["assets"]),
+            "accept": IMAGE_TYPES, "max_fade": MAX_FADE_SEC}

@@ -3,8 +3,8 @@ one by hand; set default.
 
 A kit made or edited by hand is one multipart form (``console/brand_kit_form.html``, the same for
 both): name, tagline, the five colours by role (hex text, with a colour picker where JavaScript
-runs), heading and body fonts from the families the renderer ships, corner radius, a logo file and
-"make default". The service checks it whole (``reelfarm.studio.brand_kits.check_kit``); every
+runs), heading and body fonts from the families the renderer ships, corner radius, a logo file (kept
+in the media library too) or an image chosen from the library, and "make default". The service checks it whole (``reelfarm.studio.brand_kits.check_kit``); every
 problem comes back beside its field, led by the field's label, and the form keeps what was typed.
 
 Fonts are shown in their own typeface: ``/app/fonts/<family>.css`` declares the family from the

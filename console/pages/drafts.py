@@ -24,7 +24,7 @@ from typing import Any
 
 from flask import Response, abort, g, jsonify, request
 
-from reelfarm.console import forms, problems, web
+from reelfarm.console import forms, library, problems, web
 from reelfarm.console.blueprint import blp
 from reelfarm.console.pages import new_video, video
 from reelfarm.renderer.hls import PLAYLIST_CONTENT_TYPE
@@ -66,17 +66,22 @@ def story_draft(story_id: str) -> Any:
 
 # -- an existing video's fields form ----------------------------------------------------------
 
-def _video_draft(video_id: str) -> tuple[StoryDraft, dict[str, Any], dict[str, Any], dict[str, str]]:
-    """The draft an existing video's fields form holds, the video, the values typed, and every problem."""
+def _video_draft(video_id: str, files: Any = None) \
+        -> tuple[StoryDraft, dict[str, Any], library.Posted, dict[str, str]]:
+    """The draft an existing video's fields form holds, the video, the form as read, and every
+    problem. ``files``: the form's uploads, stored in the library (None: none are)."""
     v = web.services().videos.get(g.workspace.id, _uuid(video_id))
     if not v["story_id"] or v["current_version"] is None:
         abort(404)
     story = get_story(v["story_id"])
-    values, unreadable = forms.read(story.fields, request.form)
+    read = library.posted(web.services(), g.workspace.id, story.fields, request.form, files, clear_track=True)
     duration = float(v["current_version"]["doc"]["duration"])
-    draft = StoryDraft(story.id, values, v["default_format"], duration, v["brand_kit_id"])
+    draft = StoryDraft(story.id, read.values, v["default_format"], duration, v["brand_kit_id"])
     details = web.services().previews.problems(g.workspace.id, draft)
-    return draft, v, values, problems.explain(story.fields, values, details, unreadable=unreadable)
+    found = library.track_problems(problems.explain(story.fields, read.values, details, unreadable=read.unreadable))
+    for name, message in read.problems.items():
+        found.setdefault(name, message)
+    return draft, v, read, found
 
 
 @blp.route("/videos/<video_id>/fields/preview", methods=["POST"])
@@ -89,8 +94,8 @@ def fields_preview(video_id: str) -> Any:
     try:
         png = web.services().previews.draw(g.workspace.id, draft, new_video._time(request.form))
     except InvalidFieldsError as exc:
-        return jsonify({"problems": problems.explain(get_story(draft.story_id).fields, draft.fields,
-                                                     exc.details)}), 400
+        return jsonify({"problems": library.track_problems(problems.explain(
+            get_story(draft.story_id).fields, draft.fields, exc.details))}), 400
     return Response(png, mimetype="image/png")
 
 
@@ -98,18 +103,18 @@ def fields_preview(video_id: str) -> Any:
 @web.signed_in
 def video_draft(video_id: str) -> Any:
     """Start a draft of the fields form's unsaved values (as ``story_draft`` answers)."""
-    draft, v, values, found = _video_draft(video_id)
+    draft, v, read, found = _video_draft(video_id, None if video._wants_json() else request.files)
     story = get_story(draft.story_id)
     if found:
         if video._wants_json():
             return jsonify({"problems": found}), 400
-        return video._page(v["id"], found, forms.typed(story.fields, request.form), 400)
+        return video._page(v["id"], found, forms.typed(story.fields, read.form), 400, typed_track=read.track)
     svc = web.services()
     made = svc.drafts.start(g.workspace.id, svc.previews.doc(g.workspace.id, draft, v["locale"]), draft.format)
     if video._wants_json():
         return jsonify(_followed(made)), 202
     png = svc.previews.draw(g.workspace.id, draft, new_video._time(request.form))
-    return video._page(v["id"], typed=values, draft=_followed(made), draft_still=png)
+    return video._page(v["id"], typed=read.values, draft=_followed(made), draft_still=png, typed_track=read.track)
 
 
 # -- following and playing a draft -----------------------------------------------------------

@@ -15,6 +15,11 @@ the still (a ``data:`` image) or the problems. Either way every problem is repor
 words (``reelfarm.console.problems``): values that cannot be read as their type, the story's own
 checks of the rest, the duration and the brand kit. Its Play preview button plays an animated
 draft of the same values (``reelfarm.console.pages.drafts``).
+
+Each image field offers an upload into the media library and the workspace's images to choose
+from, and the form ends with the soundtrack (``reelfarm.console.library``): the form is
+``multipart/form-data``, so without JavaScript a file posted with it is stored and its id fills
+its field; another workspace's asset id is refused beside its field.
 """
 
 from __future__ import annotations
@@ -33,7 +38,6 @@ from reelfarm.studio.errors import InvalidFieldsError, UnknownStoryError
 from reelfarm.studio.previews import StoryDraft
 from reelfarm.studio.stories import get_story, list_stories
 from reelfarm.studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC, Story
-from reelfarm.studio.stories.fields import SOUNDTRACK
 from reelfarm.studio.videos import MAX_TITLE
 
 DEFAULT_FORMAT = "9:16"
@@ -142,17 +146,14 @@ def _checked(story: Story, form: MultiDict[str, str], files: Any = None) \
     form as chosen (``library.chosen``: each image field's upload or library pick in its place).
     ``files``: the request's files, stored in the library (None: nothing is stored)."""
     svc = web.services()
-    form, refused = library.chosen(svc, g.workspace.id, story.fields, form, files)
+    read = library.posted(svc, g.workspace.id, story.fields, form, files)
+    form = read.form
     settings = _settings_of(form)
-    values, unreadable = forms.read(story.fields, form)
-    track, track_found, settings["soundtrack"] = library.read_soundtrack(form)
-    if track is not None:
-        values[SOUNDTRACK] = track
-    draft = StoryDraft(story.id, values, settings["format"], settings["duration"], settings["kit"] or None)
+    settings["soundtrack"] = read.track
+    draft = StoryDraft(story.id, read.values, settings["format"], settings["duration"], settings["kit"] or None)
     details = svc.previews.problems(g.workspace.id, draft)
-    found = library.track_problems(problems.explain(story.fields, values, details, settings, unreadable))
-    for name, message in {**library.unknown(svc, g.workspace.id, story.fields, values), **track_found,
-                          **refused}.items():
+    found = library.track_problems(problems.explain(story.fields, read.values, details, settings, read.unreadable))
+    for name, message in read.problems.items():
         found.setdefault(name, message)
     if len(settings["title"]) > MAX_TITLE:  # said, not cut
         found["video.title"] = f"Title: at most {MAX_TITLE} characters (this has {len(settings['title'])})"
@@ -190,19 +191,8 @@ def _story_form(story: Story, controls: list[forms.Control], settings: dict[str,
     return render_template(
         "console/video_story.html", story=story, controls=controls, settings=settings, problems=found or {},
         preview_image=image, preview_time=min(time, duration), preview_duration=duration, draft=played,
-        tag=previews.thumbnail_tag(g.workspace.id), library=_library(controls), **_choices()), status
-
-
-def _library(controls: list[forms.Control]) -> dict[str, Any]:
-    """What the form's image fields and soundtrack offer: the workspace's newest images and sounds,
-    and the workspace's own assets among the values the form holds (each shown by its thumbnail)."""
-    svc = web.services()
-    images_ = library.listed(svc, g.workspace.id, "image")
-    sounds = library.listed(svc, g.workspace.id, "audio")
-    held = [str(c.value) for c in controls if c.kind == "url" and c.value]
-    return {"images": images_["assets"], "more_images": images_["more"], "sounds": sounds["assets"],
-            "more_sounds": sounds["more"], "known": library.known(svc, g.workspace.id, held, images_["assets"]),
-            "accept": library.IMAGE_TYPES, "max_fade": library.MAX_FADE_SEC}
+        tag=previews.thumbnail_tag(g.workspace.id), library=library.offered(svc, g.workspace.id, controls),
+        **_choices()), status
 
 
 # -- a brief --------------------------------------------------------------------------------

@@ -16,6 +16,10 @@ button that renders the current version in its format and resolution.
 
 Every action is a form post answered with a redirect (303) back to the page, or, when the script
 asks for JSON (``Accept: application/json``), with the render or job it started.
+
+The fields form is the story form's (``reelfarm.console.library``): each image field offers an
+upload into the media library and the workspace's images, and the soundtrack may be changed or,
+with "(none)", removed.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 
 from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
 
-from reelfarm.console import forms, images, problems, web
+from reelfarm.console import forms, images, library, problems, web
 from reelfarm.console.blueprint import blp
 from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable
 from reelfarm.farm.services.renders import credits_for
@@ -35,6 +39,7 @@ from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.storage import download_url
 from reelfarm.studio.errors import InvalidFieldsError
 from reelfarm.studio.stories import get_story, validate_fields
+from reelfarm.studio.stories.fields import SOUNDTRACK
 from reelfarm.studio.texts import doc_texts, text_problems
 from reelfarm.studio.translate.locales import locale_label
 
@@ -64,9 +69,11 @@ def video(video_id: str) -> Any:
 
 def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, Any] | None = None,
           status: int = 200, typed_texts: dict[int, str] | None = None, draft: dict[str, Any] | None = None,
-          draft_still: bytes | None = None, typed_note: str | None = None) -> Any:
+          draft_still: bytes | None = None, typed_note: str | None = None,
+          typed_track: dict[str, str] | None = None) -> Any:
     """The video's page; ``draft`` and ``draft_still``: the fields form's Play preview, answered
-    without JavaScript (``reelfarm.console.pages.drafts``)."""
+    without JavaScript (``reelfarm.console.pages.drafts``); ``typed_track``: the soundtrack as
+    the fields form had it (``library.Posted.track``)."""
     svc = web.services()
     ws = g.workspace.id
     video = svc.videos.get(ws, video_id)
@@ -77,6 +84,8 @@ def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, A
     fields = svc.read_models.current_fields(ws, video_id)
     controls = _controls(video, typed if typed is not None else fields)
     texts = _texts(video, typed_texts) if controls is None else None
+    offered = library.offered(svc, ws, controls) if controls is not None else None
+    track = typed_track if typed_track is not None else library.typed_soundtrack((fields or {}).get(SOUNDTRACK))
     anchor = _busy_anchor(video, renders, still_job, copies)
     return render_template(
         "console/video.html", v=video, version=video["current_version"], versions=versions,
@@ -86,7 +95,7 @@ def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, A
         language=locale_label,
         locale_plan=plans.allows_locales(g.workspace.plan),
         cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if anchor is not None else None,
-        draft=draft, draft_still=_data_png(draft_still), typed_note=typed_note,
+        draft=draft, draft_still=_data_png(draft_still), typed_note=typed_note, library=offered, track=track,
         refresh_anchor=anchor, title=video["title"]), status
 
 
@@ -252,22 +261,28 @@ def fields_update(video_id: str) -> Any:
     if not video["story_id"]:
         abort(404)
     story = get_story(video["story_id"])
-    values, unreadable = forms.read(story.fields, request.form)
+    read = library.posted(svc, g.workspace.id, story.fields, request.form, request.files, clear_track=True)
+    values = read.values
     note = request.form.get("note", "").strip()
     note_error = forms.too_long("Note", note, MAX_NOTE)
-    if unreadable or note_error:  # every problem at once: the story's checks of what could be read too
-        found = problems.explain(story.fields, values, validate_fields(story, values), unreadable=unreadable)
+    if read.unreadable or note_error or read.problems:  # every problem at once: the story's checks of the rest too
+        found = library.track_problems(problems.explain(story.fields, values, validate_fields(story, values),
+                                                        unreadable=read.unreadable))
+        for name, message in read.problems.items():
+            found.setdefault(name, message)
         if note_error:
             found["note"] = note_error
-        return _page(video_id, found, forms.typed(story.fields, request.form), 400, typed_note=note)
+        return _page(video_id, found, forms.typed(story.fields, read.form), 400, typed_note=note,
+                     typed_track=read.track)
     current = svc.read_models.current_fields(g.workspace.id, video_id) or {}
     changed = {name: value for name, value in values.items() if current.get(name) != value}
     if found := images.image_problems(svc.settings, story.fields, changed):  # addresses changed: checked
-        return _page(video_id, found, values, 400, typed_note=note)
+        return _page(video_id, found, values, 400, typed_note=note, typed_track=read.track)
     try:
         updated = svc.videos.update(g.workspace.id, video_id, fields=values, note=note or None)
     except InvalidFieldsError as exc:
-        return _page(video_id, problems.explain(story.fields, values, exc.details), values, 400, typed_note=note)
+        return _page(video_id, library.track_problems(problems.explain(story.fields, values, exc.details)), values,
+                     400, typed_note=note, typed_track=read.track)
     flash(f"Saved as version {updated['current_version']['number']}.", "ok")
     return _back(video_id, "#versions")
 

@@ -242,3 +242,53 @@ def test_a_brand_kits_logo_is_picked_from_the_library_or_uploaded_into_it(app, s
     data["logo"] = (io.BytesIO(png((90, 90), (5, 5, 5))), "never.png")
     assert ann.post("/app/brand-kits/new", data=data, content_type="multipart/form-data").status_code == 400
     assert len(services.assets.list(acme.workspace_id, 10)["data"]) == 3
+
+
+def test_a_videos_fields_form_changes_its_image_and_soundtrack_from_the_library(app, services, make_tenant):
+    acme, other = make_tenant(name="acme"), make_tenant(name="other")
+    ann, bob = signed_in_owner(app, acme), signed_in_owner(app, other)
+    picture = _upload(ann, png((320, 240), MAGENTA))
+    sound = _upload(ann, mp3(2.0), "a.mp3")
+    posted = _form(ann, "announcement", **{"f.headline": "Our second studio"})
+    video_id = _video_id(ann.post(STORY, data={**posted, "pick.image": picture["id"],
+                                               "soundtrack.asset_id": sound["id"], "soundtrack.volume": "50"}))
+    page = ann.get(f"/app/videos/{video_id}").get_data(as_text=True)
+    assert 'alt="The library image chosen, 320×240"' in page and f'<option value="{sound["id"]}" selected>' in page
+    assert 'id="soundtrack-volume" name="soundtrack.volume" type="number" min="0" max="100" step="1" value="50"' in page
+    fields = {k: v for k, v in posted.items() if k.startswith("f.") or k == "csrf_token"}
+    fields.update({"f.image": picture["id"], "soundtrack.asset_id": sound["id"], "soundtrack.volume": "50"})
+
+    # a new file uploaded without JavaScript: stored, and the new version names it; the soundtrack kept
+    saved = ann.post(f"/app/videos/{video_id}/fields", content_type="multipart/form-data",
+                     data={**fields, "upload.image": (io.BytesIO(png((200, 200), (0, 160, 90))), "green.png")})
+    assert saved.status_code == 303
+    green = next(a for a in services.assets.list(acme.workspace_id, 10)["data"] if a["width"] == 200)
+    doc = services.videos.get(acme.workspace_id, video_id)["current_version"]["doc"]
+    assert doc["assets"]["image"] == {"type": "image", "key": green["key"]}
+    assert doc["assets"]["soundtrack"] == {"type": "audio", "key": sound["key"]}
+    assert doc["audio"][0]["volume"] == 0.5
+
+    # "(none)" as the sound removes the soundtrack
+    removed = ann.post(f"/app/videos/{video_id}/fields", data={**fields, "f.image": green["id"],
+                                                                "soundtrack.asset_id": ""})
+    assert removed.status_code == 303
+    version = services.videos.get(acme.workspace_id, video_id)["current_version"]
+    assert version["number"] == 3 and "soundtrack" not in version["doc"]["assets"] and not version["doc"].get("audio")
+    assert services.read_models.current_fields(acme.workspace_id, video_id)["soundtrack"] is None
+
+    # another workspace's ids, posted to a video of B's: refused beside their fields, no new version
+    theirs = _video_id(bob.post(STORY, data=_form(bob, "announcement", **{"f.headline": "Theirs"})))
+    page = bob.get(f"/app/videos/{theirs}").get_data(as_text=True)
+    assert picture["id"] not in page and sound["id"] not in page and green["id"] not in page
+    token = csrf_token(bob, f"/app/videos/{theirs}")
+    for extra, field in (({"f.image": picture["id"]}, "f.image"), ({"pick.image": green["id"]}, "f.image"),
+                         ({"soundtrack.asset_id": sound["id"]}, "soundtrack.asset_id")):
+        refused = bob.post(f"/app/videos/{theirs}/fields", data={**fields, "csrf_token": token, "f.image": "",
+                                                                 "soundtrack.asset_id": "", **extra})
+        assert refused.status_code == 400, extra
+        assert "of this workspace's media library has the id" in _beside(refused.get_data(as_text=True), field)
+        preview = bob.post(f"/app/videos/{theirs}/fields/preview", data={**fields, "csrf_token": token,
+                                                                          "f.image": "", "soundtrack.asset_id": "",
+                                                                          **extra})
+        assert preview.status_code == 400 and field in preview.get_json()["problems"]
+    assert services.videos.get(other.workspace_id, theirs)["current_version"]["number"] == 1
