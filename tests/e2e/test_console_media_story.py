@@ -1,7 +1,8 @@
 """An image uploaded into a story form, in a real browser (Debian's headless Chromium, driven by
 Playwright) against a real `reelfarm serve`, at a desktop's size and a phone's 390x844, with and
 without JavaScript: the file picked in the image field's upload goes to the media library and its
-id fills the field (by the page's script at once, or by the server when the form is posted); the
+id fills the field (by the page's script at once, or by the server when the form is posted), and
+with JavaScript an address typed sets it aside until it is chosen in the library again; the
 form's preview draws the picture; the video made names the upload's key in its document; and a
 still of it, drawn by the farm, shows the picture (a solid colour of its own, found in the PNG).
 
@@ -80,6 +81,13 @@ def _upload_in_the_form(page: Page, base: str, colour: tuple[int, int, int], nam
         expect(page.locator('[data-current-for="fld-image"] img')).to_be_visible()
         picked = page.locator("#fld-image").input_value()
         expect(page.locator(f'input[name="pick.image"][value="{picked}"]')).to_be_checked()
+        # an address typed sets the library aside; choosing the image in the library brings it back
+        field.fill("https://example.com/another.png")
+        expect(page.locator("#fld-image-pick-keep")).to_be_checked()
+        expect(page.locator('[data-current-for="fld-image"] img')).to_be_hidden()
+        page.locator(f'label[for="pick-image-{picked}"]').click()
+        expect(field).to_have_value(picked)
+        expect(page.locator('[data-current-for="fld-image"] img')).to_be_visible()
         page.locator("#preview-time").evaluate(
             f"el => {{ el.value = {IN_THE_PICTURE}; el.dispatchEvent(new Event('input', {{bubbles: true}})); }}")
         image = page.locator("#preview-image")
