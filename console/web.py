@@ -41,6 +41,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from flask import Flask, Response, abort, current_app, g, redirect, request, session, url_for
 from flask.sessions import SecureCookieSessionInterface
 
+from reelfarm.console.ports import ConsoleServices
 from reelfarm.shared.accounts import User
 from reelfarm.shared.config import RateLimit
 
@@ -76,7 +77,7 @@ class ConsoleSessionInterface(SecureCookieSessionInterface):
 SERVICES = "REELFARM_CONSOLE_SERVICES"  # app.config: the function that answers the app's services
 
 
-def services() -> Any:
+def services() -> ConsoleServices:
     """The app's services, found as the API's views find them: the composition root
     (``reelfarm/app.py``) puts the API's lookup, ``reelfarm.api.services.services``, in the app's
     config under ``SERVICES`` before it registers the console, which imports nothing of the API."""
@@ -206,7 +207,7 @@ def count_request(user: User) -> None:
     rate = svc.settings.rate_limit_for(plan) or CONSOLE_RATE
     try:
         quota = svc.rate_limiter.hit(f"console:{user.id}", rate)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the counter's store fails with, the console fails open
         log.warning("console rate limiter unavailable, request not counted: %s", exc)
         return
     if not quota.allowed:

@@ -7,6 +7,8 @@ config. ``reelfarm serve`` and the tests build the app here.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import Flask
 
 from reelfarm import console
@@ -14,6 +16,7 @@ from reelfarm.api import app as api_app
 from reelfarm.api import services as api_services
 from reelfarm.api.services import Services
 from reelfarm.console import web
+from reelfarm.console.ports import ConsoleServices
 from reelfarm.shared.config import Settings
 
 
@@ -24,5 +27,6 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
 
 
 def register_console(app: Flask) -> None:
-    app.config[web.SERVICES] = api_services.services
+    lookup: Callable[[], ConsoleServices] = api_services.services  # the type checker holds them to the console's needs
+    app.config[web.SERVICES] = lookup
     app.register_blueprint(console.blp)

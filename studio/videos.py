@@ -29,6 +29,10 @@ from reelfarm.studio.stories import get_story, validate_fields
 from reelfarm.studio.stories.base import Story, uploads_named
 
 MAX_TITLE = 200
+# Characters of a version's note and of a generation's brief, wherever they are written (the API's
+# schemas and the console's forms read them here).
+MAX_NOTE = 2000
+MAX_BRIEF = 5000
 MAX_EDIT_ATTEMPTS = 3
 
 

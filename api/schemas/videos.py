@@ -11,6 +11,7 @@ from reelfarm.api.schemas.common import SITE_URL_ERROR, RequestSchema, VideoDocF
 from reelfarm.api.schemas.jobs import JobSchema
 from reelfarm.renderer.spec import DEFAULT_FORMAT, FORMATS
 from reelfarm.shared.statuses import VIDEO_STATUSES
+from reelfarm.studio.videos import MAX_BRIEF, MAX_NOTE
 
 VERSION_SOURCES = ["story", "generate", "doc", "fields", "translate", "restore"]
 
@@ -62,7 +63,7 @@ class VideoListSchema(Schema):
 
 class VideoCreateSchema(RequestSchema):
     title = fields.String(validate=validate.Length(1, 200))
-    brief = fields.String(validate=[validate.Length(1, 5000), validate.Regexp(HAS_TEXT, error="must not be blank")],
+    brief = fields.String(validate=[validate.Length(1, MAX_BRIEF), validate.Regexp(HAS_TEXT, error="must not be blank")],
                           metadata={"description": "what the video should say; moderated before generation"})
     storyId = fields.String(validate=validate.Length(1, 100))
     fields_ = fields.Dict(data_key="fields")
@@ -99,7 +100,7 @@ class VideoPatchSchema(RequestSchema):
     doc = VideoDocField()
     fields_ = fields.Dict(data_key="fields")
     title = fields.String(validate=validate.Length(1, 200))
-    note = fields.String(validate=validate.Length(max=500))
+    note = fields.String(validate=validate.Length(max=MAX_NOTE))
 
     @validates_schema
     def doc_or_fields(self, data: dict[str, Any], **_: Any) -> None:
@@ -115,7 +116,7 @@ class RestoreSchema(RequestSchema):
     """Restore needs no body; ``note`` says why (default ``restored version N``); any other field
     is refused."""
 
-    note = fields.String(validate=validate.Length(1, 500),
+    note = fields.String(validate=validate.Length(1, MAX_NOTE),
                          metadata={"description": "Why this version comes back; `restored version N` if omitted."})
 
 

@@ -65,7 +65,7 @@ def _kits_page(status: int = 200, extract_url: str | None = None, extract_error:
     if job is not None and job["kind"] != "brand_extract":
         job = None
     busy = job is not None and job["status"] in LIVE
-    made = (job or {}).get("result") or {}
+    made = (job["result"] if job is not None else None) or {}
     new_kit = next((k for k in kits if job and job["status"] == "succeeded" and k["id"] == made.get("brand_kit_id")),
                    None)
     families = sorted({family for k in kits for f in (k["tokens"].get("fonts") or {}).values()
@@ -318,13 +318,14 @@ def _font_file(family: str) -> Path | None:
     """The renderer's regular face of ``family``, if it ships one."""
     if len(family) > 80:
         return None
+    from reelfarm.renderer.errors import FontError
     from reelfarm.renderer.fonts import FAMILY_MODULES, font_files
 
     if family not in FAMILY_MODULES:
         return None
     try:
         files = font_files(family)
-    except Exception:  # a family whose package is missing is shown in the page's own font
+    except (FontError, OSError):  # a family whose package is missing is shown in the page's own font
         return None
     return files[0] if files else None
 

@@ -38,11 +38,10 @@ from reelfarm.studio.errors import InvalidFieldsError, UnknownStoryError
 from reelfarm.studio.previews import StoryDraft
 from reelfarm.studio.stories import get_story, list_stories
 from reelfarm.studio.stories.base import MAX_DURATION_SEC, MIN_DURATION_SEC, Story
-from reelfarm.studio.videos import MAX_TITLE
+from reelfarm.studio.videos import MAX_BRIEF, MAX_TITLE  # over a limit is named beside the field, not cut
 
 DEFAULT_FORMAT = "9:16"
 THUMBNAIL_MAX_AGE = 86400
-MAX_BRIEF = 4000  # the brief form's limits: over them is named beside the field, not cut
 MAX_SITE_URL = 2048
 
 
@@ -119,7 +118,7 @@ def video_from_story(story_id: str) -> Any:
         return _story_form(story, forms.controls(story.fields, draft.fields), settings, found, status=400)
     made = web.services().videos.create(
         g.workspace.id, story_id=story.id, fields=draft.fields, brand_kit_id=draft.brand_kit_id,
-        fmt=draft.format, duration_sec=draft.duration_sec, title=settings["title"] or None)
+        fmt=draft.format, duration_sec=draft.duration_sec, title=str(settings["title"] or "") or None)
     return redirect(url_for("console.video", video_id=made["id"]), code=303)
 
 

@@ -25,6 +25,7 @@ with "(none)", removed.
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
@@ -33,18 +34,20 @@ from reelfarm.console import forms, images, library, problems, web
 from reelfarm.console.blueprint import blp
 from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable
 from reelfarm.farm.services.renders import credits_for
+from reelfarm.farm.services.resources import JobResource
 from reelfarm.renderer.spec import FORMATS, RESOLUTIONS
 from reelfarm.shared import plans
 from reelfarm.shared.ids import is_uuid
+from reelfarm.shared.statuses import ACTIVE_RENDER_STATUSES, LIVE, VIDEO_IN_THE_MAKING
 from reelfarm.shared.storage import download_url
 from reelfarm.studio.errors import InvalidFieldsError
 from reelfarm.studio.stories import get_story, validate_fields
 from reelfarm.studio.stories.fields import SOUNDTRACK
 from reelfarm.studio.texts import doc_texts, text_problems
 from reelfarm.studio.translate.locales import locale_label
+from reelfarm.studio.videos import MAX_NOTE  # over it is named beside the field, not cut
 
 REFRESH_SEC = 3
-MAX_NOTE = 2000  # a version's note: over it is named beside the field, not cut
 
 
 def _wants_json() -> bool:
@@ -103,7 +106,7 @@ def _data_png(png: bytes | None) -> str | None:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii") if png else None
 
 
-def _by_version(video: dict[str, Any], renders: list[dict[str, Any]], versions: list[dict[str, Any]],
+def _by_version(video: dict[str, Any], renders: Sequence[Mapping[str, Any]], versions: list[dict[str, Any]],
                 asked: str | None = None) -> dict[str, Any]:
     """The renders as the page shows them, each labelled with its version's number (``version``):
     the current version's (``renders``, newest first), the one the player shows (its newest that
@@ -116,7 +119,7 @@ def _by_version(video: dict[str, Any], renders: list[dict[str, Any]], versions: 
     current = (video["current_version"] or {}).get("id")
     labelled = [{**r, "version": numbers.get(r["version_id"])} for r in renders]
     mine = [r for r in labelled if r["version_id"] == current]
-    covered = {(r["format"], r["resolution"]) for r in mine if r["status"] in ("queued", "running", "succeeded")}
+    covered = {(r["format"], r["resolution"]) for r in mine if r["status"] in ACTIVE_RENDER_STATUSES}
     older, offered = [r for r in labelled if r["version_id"] != current], set(covered)
     for r in older:  # one "Render version N in 9:16 720p" button per format and resolution, on the newest
         r["offer"] = (r["format"], r["resolution"]) not in offered
@@ -127,25 +130,25 @@ def _by_version(video: dict[str, Any], renders: list[dict[str, Any]], versions: 
 
 def _player(renders: list[dict[str, Any]], fmt: str, asked: str | None) -> dict[str, Any] | None:
     playable = [r for r in renders if (r["status"] == "succeeded" and r["url"])
-                or (r["status"] in ("queued", "running") and r.get("stream_url"))]
+                or (r["status"] in LIVE and r.get("stream_url"))]
     return next((r for r in playable if r["id"] == asked), None) or \
         next((r for r in playable if r["format"] == fmt), None) or next(iter(playable), None)
 
 
-def _busy_anchor(video: dict[str, Any], renders: list[dict[str, Any]], still_job: dict[str, Any] | None,
+def _busy_anchor(video: dict[str, Any], renders: Sequence[Mapping[str, Any]], still_job: Mapping[str, Any] | None,
                  copies: list[dict[str, Any]]) -> str | None:
     """Where a page that refreshes itself (no JavaScript) should stay: the part still working, or
     None when nothing is."""
-    if any(r["status"] in ("queued", "running") for r in renders):
+    if any(r["status"] in LIVE for r in renders):
         return "#renders"
-    if still_job is not None and still_job["status"] in ("queued", "running"):
+    if still_job is not None and still_job["status"] in LIVE:
         return "#preview"
-    if any(c["status"] in ("draft", "generating") for c in copies):
+    if any(c["status"] in VIDEO_IN_THE_MAKING for c in copies):
         return "#translations"
     return "" if video["status"] == "generating" else None
 
 
-def _still_job(ws: str, video_id: str, version_id: str | None) -> dict[str, Any] | None:
+def _still_job(ws: str, video_id: str, version_id: str | None) -> JobResource | None:
     """The still the preview shows: the one asked for, else the latest of the current version (an
     older version's still would show what the video no longer is)."""
     asked = request.args.get("still", "")
@@ -179,10 +182,8 @@ def _locales(video: dict[str, Any]) -> list[str]:
     from reelfarm.farm.services.jobs import published_locales
 
     own = (video["locale"] or (video["current_version"] or {}).get("doc", {}).get("locale") or "en").split("-")[0]
-    try:
-        tags = published_locales(web.services().jobs.studio.translators)
-    except Exception:  # the page still shows without the translation menu
-        return []
+    # an engine that cannot list its languages gives none: the page shows without the menu
+    tags = published_locales(web.services().jobs.studio.translators)
     return [t for t in tags if t.split("-")[0].lower() != own.lower()]
 
 

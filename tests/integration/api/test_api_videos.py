@@ -311,6 +311,21 @@ def test_patch_bad_bodies_are_400(client, tenant, create_video, body, expected):
     assert fields_of(error) == expected
 
 
+def test_a_note_is_held_to_the_limit_the_console_holds_it_to(client, tenant, create_video):
+    """One limit for a version's note, on the API and in the console's forms (``MAX_NOTE``)."""
+    from reelfarm.studio.videos import MAX_NOTE
+
+    assert MAX_NOTE == 2000
+    video = create_video(tenant)
+    body = {"fields": {"headline": "Noted"}, "note": "n" * (MAX_NOTE + 1)}
+    error = assert_error(client.patch(f"/api/v1/videos/{video['id']}", json=body, headers=tenant.headers),
+                         400, "validation_failed")
+    assert fields_of(error) == [("/note", "too_long")]
+    saved = client.patch(f"/api/v1/videos/{video['id']}", json={**body, "note": "n" * MAX_NOTE},
+                         headers=tenant.headers)
+    assert saved.status_code == 200 and saved.get_json()["current_version"]["note"] == "n" * MAX_NOTE
+
+
 def test_patch_missing_is_404(client, tenant):
     assert_error(client.patch(f"/api/v1/videos/{uuid.uuid4()}", json={"title": "x"}, headers=tenant.headers),
                  404, "not_found", details=None)

@@ -123,21 +123,21 @@ def test_a_brief_its_website_or_title_over_its_limit_is_named_not_cut(app, servi
     ann = signed_in_owner(app, acme)
     assert " maxlength=" not in ann.get("/app/videos/new").get_data(as_text=True)
     site = "https://acme.example/" + "p" * 2030
-    typed = {"brief": "b" * 4005, "url": site, "title": "t" * 201, "format": "1:1", "duration": "12",
+    typed = {"brief": "b" * 5005, "url": site, "title": "t" * 201, "format": "1:1", "duration": "12",
              "brand_kit_id": ""}
 
     refused = ann.post("/app/videos/brief", data={"csrf_token": csrf_token(ann, "/app/videos/new"), **typed})
     html = unescape(refused.get_data(as_text=True))
     assert refused.status_code == 400
-    assert _beside(html, "brief") == "Brief: at most 4000 characters (this has 4005)"
+    assert _beside(html, "brief") == "Brief: at most 5000 characters (this has 5005)"
     assert _beside(html, "brief-url") == "Website: at most 2048 characters (this has 2051)"
     assert _beside(html, "v-title") == "Title: at most 200 characters (this has 201)"
-    assert f'>{"b" * 4005}</textarea>' in html and f'value="{site}"' in html and f'value="{"t" * 201}"' in html
+    assert f'>{"b" * 5005}</textarea>' in html and f'value="{site}"' in html and f'value="{"t" * 201}"' in html
     assert re.search(r'<option value="1:1"[^>]*selected', html)
     assert services.videos.list(acme.workspace_id, 10)["data"] == []
 
     saved = ann.post("/app/videos/brief", data={"csrf_token": csrf_token(ann, "/app/videos/new"), **typed,
-                                                "brief": "b " * 2000, "url": "", "title": "t" * 200})
+                                                "brief": "b " * 2500, "url": "", "title": "t" * 200})
     assert saved.status_code == 303
     assert [v["title"] for v in services.videos.list(acme.workspace_id, 10)["data"]] == ["t" * 200]
     assert services.videos.list(other.workspace_id, 10)["data"] == []
