@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reelfarm.shared import storage_keys
 from reelfarm.studio.stories import NEUTRAL_BRAND, get_story, list_stories
 
 WORKSPACE_ID = "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
@@ -83,14 +84,16 @@ def story() -> dict[str, Any]:
     return list_stories()[0].to_dict()
 
 
+_PNG_SHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+_MP3_SHA = "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
 ASSET = {"id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "kind": "image", "content_type": "image/png", "bytes": 48213,
-         "key": f"assets/{WORKSPACE_ID}/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.png",
+         "key": storage_keys.asset_key(WORKSPACE_ID, _PNG_SHA, "png"),
          "width": 1200, "height": 800, "duration_sec": None,
          "url": f"{BASE}/assets/{WORKSPACE_ID}/9f86d0.png?expires=1741000000&sig=Yp3n",
          "thumbnail_url": f"{BASE}/assets/{WORKSPACE_ID}/9f86d0.thumb.jpg?expires=1741000000&sig=Q2xv",
          "created_at": CREATED}
 SOUND = {**ASSET, "id": "6e5d4c3b-2a19-4087-b6f5-e4d3c2b1a098", "kind": "audio", "content_type": "audio/mpeg",
-         "bytes": 961024, "key": f"assets/{WORKSPACE_ID}/2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae.mp3",
+         "bytes": 961024, "key": storage_keys.asset_key(WORKSPACE_ID, _MP3_SHA, "mp3"),
          "width": None, "height": None, "duration_sec": 30.04, "thumbnail_url": None,
          "url": f"{BASE}/assets/{WORKSPACE_ID}/2c26b4.mp3?expires=1741000000&sig=K9vw"}
 

@@ -12,6 +12,8 @@ workspaces never share a file can read ownership from the key.
     segments/<workspace>/<fingerprint>.mp4                 chunks kept for reuse by the workspace
     brand-kits/<kit>/logo.png, logo-<hash>.png             a brand kit's extracted or uploaded logo
     previews/<workspace>/thumbnails/<story>-<w>x<h>.png    a workspace's story gallery thumbnails
+    assets/<workspace>/<sha256>.<ext>, <sha256>.thumb.jpg  its media library: an upload and its thumbnail
+    uploads/<workspace>/<upload>                           a presigned upload's bytes, until checked
 
 A render's or stills job's remote assets are imported below its own folder
 (``<prefix>/assets/<hash of the asset id>``, ``imported_key``).
@@ -26,6 +28,8 @@ DRAFTS = "drafts"
 SEGMENTS = "segments"
 BRAND_KITS = "brand-kits"
 PREVIEWS = "previews"
+ASSETS = "assets"
+UPLOADS = "uploads"
 
 
 def render_prefix(render_id: str) -> str:
@@ -96,3 +100,18 @@ def story_thumbnail_key(workspace_id: str, story_id: str, fmt: str) -> str:
 def imported_key(prefix: str, asset_id: str) -> str:
     """Where asset ``asset_id`` of a render (or stills job) stored under ``prefix`` is imported to."""
     return f"{prefix}/assets/{hashlib.sha256(asset_id.encode()).hexdigest()[:24]}"
+
+
+def asset_key(workspace_id: str, sha256: str, extension: str) -> str:
+    """Where an upload to the media library is stored: under its workspace, named by its content."""
+    return f"{ASSETS}/{workspace_id}/{sha256}.{extension}"
+
+
+def asset_thumbnail_key(key: str) -> str:
+    """Where a library image's thumbnail is stored, beside it."""
+    return key.rsplit(".", 1)[0] + ".thumb.jpg"
+
+
+def staging_key(workspace_id: str, upload_id: str) -> str:
+    """Where a presigned upload's bytes wait to be checked: under its workspace, named by the upload."""
+    return f"{UPLOADS}/{workspace_id}/{upload_id}"

@@ -44,6 +44,7 @@ from datetime import timedelta
 from reelfarm.farm.runtime.context import current
 from reelfarm.farm.services import drafts
 from reelfarm.farm.services.library import sweep_expired_uploads
+from reelfarm.shared import storage_keys
 from reelfarm.shared.config import DEFAULT_RETENTION_DAYS, Settings
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import assets as assets_repo
@@ -129,7 +130,7 @@ def purge(*, batch: int = BATCH, max_batches: int = MAX_BATCHES, round_sec: floa
                 forgotten = assets_repo.forget_unused(conn, asset)
             if forgotten:
                 ctx.storage.delete(asset.key)
-                ctx.storage.delete(assets_repo.thumbnail_key(asset.key))
+                ctx.storage.delete(storage_keys.asset_thumbnail_key(asset.key))
                 gone += 1
         return gone
 

@@ -54,7 +54,7 @@ from sqlalchemy.exc import IntegrityError
 from reelfarm.farm.services.errors import InvalidRequest, QuotaExceeded, StateConflict
 from reelfarm.farm.services.media import MAX_UPLOAD_BYTES, Media, MediaRefused, probe
 from reelfarm.farm.services.videos import decode_cursor, encode_cursor
-from reelfarm.shared import plans
+from reelfarm.shared import plans, storage_keys
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.errors import NotFound, ObjectNotFound
@@ -137,7 +137,7 @@ class AssetService:
             return self._resource(found)
         with self.engine.connect() as conn:
             self._check_quota(conn, workspace_id, len(data))  # before anything is stored
-        key = repo.asset_key(workspace_id, sha256, media.extension)
+        key = storage_keys.asset_key(workspace_id, sha256, media.extension)
         self.storage.put_bytes(key, data, media.content_type)
         thumb = _thumbnail(data, media)
         if thumb is not None:
@@ -293,7 +293,7 @@ class AssetService:
                 "url": url, "thumbnail_url": thumb, "created_at": asset.created_at}
 
 
-_thumb_key = repo.thumbnail_key
+_thumb_key = storage_keys.asset_thumbnail_key
 
 
 def sweep_expired_uploads(engine: Engine, storage: Storage, clock: Clock, limit: int) -> int:

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import ColumnElement, Connection, String, and_, cast, delete, exists, func, or_, select, update
 
+from reelfarm.shared import storage_keys
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.errors import NotFound
 from reelfarm.shared.ids import new_id
@@ -32,16 +33,6 @@ class Asset:
     @property
     def cursor(self) -> tuple[datetime, str]:
         return self.created_at, self.id
-
-
-def asset_key(workspace_id: str, sha256: str, extension: str) -> str:
-    """Where an upload is stored: under its workspace, named by its content."""
-    return f"assets/{workspace_id}/{sha256}.{extension}"
-
-
-def thumbnail_key(key: str) -> str:
-    """Where a raster image's thumbnail is stored, beside it."""
-    return key.rsplit(".", 1)[0] + ".thumb.jpg"
 
 
 def insert_asset(conn: Connection, clock: Clock, *, workspace_id: str, kind: str, content_type: str, size: int,
@@ -161,15 +152,10 @@ class Upload:
     created_at: datetime
 
 
-def staging_key(workspace_id: str, upload_id: str) -> str:
-    """Where a presigned upload's bytes wait to be checked: under its workspace, named by the upload."""
-    return f"uploads/{workspace_id}/{upload_id}"
-
-
 def insert_upload(conn: Connection, clock: Clock, *, workspace_id: str, size: int, content_type: str,
                   filename: str | None, expires_at: datetime) -> Upload:
     upload_id = new_id()
-    values = {"id": upload_id, "workspace_id": workspace_id, "key": staging_key(workspace_id, upload_id),
+    values = {"id": upload_id, "workspace_id": workspace_id, "key": storage_keys.staging_key(workspace_id, upload_id),
               "bytes": size, "content_type": content_type, "filename": filename, "asset_id": None,
               "expires_at": expires_at, "created_at": clock.now()}
     conn.execute(asset_uploads.insert().values(**values))

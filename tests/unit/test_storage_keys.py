@@ -8,7 +8,7 @@ from pathlib import Path
 from reelfarm.shared import storage_keys as keys
 
 ROOT = Path(keys.__file__).resolve().parents[1]
-FOLDERS = (keys.RENDERS, keys.JOBS, keys.DRAFTS, keys.SEGMENTS, keys.BRAND_KITS, keys.PREVIEWS)
+FOLDERS = (keys.RENDERS, keys.JOBS, keys.DRAFTS, keys.SEGMENTS, keys.BRAND_KITS, keys.PREVIEWS, keys.ASSETS, keys.UPLOADS)
 PARTS = ("api", "console", "farm", "shared", "studio")
 
 
@@ -57,3 +57,6 @@ def test_each_key_begins_with_its_folder_and_owner() -> None:
     assert keys.story_thumbnail_key("w1", "quote", "9:16") == "previews/w1/thumbnails/quote-9x16.png"
     assert keys.imported_key("renders/r1", "photo").startswith("renders/r1/assets/")
     assert keys.imported_key("renders/r1", "photo") != keys.imported_key("renders/r1", "logo")
+    assert keys.asset_key("w1", "ab12", "png") == "assets/w1/ab12.png"
+    assert keys.asset_thumbnail_key(keys.asset_key("w1", "ab12", "png")) == "assets/w1/ab12.thumb.jpg"
+    assert keys.staging_key("w1", "u1") == "uploads/w1/u1"

@@ -29,6 +29,7 @@ from reelfarm.shared import plans
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import assets as assets_repo
 from reelfarm.shared.repos import brand_kits as kits_repo
+from reelfarm.shared.storage_keys import asset_thumbnail_key
 from reelfarm.studio.fetch import make_fetcher
 from tests.integration.api.support import assert_error
 from tests.integration.api.test_api_assets import (  # noqa: F401  (fixtures)
@@ -218,11 +219,11 @@ def test_unused_assets_go_after_the_retention_period(client, services, clock, ma
     # tests' unused assets, due too, so the round is given batches enough for all of them
     purge(batch=1, max_batches=100_000, round_sec=600)
     assert present() == {x["id"] for x in ours} - {unused["id"]}
-    assert not storage.exists(unused["key"]) and not storage.exists(assets_repo.thumbnail_key(unused["key"]))
+    assert not storage.exists(unused["key"]) and not storage.exists(asset_thumbnail_key(unused["key"]))
     assert_error(client.get(f"/api/v1/assets/{unused['id']}", headers=a.headers), 404, "not_found", details=None)
     assert sorted(stored(services, a)) == sorted(
-        k for x in (in_old_version, in_kit) for k in (x["key"], assets_repo.thumbnail_key(x["key"])))
-    assert storage.exists(b_same["key"]) and storage.exists(assets_repo.thumbnail_key(b_same["key"]))
+        k for x in (in_old_version, in_kit) for k in (x["key"], asset_thumbnail_key(x["key"])))
+    assert storage.exists(b_same["key"]) and storage.exists(asset_thumbnail_key(b_same["key"]))
     assert len(stored(services, b)) == 4
     assert client.get(f"/api/v1/assets/{b_same['id']}", headers=b.headers).status_code == 200
 
