@@ -16,7 +16,12 @@ from html import unescape
 from flask.testing import FlaskClient
 from PIL import Image
 
-from tests.integration.api.test_api_assets import mp3, png
+from tests.integration.api.test_api_assets import (  # noqa: F401 - s3_endpoint, settings: fixtures, local files or moto's S3
+    mp3,
+    png,
+    s3_endpoint,
+    settings,
+)
 from tests.integration.console.conftest import csrf_token, signed_in_owner
 from tests.integration.console.test_console_brand_kits import _form as _kit_form
 from tests.integration.console.test_console_previews import _form
