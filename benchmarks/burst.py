@@ -8,8 +8,10 @@ embedded farm rendering in the same host's processes) on a fresh data dir; first
 once (a barrier): each creates a story video (6 s, 9:16, its own headline) and asks for a 720p
 render, then polls its render every second until it has finished. Prints, per endpoint, the
 count, p50, p95, p99 and max latency, any non-2xx answer, and how long until every render had
-finished; writes the same to benchmarks/results/burst-<label>-<time>.json, with the load average
-before and after (other work on the machine moves every figure). `--no-wait` ends the run once
+finished, and the CPU seconds the serving processes spent over the burst (gunicorn's master and
+workers, not the processes that render: a figure other load moves far less than the latencies);
+writes the same to benchmarks/results/burst-<label>-<time>.json, with the load average before and
+after (other work on the machine moves every figure). `--no-wait` ends the run once
 every render has been asked for (the creates' and render requests' latencies, not the renders').
 
 `--checkout PATH` serves from another checkout of the project (the same virtualenv, so the same
@@ -125,6 +127,7 @@ def run(clients: int, background: int, checkout: Path, wait: bool = True) -> dic
             background_renders(base, key, background)
             timings, finished = Timings(), {}
             barrier = threading.Barrier(clients)
+            serving = server_cpu_s(proc.pid)
             started = time.perf_counter()
             threads = [threading.Thread(target=client_run,
                                         args=(base, key, i, barrier, timings, finished, started, wait))
@@ -133,11 +136,26 @@ def run(clients: int, background: int, checkout: Path, wait: bool = True) -> dic
                 thread.start()
             for thread in threads:
                 thread.join()
+            serving = server_cpu_s(proc.pid) - serving
             return {"clients": clients, "background_renders": background, "endpoints": timings.table(),
                     "all_renders_done_s": round(max(finished.values()), 1) if finished else None,
-                    "renders_finished": len(finished)}
+                    "renders_finished": len(finished),
+                    "serving_cpu_s": round(serving, 2), "serving_cpu_ms_per_client": round(1000 * serving / clients, 1)}
         finally:
             proc.stop()
+
+
+def server_cpu_s(master: int) -> float:
+    """CPU seconds of the serving processes so far: gunicorn's master and its workers (the request
+    threads and each worker's dispatcher), not the pool processes that render (their children).
+    Other load on the machine moves it far less than the latencies."""
+    import psutil
+
+    try:
+        workers = [c.pid for c in psutil.Process(master).children(recursive=False)]
+    except psutil.Error:
+        return 0.0
+    return sum(farmkit.stat_cpu_s(pid, with_children=False) for pid in (master, *workers))
 
 
 def add_credits(checkout: Path, env: dict[str, str], key: str, renders: int) -> None:
@@ -167,6 +185,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, row in result["endpoints"].items():
         print(f"{name:28} {row['count']:>6} {row['p50']:>7.3f} {row['p95']:>7.3f} {row['p99']:>7.3f} "
               f"{row['max']:>7.3f}  {row['statuses']}")
+    print(f"serving processes' CPU over the burst: {result['serving_cpu_s']} s, "
+          f"{result['serving_cpu_ms_per_client']} ms per client")
     if args.wait:
         print(f"all {result['renders_finished']} renders finished after {result['all_renders_done_s']} s")
     print(f"load average (1, 5, 15 min): before {result['load_average']['before']}, "

@@ -163,7 +163,7 @@ def tree(pid: int) -> list[int]:
         return []
 
 
-def _stat_cpu_s(pid: int, with_children: bool = True) -> float:
+def stat_cpu_s(pid: int, with_children: bool = True) -> float:
     """utime + stime (+ reaped children's) of one process from /proc/PID/stat; 0 if gone."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -177,7 +177,7 @@ def _stat_cpu_s(pid: int, with_children: bool = True) -> float:
 
 
 def tree_cpu_s(roots: Iterable[int]) -> float:
-    return sum(_stat_cpu_s(p) for r in roots for p in tree(r))
+    return sum(stat_cpu_s(p) for r in roots for p in tree(r))
 
 
 def service_cpu_s() -> float:
@@ -188,7 +188,7 @@ def service_cpu_s() -> float:
     total = 0.0
     for p in psutil.process_iter(["name"]):
         if p.info["name"] in SERVICE_NAMES:
-            total += _stat_cpu_s(p.pid, with_children=False)
+            total += stat_cpu_s(p.pid, with_children=False)
     return total
 
 
@@ -264,7 +264,7 @@ class ThreadSampler:
                 except psutil.Error:
                     continue
                 self.peak_threads = max(self.peak_threads, n)
-                now[pid] = _stat_cpu_s(pid, with_children=False)
+                now[pid] = stat_cpu_s(pid, with_children=False)
                 if pid in last and now[pid] - last[pid] > 0.5 * self.interval:
                     busy += 1
                     self.peak_busy_threads = max(self.peak_busy_threads, n)
