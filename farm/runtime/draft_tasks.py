@@ -8,7 +8,8 @@ draft's segments are never joined, so any node may draw any chunk), through the 
 seconds, and before it stores anything, it looks whether its draft is still live: a draft deleted
 meanwhile (a newer one took its place, or it expired) stops it, and nothing is stored. A chunk that
 cannot be drawn fails its draft at once, with a message the page shows, rather than be retried: a
-preview is asked for again with a click (a chunk whose process died is run again by the queue).
+preview is asked for again with a click (a chunk whose process died is run again by the queue; one
+that dies on every try fails its draft through the queue's failure handler, ``fail_for_good``).
 """
 from __future__ import annotations
 
@@ -68,6 +69,13 @@ def draw_draft_chunk(draft_id: str, index: int) -> None:
         ctx.storage.put_file(key, ts, TS_CONTENT_TYPE)
         if not drafts.segment_stored(ctx.engine, ctx.storage, draft, os.path.getsize(ts)):
             ctx.storage.delete(key)  # deleted (or failed) meanwhile: keep nothing of it
+
+
+def fail_for_good(draft_id: str, reason: str) -> None:
+    """The queue gave up on a chunk of the draft (its process died on every try, which the chunk
+    cannot catch itself): the draft fails at once, with what its page shows, rather than look
+    live until it expires."""
+    _fail(current(), draft_id, f"the preview could not be drawn ({reason}); play it again")
 
 
 def _fail(ctx: TaskContext, draft_id: str, message: str) -> None:

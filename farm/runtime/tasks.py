@@ -21,12 +21,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from reelfarm.farm.runtime import draft_tasks
 from reelfarm.farm.runtime.context import TaskContext, current, studio_of
 from reelfarm.farm.runtime.queue import task_path as current_task_path
 from reelfarm.farm.runtime.resilience import Outage, is_database_outage, wait_until
 from reelfarm.farm.runtime.scratch import scratch_dir
 from reelfarm.farm.services import segments, stream
 from reelfarm.farm.services.assets import import_remote_assets, imported_keys
+from reelfarm.farm.services.drafts import DRAW_TASK as DRAW_DRAFT_TASK
 from reelfarm.farm.services.errors import TaskFailed
 from reelfarm.farm.services.graph import IMPORT_ASSETS_TASK, RENDER_CHUNK_TASK, STITCH_TASK
 from reelfarm.farm.services.job_lifecycle import JOB_KINDS, JobLifecycle
@@ -385,6 +387,7 @@ def handle_task_failure(func_path: str, args: Sequence[Any], reason: str) -> Non
             a[0], r if _advised(r) else f"fetching the video's images and audio failed: {r}"),
         RENDER_CHUNK_TASK: lambda a, r: _fail_render_quietly(a[0], f"rendering chunk {int(a[1]) + 1} failed: {r}"),
         STITCH_TASK: lambda a, r: _fail_render_quietly(a[0], f"joining the rendered chunks failed: {r}"),
+        DRAW_DRAFT_TASK: lambda a, r: draft_tasks.fail_for_good(a[0], r),
     }
     for kind in JOB_KINDS.values():
         handlers[kind.task] = functools.partial(_fail_job_task, kind.doing)

@@ -81,3 +81,25 @@ def test_a_draft_that_cannot_be_drawn_fails_with_its_reason_and_its_playlist_end
     assert ended.is_endlist and ended.segments == []
     draw_draft_chunk(draft["id"], 1)  # the draft's other chunks do nothing once it failed
     assert not embedded.storage.exists(segment_key(workspace, draft["id"], 1))
+
+
+def test_a_draft_whose_chunk_the_queue_gives_up_on_fails_at_once(embedded: Farm) -> None:
+    """A chunk whose process dies on every try cannot fail its draft itself: the queue's failure
+    handler does (RQ's ``on_failure`` and the embedded queue call the same), so the page says so
+    instead of showing a live preview until it expires; another workspace's draft is untouched."""
+    from reelfarm.farm.runtime.tasks import handle_task_failure
+    from reelfarm.farm.services.drafts import DRAW_TASK
+
+    workspace, other = embedded.workspace(credits=3), embedded.workspace(credits=3)
+    drafts = service(embedded)
+    draft = drafts.start(workspace, make_doc(6), "16:9")
+    bystander = drafts.start(other, make_doc(6), "16:9")
+    handle_task_failure(DRAW_TASK, [draft["id"], 1], "its process died (AbandonedJobError)")
+    failed = drafts.get(workspace, draft["id"])
+    assert failed["status"] == "failed" and not failed["playable"]
+    assert failed["error"] == ("the preview could not be drawn (its process died (AbandonedJobError)); "
+                               "play it again")
+    query = draft["stream_url"].split("?", 1)[1]
+    expires, sig = (part.split("=", 1)[1] for part in query.split("&"))
+    assert m3u8.loads(drafts.playlist(draft["id"], expires, sig)).is_endlist
+    assert drafts.get(other, bystander["id"])["status"] == "queued"
