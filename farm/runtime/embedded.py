@@ -331,14 +331,20 @@ class EmbeddedQueue:
     def _claim(self, wanted: int) -> list[_Claimed]:
         """Claim up to ``wanted`` runnable rows: tasks that are not render chunks first (stitches,
         jobs, deliveries: short, and they finish what was started), in arrival order; then chunks
-        in the order fair dispatch gives (``reelfarm.farm.services.fairness``)."""
+        in the order fair dispatch gives (``reelfarm.farm.services.fairness``).
+
+        Whether there is room is read first, outside a write transaction: every enqueue wakes the
+        dispatcher of each serving process, and on SQLite a write transaction is a turn in the one
+        writers' line, which a burst of requests would otherwise share with dispatchers that find
+        the farm full. The write transaction reads it again."""
+        with self.engine.connect() as conn:
+            if self._running_count(conn) >= self.max_running:
+                return []
         with transaction(self.engine) as conn:
             now = self.clock.now()
             if conn.dialect.name == "postgresql":  # one claimer at a time: the policy needs the whole picture
                 conn.execute(select(func.pg_advisory_xact_lock(_CLAIM_LOCK)))
-            running = conn.execute(select(func.count()).select_from(tasks)
-                                   .where(tasks.c.status == "running")).scalar_one()
-            wanted = min(wanted, self.max_running - int(running))
+            wanted = min(wanted, self.max_running - self._running_count(conn))
             if wanted <= 0:
                 return []
             runnable = (tasks.c.status == "queued", tasks.c.run_after <= now)
@@ -356,6 +362,10 @@ class EmbeddedQueue:
                     row = conn.execute(select(tasks.c.func, tasks.c.args).where(tasks.c.id == task_id)).one()
                     claimed.append(_Claimed(task_id, row.func, list(row.args)))
             return claimed
+
+    @staticmethod
+    def _running_count(conn: Connection) -> int:
+        return int(conn.execute(select(func.count()).select_from(tasks).where(tasks.c.status == "running")).scalar_one())
 
     def _fair_turns(self, conn: Connection, slots: int, now: Any) -> list[str]:
         """The chunks fair dispatch gives the next ``slots`` places to; the ledger kept in the table."""

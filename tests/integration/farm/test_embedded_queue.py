@@ -156,3 +156,36 @@ def test_tasks_run_at_a_lower_priority_than_the_serving_process(url: str, queues
     queue.start()
     assert queue.wait_idle(30)
     assert recorded(out) == [str(min(19, os.nice(0) + TASK_NICENESS))]
+
+
+def test_a_dispatcher_that_finds_the_farm_full_takes_no_write_lock(url: str, queues: list[EmbeddedQueue],
+                                                                    tmp_path: Path) -> None:
+    """Every enqueue wakes each serving process's dispatcher; one that finds ``max_running`` tasks
+    running (another process's) must not take a turn in SQLite's one writers' line for nothing,
+    and claims as soon as there is room."""
+    from sqlalchemy import event
+
+    out = str(tmp_path / "out")
+    queue = new_queue(url, queues, max_running=1)
+    queue.enqueue(f"{JOBS}.record", out, "waiting", job_id="waiting")
+    with queue.engine.begin() as conn:  # another process's task, running
+        conn.execute(queued_tasks.insert().values(
+            id="elsewhere", func=f"{JOBS}.record", args=[out, "x"], queue="render", status="running",
+            depends_on=[], attempts=1, max_attempts=3, claimed_by="other-host:1",
+            lease_until=datetime.now(UTC) + timedelta(minutes=5), run_after=datetime.now(UTC),
+            created_at=datetime.now(UTC), updated_at=datetime.now(UTC)))
+    begins: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
+        if statement.strip().upper().startswith("BEGIN IMMEDIATE"):
+            begins.append(statement)
+
+    event.listen(queue.engine, "before_cursor_execute", seen)
+    try:
+        assert queue._claim(1) == [] and begins == []
+        with queue.engine.begin() as conn:
+            conn.execute(update(queued_tasks).where(queued_tasks.c.id == "elsewhere").values(status="succeeded"))
+        claimed = queue._claim(1)
+        assert [c.id for c in claimed] == ["waiting"] and len(begins) == 1
+    finally:
+        event.remove(queue.engine, "before_cursor_execute", seen)
