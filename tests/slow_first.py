@@ -18,8 +18,9 @@ from typing import Protocol, TypeVar
 SLOW_FILES: tuple[str, ...] = (
     "tests/e2e/test_contract_fuzz.py",
     "tests/e2e/test_contract_scenarios.py",
-    "tests/e2e/test_soak.py",
+    "tests/integration/farm/test_fair_dispatch.py",  # four renders-behind-a-backlog runs, 40-75 s each
     "tests/e2e/test_console_browser.py",
+    "tests/e2e/test_soak.py",
     "tests/integration/api/test_api_story_uploads.py",
 )
 
