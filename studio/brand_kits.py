@@ -39,7 +39,7 @@ from reelfarm.shared.storage import Storage
 from reelfarm.shared.storage_keys import logo_key, uploaded_logo_key
 from reelfarm.studio.brand.logo import DecodedLogo, decode_logo, looks_like_svg
 from reelfarm.studio.errors import DefaultBrandKitDeletion, InvalidBrandKit
-from reelfarm.studio.resources import brand_kit_resource, jsonable
+from reelfarm.studio.resources import BrandKitResource, brand_kit_resource, jsonable
 from reelfarm.studio.stories.brand import is_number
 
 MAX_NAME = 200
@@ -87,13 +87,13 @@ class BrandKitService:
         self.clock = clock
         self.storage = storage
 
-    def list(self, workspace_id: str) -> list[dict[str, Any]]:
+    def list(self, workspace_id: str) -> list[BrandKitResource]:
         """Every kit of the workspace, the default kit first."""
         with self.engine.connect() as conn:
             kits = kits_repo.list_brand_kits(conn, workspace_id)
         return [brand_kit_resource(k, self.storage) for k in kits]
 
-    def get(self, workspace_id: str, kit_id: str) -> dict[str, Any]:
+    def get(self, workspace_id: str, kit_id: str) -> BrandKitResource:
         """Raises NotFound."""
         with self.engine.connect() as conn:
             return brand_kit_resource(kits_repo.get_brand_kit(conn, workspace_id, kit_id), self.storage)
@@ -112,7 +112,7 @@ class BrandKitService:
             kits_repo.delete_brand_kit(conn, workspace_id, kit_id)
 
     def create(self, workspace_id: str, name: str, tokens: Mapping[str, Any], *, is_default: bool = False,
-               logo: LogoFile | None = None) -> dict[str, Any]:
+               logo: LogoFile | None = None) -> BrandKitResource:
         """A kit made by hand, in one transaction; with ``is_default`` it becomes the workspace's default.
 
         ``tokens`` has the shape of ``BrandKit.tokens``; its ``logo`` is ignored (``logo`` uploads one).
@@ -135,7 +135,7 @@ class BrandKitService:
         return brand_kit_resource(kit, self.storage)
 
     def update(self, workspace_id: str, kit_id: str, changes: Mapping[str, Any], *,
-               logo: LogoFile | None = None, drop_logo: bool = False, any_family: bool = False) -> dict[str, Any]:
+               logo: LogoFile | None = None, drop_logo: bool = False, any_family: bool = False) -> BrandKitResource:
         """Rename, replace the tokens, or make it the default (``is_default``), in one transaction.
 
         Tokens without a ``logo`` key keep the kit's logo, and so does a ``logo`` whose URL is the one

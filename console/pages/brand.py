@@ -41,6 +41,7 @@ from reelfarm.studio.brand_kits import (
     shipped_families,
 )
 from reelfarm.studio.errors import DefaultBrandKitDeletion, InvalidBrandKit
+from reelfarm.studio.resources import BrandKitResource
 
 FONT_CACHE_SEC = 86400
 REFRESH_SEC = 2
@@ -187,11 +188,11 @@ def _logo(name: str, tokens: dict[str, Any], editing: bool) -> tuple[LogoFile | 
     return LogoFile(svc.storage.get_bytes(asset["key"]), "the library image"), picked, {}
 
 
-def _form_page(kit: dict[str, Any] | None, typed: Any, problems: dict[str, str] | None = None,
+def _form_page(kit: BrandKitResource | None, typed: Any, problems: dict[str, str] | None = None,
                status: int = 200) -> Any:
     return render_template(
         "console/brand_kit_form.html", kit=kit, typed=typed, problems=problems or {}, roles=COLOR_ROLES,
-        saved_colors=(kit or {}).get("tokens", {}).get("colors") or NEUTRAL_BRAND["colors"],
+        saved_colors=(kit["tokens"].get("colors") if kit else None) or NEUTRAL_BRAND["colors"],
         font_roles=FONT_ROLES, families=shipped_families(), weights=WEIGHTS, max_name=MAX_NAME,
         max_tagline=MAX_TAGLINE, max_radius=MAX_RADIUS * 100, max_logo_bytes=MAX_LOGO_BYTES, max_logo_mb=MAX_LOGO_BYTES // (1024 * 1024),
         resent=bool(problems) and bool(getattr(request.files.get("logo"), "filename", "")),

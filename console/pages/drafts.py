@@ -31,6 +31,7 @@ from reelfarm.renderer.hls import PLAYLIST_CONTENT_TYPE
 from reelfarm.shared.ids import is_uuid
 from reelfarm.studio.errors import InvalidFieldsError
 from reelfarm.studio.previews import StoryDraft
+from reelfarm.studio.resources import VideoResource
 from reelfarm.studio.stories import get_story
 
 
@@ -67,7 +68,7 @@ def story_draft(story_id: str) -> Any:
 # -- an existing video's fields form ----------------------------------------------------------
 
 def _video_draft(video_id: str, files: Any = None) \
-        -> tuple[StoryDraft, dict[str, Any], library.Posted, dict[str, str]]:
+        -> tuple[StoryDraft, VideoResource, library.Posted, dict[str, str]]:
     """The draft an existing video's fields form holds, the video, the form as read, and every
     problem. ``files``: the form's uploads, stored in the library (None: none are)."""
     v = web.services().videos.get(g.workspace.id, _uuid(video_id))

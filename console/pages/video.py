@@ -41,6 +41,7 @@ from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.statuses import ACTIVE_RENDER_STATUSES, LIVE, VIDEO_IN_THE_MAKING
 from reelfarm.shared.storage import download_url
 from reelfarm.studio.errors import InvalidFieldsError
+from reelfarm.studio.resources import VersionResource, VideoResource
 from reelfarm.studio.stories import get_story, validate_fields
 from reelfarm.studio.stories.fields import SOUNDTRACK
 from reelfarm.studio.texts import doc_texts, text_problems
@@ -83,7 +84,7 @@ def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, A
     renders = svc.renders.list_for_video(ws, video_id)
     versions = svc.videos.versions(ws, video_id)
     copies = svc.read_models.translations(ws, video_id)
-    still_job = _still_job(ws, video_id, (video["current_version"] or {}).get("id"))
+    still_job = _still_job(ws, video_id, video["current_version"]["id"] if video["current_version"] else None)
     fields = svc.read_models.current_fields(ws, video_id)
     controls = _controls(video, typed if typed is not None else fields)
     texts = _texts(video, typed_texts) if controls is None else None
@@ -106,7 +107,7 @@ def _data_png(png: bytes | None) -> str | None:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii") if png else None
 
 
-def _by_version(video: dict[str, Any], renders: Sequence[Mapping[str, Any]], versions: list[dict[str, Any]],
+def _by_version(video: VideoResource, renders: Sequence[Mapping[str, Any]], versions: Sequence[VersionResource],
                 asked: str | None = None) -> dict[str, Any]:
     """The renders as the page shows them, each labelled with its version's number (``version``):
     the current version's (``renders``, newest first), the one the player shows (its newest that
@@ -116,7 +117,7 @@ def _by_version(video: dict[str, Any], renders: Sequence[Mapping[str, Any]], ver
     for those, which format and
     resolution the current version has already started or made (``covered``)."""
     numbers = {v["id"]: v["number"] for v in versions}
-    current = (video["current_version"] or {}).get("id")
+    current = video["current_version"]["id"] if video["current_version"] else None
     labelled = [{**r, "version": numbers.get(r["version_id"])} for r in renders]
     mine = [r for r in labelled if r["version_id"] == current]
     covered = {(r["format"], r["resolution"]) for r in mine if r["status"] in ACTIVE_RENDER_STATUSES}
@@ -135,7 +136,7 @@ def _player(renders: list[dict[str, Any]], fmt: str, asked: str | None) -> dict[
         next((r for r in playable if r["format"] == fmt), None) or next(iter(playable), None)
 
 
-def _busy_anchor(video: dict[str, Any], renders: Sequence[Mapping[str, Any]], still_job: Mapping[str, Any] | None,
+def _busy_anchor(video: VideoResource, renders: Sequence[Mapping[str, Any]], still_job: Mapping[str, Any] | None,
                  copies: list[dict[str, Any]]) -> str | None:
     """Where a page that refreshes itself (no JavaScript) should stay: the part still working, or
     None when nothing is."""
@@ -161,13 +162,13 @@ def _still_job(ws: str, video_id: str, version_id: str | None) -> JobResource | 
     return job if job.get("kind") == "stills" else None
 
 
-def _controls(video: dict[str, Any], values: dict[str, Any] | None) -> list[forms.Control] | None:
+def _controls(video: VideoResource, values: dict[str, Any] | None) -> list[forms.Control] | None:
     if not video["story_id"] or video["current_version"] is None:
         return None
     return forms.controls(get_story(video["story_id"]).fields, values)
 
 
-def _texts(video: dict[str, Any], typed: dict[int, str] | None) -> list[dict[str, Any]] | None:
+def _texts(video: VideoResource, typed: dict[int, str] | None) -> list[dict[str, Any]] | None:
     """The texts of a video with no story fields (a translated copy, a document edit), to correct
     them: each distinct text once, with what was typed when a save was refused."""
     version = video["current_version"]
@@ -177,11 +178,19 @@ def _texts(video: dict[str, Any], typed: dict[int, str] | None) -> list[dict[str
              "value": (typed or {}).get(t.index, t.text)} for t in doc_texts(version["doc"])]
 
 
-def _locales(video: dict[str, Any]) -> list[str]:
+def _number(video: VideoResource) -> int:
+    """The number of the version an edit just made (an edited video always has one)."""
+    version = video["current_version"]
+    assert version is not None, "an edit answers the video with its new version"
+    return version["number"]
+
+
+def _locales(video: VideoResource) -> list[str]:
     """The languages this video can be translated into (not its own)."""
     from reelfarm.farm.services.jobs import published_locales
 
-    own = (video["locale"] or (video["current_version"] or {}).get("doc", {}).get("locale") or "en").split("-")[0]
+    version = video["current_version"]
+    own = (video["locale"] or (version["doc"].get("locale") if version else None) or "en").split("-")[0]
     # an engine that cannot list its languages gives none: the page shows without the menu
     tags = published_locales(web.services().jobs.studio.translators)
     return [t for t in tags if t.split("-")[0].lower() != own.lower()]
@@ -284,7 +293,7 @@ def fields_update(video_id: str) -> Any:
     except InvalidFieldsError as exc:
         return _page(video_id, library.track_problems(problems.explain(story.fields, values, exc.details)), values,
                      400, typed_note=note, typed_track=read.track)
-    flash(f"Saved as version {updated['current_version']['number']}.", "ok")
+    flash(f"Saved as version {_number(updated)}.", "ok")
     return _back(video_id, "#versions")
 
 
@@ -300,7 +309,8 @@ def texts_update(video_id: str) -> Any:
         abort(400, description="The form had no version; reload the page and try again.")
     note = request.form.get("note", "").strip()
     if note_error := forms.too_long("Note", note, MAX_NOTE):  # with the texts' own problems, all at once
-        doc = (web.services().videos.get(g.workspace.id, _video_id(video_id))["current_version"] or {}).get("doc")
+        current = web.services().videos.get(g.workspace.id, _video_id(video_id))["current_version"]
+        doc = current["doc"] if current else None
         found = {f"t.{i}": message for i, message in text_problems(doc or {}, typed).items()}
         return _page(video_id, {**found, "note": note_error}, status=400, typed_texts=typed, typed_note=note)
     try:
@@ -309,10 +319,10 @@ def texts_update(video_id: str) -> Any:
     except InvalidRequest as exc:
         found = {"t." + str(d["field"]).rsplit("/", 1)[-1]: str(d["message"]) for d in exc.details}
         return _page(video_id, found, status=400, typed_texts=typed, typed_note=note)
-    if updated["current_version"]["number"] == based_on:
+    if _number(updated) == based_on:
         flash("Nothing changed, so no version was made.", "ok")
     else:
-        flash(f"Saved as version {updated['current_version']['number']}.", "ok")
+        flash(f"Saved as version {_number(updated)}.", "ok")
     return _back(video_id, "#versions")
 
 
@@ -322,7 +332,7 @@ def version_restore(video_id: str, number: int) -> Any:
     if not 1 <= number <= 2**31 - 1:
         abort(404)
     restored = web.services().videos.restore(g.workspace.id, _video_id(video_id), number)
-    flash(f"Version {number} restored as version {restored['current_version']['number']}.", "ok")
+    flash(f"Version {number} restored as version {_number(restored)}.", "ok")
     return _back(video_id, "#versions")
 
 

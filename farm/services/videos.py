@@ -25,7 +25,7 @@ from reelfarm.farm.services.resources import job_resource
 from reelfarm.renderer.spec import DEFAULT_FORMAT
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.storage import Storage
-from reelfarm.studio.resources import version_resource, video_resource
+from reelfarm.studio.resources import VersionResource, VideoResource, version_resource, video_resource
 from reelfarm.studio.texts import text_problems, with_texts
 from reelfarm.studio.videos import VideoService, VideoView
 
@@ -61,7 +61,7 @@ class Videos:
     def create(self, workspace_id: str, *, story_id: str | None = None, fields: dict[str, Any] | None = None,
                brief: str | None = None, url: str | None = None, title: str | None = None,
                brand_kit_id: str | None = None, fmt: str = DEFAULT_FORMAT, duration_sec: float | None = None,
-               locale: str | None = None) -> dict[str, Any]:
+               locale: str | None = None) -> VideoResource:
         """Built from the story at once (``ready``), or ``generating`` with its ``generate`` job."""
         if story_id is None:
             video, job = self.jobs.request_generation(
@@ -85,17 +85,17 @@ class Videos:
         views, next_after = self.videos.list(workspace_id, limit, after)
         return {"data": [self._resource(v) for v in views], "next_cursor": encode_cursor(next_after)}
 
-    def get(self, workspace_id: str, video_id: str) -> dict[str, Any]:
+    def get(self, workspace_id: str, video_id: str) -> VideoResource:
         return self._resource(self.videos.get(workspace_id, video_id))
 
     def update(self, workspace_id: str, video_id: str, *, doc: dict[str, Any] | None = None,
                fields: dict[str, Any] | None = None, title: str | None = None,
-               note: str | None = None) -> dict[str, Any]:
+               note: str | None = None) -> VideoResource:
         return self._resource(self.videos.update(workspace_id, video_id, doc=doc, fields=fields, title=title,
                                                  note=note))
 
     def update_texts(self, workspace_id: str, video_id: str, changes: dict[int, str], *, based_on: int,
-                     note: str | None = None) -> dict[str, Any]:
+                     note: str | None = None) -> VideoResource:
         """Save the current version with some of its texts replaced (``reelfarm.studio.texts``: by the
         index of each distinct text) as a new version; nothing is saved when no text changed.
 
@@ -119,16 +119,16 @@ class Videos:
             return self._resource(view)
         return self.update(workspace_id, video_id, doc=new_doc, note=note)
 
-    def archive(self, workspace_id: str, video_id: str) -> dict[str, Any]:
+    def archive(self, workspace_id: str, video_id: str) -> VideoResource:
         return self._resource(self.videos.archive(workspace_id, video_id))
 
-    def versions(self, workspace_id: str, video_id: str) -> builtins.list[dict[str, Any]]:
+    def versions(self, workspace_id: str, video_id: str) -> builtins.list[VersionResource]:
         return [version_resource(v) for v in self.videos.versions(workspace_id, video_id)]
 
-    def version(self, workspace_id: str, video_id: str, number: int) -> dict[str, Any]:
+    def version(self, workspace_id: str, video_id: str, number: int) -> VersionResource:
         return version_resource(self.videos.version(workspace_id, video_id, number))
 
-    def restore(self, workspace_id: str, video_id: str, number: int, note: str | None = None) -> dict[str, Any]:
+    def restore(self, workspace_id: str, video_id: str, number: int, note: str | None = None) -> VideoResource:
         return self._resource(self.videos.restore(workspace_id, video_id, number, note))
 
     def request_variants(self, workspace_id: str, video_id: str, formats: Sequence[str], resolution: int,
@@ -143,6 +143,6 @@ class Videos:
         copies = self.jobs.request_translations(workspace_id, video_id, locales) if locales else []
         return {"renders": renders, "translations": [self._resource(VideoView(v, None, j)) for v, j in copies]}
 
-    def _resource(self, view: VideoView) -> dict[str, Any]:
+    def _resource(self, view: VideoView) -> VideoResource:
         job = job_resource(view.job, self.storage, self.clock) if view.job is not None else None
         return video_resource(view.video, view.version, job)
