@@ -31,8 +31,14 @@ def farm_client(services, app):
 def _wait(client, path, headers, done=("succeeded", "failed", "canceled")):
     deadline = time.monotonic() + DEADLINE_SEC
     seen = []
+    body = None
     while time.monotonic() < deadline:
-        body = client.get(path, headers=headers).get_json()
+        response = client.get(path, headers=headers)
+        if response.status_code == 429:  # a render slowed by a loaded machine outlasts the minute's quota
+            time.sleep(float(response.headers.get("Retry-After", "1")))
+            continue
+        assert response.status_code == 200, response.get_json()
+        body = response.get_json()
         seen.append(body["progress"])
         if body["status"] in done:
             return body, seen
