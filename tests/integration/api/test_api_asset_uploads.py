@@ -8,16 +8,12 @@ request is a 409 naming the direct upload. The SDK's ``assets.upload`` takes the
 PostgreSQL."""
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from types import MappingProxyType
 
 import anyio
 import httpx
 import pytest
-from flask import Flask
-from werkzeug.serving import make_server
 
 from reelfarm.client import AsyncClient, Client, ConflictError, QuotaExceededError, uploads
 from reelfarm.farm.runtime.context import TaskContext, configure
@@ -35,6 +31,7 @@ from tests.integration.api.test_api_assets import (  # noqa: F401  (fixtures)
     stored,
     upload,
 )
+from tests.integration.api.test_api_idempotency import served  # noqa: F401 - fixture: the app on a real HTTP server
 
 ON_S3 = pytest.mark.parametrize("settings", ["s3"], indirect=True)
 ON_LOCAL_FILES = pytest.mark.parametrize("settings", ["local"], indirect=True)
@@ -193,24 +190,13 @@ def test_uploads_never_completed_go_after_their_expiry(client, services, clock, 
     assert staged(services, b) == []
 
 
-@pytest.fixture
-def served(app: Flask) -> Iterator[str]:
-    """The app behind a real threaded HTTP server on 127.0.0.1; yields its base URL."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(10)
-
-
 def everything_of(services, tenant) -> list[str]:
     """The staged objects and stored assets of the tenant, as one listing."""
     return staged(services, tenant) + stored(services, tenant)
 
 
 @ON_S3
-def test_the_sdk_uploads_by_a_presigned_url_on_s3(served, services, tenant, tmp_path: Path, monkeypatch):
+def test_the_sdk_uploads_by_a_presigned_url_on_s3(served, services, tenant, tmp_path: Path, monkeypatch):  # noqa: F811
     photo = tmp_path / "team photo.png"
     photo.write_bytes(png((120, 80), (200, 100, 0)))
     told: list[tuple[int, int | None]] = []
@@ -239,7 +225,7 @@ def test_the_sdk_uploads_by_a_presigned_url_on_s3(served, services, tenant, tmp_
 
 
 @ON_S3
-def test_the_sdk_raises_quota_exceeded_from_either_way(served, services, tenant, tmp_path: Path):
+def test_the_sdk_raises_quota_exceeded_from_either_way(served, services, tenant, tmp_path: Path):  # noqa: F811
     services.assets.quotas = MappingProxyType({**plans.LIBRARY_BYTES, "pro": 100})
     photo = tmp_path / "photo.png"
     photo.write_bytes(png())
@@ -252,7 +238,7 @@ def test_the_sdk_raises_quota_exceeded_from_either_way(served, services, tenant,
 
 
 @ON_LOCAL_FILES
-def test_the_sdk_uploads_directly_on_local_files(served, services, tenant, tmp_path: Path, monkeypatch):
+def test_the_sdk_uploads_directly_on_local_files(served, services, tenant, tmp_path: Path, monkeypatch):  # noqa: F811
     monkeypatch.setattr(uploads, "PRESIGNED_OVER", 10)
     photo = tmp_path / "photo.png"
     photo.write_bytes(png())
