@@ -214,7 +214,9 @@ def test_a_node_stopped_before_its_chunk_ends_hands_it_back_unspent(farm: Farm, 
                                                                      stopped_by: str) -> None:
     credits = farm.credits()
     grace = {"REELFARM_WORKER_GRACE_SEC": "1"} if stopped_by == "the grace period" else {}
-    first = farm.start_node("first", **grace)
+    # Slower than FRAME_SEC: the first chunk (one second of video) draws for 6 s, well past the grace
+    # period or the second signal however late a loaded machine sees it drawing.
+    first = farm.start_node("first", frame_sec="0.25", **grace)
     render_id = farm.request_render()
     charged = farm.credits()
     assert charged < credits

@@ -44,6 +44,15 @@ class PostgresServer:
         self._created.append(name)
         return self.admin_url.set(database=name).render_as_string(hide_password=False)
 
+    def copy_database(self, template_url: str) -> str:
+        """A new database copied from ``template_url``'s (which nothing may be connected to); returns its URL."""
+        template = make_url(template_url).database
+        name = f"reelfarm_test_{secrets.token_hex(6)}"
+        with self._admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+        self._created.append(name)
+        return self.admin_url.set(database=name).render_as_string(hide_password=False)
+
     def drop_all(self) -> None:
         with self._admin.connect() as conn:
             for name in self._created:
@@ -68,10 +77,24 @@ def postgres_url(postgres_server: PostgresServer) -> str:
     return migrated(postgres_server.create_database())
 
 
+@pytest.fixture(scope="session")
+def postgres_template_url(postgres_server: PostgresServer) -> str:
+    """A migrated PostgreSQL database nothing connects to, copied for tests that need their own."""
+    return migrated(postgres_server.create_database())
+
+
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """URL of a migrated database: a fresh SQLite file, or the session's PostgreSQL database."""
+    """URL of a migrated database: a fresh SQLite file, or the session's PostgreSQL database.
+
+    A test that starts the embedded farm (it takes ``farm_client``, or is marked ``own_database``)
+    gets a PostgreSQL database of its own: the embedded farm runs every task queued in its
+    database, and the session's database holds what earlier tests queued and never ran.
+    """
     if request.param == "postgresql":
+        if "farm_client" in request.fixturenames or request.node.get_closest_marker("own_database"):
+            server: PostgresServer = request.getfixturevalue("postgres_server")
+            return server.copy_database(str(request.getfixturevalue("postgres_template_url")))
         return str(request.getfixturevalue("postgres_url"))
     return migrated(f"sqlite:///{tmp_path_factory.mktemp('sqlite')}/reelfarm.db")
 

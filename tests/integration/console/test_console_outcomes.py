@@ -12,6 +12,7 @@ import zlib
 from html import unescape
 from urllib.parse import urlsplit
 
+import pytest
 from flask.testing import FlaskClient
 from itsdangerous import base64_decode
 from sqlalchemy import update
@@ -106,6 +107,7 @@ def _wait_job(browser: FlaskClient, job_id: str) -> dict:
     raise AssertionError(f"job {job_id} did not end")
 
 
+@pytest.mark.own_database  # it starts the embedded farm
 def test_a_failed_brand_extraction_shows_its_error_and_keeps_its_job_in_the_address(app, services, make_tenant):
     acme, other = make_tenant(name="acme"), make_tenant(name="other")
     ann, bob = signed_in_owner(app, acme), signed_in_owner(app, other)
