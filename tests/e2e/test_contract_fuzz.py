@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.e2e.test_serve import first_workspace_key, free_port, start_server, stop, wait_for_health
 
 HERE = Path(__file__).resolve().parent
 SEED = 1
@@ -42,24 +42,32 @@ def schemathesis(base: str, key: str, phases: str, report_dir: Path) -> str:
     return output
 
 
-def fuzzed_server(tmp_path: Path, phases: str) -> str:
-    """Schemathesis's output for ``phases`` against a fresh `reelfarm serve`."""
+def fuzzed_server(tmp_path: Path, phases: str, redis_url: str) -> str:
+    """Schemathesis's output for ``phases`` against a fresh `reelfarm serve`.
+
+    The server is a farm's API (``REELFARM_REDIS_URL`` set; SQLite, local files) with no node:
+    renders and jobs are queued and answered exactly as on the embedded default, and nothing
+    draws them. An embedded server would draw every render the fuzz asks for, at every size and
+    length the document allows, for as long as the fuzz runs: minutes of both cores that test
+    nothing of the contract and slow every other test running beside it.
+    """
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    process, lines = start_server(tmp_path / "data", port, REELFARM_RATE_LIMIT_PRO="1000000")
+    data, env = tmp_path / "data", {"REELFARM_RATE_LIMIT_PRO": "1000000", "REELFARM_REDIS_URL": redis_url}
+    process, _ = start_server(data, port, **env)
     try:
-        key, _ = wait_for_key(lines)
         wait_for_health(base)
+        key = first_workspace_key(data, **env)
         return schemathesis(base, key, phases, tmp_path / "report")
     finally:
         stop(process)
 
 
-def test_schemathesis_finds_nothing(tmp_path: Path) -> None:
+def test_schemathesis_finds_nothing(tmp_path: Path, farm_redis: str) -> None:
     """Examples, coverage and fuzzing of every operation. The stateful phase runs on a server of
     its own (test_contract_scenarios.py): run after the others in one invocation it stops after a
     few dozen scenarios instead of its configured count, and apart the two run side by side."""
-    single = fuzzed_server(tmp_path, "examples,coverage,fuzzing")
+    single = fuzzed_server(tmp_path, "examples,coverage,fuzzing", farm_redis)
     selected = re.search(r"Selected: (\d+)/(\d+)", single)
     tested = re.search(r"Tested: (\d+)", single)
     assert selected and tested, single[-5000:]

@@ -10,8 +10,8 @@ from pathlib import Path
 from tests.e2e.test_contract_fuzz import fuzzed_server
 
 
-def test_schemathesis_scenarios_find_nothing(tmp_path: Path) -> None:
-    stateful = fuzzed_server(tmp_path, "stateful")
+def test_schemathesis_scenarios_find_nothing(tmp_path: Path, farm_redis: str) -> None:
+    stateful = fuzzed_server(tmp_path, "stateful", farm_redis)
     scenarios = re.search(r"Scenarios: +(\d+)", stateful)
     links = re.search(r"API Links: +(\d+) covered", stateful)
     assert scenarios and links, stateful[-5000:]
