@@ -38,7 +38,10 @@ def test_the_playlist_only_grows_through_a_killed_node(farm: Farm) -> None:
         return reads[-1]
 
     read()
-    end_tree(first)  # mid-render: its chunk is handed back once it is seen dead
+    # Mid-chunk: a job RQ had taken from the queue but not yet started when its node died waits in
+    # RQ's intermediate queue for its clean-up (two to three minutes), which this test is not about.
+    wait_for(lambda: farm.drawing(render), 60, "a chunk to draw", interval=0.05)
+    end_tree(first)  # its chunk is handed back once it is seen dead
     killed = time.monotonic()
     farm.start_node("second", frame_sec="0.01")
     while not read().is_endlist:
