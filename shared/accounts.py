@@ -90,6 +90,19 @@ def check_password(password: str) -> str | None:
     return None
 
 
+_DUMMIES: dict[tuple[object, ...], str] = {}
+
+
+def _dummy_hash(hasher: PasswordHasher) -> str:
+    """A hash of no one's password with ``hasher``'s parameters, checked against for an unknown
+    email so that it costs what a real check does. Made once per process and parameters (about
+    0.1 s of a CPU), not once per service."""
+    key = (hasher.time_cost, hasher.memory_cost, hasher.parallelism, hasher.hash_len, hasher.salt_len, hasher.type)
+    if key not in _DUMMIES:
+        _DUMMIES[key] = hasher.hash("not a password of anyone")
+    return _DUMMIES[key]
+
+
 class AccountService:
     """Users, links, passwords and sign-in; collaborators passed in, nothing global."""
 
@@ -98,7 +111,7 @@ class AccountService:
         self.clock = clock
         self.limiter = limiter
         self.hasher = hasher or PasswordHasher()
-        self._dummy = self.hasher.hash("not a password of anyone")
+        self._dummy = _dummy_hash(self.hasher)
 
     def create_user(self, workspace_id: str, email: str, role: str = "member", is_operator: bool = False,
                     public_url: str = "") -> NewUser:

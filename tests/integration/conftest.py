@@ -10,7 +10,9 @@ skips) with the reason: these tests exist to run against the real server.
 from __future__ import annotations
 
 import secrets
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
@@ -96,7 +98,18 @@ def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             server: PostgresServer = request.getfixturevalue("postgres_server")
             return server.copy_database(str(request.getfixturevalue("postgres_template_url")))
         return str(request.getfixturevalue("postgres_url"))
-    return migrated(f"sqlite:///{tmp_path_factory.mktemp('sqlite')}/reelfarm.db")
+    path = tmp_path_factory.mktemp("sqlite") / "reelfarm.db"
+    shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+    return f"sqlite:///{path}"
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated once for the session; each test's database is a copy of it (the
+    same schema as migrating each one, for a fraction of the time)."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "reelfarm.db"
+    migrated(f"sqlite:///{path}")
+    return path
 
 
 def migrated(url: str) -> str:
