@@ -1,6 +1,7 @@
 """The application factory: wires settings, services, blueprints, errors and the OpenAPI document."""
 from __future__ import annotations
 
+import json
 import logging
 import re
 import secrets
@@ -61,15 +62,31 @@ BLUEPRINTS = (system.blp, me.blp, brand_kits.extract_blp, brand_kits.blp, storie
               comments.blp, renders.blp, renders.jobs_blp, webhooks.blp, assets.blp)
 
 
+# The OpenAPI document of each configuration (``_config``'s values) this process has built, by
+# the JSON of those values. It is the same for every app a process makes with one configuration
+# (its ``servers`` are set per request): flask-smorest builds it from deep copies of every
+# operation's documentation, about a tenth of a second of a CPU an app, so later apps (each
+# gunicorn worker's, a test's) register their routes and share the first one's document.
+_DOCUMENTS: dict[str, Any] = {}
+
+
 class ReelfarmApi(ServedDocument, Api):
     """flask-smorest's Api with our error envelope instead of its own, serving the document with
     ``servers`` per request and Swagger UI from local assets (``reelfarm.api.document``). The `default`
     response it documents on every operation is that envelope too."""
 
     ERROR_SCHEMA = ErrorEnvelopeSchema
+    documented = False  # the spec is a document already built: blueprints add their routes only
 
     def handle_http_exception(self, error: HTTPException) -> Response:
         return err.handle_http_exception(error)
+
+    def register_blueprint(self, blp: Any, *, parameters: Any = None, **options: Any) -> None:
+        if not self.documented:
+            super().register_blueprint(blp, parameters=parameters, **options)
+            return
+        self._app.extensions["flask-smorest"]["blp_name_to_api"][options.get("name", blp.name)] = self
+        self._app.register_blueprint(blp, **options)
 
 
 def create_app(settings: Settings | None = None, services: Services | None = None,
@@ -91,15 +108,22 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         # `trusted_proxies` hops' X-Forwarded-* headers; a client cannot forge the hops before.
         n = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)  # type: ignore[method-assign]
-    app.config.update(_config(settings))
+    config = _config(settings)
+    app.config.update(config)
     app.extensions["reelfarm"] = services
     api = ReelfarmApi(app)
-    _document(api)
+    key = json.dumps(config, sort_keys=True, default=str)
+    if key in _DOCUMENTS:
+        api.spec, api.documented = _DOCUMENTS[key], True
+    else:
+        _document(api)
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     if extend is not None:
         extend(app)  # the web console at /app: session sign-in, CSRF, HTML error pages
-    _refine(api)
+    if not api.documented:
+        _refine(api)
+        _DOCUMENTS[key] = api.spec
     metrics.install(app)  # before the other hooks, so it times them too
     _install_hooks(app, services)
     logging.getLogger("reelfarm").setLevel(settings.log_level)

@@ -15,6 +15,7 @@ import pytest
 from flask import Flask
 from jsonschema import Draft202012Validator
 
+from reelfarm.api import app as api_app
 from reelfarm.api import examples
 from reelfarm.api.services import Services
 from reelfarm.app import create_app
@@ -31,9 +32,13 @@ METHODS = ("get", "put", "post", "patch", "delete")
 CAMEL = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]*)*")
 
 
-def _app(tmp: Path, apertium: str) -> Iterator[tuple[Flask, Services]]:
+def _app(tmp: Path, apertium: str, built: bool = False) -> Iterator[tuple[Flask, Services]]:
+    """An app on its own data folder; its document built for it (``built``: the one this process
+    built before for the same configuration, as every app after a process's first has)."""
     settings = Settings.from_env({"REELFARM_DATA_DIR": str(tmp), "REELFARM_APERTIUM": apertium})
     services = Services.from_settings(settings, clock=FixedClock())
+    if not built:
+        api_app._DOCUMENTS.clear()
     yield create_app(services=services), services
     services.engine.dispose()
 
@@ -187,6 +192,17 @@ def test_the_document_is_the_same_whichever_translation_engines_are_installed(wi
         assert answer.status_code == 400, answer.get_json()
         assert [(d["field"], d["code"]) for d in answer.get_json()["error"]["details"]] == [
             ("/locales/0", "unsupported_locale")]
+
+
+def test_an_app_sharing_the_document_built_before_serves_the_same_document(with_apertium, tmp_path):
+    fresh = with_apertium[0].test_client().get("/api/v1/openapi.json", headers={"Host": "h:1"})
+    assert api_app._DOCUMENTS  # the fixture's app built it (or an app since, from the same configuration)
+    for app, services in _app(tmp_path, "1", built=True):
+        assert app.extensions["flask-smorest"]["apis"][""]["ext_obj"].documented
+        shared = app.test_client().get("/api/v1/openapi.json", headers={"Host": "h:1"})
+        assert shared.get_json() == fresh.get_json() and len(shared.get_json()["paths"]) >= 30
+        stories = app.test_client().get("/api/v1/stories", headers=_tenant(services))  # routes registered all the same
+        assert stories.status_code == 200 and len(stories.get_json()["data"]) == len(list_stories())
 
 
 class _Assets(HTMLParser):
