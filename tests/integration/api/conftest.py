@@ -13,12 +13,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from argon2 import PasswordHasher
 from flask import Flask
 from flask.testing import FlaskClient
 
 from reelfarm.api.services import Services
 from reelfarm.app import create_app
 from reelfarm.renderer.tokens import NEUTRAL_BRAND
+from reelfarm.shared.accounts import AccountService
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import transaction
@@ -51,9 +53,15 @@ def settings(tmp_path, db_url: str) -> Settings:
     return Settings.from_env({"REELFARM_DATA_DIR": str(tmp_path / "data"), "REELFARM_DATABASE_URL": db_url})
 
 
+# Passwords are hashed with argon2 all the same, at a test's cost: the service's default costs
+# about 0.1 s of a CPU a hash or check, and a console test signs in several people.
+TEST_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+
+
 @pytest.fixture
 def services(settings: Settings, clock: FixedClock) -> Iterator[Services]:
     services = Services.from_settings(settings, clock=clock)
+    services.accounts = AccountService(services.engine, clock, services.rate_limiter, hasher=TEST_HASHER)
     yield services
     services.engine.dispose()
 
