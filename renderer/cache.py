@@ -8,13 +8,17 @@ first until the cache is within both. Sizes are estimates (`approx_size`), good 
 factor, which is what a ceiling needs; a value too big for the byte ceiling is not kept.
 
 Each cache is per process: forked children start with a copy of their parent's, then keep
-their own.
+their own. A child gets fresh locks: the embedded farm forks its pool from a serving process
+whose other threads may hold a cache's lock at that instant, and a child inheriting it locked
+would wait for it forever.
 """
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
@@ -28,6 +32,7 @@ V = TypeVar("V")
 F = TypeVar("F", bound=Callable[..., Any])
 
 _MISSING = object()
+_CACHES: weakref.WeakSet[BoundedCache[Any, Any]] = weakref.WeakSet()  # every cache of this process
 
 
 def approx_size(value: Any) -> int:
@@ -58,6 +63,7 @@ class BoundedCache(Generic[K, V]):
         self._items: OrderedDict[K, tuple[V, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        _CACHES.add(self)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -114,3 +120,11 @@ def bounded_cache(max_entries: int, max_bytes: int,
         wrapper.cache_clear = cache.clear  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
     return decorate
+
+
+def _unlock_after_fork() -> None:
+    for cache in list(_CACHES):
+        cache._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_unlock_after_fork)

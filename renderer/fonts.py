@@ -8,6 +8,7 @@ character by character, through `FALLBACK_FAMILIES`.
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from pathlib import Path
 
@@ -140,6 +141,17 @@ def font_files(family: str) -> list[Path]:
 
 _BOOK: FontBook | None = None
 _BOOK_LOCK = threading.Lock()
+
+
+def _unlock_after_fork() -> None:
+    """Fresh locks in a forked child (another thread of the parent may have held them then)."""
+    global _BOOK_LOCK
+    _BOOK_LOCK = threading.Lock()
+    if _BOOK is not None:
+        _BOOK._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_unlock_after_fork)
 
 
 def font_book() -> FontBook:

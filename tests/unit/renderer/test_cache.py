@@ -1,10 +1,16 @@
 """Bounded caches (reelfarm.renderer.cache): a ceiling in entries and one in bytes, least recently used out first."""
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
-from reelfarm.renderer import linter, text
+from reelfarm.renderer import fonts, linter, text
 from reelfarm.renderer.cache import BoundedCache, approx_size, bounded_cache
 
 
@@ -72,3 +78,46 @@ def test_the_renderers_caches_have_both_ceilings():
     assert (text._widest_line.cache.max_entries, text._widest_line.cache.max_bytes) == (2048, 2 * 1024 * 1024)
     assert (linter._backdrops.max_entries, linter._backdrops.max_bytes) == (
         linter.BACKDROP_CACHE_SIZE, linter.BACKDROP_CACHE_BYTES)
+
+
+def _in_a_fork(work: Callable[[], object]) -> int:
+    """The exit status of a forked child that runs ``work``; 3 when it has not ended in 10 s."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            work()
+        finally:
+            os._exit(0)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return 3
+
+
+def test_a_child_forked_while_another_thread_holds_a_cache_or_the_font_book_can_use_them():
+    """The embedded farm forks its pool from a serving process whose other threads may be inside a
+    cache or the font book at that instant: the child gets fresh locks, not held ones."""
+    cache: BoundedCache[str, int] = BoundedCache(8, 1 << 20)
+    cache.put("a", 1)
+    book = fonts.font_book()
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with cache._lock, book._lock, fonts._BOOK_LOCK:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        assert _in_a_fork(lambda: (cache.put("b", 2), cache.get("a"), fonts.font_book().families_for("Inter", 400),
+                                   fonts.font_book()._lock.acquire(timeout=5) or os._exit(4))) == 0
+    finally:
+        release.set()
+        holder.join()
