@@ -44,9 +44,10 @@ def test_the_run_fails_on_a_growing_must_be_flat_series_and_on_memory_only_when_
 
 
 def test_two_minutes_of_traffic_and_renders_leave_descriptors_processes_and_scratch_flat(tmp_path, monkeypatch):
-    # Two minutes on a loaded machine: the workers' connection pools can still be filling in the
-    # second minute (two descriptors now and then, about 3 a minute, bounded by the pools' sizes), so
-    # descriptors are judged at 4 a minute here; a leak of one a render is 6 a minute.
+    # Two minutes on a loaded machine: descriptors were once seen rising by two now and then in the
+    # second minute (about 3 a minute; the hour-long soak stays flat, so likely something filling up to
+    # a bound, such as connection pools, though not shown), so they are judged at 4 a minute here; a
+    # leak of one a render is 6 a minute.
     monkeypatch.setitem(soak.TOLERANCE, "fds", 4.0)
     out = tmp_path / "soak.json"
     code = soak.main(["--minutes", "2", "--interval", "10", "--clients", "2", "--json", str(out)])

@@ -38,20 +38,13 @@ class PostgresServer:
         with self._admin.connect() as conn:
             conn.execute(text("SELECT 1"))
 
-    def create_database(self) -> str:
-        """A new empty database; returns its URL."""
+    def create_database(self, template_url: str | None = None) -> str:
+        """A new database, empty or a copy of ``template_url``'s (which nothing may be connected
+        to); returns its URL."""
         name = f"reelfarm_test_{secrets.token_hex(6)}"
+        copied = f' TEMPLATE "{make_url(template_url).database}"' if template_url else ""
         with self._admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        self._created.append(name)
-        return self.admin_url.set(database=name).render_as_string(hide_password=False)
-
-    def copy_database(self, template_url: str) -> str:
-        """A new database copied from ``template_url``'s (which nothing may be connected to); returns its URL."""
-        template = make_url(template_url).database
-        name = f"reelfarm_test_{secrets.token_hex(6)}"
-        with self._admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+            conn.execute(text(f'CREATE DATABASE "{name}"{copied}'))
         self._created.append(name)
         return self.admin_url.set(database=name).render_as_string(hide_password=False)
 
@@ -96,7 +89,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     if request.param == "postgresql":
         if "farm_client" in request.fixturenames or request.node.get_closest_marker("own_database"):
             server: PostgresServer = request.getfixturevalue("postgres_server")
-            return server.copy_database(str(request.getfixturevalue("postgres_template_url")))
+            return server.create_database(str(request.getfixturevalue("postgres_template_url")))
         return str(request.getfixturevalue("postgres_url"))
     path = tmp_path_factory.mktemp("sqlite") / "reelfarm.db"
     shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
