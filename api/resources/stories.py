@@ -20,6 +20,13 @@ class Stories(MethodView):
     def get(self):
         """List stories
 
-        Every built-in story with its typed fields as a JSON Schema (2020-12) object.
+        Every built-in story with its typed fields as a JSON Schema (2020-12) object, the optional
+        `soundtrack` (an uploaded sound) among them.
         """
-        return {"data": [dict(s.to_dict(), fields_=s.fields) for s in list_stories()]}
+        return {"data": [_resource(s.to_dict()) for s in list_stories()]}
+
+
+def _resource(story: dict) -> dict:
+    """``Story.to_dict()`` for the schema, whose ``fields`` attribute is ``fields_``."""
+    story["fields_"] = story.pop("fields")
+    return story

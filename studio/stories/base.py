@@ -65,14 +65,14 @@ class Story:
     build: Builder = field(repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The API's ``Story`` resource."""
+        """The API's ``Story`` resource: its fields with the ``soundtrack`` every story accepts."""
         return {
             "id": self.id,
             "name": self.name,
             "category": self.category,
             "description": self.description,
             "default_duration_sec": self.default_duration_sec,
-            "fields": copy.deepcopy(self.fields),
+            "fields": copy.deepcopy(with_soundtrack(self.fields)),
         }
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from reelfarm.renderer.stills import as_doc
 from tests.integration.api.support import assert_error
 from tests.integration.api.test_api_assets import fetch, mp3, png, s3_endpoint, settings, upload  # noqa: F401
 from tests.integration.api.test_api_renders import _video, _wait, farm_client  # noqa: F401
@@ -79,6 +80,27 @@ def test_editing_only_the_soundtrack_keeps_the_video_chunks_fingerprints(client,
     prints = fingerprints(services.storage, scope, fake, before)
     assert len(prints) == 2 and all(prints)
     assert fingerprints(services.storage, scope, fake, before) == fingerprints(services.storage, scope, fake, after)
+
+
+def test_a_soundtrack_leaves_the_poster_and_stills_as_they_are(client, services, tenant):
+    from reelfarm.renderer.spec import RenderSpec
+    from reelfarm.renderer.stills import iter_stills_png, poster_time
+    from reelfarm.shared.repos.objects import WorkspaceObjects
+    from reelfarm.studio.assets import StorageAssets
+
+    image = upload(client, tenant, png((320, 240), MAGENTA)).get_json()
+    sound = upload(client, tenant, mp3(3.0)).get_json()
+    silent = _video(client, tenant, storyId="product_launch", format="16:9", durationSec=6,
+                    fields={"image": image["id"]})["current_version"]["doc"]
+    scored = _story_video(client, tenant, image["id"], sound["id"], volume=0.5,
+                          fade_in_sec=1)["current_version"]["doc"]
+    assert scored["audio"] and not silent.get("audio")
+    assets = StorageAssets(services.storage, WorkspaceObjects(services.engine, tenant.workspace_id), "test/")
+    times = [0.0, 1.5, poster_time(as_doc(scored)), 5.9]
+    spec = RenderSpec("16:9", 720)
+    with_sound = list(iter_stills_png(scored, times, spec, assets))
+    assert with_sound == list(iter_stills_png(silent, times, spec, assets))
+    assert len(set(with_sound)) > 1  # the stills differ in time, so equal lists compare real frames
 
 
 class _FakeRender:

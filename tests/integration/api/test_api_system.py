@@ -31,6 +31,7 @@ def test_stories_list_every_story_with_a_json_schema_of_its_fields(client, tenan
         assert schema["type"] == "object"
         assert schema["additionalProperties"] is False
         assert set(schema.get("required", [])) <= set(schema["properties"])
+        assert schema["properties"]["soundtrack"]["properties"]["asset_id"]["type"] == "string"
         for name, prop in schema["properties"].items():
             assert {"type", "title", "default"} <= set(prop), (story["id"], name)
         defaults = {name: prop["default"] for name, prop in schema["properties"].items()

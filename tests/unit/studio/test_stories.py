@@ -116,6 +116,8 @@ def test_default_durations_suit_short_videos():
 def test_to_dict_is_the_api_story_resource():
     resource = get_story("announcement").to_dict()
     assert set(resource) == {"id", "name", "category", "description", "default_duration_sec", "fields"}
+    assert set(resource["fields"]["properties"]) == set(get_story("announcement").fields["properties"]) | {
+        "soundtrack"}
     json.dumps(resource)
 
 
