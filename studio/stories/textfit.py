@@ -123,10 +123,17 @@ def fit_text(text: str, max_len: int, width: float, max_h: float, role: Role, *,
 
 
 def _largest(fits: Callable[[float], bool], lo: float, hi: float) -> float:
-    """The largest size in [lo, hi] (to 1/1000) for which ``fits`` holds; ``lo`` if none."""
+    """The largest size in [lo, hi] (to 1/1000) for which ``fits`` holds; ``lo`` if none.
+
+    Fourteen halvings, ended early once ``lo`` and ``hi`` round down to the same thousandth:
+    every later ``lo`` lies between them, so the answer is already known (about half the
+    measurements, each a paragraph laid out twice).
+    """
     if fits(hi):
         return math.floor(hi * 1000) / 1000
     for _ in range(14):
+        if math.floor(lo * 1000) == math.floor(hi * 1000):
+            break
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     return math.floor(lo * 1000) / 1000
