@@ -1,6 +1,7 @@
 """A burst of clients against one embedded `reelfarm serve` while renders run on the same host.
 
     python -m benchmarks.burst --clients 50 [--background 4] [--checkout PATH] [--label NAME] [--no-wait]
+                               [--redis URL]
 
 Starts `reelfarm serve` as a user would (SQLite, local files, gunicorn with 2 workers, the
 embedded farm rendering in the same host's processes) on a fresh data dir; first asks for
@@ -13,6 +14,10 @@ workers, not the processes that render: a figure other load moves far less than 
 writes the same to benchmarks/results/burst-<label>-<time>.json, with the load average before and
 after (other work on the machine moves every figure). `--no-wait` ends the run once
 every render has been asked for (the creates' and render requests' latencies, not the renders').
+
+`--redis URL` serves as a farm's API on that Redis (an empty database of its own, as
+`redis-server --port 6399 --save ""` gives) with no node, so nothing draws: what serving alone
+costs, apart from renders on the same cores. Use with `--background 0 --no-wait`.
 
 `--checkout PATH` serves from another checkout of the project (the same virtualenv, so the same
 libraries): `git worktree add /tmp/before <commit>` and `--checkout /tmp/before` measure an
@@ -100,6 +105,8 @@ def client_run(base: str, key: str, i: int, barrier: threading.Barrier, timings:
 
 def background_renders(base: str, key: str, count: int) -> None:
     """Ask for ``count`` longer renders before the burst, and wait until one of them runs."""
+    if not count:
+        return
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=120) as client:
         ids = []
         for i in range(count):
@@ -114,13 +121,14 @@ def background_renders(base: str, key: str, count: int) -> None:
             time.sleep(0.2)
 
 
-def run(clients: int, background: int, checkout: Path, wait: bool = True) -> dict[str, Any]:
+def run(clients: int, background: int, checkout: Path, wait: bool = True, redis: str | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="reelfarm-burst-") as tmp:
         port = farmkit.free_port()
         data = Path(tmp) / "data"
-        proc, key = farmkit.start_server(data, port, cwd=checkout)
+        farm = {"REELFARM_REDIS_URL": redis} if redis else {}
+        proc, key = farmkit.start_server(data, port, extra_env=farm, cwd=checkout)
         base = f"http://127.0.0.1:{port}"
-        env = farmkit.clean_env(REELFARM_DATA_DIR=str(data), REELFARM_PUBLIC_URL=base)
+        env = farmkit.clean_env(REELFARM_DATA_DIR=str(data), REELFARM_PUBLIC_URL=base, **farm)
         try:
             # the dev workspace's 100 credits are not enough for a big burst
             add_credits(checkout, env, key, clients + background)
@@ -174,10 +182,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--label", default="current")
     parser.add_argument("--no-wait", dest="wait", action="store_false",
                         help="end once every render has been asked for, without waiting for the renders")
+    parser.add_argument("--redis", help="serve as a farm's API on this (empty) Redis, with no node: nothing draws")
     args = parser.parse_args(argv)
+    if args.redis and (args.wait or args.background):
+        parser.error("--redis draws nothing: use it with --background 0 --no-wait")
     load_before = os.getloadavg()
     result = {"label": args.label, "checkout": str(args.checkout), "machine": farmkit.machine(),
-              **run(args.clients, args.background, args.checkout.resolve(), args.wait),
+              "redis": bool(args.redis), **run(args.clients, args.background, args.checkout.resolve(), args.wait, args.redis),
               "load_average": {"before": [round(x, 2) for x in load_before],
                                "after": [round(x, 2) for x in os.getloadavg()]}}
     print(f"burst of {args.clients} clients, {args.background} renders already running ({args.label})")
