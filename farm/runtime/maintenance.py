@@ -3,8 +3,9 @@
 ``farm_round`` does, in this order, each chore that its *gate* says is due now:
 
 1. ``handback`` (a farm on RQ only): hand the started jobs of dead nodes back to RQ
-   (``recover_orphans``), every ``HANDBACK_SEC``: with a node seen as dead ``ALIVE_SEC`` after
-   its last heartbeat (``reelfarm.farm.runtime.nodes``), a dead node's chunk is running again
+   (``recover_orphans``), and the jobs they had taken and not yet started back to the front of
+   their queues (``recover_taken``), every ``HANDBACK_SEC``: with a node seen as dead ``ALIVE_SEC``
+   after its last heartbeat (``reelfarm.farm.runtime.nodes``), a dead node's chunk is running again
    elsewhere within about 25 s of its death;
 2. ``repair`` (a farm on RQ only): enqueue again the work Redis lost (``reelfarm.farm.runtime.reconcile``), and
    ``reap``: fail and refund renders and jobs stalled past their bound (``reelfarm.farm.runtime.reaper``);
@@ -40,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from reelfarm.farm.runtime import retention
-from reelfarm.farm.runtime.nodes import NodeRegistry
+from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.reaper import reap
 from reelfarm.farm.runtime.reconcile import reconcile
@@ -209,6 +210,42 @@ def recover_orphans(redis: Any, queue_names: Sequence[str], registry: NodeRegist
     return recovered
 
 
+def recover_taken(redis: Any, key: str, registry: NodeRegistry) -> list[str]:
+    """Put the jobs that dead nodes took and never started back at the front of their queues, their
+    retries unspent (they never ran); drop the notes of jobs that started or are gone. Returns the
+    ids put back. ``key``: the farm's taken key (``reelfarm.farm.runtime.nodes.taken_key``).
+
+    A note is claimed by deleting it, so of two rounds at once only one puts a job back.
+    """
+    from rq import Queue
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job, JobStatus
+    from rq.registry import StartedJobRegistry
+
+    recovered: list[str] = []
+    for raw_id, raw_note in redis.hgetall(key).items():
+        job_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
+        node, _, queue_name = (raw_note.decode() if isinstance(raw_note, bytes) else raw_note).partition("\n")
+        try:
+            job = Job.fetch(job_id, connection=redis)
+        except NoSuchJobError:
+            redis.hdel(key, job_id)
+            continue
+        started = job_id in StartedJobRegistry(queue_name, connection=redis)
+        if started or job.get_status() != JobStatus.QUEUED:
+            redis.hdel(key, job_id)  # it started (a dead node's started job is recover_orphans'), or ended
+            continue
+        if not registry.is_dead(node) or not redis.hdel(key, job_id):
+            continue  # its node lives (it may be waiting for the database), or another round took it
+        queue = Queue(queue_name, connection=redis)
+        redis.lrem(queue.intermediate_queue_key, 0, job_id)
+        queue.push_job_id(job_id, at_front=True)
+        log.warning("job %s was taken by %s, which is gone, before it started; back at the front of %s",
+                    job_id, node, queue_name)
+        recovered.append(job_id)
+    return recovered
+
+
 def _run_now(redis: Any, queue_name: str, job_id: str) -> None:
     """A dead node's job that RQ scheduled for a retry goes to the front of its queue at once.
 
@@ -239,8 +276,9 @@ class rq_repair:  # named as the function it was: a Repair of a farm on RQ
     queues: Sequence[str] = QUEUES
 
     def handback(self) -> list[str]:
-        return recover_orphans(self.queue.redis, [self.queue.queue_name(q) for q in self.queues],
-                               NodeRegistry(self.queue.redis, self.queue.namespace))
+        registry = NodeRegistry(self.queue.redis, self.queue.namespace)
+        return (recover_orphans(self.queue.redis, [self.queue.queue_name(q) for q in self.queues], registry)
+                + recover_taken(self.queue.redis, taken_key(self.queue.namespace), registry))
 
     def reconcile(self) -> list[str]:
         return reconcile(self.queue).enqueued

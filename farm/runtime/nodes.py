@@ -37,6 +37,14 @@ ALIVE_SEC = 15.0  # a node that has not written for this long is gone (heartbeat
 T = TypeVar("T")
 
 
+def taken_key(namespace: str) -> str:
+    """The Redis hash of jobs nodes have taken from their queues and not yet started: job id ->
+    ``<node name>\n<queue name>``. ``NodeWorker`` (``reelfarm.farm.runtime.rqnode``) writes an entry as it
+    takes a job and removes it once the job is registered as started; the farm's hand-back round
+    (``reelfarm.farm.runtime.maintenance.recover_taken``) puts back the jobs of nodes that died in between."""
+    return f"reelfarm:{namespace}taken"
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a node is, fixed for its life; ``GpuSample`` holds what changes from beat to beat."""

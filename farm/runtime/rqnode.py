@@ -24,6 +24,17 @@ running one finish. The work horse ignores SIGTERM, so a signal sent to every pr
 a cold shutdown, is stopped and handed back to the front of its queue with its retries unspent,
 so another node runs it at once instead of after the farm's repair round notices a dead node.
 
+Taken, not started. Between taking a job from its queue and registering it as started (RQ's
+started registry, where a dead node's jobs are found) a node does some work of its own: waiting
+for the database, fetching the job, preparing its execution. A node that dies there leaves the job
+in no list RQ looks at soon: a one-queue node's job waits in RQ's intermediate list until RQ's
+clean-up fails it a minute or two later (a retry spent), and a node of several queues pops it
+outright, so it would wait for the stall reaper. ``NodeWorker`` notes each job it takes under the
+farm's taken key (``reelfarm.farm.runtime.nodes.taken_key``) and clears the note once the job is
+registered as started; the farm's hand-back round puts the job of a dead node back at the front of
+its queue, its retries unspent (it never ran). A node waiting out a database outage with a job in
+hand is alive (its heartbeats go on), so its job stays with it.
+
 Bad nodes and stuck chunks (``reelfarm.farm.runtime.nodehealth``). ``NodeWorker`` counts the failures
 of its chunks that are its own fault; set aside after ``REELFARM_NODE_SETASIDE_AFTER`` of them in a
 row, it takes no job until an operator clears it or its cool-down is over, and the chunk whose
@@ -110,7 +121,7 @@ class NodeWorker(Worker):
 
     def __init__(self, *args: Any, database: Engine | None = None, stop_grace_sec: float | None = None,
                  dispatch: Any = None, health: NodeHealth | None = None, stall: StallWatch | None = None,
-                 **kwargs: Any) -> None:
+                 taken: str | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL_SEC)
         kwargs.setdefault("worker_ttl", WORKER_TTL_SEC)
         if stall is not None:
@@ -131,6 +142,7 @@ class NodeWorker(Worker):
         self._set_aside_job: str | None = None  # the job whose failure set this node aside: handed back
         self._horse_death: tuple[str, str] | None = None  # (job id, why) of the horse that just died
         self._stuck: tuple[str, str] | None = None  # (job id, why) of the chunk this node stopped as stuck
+        self.taken = taken  # the farm's taken key (``nodes.taken_key``); None: jobs taken are not noted
 
     # -- the work loop's steps ----------------------------------------------------------------
 
@@ -148,11 +160,34 @@ class NodeWorker(Worker):
                     continue
                 if self.dispatch is not None:
                     self._dispatch_before_taking(burst=timeout is None)
-                return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+                result = super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+                if result is not None:
+                    self._note_taken(*result)
+                return result
             except REDIS_ERRORS as exc:
                 self.redis_outage.lost(exc, "waiting for jobs")
                 time.sleep(backoff.next())
         return None
+
+    def _note_taken(self, job: Any, queue: Any) -> None:
+        """Note the job as taken by this node until it is registered as started (module docstring)."""
+        if self.taken is None:
+            return
+        try:
+            self.connection.hset(self.taken, job.id, f"{self.name}\n{queue.name}")
+        except REDIS_ERRORS as exc:  # Redis went away just after the job was taken: RQ's clean-up, then
+            self.redis_outage.lost(exc, f"noting job {job.id} as taken")  # reconcile, cover it
+
+    def prepare_execution(self, job: Any) -> Any:
+        """RQ's: the job registered as started (where a dead node's job is found); then the note of it
+        as taken is cleared."""
+        execution = super().prepare_execution(job)
+        if self.taken is not None:
+            try:
+                self.connection.hdel(self.taken, job.id)
+            except REDIS_ERRORS as exc:  # the hand-back round drops a note of a job that started
+                self.redis_outage.lost(exc, f"clearing job {job.id} as taken")
+        return execution
 
     def _dispatch_before_taking(self, burst: bool) -> None:
         """A round of fair dispatch with this worker as a free place. A burst worker leaves when

@@ -58,7 +58,14 @@ from reelfarm.farm.runtime.context import configure
 from reelfarm.farm.runtime.dispatch import Shares
 from reelfarm.farm.runtime.maintenance import FarmLocks, Maintenance, lock_key, recover_orphans, rq_repair
 from reelfarm.farm.runtime.nodehealth import FrameCounter, NodeHealth, StallWatch
-from reelfarm.farm.runtime.nodes import Capabilities, NodeRegistry, detect_capabilities, probe_gl, sample_gpu
+from reelfarm.farm.runtime.nodes import (
+    Capabilities,
+    NodeRegistry,
+    detect_capabilities,
+    probe_gl,
+    sample_gpu,
+    taken_key,
+)
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.resilience import Outage, is_outage, wait_until
 from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, node_queues
@@ -237,7 +244,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     health = NodeHealth(registry, SetAsidePolicy(settings.node_setaside_after, settings.node_cooldown_sec))
     worker = MeteredWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
                            name=name or worker_name(), database=engine, stop_grace_sec=grace, dispatch=farm_queue,
-                           health=health, stall=stall)
+                           health=health, stall=stall, taken=taken_key(namespace))
     if metrics_port:
         describe_node(choice.kind, family.family)
         serve_metrics(metrics_port, queue=farm_queue, engine=engine, standing=lambda: health.standing(worker.name))

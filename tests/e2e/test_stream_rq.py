@@ -38,8 +38,8 @@ def test_the_playlist_only_grows_through_a_killed_node(farm: Farm) -> None:
         return reads[-1]
 
     read()
-    # Mid-chunk: a job RQ had taken from the queue but not yet started when its node died waits in
-    # RQ's intermediate queue for its clean-up (two to three minutes), which this test is not about.
+    # Mid-chunk, as the docstring says: a job taken and not yet started when its node dies is another
+    # path (tests/e2e/test_taken_not_started.py).
     wait_for(lambda: farm.drawing(render), 60, "a chunk to draw", interval=0.05)
     end_tree(first)  # its chunk is handed back once it is seen dead
     killed = time.monotonic()

@@ -1,0 +1,57 @@
+"""A node that dies after taking a job and before starting it: the job runs on the next node, its
+retries unspent, instead of waiting in no queue for RQ's clean-up or the stall reaper.
+
+A real ``reelfarm worker`` (queues ``render,jobs``: RQ pops the job outright, no intermediate list)
+waits for a job; its database is shut down under it, so once it has taken the job it waits for the
+database before starting it. It is killed there. The API process's hand-back round puts the job
+back at the front of its queue; with the database back, a second node runs it.
+"""
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis import Redis
+from rq import Queue, Retry
+from rq.job import Job, JobStatus
+
+from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key
+from tests.e2e.test_farm_outages import Farm, wait_for
+
+
+@pytest.fixture
+def farm(tmp_path: Path) -> Iterator[Farm]:
+    made = Farm(tmp_path)
+    yield made
+    made.close()
+
+
+def test_a_job_taken_by_a_node_that_died_before_starting_it_runs_on_the_next_node(farm: Farm) -> None:
+    redis = Redis.from_url(farm.redis.url)
+    registry = NodeRegistry(redis, "")
+    node = farm.start_worker()
+    wait_for(lambda: any(n["alive"] for n in registry.nodes()), 60, f"the node to start\n{farm.worker_log()}")
+    queue = Queue("jobs", connection=redis)
+
+    farm.postgres.shut_down()  # the node waits for a job; it will hold the one it takes until the database is back
+    job = queue.enqueue("os.getpid", retry=Retry(max=1))
+    wait_for(lambda: redis.hexists(taken_key(""), job.id), 30, f"the node to take the job\n{farm.worker_log()}")
+    assert queue.count == 0 and job.id not in queue.started_job_registry  # taken, not started: in no list
+    assert node.poll() is None
+
+    os.killpg(node.pid, signal.SIGKILL)  # the node dies with the job in hand
+    node.wait()
+    wait_for(lambda: queue.get_job_ids() == [job.id], 30,
+             f"the API's hand-back round to put the job back\n{farm.server_log()}")
+    back = Job.fetch(job.id, connection=redis)
+    assert back.get_status() == JobStatus.QUEUED and back.retries_left == 1  # it never ran: nothing spent
+    assert not redis.hexists(taken_key(""), job.id)
+    assert f"job {job.id} was taken by" in farm.server_log()
+
+    farm.postgres.launch()
+    farm.start_worker()
+    wait_for(lambda: Job.fetch(job.id, connection=redis).get_status() == JobStatus.FINISHED, 60,
+             f"the next node to run the job\n{farm.worker_log()}")
