@@ -242,12 +242,13 @@ class RQQueue:
             return standing(ordered, render_id, waiting, self.dispatcher.throughput(), datetime.now(UTC))
 
     def held_up(self, render_id: str) -> dict[str, Any] | None:
-        """The earliest chunk of the render still marked as running on a node that is gone (until
-        the repair round hands it back: ``reelfarm.farm.runtime.maintenance.recover_orphans``)."""
+        """The earliest chunk of the render still marked as running on a node that is gone, or taken
+        by one and never started (until the repair round hands it back:
+        ``reelfarm.farm.runtime.maintenance.recover_orphans`` and ``recover_taken``)."""
         from rq.executions import Execution
         from rq.registry import StartedJobRegistry
 
-        from reelfarm.farm.runtime.nodes import NodeRegistry
+        from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key
         from reelfarm.farm.services.graph import chunk_index_of
         from reelfarm.farm.services.queues import CHUNK_QUEUES
 
@@ -269,6 +270,12 @@ class RQQueue:
                         continue
                     if execution.worker_name and nodes.is_dead(execution.worker_name):
                         stopped.append(index)
+            for raw_id, raw_note in self.redis.hgetall(taken_key(self.namespace)).items():  # taken, never started
+                job_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
+                index = chunk_index_of(render_id, job_id.removeprefix(self.namespace))
+                node = (raw_note.decode() if isinstance(raw_note, bytes) else raw_note).partition("\n")[0]
+                if index is not None and nodes.is_dead(node):
+                    stopped.append(index)
             if not stopped:
                 return None
             chunk = min(stopped)

@@ -108,3 +108,22 @@ def test_a_node_without_the_farms_key_notes_nothing(redis: Any, namespace: str) 
     assert worker.dequeue_job_and_maintain_ttl(timeout=1) is not None
     assert not redis.exists(taken_key(namespace))
     assert os.getpid()  # the job's function, importable as RQ needs
+
+
+def test_the_render_says_which_chunk_waits_for_a_dead_node_until_it_is_put_back(redis: Any, namespace: str) -> None:
+    from reelfarm.farm.runtime.queue import RQQueue
+    from reelfarm.farm.services.graph import chunk_job_id
+
+    (queue,) = _queues(redis, namespace, 1)
+    render_id = "7d3c2a14-0000-4000-8000-000000000001"
+    queue.enqueue("os.getpid", job_id=f"{namespace}{chunk_job_id(render_id, 2)}")
+    node = _node(redis, namespace, [queue])
+    node.dequeue_job_and_maintain_ttl(timeout=1)
+    farm = RQQueue(redis, namespace=namespace)
+    assert farm.held_up(render_id) is None  # its node lives
+    _dead(redis, namespace, "taker")
+    assert farm.held_up(render_id) == {"chunk": 2, "reason": "node_stopped",
+                                       "message": "waiting for chunk 2 (its node stopped)"}
+    assert farm.held_up("7d3c2a14-0000-4000-8000-000000000002") is None  # another render's
+    recover_taken(redis, taken_key(namespace), NodeRegistry(redis, namespace))
+    assert farm.held_up(render_id) is None
