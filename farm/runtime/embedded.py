@@ -49,11 +49,19 @@ from sqlalchemy.exc import OperationalError
 
 from reelfarm.farm.runtime import taskprocess
 from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, THROUGHPUT_WINDOW_SEC, workspace_shares
-from reelfarm.farm.runtime.fairrows import load_ledger, running_chunks, save_ledger, turn_values, waiting_chunks
+from reelfarm.farm.runtime.fairrows import (
+    Line,
+    line,
+    load_ledger,
+    running_chunks,
+    save_ledger,
+    turn_values,
+    waiting_chunks,
+)
 from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
 from reelfarm.farm.services.errors import QueueUnavailable
-from reelfarm.farm.services.fairness import Load, order, pick, standing
+from reelfarm.farm.services.fairness import Load, pick, place
 from reelfarm.farm.services.queues import RENDER_QUEUE, Turn
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.db import transaction
@@ -102,6 +110,7 @@ class EmbeddedQueue:
         self._wake = threading.Event()
         self._inflight: dict[str, Future[None]] = {}
         self._done: stdqueue.Queue[tuple[str, BaseException | None]] = stdqueue.Queue()
+        self._line: Line | None = None  # the fair line as last computed by ``standing``
         self._batch = threading.local()  # .conn: this thread's batch transaction (``batch``)
 
     # -- JobQueue ---------------------------------------------------------------------------
@@ -226,14 +235,13 @@ class EmbeddedQueue:
             if not waiting:
                 return None
             now = self.clock.now()
-            chunks = waiting_chunks(conn)
-            shares = workspace_shares(conn, {c.workspace for c in chunks})
-            ordered = order(chunks, shares=lambda w: shares.get(w, DEFAULT_SHARE), ledger=load_ledger(conn),
-                            policy=self.dispatch)
+            # the line is kept between reads and computed again only when what decides it changed
+            self._line = known = line(conn, self.dispatch, workspace_shares, self._line, DEFAULT_SHARE)
             done = conn.execute(select(func.coalesce(func.sum(tasks.c.cost), 0)).where(
                 tasks.c.status == "succeeded", tasks.c.workspace_id.is_not(None),
                 tasks.c.finished_at >= now - timedelta(seconds=THROUGHPUT_WINDOW_SEC))).scalar_one()
-        return standing(ordered, render_id, waiting, float(done) / THROUGHPUT_WINDOW_SEC, now)
+        # a render none of whose chunks is in line waits on a dependency (the asset import): all are ahead
+        return place(known.ahead.get(render_id, known.total), waiting, float(done) / THROUGHPUT_WINDOW_SEC, now)
 
     @property
     def running(self) -> bool:

@@ -175,8 +175,24 @@ def standing(ordered: Sequence[Chunk], render: str, waiting: int, frames_per_sec
     ahead = frames_ahead(ordered, render)
     if ahead is None:  # its chunks wait on a dependency (the asset import): everything queued is ahead
         ahead = sum(c.cost for c in ordered)
+    return place(ahead, waiting, frames_per_sec, now)
+
+
+def place(ahead: int, waiting: int, frames_per_sec: float, now: datetime) -> dict[str, object]:
+    """The Render resource's ``queue`` from the frames ahead of its next chunk (``standing``)."""
     start = now + timedelta(seconds=ahead / frames_per_sec) if frames_per_sec > 0 else None
     return {"frames_ahead": int(ahead), "chunks_waiting": int(waiting), "estimated_start_at": start}
+
+
+def places(ordered: Sequence[Chunk]) -> tuple[dict[str, int], int]:
+    """Each render's frames ahead of its next chunk in ``ordered`` (``order``'s answer), and the
+    frames of every chunk in it: ``frames_ahead`` for every render in one pass."""
+    ahead: dict[str, int] = {}
+    total = 0
+    for chunk in ordered:
+        ahead.setdefault(chunk.render, total)
+        total += chunk.cost
+    return ahead, total
 
 
 def frames_ahead(ordered: Sequence[Chunk], render: str) -> int | None:

@@ -1,0 +1,75 @@
+"""A queued render's place in line (the Render's ``queue``) on the embedded queue is computed once and
+kept while nothing that decides it changes, and is always what computing it afresh gives: after new
+chunks, chunks dispatched (the ledger moves), a workspace's weight changed, on SQLite and PostgreSQL.
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+
+from reelfarm.farm.runtime import fairrows
+from reelfarm.farm.runtime.embedded import EmbeddedQueue
+from reelfarm.farm.services.queues import Turn
+from reelfarm.shared.tables import workspaces
+from tests.integration.farm.conftest import Farm
+
+
+@pytest.fixture
+def orders(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times the line was computed (each call of ``fairness.order`` by ``fairrows.line``)."""
+    calls: list[int] = []
+    real = fairrows.order
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fairrows, "order", counted)
+    return calls
+
+
+def _render(queue: EmbeddedQueue, workspace: str, chunks: int, cost: int = 150, priority: str = "normal") -> str:
+    render = str(uuid.uuid4())
+    for index in range(chunks):
+        queue.enqueue("os.getpid", job_id=f"render-{render}-chunk-{index}",
+                      turn=Turn(workspace, render, cost, priority, index))
+    return render
+
+
+def _fresh(farm: Farm, policy: str) -> Callable[[str], Any]:
+    """The place computed from nothing kept: a queue of its own on the same database."""
+    return EmbeddedQueue(farm.engine, clock=farm.clock, dispatch=policy).standing
+
+
+@pytest.mark.parametrize("policy", ["fair", "fifo"])
+def test_the_kept_line_is_what_a_fresh_one_gives_and_is_computed_once_per_change(
+        make_embedded: Callable[..., Farm], orders: list[int], policy: str) -> None:
+    farm = make_embedded(workers=2, dispatch=policy)
+    queue: EmbeddedQueue = farm.queue  # type: ignore[assignment]
+    a, b, c = farm.workspace(credits=50), farm.workspace(), farm.workspace()
+    renders = [_render(queue, a, 4), _render(queue, a, 3, cost=90), _render(queue, b, 2),
+               _render(queue, c, 2, priority="low"), _render(queue, c, 1)]
+
+    def check(computed: int) -> None:
+        fresh = _fresh(farm, policy)
+        before = len(orders)
+        kept = {r: queue.standing(r) for r in renders}
+        assert len(orders) - before == computed  # once for every render's read, or not at all
+        assert kept == {r: fresh(r) for r in renders}
+
+    check(computed=1)
+    check(computed=0)  # nothing changed: the kept line answers
+    renders.append(_render(queue, b, 2))
+    check(computed=1)
+    assert queue._claim(3)  # dispatched: chunks leave the line and the ledger moves
+    check(computed=1)
+    with farm.engine.begin() as conn:
+        conn.execute(update(workspaces).where(workspaces.c.id == b).values(dispatch_weight=4))
+    check(computed=1)
+    check(computed=0)
+    waiting = [r for r in renders if queue.standing(r) is not None]
+    assert waiting and any(queue.standing(r)["frames_ahead"] > 0 for r in waiting)
