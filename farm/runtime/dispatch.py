@@ -40,7 +40,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
-from reelfarm.farm.services.fairness import Chunk, Ledger, Load, Share, order, pick, plan_share
+from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Load, Share, line, order, pick, plan_share
 from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE, Turn
 from reelfarm.shared.tables import workspaces
 
@@ -240,6 +240,23 @@ class Dispatcher:
                                         entry.get("priority", "normal"), float(entry.get("seq", 0.0)),
                                         int(entry.get("index", 0))), entry.get("target", RENDER_QUEUE)))
         return found
+
+    def kept_line(self, known: Line | None) -> Line:
+        """The fair line now (``fairness.Line``): ``known`` when the chunks waiting, the ledger and
+        the shares are those it was computed from, else computed again (``held``, ``order``)."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            workspaces = [w.decode() if isinstance(w, bytes) else w for w in self.redis.smembers(self.key("workspaces"))]
+            for workspace in workspaces:
+                pipe.lrange(self.waiting_list(workspace), 0, MAX_HELD_READ - 1)
+            ids = frozenset(i for listed in pipe.execute() for i in listed)
+        ledger = frozenset(self.redis.hgetall(self.key("ledger")).items())
+        if (known is not None and known.basis == (self.policy, ids, ledger)
+                and self.shares(known.shares.keys()) == known.shares):
+            return known
+        chunks = [h.chunk for h in self.held()]
+        basis_ids = frozenset(c.id.encode() for c in chunks)
+        return line((self.policy, basis_ids, ledger), chunks, self.shares({c.workspace for c in chunks}),
+                    Ledger.from_scopes(ledger), self.policy, DEFAULT_SHARE)
 
     def order(self) -> list[Chunk]:
         """Every waiting chunk in the order fair dispatch would serve it (``fairness.order``)."""

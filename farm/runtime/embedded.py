@@ -50,8 +50,7 @@ from sqlalchemy.exc import OperationalError
 from reelfarm.farm.runtime import taskprocess
 from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, THROUGHPUT_WINDOW_SEC, workspace_shares
 from reelfarm.farm.runtime.fairrows import (
-    Line,
-    line,
+    kept_line,
     load_ledger,
     running_chunks,
     save_ledger,
@@ -61,7 +60,7 @@ from reelfarm.farm.runtime.fairrows import (
 from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
 from reelfarm.farm.services.errors import QueueUnavailable
-from reelfarm.farm.services.fairness import Load, pick, place
+from reelfarm.farm.services.fairness import Line, Load, pick, place
 from reelfarm.farm.services.queues import RENDER_QUEUE, Turn
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.db import transaction
@@ -236,12 +235,11 @@ class EmbeddedQueue:
                 return None
             now = self.clock.now()
             # the line is kept between reads and computed again only when what decides it changed
-            self._line = known = line(conn, self.dispatch, workspace_shares, self._line, DEFAULT_SHARE)
+            self._line = known = kept_line(conn, self.dispatch, workspace_shares, self._line, DEFAULT_SHARE)
             done = conn.execute(select(func.coalesce(func.sum(tasks.c.cost), 0)).where(
                 tasks.c.status == "succeeded", tasks.c.workspace_id.is_not(None),
                 tasks.c.finished_at >= now - timedelta(seconds=THROUGHPUT_WINDOW_SEC))).scalar_one()
-        # a render none of whose chunks is in line waits on a dependency (the asset import): all are ahead
-        return place(known.ahead.get(render_id, known.total), waiting, float(done) / THROUGHPUT_WINDOW_SEC, now)
+        return place(known.frames_ahead(render_id), waiting, float(done) / THROUGHPUT_WINDOW_SEC, now)
 
     @property
     def running(self) -> bool:

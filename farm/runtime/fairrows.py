@@ -2,13 +2,12 @@
 a chunk's turn in its row, the chunks waiting and running, and the ledger in ``fair_ledger``."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, select
 
-from reelfarm.farm.services.fairness import Chunk, Ledger, Share, order, places
+from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Share, line
 from reelfarm.farm.services.queues import Turn
 from reelfarm.shared.tables import fair_ledger
 from reelfarm.shared.tables import queued_tasks as tasks
@@ -32,47 +31,26 @@ def waiting_chunks(conn: Connection, now: Any | None = None) -> list[Chunk]:
                   r.created_at.timestamp(), int(r.chunk_index or 0)) for r in conn.execute(query)]
 
 
-@dataclass(frozen=True)
-class Line:
-    """Every waiting chunk's place as fair dispatch would serve them (``fairness.order``), with what
-    it was computed from: the chunks waiting, the ledger, the policy and the workspaces' shares."""
-
-    policy: str
-    chunks: frozenset[str]
-    ledger: frozenset[tuple[str, float]]
-    shares: Mapping[str, Share]
-    ahead: Mapping[str, int]  # render -> frames dispatched before its next chunk
-    total: int  # frames of every chunk waiting
-
-
 Shares = Callable[[Connection, Iterable[str]], dict[str, Share]]
 
 
-def line(conn: Connection, policy: str, shares_of: Shares, known: Line | None = None,
-         default_share: Share | None = None) -> Line:
-    """The line now: ``known`` when nothing it was computed from has changed, else computed again.
-
-    The order is a function of the waiting chunks (each chunk's fields never change while it
-    waits), the ledger, the policy and the shares, so comparing those is exact. Looking costs a
-    read of the waiting chunks' ids and of the ledger; computing it again costs reading every
-    waiting chunk and ordering them all, about 30 us a chunk (65 ms with 2,000 waiting), which
-    every read of a queued render paid.
-    """
+def kept_line(conn: Connection, policy: str, shares_of: Shares, known: Line | None,
+              default_share: Share) -> Line:
+    """The fair line now (``fairness.Line``): ``known`` when nothing that decides it has changed,
+    else computed again. Looking costs a read of the waiting chunks' ids and of the ledger;
+    computing costs reading every waiting chunk and ordering them all (about 20 us a chunk), which
+    every read of a queued render paid before (``python -m benchmarks.line``)."""
     ids = frozenset(conn.execute(select(tasks.c.id).where(tasks.c.status == "queued",
                                                           tasks.c.workspace_id.is_not(None))).scalars())
     ledger = frozenset((scope, float(served)) for scope, served in
                        conn.execute(select(fair_ledger.c.scope, fair_ledger.c.served)).all())
-    if (known is not None and (known.policy, known.chunks, known.ledger) == (policy, ids, ledger)
+    if (known is not None and known.basis == (policy, ids, ledger)
             and shares_of(conn, known.shares.keys()) == known.shares):
         return known
     chunks = [c for c in waiting_chunks(conn) if c.id in ids]  # the set the ids read saw
-    ids = frozenset(c.id for c in chunks)
     shares = shares_of(conn, {c.workspace for c in chunks})
-    fallback = default_share or Share(1.0, 1 << 30)
-    ordered = order(chunks, shares=lambda w: shares.get(w, fallback), ledger=Ledger.from_scopes(ledger),
-                    policy=policy)
-    ahead, total = places(ordered)
-    return Line(policy, ids, ledger, shares, ahead, total)
+    return line((policy, frozenset(c.id for c in chunks), ledger), chunks, shares, Ledger.from_scopes(ledger),
+                policy, default_share)
 
 
 def running_chunks(conn: Connection) -> dict[str, int]:

@@ -129,6 +129,7 @@ class RQQueue:
         self.failure_handler = failure_handler
         self.maintenance = maintenance
         self.maintenance_sec = maintenance_sec
+        self._line: Any = None  # the fair line as last computed by ``standing`` (``fairness.Line``)
         self._timer: _Every | None = None
         self._rounds: _Every | None = None
 
@@ -232,14 +233,15 @@ class RQQueue:
     def standing(self, render_id: str) -> dict[str, Any] | None:
         from datetime import datetime
 
-        from reelfarm.farm.services.fairness import standing
+        from reelfarm.farm.services.fairness import place
 
         with self._guard("standing"):
-            ordered = self.dispatcher.order()
-            waiting = sum(1 for c in ordered if c.render == render_id)
+            # the line is kept between reads and computed again only when what decides it changed
+            self._line = known = self.dispatcher.kept_line(self._line)
+            waiting = known.waiting.get(render_id, 0)
             if not waiting:
                 return None
-            return standing(ordered, render_id, waiting, self.dispatcher.throughput(), datetime.now(UTC))
+            return place(known.frames_ahead(render_id), waiting, self.dispatcher.throughput(), datetime.now(UTC))
 
     def held_up(self, render_id: str) -> dict[str, Any] | None:
         """The earliest chunk of the render still marked as running on a node that is gone, or taken

@@ -38,7 +38,7 @@ zero: fairness from then on, nothing lost.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
@@ -184,15 +184,41 @@ def place(ahead: int, waiting: int, frames_per_sec: float, now: datetime) -> dic
     return {"frames_ahead": int(ahead), "chunks_waiting": int(waiting), "estimated_start_at": start}
 
 
-def places(ordered: Sequence[Chunk]) -> tuple[dict[str, int], int]:
-    """Each render's frames ahead of its next chunk in ``ordered`` (``order``'s answer), and the
-    frames of every chunk in it: ``frames_ahead`` for every render in one pass."""
+@dataclass(frozen=True)
+class Line:
+    """Every waiting chunk's place as ``order`` gives it, kept with what decided it.
+
+    The order is a function of the chunks waiting (a chunk's fields do not change while it waits,
+    so their ids stand for them), the ledger, the policy and the workspaces' shares. A runtime keeps
+    the line it computed and uses it again while ``basis`` (chunk ids, ledger, policy) and the
+    shares are unchanged: each read of a queued render then costs a look at those, not an order of
+    every chunk in the farm.
+    """
+
+    basis: Hashable
+    shares: Mapping[str, Share]
+    ahead: Mapping[str, int]  # render -> frames dispatched before its next chunk
+    waiting: Mapping[str, int]  # render -> its chunks in line
+    total: int  # frames of every chunk in line
+
+    def frames_ahead(self, render: str) -> int:
+        """Frames ahead of the render's next chunk; every frame in line for a render none of whose
+        chunks is in it (they wait on a dependency, the asset import)."""
+        return self.ahead.get(render, self.total)
+
+
+def line(basis: Hashable, chunks: Sequence[Chunk], shares: Mapping[str, Share], ledger: Ledger, policy: str,
+         default_share: Share) -> Line:
+    """The ``Line`` of ``chunks`` (``order`` with no cap binding, on a copy of ``ledger``)."""
+    ordered = order(chunks, shares=lambda w: shares.get(w, default_share), ledger=ledger, policy=policy)
     ahead: dict[str, int] = {}
+    waiting: dict[str, int] = {}
     total = 0
     for chunk in ordered:
         ahead.setdefault(chunk.render, total)
+        waiting[chunk.render] = waiting.get(chunk.render, 0) + 1
         total += chunk.cost
-    return ahead, total
+    return Line(basis, dict(shares), ahead, waiting, total)
 
 
 def frames_ahead(ordered: Sequence[Chunk], render: str) -> int | None:

@@ -1,6 +1,7 @@
-"""A queued render's place in line (the Render's ``queue``) on the embedded queue is computed once and
-kept while nothing that decides it changes, and is always what computing it afresh gives: after new
-chunks, chunks dispatched (the ledger moves), a workspace's weight changed, on SQLite and PostgreSQL.
+"""A queued render's place in line (the Render's ``queue``) is computed once and kept while nothing
+that decides it changes, and is always what computing it afresh gives: after new chunks, chunks
+dispatched (the ledger moves), a workspace's weight changed; on the embedded queue (SQLite and
+PostgreSQL) and on RQ's (Redis).
 """
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from reelfarm.farm.runtime import fairrows
 from reelfarm.farm.runtime.embedded import EmbeddedQueue
+from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.services import fairness
+from reelfarm.farm.services.fairness import Share
 from reelfarm.farm.services.queues import Turn
 from reelfarm.shared.tables import workspaces
 from tests.integration.farm.conftest import Farm
@@ -20,19 +23,19 @@ from tests.integration.farm.conftest import Farm
 
 @pytest.fixture
 def orders(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many times the line was computed (each call of ``fairness.order`` by ``fairrows.line``)."""
+    """How many times the line was computed (each call of ``fairness.order`` by ``fairness.line``)."""
     calls: list[int] = []
-    real = fairrows.order
+    real = fairness.order
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fairrows, "order", counted)
+    monkeypatch.setattr(fairness, "order", counted)
     return calls
 
 
-def _render(queue: EmbeddedQueue, workspace: str, chunks: int, cost: int = 150, priority: str = "normal") -> str:
+def _render(queue: EmbeddedQueue | RQQueue, workspace: str, chunks: int, cost: int = 150, priority: str = "normal") -> str:
     render = str(uuid.uuid4())
     for index in range(chunks):
         queue.enqueue("os.getpid", job_id=f"render-{render}-chunk-{index}",
@@ -73,3 +76,38 @@ def test_the_kept_line_is_what_a_fresh_one_gives_and_is_computed_once_per_change
     check(computed=0)
     waiting = [r for r in renders if queue.standing(r) is not None]
     assert waiting and any(queue.standing(r)["frames_ahead"] > 0 for r in waiting)
+
+
+@pytest.mark.parametrize("policy", ["fair", "fifo"])
+def test_the_kept_line_on_rq_is_what_a_fresh_one_gives(redis: Any, namespace: str, orders: list[int],
+                                                       policy: str) -> None:
+    weights = {"a": 1.0, "b": 1.0, "c": 2.0}
+
+    def shares(workspace_ids: Any) -> dict[str, Share]:
+        return {w: Share(weights[w], 8) for w in workspace_ids}
+
+    def made() -> RQQueue:
+        return RQQueue(redis, namespace=namespace, dispatch=policy, shares=shares)
+
+    queue = made()
+    renders = [_render(queue, "a", 4), _render(queue, "a", 3, cost=90), _render(queue, "b", 2),
+               _render(queue, "c", 2, priority="low"), _render(queue, "c", 1)]
+
+    def check(computed: int) -> None:
+        before = len(orders)
+        kept = {r: queue.standing(r) for r in renders}
+        assert len(orders) - before == computed
+        fresh = made()
+        assert kept == {r: fresh.standing(r) for r in renders}
+
+    check(computed=1)
+    check(computed=0)
+    renders.append(_render(queue, "b", 2))
+    check(computed=1)
+    ledger = queue.dispatcher.key("ledger")
+    redis.hset(ledger, "w:b", 400.0)  # as a round of dispatch leaves it
+    check(computed=1)
+    weights["b"] = 4.0
+    check(computed=1)
+    check(computed=0)
+    assert any(queue.standing(r)["frames_ahead"] > 0 for r in renders)
