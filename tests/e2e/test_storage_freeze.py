@@ -137,10 +137,15 @@ def test_a_render_through_a_storage_freeze_succeeds_whole_or_fails_refunded(farm
     assert done["status"] == "succeeded", done
     writer = f"render-{render_id}-stitch" if while_ == "the stitch writes" else None
     # At work while the storage was frozen, done only after it thawed (a job whose stores gave up
-    # during the freeze is retried: its record then holds the last attempt's times).
-    ended = jobs(farm, render_id)
-    held = [job_id for job_id in at_work if (writer or job_id) == job_id and _at(ended[job_id].get("ended_at", "")) > thawed_at]
-    assert held, (at_work, ended)
+    # during the freeze is retried: its record then holds the last attempt's times, once RQ has
+    # written them, a moment after the render's success is recorded).
+
+    def held() -> list[str]:
+        ended = jobs(farm, render_id)
+        return [job_id for job_id in at_work
+                if (writer or job_id) == job_id and _at(ended[job_id].get("ended_at", "")) > thawed_at]
+
+    wait_for(held, 30, f"a job at work in the freeze to end after the thaw: {at_work}", interval=0.25)
     assert frames_of(done["url"], tmp_path / "frozen.mp4") == DURATION_SEC * FPS
     assert httpx.get(done["poster_url"], timeout=30).status_code == 200
     assert farm.credits() == charged  # charged once
