@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from redis import Redis
-from rq import Queue, Retry
+from rq import Queue, Retry, Worker
 from rq.job import Job, JobStatus
 
 from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key
@@ -34,6 +35,10 @@ def test_a_job_taken_by_a_node_that_died_before_starting_it_runs_on_the_next_nod
     registry = NodeRegistry(redis, "")
     node = farm.start_worker()
     wait_for(lambda: any(n["alive"] for n in registry.nodes()), 60, f"the node to start\n{farm.worker_log()}")
+    # idle: past its look at the database, waiting for a job (RQ marks that just before it waits)
+    wait_for(lambda: any(w.get_state() == "idle" for w in Worker.all(connection=redis)), 60,
+             f"the node to wait for a job\n{farm.worker_log()}")
+    time.sleep(0.5)
     queue = Queue("jobs", connection=redis)
 
     farm.postgres.shut_down()  # the node waits for a job; it will hold the one it takes until the database is back
