@@ -40,7 +40,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
-from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Load, Share, line, order, pick, plan_share
+from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Load, Share, line, pick, plan_share
 from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE, Turn
 from reelfarm.shared.tables import workspaces
 
@@ -257,13 +257,6 @@ class Dispatcher:
         basis_ids = frozenset(c.id.encode() for c in chunks)
         return line((self.policy, basis_ids, ledger), chunks, self.shares({c.workspace for c in chunks}),
                     Ledger.from_scopes(ledger), self.policy, DEFAULT_SHARE)
-
-    def order(self) -> list[Chunk]:
-        """Every waiting chunk in the order fair dispatch would serve it (``fairness.order``)."""
-        chunks = [h.chunk for h in self.held()]
-        share = self.shares({c.workspace for c in chunks})
-        return order(chunks, shares=lambda w: share.get(w, DEFAULT_SHARE), ledger=self._load_ledger(),
-                     policy=self.policy)
 
     def destination(self, job: Any) -> str:
         """RQ's name of the ready queue a chunk is in, or will go to when its turn comes."""

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from reelfarm.farm.runtime import retention
-from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key
+from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key, taken_notes
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.reaper import reap
 from reelfarm.farm.runtime.reconcile import reconcile
@@ -223,9 +223,7 @@ def recover_taken(redis: Any, key: str, registry: NodeRegistry) -> list[str]:
     from rq.registry import StartedJobRegistry
 
     recovered: list[str] = []
-    for raw_id, raw_note in redis.hgetall(key).items():
-        job_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
-        node, _, queue_name = (raw_note.decode() if isinstance(raw_note, bytes) else raw_note).partition("\n")
+    for job_id, node, queue_name in taken_notes(redis, key):
         try:
             job = Job.fetch(job_id, connection=redis)
         except NoSuchJobError:

@@ -24,7 +24,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
@@ -43,6 +43,14 @@ def taken_key(namespace: str) -> str:
     takes a job and removes it once the job is registered as started; the farm's hand-back round
     (``reelfarm.farm.runtime.maintenance.recover_taken``) puts back the jobs of nodes that died in between."""
     return f"reelfarm:{namespace}taken"
+
+
+def taken_notes(redis: Any, key: str) -> Iterator[tuple[str, str, str]]:
+    """``(job id, node, queue)`` of each note under the taken ``key`` (``taken_key``)."""
+    for raw_id, raw_note in redis.hgetall(key).items():
+        note = raw_note.decode() if isinstance(raw_note, bytes) else raw_note
+        node, _, queue = note.partition("\n")
+        yield (raw_id.decode() if isinstance(raw_id, bytes) else raw_id), node, queue
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from reelfarm.farm.runtime.dispatch import ROUND_SEC, Dispatcher, Shares
 from reelfarm.farm.runtime.resilience import is_database_outage
 from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, Router
 from reelfarm.farm.services.errors import QueueUnavailable, TaskFailed
+from reelfarm.farm.services.fairness import Line
 from reelfarm.farm.services.queues import JobQueue, Turn
 
 log = logging.getLogger("reelfarm.farm")
@@ -129,7 +130,7 @@ class RQQueue:
         self.failure_handler = failure_handler
         self.maintenance = maintenance
         self.maintenance_sec = maintenance_sec
-        self._line: Any = None  # the fair line as last computed by ``standing`` (``fairness.Line``)
+        self._line: Line | None = None  # the fair line as last computed by ``standing``
         self._timer: _Every | None = None
         self._rounds: _Every | None = None
 
@@ -250,7 +251,7 @@ class RQQueue:
         from rq.executions import Execution
         from rq.registry import StartedJobRegistry
 
-        from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key
+        from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key, taken_notes
         from reelfarm.farm.services.graph import chunk_index_of
         from reelfarm.farm.services.queues import CHUNK_QUEUES
 
@@ -272,10 +273,8 @@ class RQQueue:
                         continue
                     if execution.worker_name and nodes.is_dead(execution.worker_name):
                         stopped.append(index)
-            for raw_id, raw_note in self.redis.hgetall(taken_key(self.namespace)).items():  # taken, never started
-                job_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
+            for job_id, node, _ in taken_notes(self.redis, taken_key(self.namespace)):  # taken, never started
                 index = chunk_index_of(render_id, job_id.removeprefix(self.namespace))
-                node = (raw_note.decode() if isinstance(raw_note, bytes) else raw_note).partition("\n")[0]
                 if index is not None and nodes.is_dead(node):
                     stopped.append(index)
             if not stopped:

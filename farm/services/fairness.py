@@ -165,21 +165,10 @@ def order(waiting: Sequence[Chunk], *, shares: Callable[[str], Share] | None = N
                 ledger=(ledger or Ledger()).copy(), policy=policy)
 
 
-def standing(ordered: Sequence[Chunk], render: str, waiting: int, frames_per_sec: float,
-             now: datetime) -> dict[str, object] | None:
-    """Where a render stands while ``waiting`` of its chunks wait: the Render resource's ``queue``
-    (frames ahead of its next chunk, its chunks waiting, an estimated start from the farm's
-    throughput); None when none waits."""
-    if waiting <= 0:
-        return None
-    ahead = frames_ahead(ordered, render)
-    if ahead is None:  # its chunks wait on a dependency (the asset import): everything queued is ahead
-        ahead = sum(c.cost for c in ordered)
-    return place(ahead, waiting, frames_per_sec, now)
-
-
 def place(ahead: int, waiting: int, frames_per_sec: float, now: datetime) -> dict[str, object]:
-    """The Render resource's ``queue`` from the frames ahead of its next chunk (``standing``)."""
+    """Where a render stands while ``waiting`` of its chunks wait: the Render resource's ``queue``
+    (frames ahead of its next chunk, ``Line.frames_ahead``; its chunks waiting; an estimated start
+    from the farm's throughput)."""
     start = now + timedelta(seconds=ahead / frames_per_sec) if frames_per_sec > 0 else None
     return {"frames_ahead": int(ahead), "chunks_waiting": int(waiting), "estimated_start_at": start}
 
@@ -219,17 +208,6 @@ def line(basis: Hashable, chunks: Sequence[Chunk], shares: Mapping[str, Share], 
         waiting[chunk.render] = waiting.get(chunk.render, 0) + 1
         total += chunk.cost
     return Line(basis, dict(shares), ahead, waiting, total)
-
-
-def frames_ahead(ordered: Sequence[Chunk], render: str) -> int | None:
-    """Frames dispatched before ``render``'s next chunk in ``ordered`` (``order``'s answer); None
-    when no chunk of it waits."""
-    total = 0
-    for chunk in ordered:
-        if chunk.render == render:
-            return total
-        total += chunk.cost
-    return None
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ class JobQueue(Protocol):
 
     def standing(self, render_id: str) -> dict[str, Any] | None:
         """Where the render stands while chunks of it wait for their turn
-        (``reelfarm.farm.services.fairness.standing``); None when none waits.
+        (``reelfarm.farm.services.fairness.place``, from the ``Line`` the queue keeps); None when none waits.
 
         Raises:
             QueueUnavailable: the backend cannot be reached.

@@ -11,31 +11,19 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from redis import Redis
 from rq import Queue, Retry, Worker
 from rq.job import Job, JobStatus
 
-from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key
-from tests.e2e.test_farm_outages import Farm, wait_for
+from reelfarm.farm.runtime.nodes import taken_key
+from tests.e2e.test_farm_outages import Farm, farm, wait_for  # noqa: F401 - the fixture
 
 
-@pytest.fixture
-def farm(tmp_path: Path) -> Iterator[Farm]:
-    made = Farm(tmp_path)
-    yield made
-    made.close()
-
-
-def test_a_job_taken_by_a_node_that_died_before_starting_it_runs_on_the_next_node(farm: Farm) -> None:
+def test_a_job_taken_by_a_node_that_died_before_starting_it_runs_on_the_next_node(farm: Farm) -> None:  # noqa: F811
     redis = Redis.from_url(farm.redis.url)
-    registry = NodeRegistry(redis, "")
     node = farm.start_worker()
-    wait_for(lambda: any(n["alive"] for n in registry.nodes()), 60, f"the node to start\n{farm.worker_log()}")
-    # idle: past its look at the database, waiting for a job (RQ marks that just before it waits)
+    # idle: registered, past its look at the database, waiting for a job (RQ marks that just before it waits)
     wait_for(lambda: any(w.get_state() == "idle" for w in Worker.all(connection=redis)), 60,
              f"the node to wait for a job\n{farm.worker_log()}")
     time.sleep(0.5)

@@ -14,7 +14,7 @@ from reelfarm.farm.services.fairness import (
     Chunk,
     Ledger,
     Share,
-    frames_ahead,
+    line,
     order,
     pick,
     plan_share,
@@ -123,7 +123,7 @@ def test_an_arriving_workspace_is_served_next_then_takes_turns() -> None:
     rest = [c for c in backlog if c not in first]
     # a short render arrives: its first ARRIVAL_CREDIT frames go ahead of the backlog (both free slots)
     short = [Chunk(f"b-{i}", "wb", "b", 90, seq=100.0, index=i) for i in range(2)]
-    assert frames_ahead(order(rest + short, shares=equal, ledger=ledger), "b") == 0
+    assert line((), rest + short, {}, ledger, "fair", Share(2.0, 16)).frames_ahead("b") == 0
     assert [c.id for c in pick(rest + short, 2, running={"wa": 2}, shares=equal, ledger=ledger.copy())] == \
         ["b-0", "b-1"]
     # a long one gets its credit, then takes turns with the backlog (equal weights)
