@@ -1,11 +1,14 @@
 """A gunicorn worker accepts new connections only while it has a request thread free
-(api.server.EnvelopeWorker), so a burst spreads over the workers instead of queueing in one.
+(api.server.EnvelopeWorker), so a burst spreads over the workers instead of queueing in one; and
+when a thread frees it serves whichever request came first, a kept-alive connection's next one or
+a connection waiting in the kernel's queue.
 
-The worker is gunicorn's own class on real sockets; only its thread pool is one whose requests
-finish when the test says so, which is what the accept policy depends on.
+The worker is gunicorn's own class on real sockets, driven by its own poller; only its thread
+pool is one whose requests finish when the test says so, which is what the policy depends on.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import selectors
 import socket
@@ -31,6 +34,7 @@ class HeldPool:
 
     def finish(self) -> tuple[Any, Future[Any]]:
         conn, future = self.running.pop(0)
+        conn.sock.shutdown(socket.SHUT_RD)  # gunicorn's close lingers for the client's end: none to wait for
         future.set_result(False)  # False: the connection is closed, not kept alive
         return conn, future
 
@@ -56,28 +60,85 @@ def connect(worker: Any) -> socket.socket:
     return socket.create_connection(worker.sockets[0].getsockname())
 
 
-def accepting(worker: Any) -> bool:
-    return any(key.fileobj is worker.sockets[0] for key in worker.poller.get_map().values())
+def poll(worker: Any) -> None:
+    """One turn of gunicorn's loop: what its poller reports is dispatched."""
+    worker.wait_for_and_dispatch_events(0.2)
 
 
-def test_a_worker_with_every_thread_busy_stops_accepting_until_one_is_free(worker: Any) -> None:
+def running(worker: Any) -> list[Any]:
+    return [conn for conn, _ in worker.tpool.running]
+
+
+def kept_alive(worker: Any, client: socket.socket) -> Any:
+    """The server side of ``client``'s connection, accepted and now kept alive between requests
+    (as gunicorn's ``finish_request`` leaves a connection whose answer said keep-alive)."""
+    conn = next(c for c in running(worker) if c.sock.getpeername() == client.getsockname())
+    worker.tpool.running = [(c, f) for c, f in worker.tpool.running if c is not conn]
+    worker._in_flight -= 1  # its request ended; the pool's future is not the one finishing it here
+    conn.sock.setblocking(False)
+    worker.keepalived_conns.append(conn)
+    worker.poller.register(conn.sock, selectors.EVENT_READ, functools.partial(worker.on_client_socket_readable, conn))
+    return conn
+
+
+def test_a_worker_with_every_thread_busy_accepts_nothing_until_one_is_free(worker: Any) -> None:
     clients = [connect(worker) for _ in range(3)]
     try:
-        worker.accept(worker.sockets[0])
-        assert accepting(worker)  # one of two threads busy
-        worker.accept(worker.sockets[0])
-        assert not accepting(worker)  # both busy: the third client waits in the kernel's queue
-        assert worker.nr_conns == 2
-
-        worker.set_accept_enabled(True)  # what gunicorn's loop asks on every turn
-        assert not accepting(worker)
+        for _ in range(3):
+            poll(worker)
+        assert worker.nr_conns == 2  # both threads busy: the third client waits in the kernel's queue
+        assert worker._queued_since is not None
 
         worker.finish_request(*worker.tpool.finish())  # as gunicorn's main thread hears of it
-        worker.set_accept_enabled(True)
-        assert accepting(worker)
-        worker.accept(worker.sockets[0])
-        assert worker.nr_conns == 2
-        assert not accepting(worker)
+        assert worker.nr_conns == 2  # the one that closed, and the queued one taken at once
+        assert len(running(worker)) == 2
+        worker.finish_request(*worker.tpool.finish())
+        poll(worker)
+        assert worker.nr_conns == 1 and worker._queued_since is None  # nothing queued any more
     finally:
         for c in clients:
+            c.close()
+
+
+def test_a_kept_alive_request_waits_behind_connections_queued_before_it(worker: Any) -> None:
+    first, second = connect(worker), connect(worker)
+    poll(worker)
+    poll(worker)
+    kept = kept_alive(worker, first)
+    third = connect(worker)  # takes the free thread
+    poll(worker)
+    queued = connect(worker)  # every thread busy: it waits in the kernel's queue ...
+    poll(worker)
+    first.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # ... before this request comes
+    poll(worker)
+    assert kept not in running(worker) and len(worker._waiting) == 1
+    try:
+        worker.finish_request(*worker.tpool.finish())
+        assert running(worker)[-1].sock.getpeername() == queued.getsockname()  # the earlier one first
+        worker.finish_request(*worker.tpool.finish())
+        assert running(worker)[-1] is kept and not worker._waiting
+    finally:
+        for c in (first, second, third, queued):
+            c.close()
+
+
+def test_a_kept_alive_request_goes_ahead_of_connections_queued_after_it(worker: Any) -> None:
+    first, second = connect(worker), connect(worker)
+    poll(worker)
+    poll(worker)
+    kept = kept_alive(worker, first)
+    third = connect(worker)
+    poll(worker)
+    first.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # every thread busy: it waits ...
+    poll(worker)
+    later = connect(worker)  # ... and this connection comes after it
+    poll(worker)
+    assert worker._queued_since is not None and worker.nr_conns == 3
+    try:
+        worker.finish_request(*worker.tpool.finish())
+        assert running(worker)[-1] is kept  # stock gunicorn would do the same here
+        worker.finish_request(*worker.tpool.finish())
+        assert running(worker)[-1].sock.getpeername() == later.getsockname()
+    finally:
+        for c in (first, second, third, later):
             c.close()
