@@ -241,22 +241,25 @@ class Dispatcher:
                                         int(entry.get("index", 0))), entry.get("target", RENDER_QUEUE)))
         return found
 
-    def kept_line(self, known: Line | None) -> Line:
+    def kept_line(self, known: Line | None, render: str | None = None) -> Line:
         """The fair line now (``fairness.Line``): ``known`` when the chunks waiting, the ledger and
-        the shares are those it was computed from, else computed again (``held``, ``order``)."""
+        the shares are those it was computed from (and it knows ``render``'s place), else computed
+        again (``held``, ``order``): up to ``render``'s first chunk when the line changed, whole
+        when only ``render`` was beyond what ``known`` ordered (``fairrows.kept_line``)."""
         with self.redis.pipeline(transaction=False) as pipe:
             workspaces = [w.decode() if isinstance(w, bytes) else w for w in self.redis.smembers(self.key("workspaces"))]
             for workspace in workspaces:
                 pipe.lrange(self.waiting_list(workspace), 0, MAX_HELD_READ - 1)
             ids = frozenset(i for listed in pipe.execute() for i in listed)
         ledger = frozenset(self.redis.hgetall(self.key("ledger")).items())
-        if (known is not None and known.basis == (self.policy, ids, ledger)
-                and self.shares(known.shares.keys()) == known.shares):
+        same = (known is not None and known.basis == (self.policy, ids, ledger)
+                and self.shares(known.shares.keys()) == known.shares)
+        if known is not None and same and (render is None or known.knows(render)):
             return known
         chunks = [h.chunk for h in self.held()]
         basis_ids = frozenset(c.id.encode() for c in chunks)
         return line((self.policy, basis_ids, ledger), chunks, self.shares({c.workspace for c in chunks}),
-                    Ledger.from_scopes(ledger), self.policy, DEFAULT_SHARE)
+                    Ledger.from_scopes(ledger), self.policy, DEFAULT_SHARE, until=None if same else render)
 
     def destination(self, job: Any) -> str:
         """RQ's name of the ready queue a chunk is in, or will go to when its turn comes."""

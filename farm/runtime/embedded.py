@@ -50,6 +50,7 @@ from sqlalchemy.exc import OperationalError
 from reelfarm.farm.runtime import taskprocess
 from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, THROUGHPUT_WINDOW_SEC, workspace_shares
 from reelfarm.farm.runtime.fairrows import (
+    Known,
     kept_line,
     load_ledger,
     running_chunks,
@@ -110,51 +111,71 @@ class EmbeddedQueue:
         self._inflight: dict[str, Future[None]] = {}
         self._done: stdqueue.Queue[tuple[str, BaseException | None]] = stdqueue.Queue()
         self._line: Line | None = None  # the fair line as last computed by ``standing``
+        self._chunks: Known = {}  # the chunks it was computed from, by id (``kept_line``)
         self._batch = threading.local()  # .conn: this thread's batch transaction (``batch``)
 
     # -- JobQueue ---------------------------------------------------------------------------
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """Enqueues of this thread inside it share one transaction (``JobQueue.batch``): a render's
-        tasks take SQLite's write lock once, not once each, which under a burst of requests is
-        a turn in the writers' line each."""
-        if getattr(self._batch, "conn", None) is not None:  # nested: the outer batch writes
+        """Enqueues of this thread inside it are written together at its end, in one transaction
+        (``JobQueue.batch``): a render's tasks take SQLite's write lock once, not once each, which
+        under a burst of requests is a turn in the writers' line each, and their rows go in a few
+        statements (``_write_tasks``). An error inside it writes none of them."""
+        if getattr(self._batch, "pending", None) is not None:  # nested: the outer batch writes
             yield
             return
-        with self._guard(), transaction(self.engine) as conn:
-            self._batch.conn = conn
-            try:
-                yield
-            finally:
-                self._batch.conn = None
-        self._wake.set()
+        pending: list[_NewTask] = []
+        self._batch.pending = pending
+        try:
+            yield
+        finally:
+            self._batch.pending = None
+        if pending:
+            with self._guard(), transaction(self.engine) as conn:
+                self._write_tasks(conn, pending)
+            self._wake.set()
 
     def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
                 depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None) -> None:
-        batched = getattr(self._batch, "conn", None)
+        task = _NewTask(func_path, args, job_id, queue, list(depends_on or []), retries, turn)
+        batched = getattr(self._batch, "pending", None)
         if batched is not None:
-            self._write_task(batched, func_path, args, job_id, queue, list(depends_on or []), retries, turn)
+            batched.append(task)
             return
         with self._guard(), transaction(self.engine) as conn:
-            self._write_task(conn, func_path, args, job_id, queue, list(depends_on or []), retries, turn)
+            self._write_tasks(conn, [task])
         self._wake.set()
 
-    def _write_task(self, conn: Connection, func_path: str, args: tuple[Any, ...], job_id: str, queue: str,
-                    deps: list[str], retries: int, turn: Turn | None) -> None:
+    def _write_tasks(self, conn: Connection, new: list[_NewTask]) -> None:
+        """Write ``new`` in its order: one read of the statuses of the tasks and of their
+        dependencies, one insert for the tasks new to the table. A task already waiting or running
+        is left as it is (enqueueing again changes nothing); a finished one is written over. A task
+        depending on one written before it here sees that one's new status."""
         now = self.clock.now()
-        current = conn.execute(select(tasks.c.status).where(tasks.c.id == job_id)).scalar()
-        if current in ("deferred", "queued", "running"):
-            return  # already waiting or running: enqueueing again changes nothing
-        status, error = self._initial_status(conn, deps)
-        values = {"func": func_path, "args": list(args), "queue": queue, "status": status, "depends_on": deps,
-                  "attempts": 0, "max_attempts": retries + 1, "error": error, "claimed_by": None,
-                  "lease_until": None, "run_after": now, "updated_at": now,
-                  "finished_at": now if status == "canceled" else None, **turn_values(turn)}
-        if current is None:
-            conn.execute(tasks.insert().values(id=job_id, created_at=now, **values))
-        else:
-            conn.execute(update(tasks).where(tasks.c.id == job_id).values(created_at=now, **values))
+        named = list(dict.fromkeys([t.job_id for t in new] + [d for t in new for d in t.deps]))
+        status: dict[str, str] = {}
+        for start in range(0, len(named), _READ_BATCH):
+            status.update(conn.execute(select(tasks.c.id, tasks.c.status)
+                                       .where(tasks.c.id.in_(named[start:start + _READ_BATCH]))).tuples().all())
+        inserts = []
+        for task in new:
+            current = status.get(task.job_id)
+            if current in ("deferred", "queued", "running"):
+                continue  # already waiting or running: enqueueing again changes nothing
+            state, error = _initial_status([status[d] for d in task.deps if d in status])
+            values = {"func": task.func, "args": list(task.args), "queue": task.queue, "status": state,
+                      "depends_on": task.deps, "attempts": 0, "max_attempts": task.retries + 1, "error": error,
+                      "claimed_by": None, "lease_until": None, "run_after": now, "updated_at": now,
+                      "finished_at": now if state == "canceled" else None, "created_at": now,
+                      **turn_values(task.turn)}
+            if current is None:
+                inserts.append({"id": task.job_id, **values})
+            else:
+                conn.execute(update(tasks).where(tasks.c.id == task.job_id).values(**values))
+            status[task.job_id] = state
+        if inserts:
+            conn.execute(tasks.insert(), inserts)
 
     def cancel(self, job_id: str) -> None:
         """Cancels a waiting task (and what depends on it); a running one finishes (its task checks
@@ -235,7 +256,9 @@ class EmbeddedQueue:
                 return None
             now = self.clock.now()
             # the line is kept between reads and computed again only when what decides it changed
-            self._line = known = kept_line(conn, self.dispatch, workspace_shares, self._line, DEFAULT_SHARE)
+            self._line, self._chunks = kept_line(conn, self.dispatch, workspace_shares, self._line, DEFAULT_SHARE,
+                                                 render_id, self._chunks)
+            known = self._line
             done = conn.execute(select(func.coalesce(func.sum(tasks.c.cost), 0)).where(
                 tasks.c.status == "succeeded", tasks.c.workspace_id.is_not(None),
                 tasks.c.finished_at >= now - timedelta(seconds=THROUGHPUT_WINDOW_SEC))).scalar_one()
@@ -478,7 +501,9 @@ class EmbeddedQueue:
         """Queue deferred rows whose dependencies have all succeeded."""
         now = self.clock.now()
         for row in conn.execute(select(tasks.c.id, tasks.c.depends_on).where(tasks.c.status == "deferred")).all():
-            status, error = self._initial_status(conn, list(row.depends_on))
+            deps = list(row.depends_on)
+            found = list(conn.execute(select(tasks.c.status).where(tasks.c.id.in_(deps))).scalars()) if deps else []
+            status, error = _initial_status(found)
             if status != "deferred":
                 conn.execute(update(tasks).where(tasks.c.id == row.id, tasks.c.status == "deferred").values(
                     status=status, error=error, run_after=now, updated_at=now,
@@ -496,19 +521,6 @@ class EmbeddedQueue:
                         status="canceled", error=_FAILED_DEPENDENCY, finished_at=now, updated_at=now))
                     pending.append(row.id)
 
-    @staticmethod
-    def _initial_status(conn: Connection, deps: list[str]) -> tuple[str, str | None]:
-        """``queued`` when every dependency succeeded (a missing one, purged after success, counts
-        as succeeded), ``canceled`` when one failed or was canceled, else ``deferred``."""
-        if not deps:
-            return "queued", None
-        statuses = set(conn.execute(select(tasks.c.status).where(tasks.c.id.in_(deps))).scalars())
-        if statuses & {"failed", "canceled"}:
-            return "canceled", _FAILED_DEPENDENCY
-        if statuses - {"succeeded"}:
-            return "deferred", None
-        return "queued", None
-
     def _maintain(self) -> None:
         """Purge old finished rows and run the maintenance hook (the stalled-render reaper)."""
         now = self.clock.now()
@@ -524,6 +536,34 @@ class EmbeddedQueue:
 
     def _guard(self) -> AbstractContextManager[None]:
         return _database_guard()
+
+
+_READ_BATCH = 500  # ids one statement names at most (SQLite's bound on variables is 999 in old builds)
+
+
+@dataclass(frozen=True)
+class _NewTask:
+    """A task to enqueue, as ``enqueue`` was given it."""
+
+    func: str
+    args: tuple[Any, ...]
+    job_id: str
+    queue: str
+    deps: list[str]
+    retries: int
+    turn: Turn | None
+
+
+def _initial_status(deps: list[str]) -> tuple[str, str | None]:
+    """From the statuses of a task's dependencies that exist: ``queued`` when every one succeeded
+    (a missing one, purged after success, counts as succeeded), ``canceled`` when one failed or was
+    canceled, else ``deferred``."""
+    statuses = set(deps)
+    if statuses & {"failed", "canceled"}:
+        return "canceled", _FAILED_DEPENDENCY
+    if statuses - {"succeeded"}:
+        return "deferred", None
+    return "queued", None
 
 
 @contextmanager

@@ -2,10 +2,10 @@
 a chunk's turn in its row, the chunks waiting and running, and the ledger in ``fair_ledger``."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select
+from sqlalchemy import Connection, String, delete, func, select, type_coerce
 
 from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Share, line
 from reelfarm.farm.services.queues import Turn
@@ -20,37 +20,59 @@ def turn_values(turn: Turn | None) -> dict[str, Any]:
             "cost": turn.cost, "chunk_index": turn.index}
 
 
-def waiting_chunks(conn: Connection, now: Any | None = None) -> list[Chunk]:
-    """Render chunks queued (and due, when ``now`` is given), as fair dispatch sees them."""
-    query = select(tasks.c.id, tasks.c.workspace_id, tasks.c.render_id, tasks.c.cost, tasks.c.priority,
-                   tasks.c.created_at, tasks.c.chunk_index).where(tasks.c.status == "queued",
-                                                                  tasks.c.workspace_id.is_not(None))
-    if now is not None:
-        query = query.where(tasks.c.run_after <= now)
-    return [Chunk(r.id, r.workspace_id, r.render_id or r.id, int(r.cost or 1), r.priority or "normal",
-                  r.created_at.timestamp(), int(r.chunk_index or 0)) for r in conn.execute(query)]
-
-
 Shares = Callable[[Connection, Iterable[str]], dict[str, Share]]
+Known = Mapping[str, tuple[Any, Chunk]]  # a waiting chunk by id, with the stamp it was read at (``_STAMP``)
+
+# What tells a chunk read before from the same id written again since: a task's turn (workspace,
+# render, priority, cost, index) follows from its id, and only its arrival (``created_at``: the
+# chunk's ``seq``) changes when a finished task is enqueued again. Read as stored, unparsed.
+_STAMP = type_coerce(tasks.c.created_at, String)
+_QUEUED = (tasks.c.status == "queued", tasks.c.workspace_id.is_not(None))
+_READ_BATCH = 500  # ids a statement names at most (SQLite's bound on variables is 999 in old builds)
 
 
-def kept_line(conn: Connection, policy: str, shares_of: Shares, known: Line | None,
-              default_share: Share) -> Line:
-    """The fair line now (``fairness.Line``): ``known`` when nothing that decides it has changed,
-    else computed again. Looking costs a read of the waiting chunks' ids and of the ledger;
-    computing costs reading every waiting chunk and ordering them all (about 20 us a chunk), which
-    every read of a queued render paid before (``python -m benchmarks.line``)."""
-    ids = frozenset(conn.execute(select(tasks.c.id).where(tasks.c.status == "queued",
-                                                          tasks.c.workspace_id.is_not(None))).scalars())
+def kept_line(conn: Connection, policy: str, shares_of: Shares, known: Line | None, default_share: Share,
+              render: str | None = None, chunks: Known | None = None) -> tuple[Line, Known]:
+    """The fair line now (``fairness.Line``), and the waiting chunks by id to pass back next time.
+
+    ``known`` is returned when nothing that decides it has changed (and it knows ``render``'s
+    place); else the line is computed again, from the chunks waiting: those in ``chunks`` are not
+    read again. Looking costs a read of the waiting chunks' ids and stamps and of the ledger;
+    computing, reading the chunks new since and ordering (about 20 us a chunk), which every read of
+    a queued render paid for every chunk before (``python -m benchmarks.line``). A line computed
+    because it changed is ordered up to ``render``'s first chunk only (``Line.complete``): a render
+    request's answer needs no more; one that knows the same chunks but not ``render`` is ordered whole.
+    """
+    stamps: dict[str, Any] = dict(conn.execute(select(tasks.c.id, _STAMP).where(*_QUEUED)).tuples().all())
     ledger = frozenset((scope, float(served)) for scope, served in
                        conn.execute(select(fair_ledger.c.scope, fair_ledger.c.served)).all())
-    if (known is not None and known.basis == (policy, ids, ledger)
-            and shares_of(conn, known.shares.keys()) == known.shares):
-        return known
-    chunks = [c for c in waiting_chunks(conn) if c.id in ids]  # the set the ids read saw
-    shares = shares_of(conn, {c.workspace for c in chunks})
-    return line((policy, frozenset(c.id for c in chunks), ledger), chunks, shares, Ledger.from_scopes(ledger),
-                policy, default_share)
+    same = (known is not None and known.basis == (policy, frozenset(stamps), ledger)
+            and shares_of(conn, known.shares.keys()) == known.shares)
+    if known is not None and same and (render is None or known.knows(render)):
+        return known, chunks or {}
+    have = {i: entry for i, entry in (chunks or {}).items() if stamps.get(i) == entry[0]}
+    missing = [i for i in stamps if i not in have]
+    for start in range(0, len(missing), _READ_BATCH):
+        for c in _read_chunks(conn, tasks.c.id.in_(missing[start:start + _READ_BATCH])):
+            have[c[1].id] = c
+    waiting = [have[i][1] for i in stamps if i in have]  # a chunk taken between the two reads is left out
+    shares = shares_of(conn, {c.workspace for c in waiting})
+    computed = line((policy, frozenset(c.id for c in waiting), ledger), waiting, shares, Ledger.from_scopes(ledger),
+                    policy, default_share, until=None if same else render)
+    return computed, have
+
+
+def waiting_chunks(conn: Connection, now: Any | None = None) -> list[Chunk]:
+    """Render chunks queued (and due, when ``now`` is given), as fair dispatch sees them."""
+    where = [] if now is None else [tasks.c.run_after <= now]
+    return [chunk for _, chunk in _read_chunks(conn, *where)]
+
+
+def _read_chunks(conn: Connection, *where: Any) -> list[tuple[Any, Chunk]]:
+    query = select(tasks.c.id, tasks.c.workspace_id, tasks.c.render_id, tasks.c.cost, tasks.c.priority,
+                   tasks.c.created_at, tasks.c.chunk_index, _STAMP.label("stamp")).where(*_QUEUED, *where)
+    return [(r.stamp, Chunk(r.id, r.workspace_id, r.render_id or r.id, int(r.cost or 1), r.priority or "normal",
+                            r.created_at.timestamp(), int(r.chunk_index or 0))) for r in conn.execute(query)]
 
 
 def running_chunks(conn: Connection) -> dict[str, int]:

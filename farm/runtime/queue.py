@@ -238,7 +238,7 @@ class RQQueue:
 
         with self._guard("standing"):
             # the line is kept between reads and computed again only when what decides it changed
-            self._line = known = self.dispatcher.kept_line(self._line)
+            self._line = known = self.dispatcher.kept_line(self._line, render_id)
             waiting = known.waiting.get(render_id, 0)
             if not waiting:
                 return None

@@ -118,7 +118,7 @@ class Ledger:
 
 def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | None = None,
          shares: Callable[[str], Share] | None = None, ledger: Ledger | None = None,
-         policy: str = "fair") -> list[Chunk]:
+         policy: str = "fair", until: str | None = None) -> list[Chunk]:
     """The chunks to dispatch now, in order, for ``slots`` free places.
 
     Args:
@@ -128,13 +128,15 @@ def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | N
         shares: a workspace's share (default: weight 1, no cap).
         ledger: the virtual service so far; updated in place (pass a copy to look ahead).
         policy: ``fair``, or ``fifo`` (arrival order; caps still apply) to compare against.
+        until: stop once a chunk of this render is chosen (the last in the list): the same list
+            as without it, cut there.
     """
     ledger = ledger if ledger is not None else Ledger()
     running = dict(running or {})
     share_of = _memo(shares or (lambda _w: Share(1.0, 1 << 30)))
     queues = _Queues(waiting)
     if policy == "fifo":
-        return _pick_fifo(queues, slots, running, share_of)
+        return _pick_fifo(queues, slots, running, share_of, until)
     _admit(ledger, queues, share_of, running)
     queues.rank_by(ledger)
     chosen: list[Chunk] = []
@@ -150,6 +152,8 @@ def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | N
         running[workspace] = running.get(workspace, 0) + 1
         ledger.served[workspace] += chunk.cost / share.weight
         ledger.render_served[chunk.render] = ledger.render_served.get(chunk.render, 0.0) + chunk.cost
+        if chunk.render == until:
+            break
         queues.rerank(chunk.render)
         if queues.has(workspace):
             heapq.heappush(heap, (ledger.served[workspace], queues.first_seq(workspace), workspace))
@@ -157,12 +161,13 @@ def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | N
 
 
 def order(waiting: Sequence[Chunk], *, shares: Callable[[str], Share] | None = None,
-          ledger: Ledger | None = None, policy: str = "fair") -> list[Chunk]:
+          ledger: Ledger | None = None, policy: str = "fair", until: str | None = None) -> list[Chunk]:
     """Every waiting chunk in the order the policy would dispatch them with no cap binding: what a
-    queued render's place in line is computed from (``frames_ahead``)."""
+    queued render's place in line is computed from (``frames_ahead``). ``until``: up to the first
+    chunk of that render only (``pick``)."""
     uncapped = _memo(shares or (lambda _w: Share(1.0, 1 << 30)))
     return pick(waiting, len(waiting), shares=lambda w: Share(uncapped(w).weight, 1 << 30),
-                ledger=(ledger or Ledger()).copy(), policy=policy)
+                ledger=(ledger or Ledger()).copy(), policy=policy, until=until)
 
 
 def place(ahead: int, waiting: int, frames_per_sec: float, now: datetime) -> dict[str, object]:
@@ -182,6 +187,10 @@ class Line:
     the line it computed and uses it again while ``basis`` (chunk ids, ledger, policy) and the
     shares are unchanged: each read of a queued render then costs a look at those, not an order of
     every chunk in the farm.
+
+    A line ordered only up to one render's first chunk (``line(..., until=render)``: what a render
+    request needs, the line having just changed with its chunks) is not ``complete``: it knows the
+    place of the renders ordered so far (``knows``); a read of another render orders it whole.
     """
 
     basis: Hashable
@@ -189,25 +198,37 @@ class Line:
     ahead: Mapping[str, int]  # render -> frames dispatched before its next chunk
     waiting: Mapping[str, int]  # render -> its chunks in line
     total: int  # frames of every chunk in line
+    complete: bool = True  # every chunk ordered, not only those up to one render's first
+
+    def knows(self, render: str) -> bool:
+        """Whether ``frames_ahead(render)`` is known (always, on a complete line)."""
+        return self.complete or render in self.ahead or render not in self.waiting
 
     def frames_ahead(self, render: str) -> int:
         """Frames ahead of the render's next chunk; every frame in line for a render none of whose
         chunks is in it (they wait on a dependency, the asset import)."""
+        if not self.knows(render):
+            raise LookupError(f"render {render} is beyond the part of the line ordered")
         return self.ahead.get(render, self.total)
 
 
 def line(basis: Hashable, chunks: Sequence[Chunk], shares: Mapping[str, Share], ledger: Ledger, policy: str,
-         default_share: Share) -> Line:
-    """The ``Line`` of ``chunks`` (``order`` with no cap binding, on a copy of ``ledger``)."""
-    ordered = order(chunks, shares=lambda w: shares.get(w, default_share), ledger=ledger, policy=policy)
+         default_share: Share, until: str | None = None) -> Line:
+    """The ``Line`` of ``chunks`` (``order`` with no cap binding, on a copy of ``ledger``); with
+    ``until``, ordered up to that render's first chunk only."""
+    ordered = order(chunks, shares=lambda w: shares.get(w, default_share), ledger=ledger, policy=policy,
+                    until=until)
     ahead: dict[str, int] = {}
+    before = 0
+    for chunk in ordered:
+        ahead.setdefault(chunk.render, before)
+        before += chunk.cost
     waiting: dict[str, int] = {}
     total = 0
-    for chunk in ordered:
-        ahead.setdefault(chunk.render, total)
+    for chunk in chunks:
         waiting[chunk.render] = waiting.get(chunk.render, 0) + 1
         total += chunk.cost
-    return Line(basis, dict(shares), ahead, waiting, total)
+    return Line(basis, dict(shares), ahead, waiting, total, complete=len(ordered) == len(chunks))
 
 
 @dataclass(frozen=True)
@@ -370,7 +391,7 @@ def _admit(ledger: Ledger, queues: _Queues, share_of: Callable[[str], Share], ru
 
 
 def _pick_fifo(queues: _Queues, slots: int, running: dict[str, int],
-               share_of: Callable[[str], Share]) -> list[Chunk]:
+               share_of: Callable[[str], Share], until: str | None = None) -> list[Chunk]:
     chosen: list[Chunk] = []
     for chunk in sorted(queues.all(), key=lambda c: (c.seq, c.index, c.id)):
         if len(chosen) >= slots:
@@ -379,6 +400,8 @@ def _pick_fifo(queues: _Queues, slots: int, running: dict[str, int],
             continue
         chosen.append(chunk)
         running[chunk.workspace] = running.get(chunk.workspace, 0) + 1
+        if chunk.render == until:
+            break
     return chosen
 
 

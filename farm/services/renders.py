@@ -36,7 +36,7 @@ from reelfarm.farm.services.queues import JobQueue, family_of
 from reelfarm.farm.services.resources import RenderResource, render_resource
 from reelfarm.renderer import RENDERER_VERSION
 from reelfarm.renderer.chunks import scene_chunks
-from reelfarm.renderer.model import build_doc, frame_count
+from reelfarm.renderer.model import Doc, build_doc, frame_count
 from reelfarm.renderer.spec import RenderSpec, spec_problems
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.config import Settings
@@ -106,9 +106,9 @@ class RenderService:
         with self.engine.connect() as conn:  # 404 and 409 before 503: they tell the client more
             renderable_version(conn, videos_repo.get_video(conn, workspace_id, video_id))
         self.queue.ping()  # fail before writing anything when the queue is known to be down
-        found, created, doc = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps,
-                                           priority)
-        self._enqueue_or_undo(created, doc)
+        found, created, doc, parsed = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution,
+                                                   fps, priority)
+        self._enqueue_or_undo(created, doc, parsed)
         if created:  # as enqueued: with their family planned and the frames they reused
             with self.engine.connect() as conn:
                 found = [repo.get_render(conn, workspace_id, r.id) for r in found]
@@ -191,16 +191,19 @@ class RenderService:
         return self.streams.url(render)
 
     def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
-                fps: int | None, priority: str) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any]]:
+                fps: int | None, priority: str) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any], Doc]:
+        """The renders of the video's current version in ``formats``, found or created, those
+        created, and the version's document as stored and as built (built once for all)."""
         for attempt in range(3):
             try:
                 with transaction(self.engine) as conn:
                     lock_workspace(conn, workspace_id)
                     video = videos_repo.get_video(conn, workspace_id, video_id)
                     version = renderable_version(conn, video)
-                    results = [self._find_or_create(conn, video, version, fmt, resolution, fps, priority)
+                    parsed = build_doc(version.doc)  # a stored version: valid already
+                    results = [self._find_or_create(conn, video, version, parsed, fmt, resolution, fps, priority)
                                for fmt in formats]
-                return [r for r, _ in results], [r for r, new in results if new], version.doc
+                return [r for r, _ in results], [r for r, new in results if new], version.doc, parsed
             except IntegrityError:
                 # The unique index caught a render that another transaction created meanwhile
                 # (the workspace lock makes this rare); look again.
@@ -208,8 +211,8 @@ class RenderService:
                     raise
         raise AssertionError("unreachable")
 
-    def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, fmt: str,
-                        resolution: int, fps: int | None, priority: str) -> tuple[repo.Render, bool]:
+    def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, parsed: Doc,
+                        fmt: str, resolution: int, fps: int | None, priority: str) -> tuple[repo.Render, bool]:
         spec = RenderSpec(fmt, resolution, int(fps or version.doc.get("fps") or 30))
         digest = dedup_hash(version.doc_hash, spec)
         existing = repo.find_active_render(conn, version.video_id, digest)
@@ -218,7 +221,7 @@ class RenderService:
         duration = float(version.doc["duration"])
         frames = frame_count(duration, spec.fps)
         amount = 0 if repo.version_is_paid(conn, version.id) else credits_for(duration)
-        chunks = scene_chunks(build_doc(version.doc), spec.fps)
+        chunks = scene_chunks(parsed, spec.fps)
         render = repo.insert_render(conn, self.clock, repo.NewRender(
             workspace_id=video.workspace_id, video_id=video.id, version_id=version.id,
             format=spec.format, resolution=spec.resolution, fps=spec.fps, dedup_hash=digest, frames=frames,
@@ -228,10 +231,10 @@ class RenderService:
             repo.charge_render(conn, self.clock, render, amount)
         return render, True
 
-    def _enqueue_or_undo(self, created: list[repo.Render], doc: dict[str, Any]) -> None:
+    def _enqueue_or_undo(self, created: list[repo.Render], doc: dict[str, Any], parsed: Doc) -> None:
         try:
             for render in created:
-                self._enqueue(render, doc)
+                self._enqueue(render, doc, parsed)
         except QueueUnavailable:
             with transaction(self.engine) as conn:
                 for render in created:
@@ -253,7 +256,7 @@ class RenderService:
             except QueueUnavailable:
                 return
 
-    def _enqueue(self, render: repo.Render, doc: dict[str, Any]) -> None:
+    def _enqueue(self, render: repo.Render, doc: dict[str, Any], parsed: Doc) -> None:
         """The render's job graph (``reelfarm.farm.services.graph``): its chunks on the queue
         ``reelfarm.farm.runtime.routing`` picks, after the import of its remote assets when its document has
         any (``reelfarm.farm.services.assets``), then its stitch. Chunks whose segments the workspace
@@ -262,22 +265,23 @@ class RenderService:
         chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
         planned = dataclasses.replace(render, encoder=family_of(chunk_queue))
         self.lifecycle.plan_family(render.id, planned.encoder or "x264")  # before any chunk can start
-        reused = self._reuse(planned, doc)
+        reused = self._reuse(planned, doc, parsed)
         pending = [i for i in range(render.chunks or 0) if i not in reused]
         graph = graph_of(render, needs_import=bool(remote_assets(doc)), chunk_queue=chunk_queue, pending=pending)
         skipped = {graph.chunk(i).job_id for i in reused}
         # one write for the graph (the embedded queue), all or nothing
         enqueue_graph(self.queue, [task for task in graph if task.job_id not in skipped], self.retries)
 
-    def _reuse(self, render: repo.Render, doc: dict[str, Any]) -> list[int]:
+    def _reuse(self, render: repo.Render, doc: dict[str, Any], parsed: Doc) -> list[int]:
         """Chunks whose segments this workspace's earlier renders made, copied into place; their
         frames are counted as done and recorded on the render."""
-        prints = segments.fingerprints(self.storage, WorkspaceObjects(self.engine, render.workspace_id), render, doc)
+        prints = segments.fingerprints(self.storage, WorkspaceObjects(self.engine, render.workspace_id), render,
+                                       parsed)
         silent = not doc.get("audio")  # with sound, the stream waits for the audio its chunks mix
         reused = segments.reuse(self.engine, self.clock, self.storage, render, prints,
                                 lambda i: segment_key(render.id, i), streams=silent)
         if reused:
-            frames = segments.chunk_frames(render, build_doc(doc))
+            frames = segments.chunk_frames(render, parsed)
             self.lifecycle.reused(render.id, sum(frames[i][1] - frames[i][0] for i in reused),
                                   streaming=silent and 0 in reused)
         return reused

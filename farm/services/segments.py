@@ -74,9 +74,10 @@ def _sha256(path: str) -> str:
 
 
 def fingerprints(storage: Storage, scope: KeyScope, render: renders_repo.Render,
-                 raw_doc: dict[str, Any]) -> list[str | None]:
-    """Each chunk's fingerprint, with the render's encoder family (x264 until one is planned)."""
-    doc = build_doc(raw_doc)  # a stored version: valid already
+                 raw_doc: dict[str, Any] | Doc) -> list[str | None]:
+    """Each chunk's fingerprint, with the render's encoder family (x264 until one is planned);
+    ``raw_doc``: the render's document, as stored or built."""
+    doc = raw_doc if isinstance(raw_doc, Doc) else build_doc(raw_doc)  # a stored version: valid already
     spec = RenderSpec(render.format, render.resolution, render.fps)
     digest = asset_digests(storage, scope, doc)
     return [segment_fingerprint(doc, spec, frames, render.encoder or "x264", digest)

@@ -173,3 +173,28 @@ def test_metrics_labels_stay_bounded_and_shares_add_up() -> None:
     shares = {"a": Share(4.0, 9), "b": Share(2.0, 9), "c": Share(2.0, 9)}
     assert entitled(shares, {"a": Load(waiting=1), "b": Load(running=1), "c": Load()}) == pytest.approx(
         {"a": 4 / 6, "b": 2 / 6, "c": 0.0})
+
+
+@given(workloads(), st.sampled_from(["fair", "fifo"]), st.data())
+def test_a_line_ordered_up_to_one_render_is_the_whole_line_cut_there(
+        workload: tuple[list[Chunk], dict[str, Share]], policy: str, data: st.DataObject) -> None:
+    chunks, shares = workload
+    renders = sorted({c.render for c in chunks})
+    if not renders:
+        return
+    render = data.draw(st.sampled_from(renders))
+    whole = line((), chunks, shares, Ledger(), policy, Share(1.0, 8))
+    part = line((), chunks, shares, Ledger(), policy, Share(1.0, 8), until=render)
+    ordered = order(chunks, shares=lambda w: shares[w], policy=policy)
+    cut = order(chunks, shares=lambda w: shares[w], policy=policy, until=render)
+    assert cut == ordered[:len(cut)] and cut[-1].render == render
+    assert render not in {c.render for c in cut[:-1]}
+    assert part.frames_ahead(render) == whole.frames_ahead(render)
+    assert part.waiting == whole.waiting and part.total == whole.total
+    for other in renders:  # what it knows, it knows exactly; what it does not, it says so
+        if part.knows(other):
+            assert part.frames_ahead(other) == whole.frames_ahead(other)
+        else:
+            with pytest.raises(LookupError):
+                part.frames_ahead(other)
+    assert part.complete == (len(cut) == len(chunks)) and whole.complete
