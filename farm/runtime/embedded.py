@@ -112,6 +112,7 @@ class EmbeddedQueue:
         self._done: stdqueue.Queue[tuple[str, BaseException | None]] = stdqueue.Queue()
         self._line: Line | None = None  # the fair line as last computed by ``standing``
         self._chunks: Known = {}  # the chunks it was computed from, by id (``kept_line``)
+        self._due: Known = {}  # the chunks the dispatcher last found due, by id (``_fair_turns``)
         self._batch = threading.local()  # .conn: this thread's batch transaction (``batch``)
 
     # -- JobQueue ---------------------------------------------------------------------------
@@ -398,7 +399,7 @@ class EmbeddedQueue:
 
     def _fair_turns(self, conn: Connection, slots: int, now: Any) -> list[str]:
         """The chunks fair dispatch gives the next ``slots`` places to; the ledger kept in the table."""
-        waiting = waiting_chunks(conn, now)
+        waiting, self._due = waiting_chunks(conn, now, self._due)
         if not waiting:
             return []
         running = running_chunks(conn)
@@ -498,12 +499,18 @@ class EmbeddedQueue:
             self._call_failure_handler(*final)
 
     def _promote(self, conn: Connection) -> None:
-        """Queue deferred rows whose dependencies have all succeeded."""
+        """Queue deferred rows whose dependencies have all succeeded: every deferred row is looked
+        at (one whose dependency ended in a transaction that could not see it yet is found at the
+        next success), with one read of their dependencies' statuses for all of them."""
         now = self.clock.now()
-        for row in conn.execute(select(tasks.c.id, tasks.c.depends_on).where(tasks.c.status == "deferred")).all():
-            deps = list(row.depends_on)
-            found = list(conn.execute(select(tasks.c.status).where(tasks.c.id.in_(deps))).scalars()) if deps else []
-            status, error = _initial_status(found)
+        deferred = conn.execute(select(tasks.c.id, tasks.c.depends_on).where(tasks.c.status == "deferred")).all()
+        named = list(dict.fromkeys(d for row in deferred for d in row.depends_on or []))
+        status_of: dict[str, str] = {}
+        for start in range(0, len(named), _READ_BATCH):
+            status_of.update(conn.execute(select(tasks.c.id, tasks.c.status)
+                                          .where(tasks.c.id.in_(named[start:start + _READ_BATCH]))).tuples().all())
+        for row in deferred:
+            status, error = _initial_status([status_of[d] for d in row.depends_on or [] if d in status_of])
             if status != "deferred":
                 conn.execute(update(tasks).where(tasks.c.id == row.id, tasks.c.status == "deferred").values(
                     status=status, error=error, run_after=now, updated_at=now,

@@ -50,27 +50,35 @@ def kept_line(conn: Connection, policy: str, shares_of: Shares, known: Line | No
             and shares_of(conn, known.shares.keys()) == known.shares)
     if known is not None and same and (render is None or known.knows(render)):
         return known, chunks or {}
-    have = {i: entry for i, entry in (chunks or {}).items() if stamps.get(i) == entry[0]}
-    missing = [i for i in stamps if i not in have]
-    for start in range(0, len(missing), _READ_BATCH):
-        for c in _read_chunks(conn, tasks.c.id.in_(missing[start:start + _READ_BATCH])):
-            have[c[1].id] = c
-    waiting = [have[i][1] for i in stamps if i in have]  # a chunk taken between the two reads is left out
+    waiting, have = _chunks_of(conn, stamps, chunks)
     shares = shares_of(conn, {c.workspace for c in waiting})
     computed = line((policy, frozenset(c.id for c in waiting), ledger), waiting, shares, Ledger.from_scopes(ledger),
                     policy, default_share, until=None if same else render)
     return computed, have
 
 
-def waiting_chunks(conn: Connection, now: Any | None = None) -> list[Chunk]:
-    """Render chunks queued (and due, when ``now`` is given), as fair dispatch sees them."""
+def waiting_chunks(conn: Connection, now: Any | None = None, chunks: Known | None = None) -> tuple[list[Chunk], Known]:
+    """Render chunks queued (and due, when ``now`` is given), as fair dispatch sees them, and
+    every one of them by id to pass back next time: those in ``chunks`` are not read again."""
     where = [] if now is None else [tasks.c.run_after <= now]
-    return [chunk for _, chunk in _read_chunks(conn, *where)]
+    stamps: dict[str, Any] = dict(conn.execute(select(tasks.c.id, _STAMP).where(*_QUEUED, *where)).tuples().all())
+    return _chunks_of(conn, stamps, chunks)
+
+
+def _chunks_of(conn: Connection, stamps: Mapping[str, Any], chunks: Known | None) -> tuple[list[Chunk], Known]:
+    """The chunks of these ids (read at these stamps): from ``chunks`` where read at the same
+    stamp, the others read now. A chunk gone between the two reads is left out."""
+    have = {i: entry for i, entry in (chunks or {}).items() if stamps.get(i) == entry[0]}
+    missing = [i for i in stamps if i not in have]
+    for start in range(0, len(missing), _READ_BATCH):
+        for c in _read_chunks(conn, *_QUEUED, tasks.c.id.in_(missing[start:start + _READ_BATCH])):
+            have[c[1].id] = c
+    return [have[i][1] for i in stamps if i in have], have
 
 
 def _read_chunks(conn: Connection, *where: Any) -> list[tuple[Any, Chunk]]:
     query = select(tasks.c.id, tasks.c.workspace_id, tasks.c.render_id, tasks.c.cost, tasks.c.priority,
-                   tasks.c.created_at, tasks.c.chunk_index, _STAMP.label("stamp")).where(*_QUEUED, *where)
+                   tasks.c.created_at, tasks.c.chunk_index, _STAMP.label("stamp")).where(*where)
     return [(r.stamp, Chunk(r.id, r.workspace_id, r.render_id or r.id, int(r.cost or 1), r.priority or "normal",
                             r.created_at.timestamp(), int(r.chunk_index or 0))) for r in conn.execute(query)]
 
