@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reelfarm.api.server import DRAIN_SEC, GRACEFUL_SEC
+from reelfarm.api.server import DRAIN_SEC, GRACEFUL_SEC, THREADS
 from reelfarm.shared import plans
 
 if TYPE_CHECKING:
@@ -70,6 +70,11 @@ def make_serve_command(create_app: Callable[..., Any]) -> click.Command:
     @click.option("--host", default="127.0.0.1", show_default=True)
     @click.option("--port", default=8000, show_default=True, type=int)
     @click.option("--workers", default=2, show_default=True, type=int, help="gunicorn worker processes")
+    @click.option("--threads", type=click.IntRange(min=1), default=THREADS, show_default=True,
+                  envvar="REELFARM_THREADS", show_envvar=True,
+                  help="Request threads of each worker. The app's work is CPU under one lock per process "
+                       "(Python's), so more threads serve no faster and cost more CPU; more hold more slow "
+                       "uploads and downloads at once.")
     @click.option("--migrate/--no-migrate", default=True, show_default=True,
                   help="Bring the database schema up to date first (a farm may run `reelfarm migrate` apart).")
     @click.option("--drain-sec", type=click.FloatRange(min=0), default=DRAIN_SEC, show_default=True,
@@ -79,7 +84,8 @@ def make_serve_command(create_app: Callable[..., Any]) -> click.Command:
     @click.option("--graceful-sec", type=click.IntRange(min=1), default=GRACEFUL_SEC, show_default=True,
                   envvar="REELFARM_GRACEFUL_SEC", show_envvar=True,
                   help="From SIGTERM to exit, the drain included; a request still running then is logged and cut.")
-    def serve_command(host: str, port: int, workers: int, migrate: bool, drain_sec: float, graceful_sec: int) -> None:
+    def serve_command(host: str, port: int, workers: int, threads: int, migrate: bool, drain_sec: float,
+                      graceful_sec: int) -> None:
         """Serve the API with gunicorn (migrations run first unless --no-migrate)."""
         from reelfarm.api.server import STOP_MARGIN_SEC
 
@@ -109,7 +115,7 @@ def make_serve_command(create_app: Callable[..., Any]) -> click.Command:
             "workers": workers,
             "worker_class": WORKER_CLASS,  # gthread, refusing in the error envelope and draining on SIGTERM
             "keepalive": KEEPALIVE_SEC,
-            "threads": 4,
+            "threads": threads,
             "accesslog": "-",
             "logger_class": "reelfarm.api.accesslog.JsonGunicornLogger",
             "loglevel": services.settings.log_level.lower(),
