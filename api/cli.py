@@ -72,9 +72,9 @@ def make_serve_command(create_app: Callable[..., Any]) -> click.Command:
     @click.option("--workers", default=2, show_default=True, type=int, help="gunicorn worker processes")
     @click.option("--threads", type=click.IntRange(min=1), default=THREADS, show_default=True,
                   envvar="REELFARM_THREADS", show_envvar=True,
-                  help="Request threads of each worker. The app's work is CPU under one lock per process "
-                       "(Python's), so more threads serve no faster and cost more CPU; more hold more slow "
-                       "uploads and downloads at once.")
+                  help="Request threads of each worker: requests that wait (on a database that does not answer, "
+                       "a slow upload or download) hold one each. CPU work is no faster with more: Python runs "
+                       "one thread of a process at a time.")
     @click.option("--migrate/--no-migrate", default=True, show_default=True,
                   help="Bring the database schema up to date first (a farm may run `reelfarm migrate` apart).")
     @click.option("--drain-sec", type=click.FloatRange(min=0), default=DRAIN_SEC, show_default=True,

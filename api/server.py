@@ -62,10 +62,11 @@ KEEPALIVE_SEC = 75
 WORKER_CLASS = "reelfarm.api.server.EnvelopeWorker"
 DRAIN_SEC = 5.0  # the default of REELFARM_DRAIN_SEC
 GRACEFUL_SEC = 30  # the default of REELFARM_GRACEFUL_SEC (gunicorn's graceful_timeout)
-# Request threads a worker (REELFARM_THREADS). Python runs one thread of a process at a time, and
-# the app's requests are CPU: under a burst (benchmarks.burst) 2 threads cost 40 ms of serving CPU
-# a client and 4 cost 45, with p99s to match; 1 costs 39 but holds one slow upload at a time.
-THREADS = 2
+# Request threads a worker (REELFARM_THREADS). Python runs one thread of a process at a time, so
+# threads serve CPU no faster; they are for requests that wait: on a database that does not
+# answer (each up to shared.db.DATABASE_WAIT_BOUND_SEC), a slow upload or download. Building
+# and linting versions, the CPU-heaviest work, takes turns under one lock (studio.videos).
+THREADS = 4
 SETTLE_SEC = 0.25  # for handshakes under way when new ones stop being answered
 STOP_MARGIN_SEC = 2  # a worker stops waiting this long before the master kills it
 ENVIRON_DRAINING = "reelfarm.draining"

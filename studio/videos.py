@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import builtins
 import copy
+import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -88,10 +90,11 @@ class VideoService:
             kit = self._brand_kit(conn, workspace_id, brand_kit_id)
             uploads = story_uploads(conn, workspace_id, story, values)
         # Building and linting take a while: no write lock is held meanwhile (SQLite has one for all).
-        doc = story.build(dict(values), kit.tokens, fmt, duration_sec, uploads)
-        if locale:
-            doc["locale"] = locale
-        version = self._new_version(doc, "story", values, None)
+        with _building():
+            doc = story.build(dict(values), kit.tokens, fmt, duration_sec, uploads)
+            if locale:
+                doc["locale"] = locale
+            version = self._new_version(doc, "story", values, None)
         with transaction(self.engine) as conn:
             video, first = repo.create_video(
                 conn, self.clock, workspace_id=workspace_id, title=title or _title_from(story, values),
@@ -191,7 +194,8 @@ class VideoService:
         return kit
 
     def _doc_version(self, conn: Any, workspace_id: str, doc: Mapping[str, Any], note: str | None) -> repo.NewVersion:
-        report = lint(doc)
+        with _building():
+            report = lint(doc)
         problems = [_with_prefix(p.as_dict(), "/doc") for p in report.errors]
         problems += [{"field": f"/doc{pointer}", "code": "unknown_storage_key",
                       "message": f"no object of this workspace is stored under key {key!r}; use a key of this "
@@ -217,11 +221,12 @@ class VideoService:
         merged = {**self._last_fields(conn, workspace_id, video.id, current), **fields}
         kit = self._brand_kit(conn, workspace_id, video.brand_kit_id)
         duration = float(current.doc["duration"]) if current else None
-        doc = story.build(dict(merged), kit.tokens, video.default_format, duration,
-                          story_uploads(conn, workspace_id, story, merged))
-        if video.locale:
-            doc["locale"] = video.locale
-        return self._new_version(doc, "fields", merged, note)
+        uploads = story_uploads(conn, workspace_id, story, merged)
+        with _building():
+            doc = story.build(dict(merged), kit.tokens, video.default_format, duration, uploads)
+            if video.locale:
+                doc["locale"] = video.locale
+            return self._new_version(doc, "fields", merged, note)
 
     @staticmethod
     def _last_fields(conn: Any, workspace_id: str, video_id: str, current: repo.Version | None) -> dict[str, Any]:
@@ -240,6 +245,29 @@ class VideoService:
         warnings = lint(doc).warnings
         return repo.NewVersion(doc=doc, source=source, note=note, fields=dict(fields) if fields else None,
                                lint=[p.as_dict() for p in warnings], duration_sec=float(doc["duration"]))
+
+
+# Building a version and linting it is CPU alone (no I/O), and Python runs one thread of a process at
+# a time: the serving threads of a process take turns at it whole, one after another, instead of
+# interleaving by the interpreter's switch interval. Under a burst of creates (benchmarks.burst:
+# 4 request threads a worker) that cost 36-40 ms of serving CPU a client against 45, and let the
+# first to come finish first; the threads are left for requests that wait on I/O (a database that
+# does not answer, a slow upload). A forked child (the embedded farm's task processes) gets a
+# fresh lock: one held by another thread at the fork would never be released there.
+_BUILD_LOCK = threading.Lock()
+
+
+def _building() -> threading.Lock:
+    """The process's lock for building and linting versions (see above)."""
+    return _BUILD_LOCK
+
+
+def _fresh_lock_after_fork() -> None:
+    global _BUILD_LOCK
+    _BUILD_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_lock_after_fork)
 
 
 def _view(conn: Any, video: repo.Video) -> VideoView:
