@@ -112,11 +112,6 @@ class RenderLifecycle:
                 repo.mark_streaming(conn, self.clock, render_id)
         self.progress.add_frames(render_id, frames)
 
-    def plan_family(self, render_id: str, family: str) -> None:
-        """The family the render's chunks are routed for, set when they are enqueued."""
-        with transaction(self.engine) as conn:
-            repo.set_encoder(conn, render_id, family)
-
     def switch_family(self, render_id: str, segment_keys: list[str], to: str = "x264") -> list[int] | None:
         """Move a live render to encoder family ``to`` (no node of its family took its chunks in
         time): the segments already made by the old family are deleted, and their indexes

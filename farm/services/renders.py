@@ -106,9 +106,10 @@ class RenderService:
         with self.engine.connect() as conn:  # 404 and 409 before 503: they tell the client more
             renderable_version(conn, videos_repo.get_video(conn, workspace_id, video_id))
         self.queue.ping()  # fail before writing anything when the queue is known to be down
+        chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
         found, created, doc, parsed = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution,
-                                                   fps, priority)
-        self._enqueue_or_undo(created, doc, parsed)
+                                                   fps, priority, family_of(chunk_queue) or "x264")
+        self._enqueue_or_undo(created, doc, parsed, chunk_queue)
         if created:  # as enqueued: with their family planned and the frames they reused
             with self.engine.connect() as conn:
                 found = [repo.get_render(conn, workspace_id, r.id) for r in found]
@@ -191,9 +192,11 @@ class RenderService:
         return self.streams.url(render)
 
     def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
-                fps: int | None, priority: str) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any], Doc]:
-        """The renders of the video's current version in ``formats``, found or created, those
-        created, and the version's document as stored and as built (built once for all)."""
+                fps: int | None, priority: str,
+                family: str) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any], Doc]:
+        """The renders of the video's current version in ``formats``, found or created (those created
+        with ``family``, the encoder family their chunks are routed for, planned before any chunk can
+        start), those created, and the version's document as stored and as built (built once for all)."""
         for attempt in range(3):
             try:
                 with transaction(self.engine) as conn:
@@ -201,8 +204,8 @@ class RenderService:
                     video = videos_repo.get_video(conn, workspace_id, video_id)
                     version = renderable_version(conn, video)
                     parsed = build_doc(version.doc)  # a stored version: valid already
-                    results = [self._find_or_create(conn, video, version, parsed, fmt, resolution, fps, priority)
-                               for fmt in formats]
+                    results = [self._find_or_create(conn, video, version, parsed, fmt, resolution, fps, priority,
+                                                    family) for fmt in formats]
                 return [r for r, _ in results], [r for r, new in results if new], version.doc, parsed
             except IntegrityError:
                 # The unique index caught a render that another transaction created meanwhile
@@ -212,7 +215,8 @@ class RenderService:
         raise AssertionError("unreachable")
 
     def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, parsed: Doc,
-                        fmt: str, resolution: int, fps: int | None, priority: str) -> tuple[repo.Render, bool]:
+                        fmt: str, resolution: int, fps: int | None, priority: str,
+                        family: str) -> tuple[repo.Render, bool]:
         spec = RenderSpec(fmt, resolution, int(fps or version.doc.get("fps") or 30))
         digest = dedup_hash(version.doc_hash, spec)
         existing = repo.find_active_render(conn, version.video_id, digest)
@@ -229,12 +233,14 @@ class RenderService:
             request_id=current_context().get("request_id")), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
-        return render, True
+        repo.set_encoder(conn, render.id, family)
+        return dataclasses.replace(render, encoder=family), True
 
-    def _enqueue_or_undo(self, created: list[repo.Render], doc: dict[str, Any], parsed: Doc) -> None:
+    def _enqueue_or_undo(self, created: list[repo.Render], doc: dict[str, Any], parsed: Doc,
+                         chunk_queue: str) -> None:
         try:
             for render in created:
-                self._enqueue(render, doc, parsed)
+                self._enqueue(render, doc, parsed, chunk_queue)
         except QueueUnavailable:
             with transaction(self.engine) as conn:
                 for render in created:
@@ -256,15 +262,13 @@ class RenderService:
             except QueueUnavailable:
                 return
 
-    def _enqueue(self, render: repo.Render, doc: dict[str, Any], parsed: Doc) -> None:
+    def _enqueue(self, render: repo.Render, doc: dict[str, Any], parsed: Doc, chunk_queue: str) -> None:
         """The render's job graph (``reelfarm.farm.services.graph``): its chunks on the queue
         ``reelfarm.farm.runtime.routing`` picks, after the import of its remote assets when its document has
         any (``reelfarm.farm.services.assets``), then its stitch. Chunks whose segments the workspace
         already has (``reelfarm.farm.services.segments``) are copied in, not drawn."""
         self.progress.set_total(render.id, render.frames or 0)
-        chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
-        planned = dataclasses.replace(render, encoder=family_of(chunk_queue))
-        self.lifecycle.plan_family(render.id, planned.encoder or "x264")  # before any chunk can start
+        planned = dataclasses.replace(render, encoder=family_of(chunk_queue))  # its family, planned at its creation
         reused = self._reuse(planned, doc, parsed)
         pending = [i for i in range(render.chunks or 0) if i not in reused]
         graph = graph_of(render, needs_import=bool(remote_assets(doc)), chunk_queue=chunk_queue, pending=pending)
