@@ -343,6 +343,9 @@ def test_serve_stopped_mid_render_finishes_the_render_after_a_start_on_the_same_
             assert done["status"] == "succeeded", done
             assert frames_of(done["url"], tmp_path / "restarted.mp4") == DURATION_SEC * FPS
             assert again.get("/me").json()["workspace"]["credits"] == charged  # charged once
+        # the stitch records the render's success itself, a moment before the queue records the task's end
+        wait_for(lambda: {status for status, _ in second.tasks(render_id).values()} == {"succeeded"}, 10,
+                 "the queue to record every task's end", interval=0.1)
         rows = second.tasks(render_id)
         assert {status for status, _ in rows.values()} == {"succeeded"}, rows
         assert all(attempts == 1 for _, attempts in rows.values()), rows  # each drawn once to the end
