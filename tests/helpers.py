@@ -1,9 +1,12 @@
-"""Small asset files made on the fly for tests."""
+"""Small asset files made on the fly for tests, and running a function in a forked child."""
 from __future__ import annotations
 
 import ast
+import os
+import signal
+import time
 import wave
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -44,3 +47,22 @@ def part_of(module: str) -> str:
     ``reelfarm``; a third-party module -> its top-level name (``flask``)."""
     names = module.split(".")
     return names[1] if names[0] == "reelfarm" and len(names) > 1 else names[0]
+
+
+def in_a_fork(work: Callable[[], object]) -> int:
+    """The exit status of a forked child that runs ``work``; 3 when it has not ended in 10 s."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            work()
+        finally:
+            os._exit(0)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return 3

@@ -51,6 +51,7 @@ from reelfarm.farm.runtime import taskprocess
 from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, THROUGHPUT_WINDOW_SEC, workspace_shares
 from reelfarm.farm.runtime.fairrows import (
     Known,
+    in_batches,
     kept_line,
     load_ledger,
     running_chunks,
@@ -154,11 +155,7 @@ class EmbeddedQueue:
         is left as it is (enqueueing again changes nothing); a finished one is written over. A task
         depending on one written before it here sees that one's new status."""
         now = self.clock.now()
-        named = list(dict.fromkeys([t.job_id for t in new] + [d for t in new for d in t.deps]))
-        status: dict[str, str] = {}
-        for start in range(0, len(named), _READ_BATCH):
-            status.update(conn.execute(select(tasks.c.id, tasks.c.status)
-                                       .where(tasks.c.id.in_(named[start:start + _READ_BATCH]))).tuples().all())
+        status = _statuses(conn, [t.job_id for t in new] + [d for t in new for d in t.deps])
         inserts = []
         for task in new:
             current = status.get(task.job_id)
@@ -504,11 +501,7 @@ class EmbeddedQueue:
         next success), with one read of their dependencies' statuses for all of them."""
         now = self.clock.now()
         deferred = conn.execute(select(tasks.c.id, tasks.c.depends_on).where(tasks.c.status == "deferred")).all()
-        named = list(dict.fromkeys(d for row in deferred for d in row.depends_on or []))
-        status_of: dict[str, str] = {}
-        for start in range(0, len(named), _READ_BATCH):
-            status_of.update(conn.execute(select(tasks.c.id, tasks.c.status)
-                                          .where(tasks.c.id.in_(named[start:start + _READ_BATCH]))).tuples().all())
+        status_of = _statuses(conn, [d for row in deferred for d in row.depends_on or []])
         for row in deferred:
             status, error = _initial_status([status_of[d] for d in row.depends_on or [] if d in status_of])
             if status != "deferred":
@@ -545,7 +538,12 @@ class EmbeddedQueue:
         return _database_guard()
 
 
-_READ_BATCH = 500  # ids one statement names at most (SQLite's bound on variables is 999 in old builds)
+def _statuses(conn: Connection, ids: list[str]) -> dict[str, str]:
+    """The status of each of these tasks that exists, by id."""
+    found: dict[str, str] = {}
+    for batch in in_batches(list(dict.fromkeys(ids))):
+        found.update(conn.execute(select(tasks.c.id, tasks.c.status).where(tasks.c.id.in_(batch))).tuples().all())
+    return found
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 a chunk's turn in its row, the chunks waiting and running, and the ledger in ``fair_ledger``."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from sqlalchemy import Connection, String, delete, func, select, type_coerce
@@ -28,7 +28,13 @@ Known = Mapping[str, tuple[Any, Chunk]]  # a waiting chunk by id, with the stamp
 # chunk's ``seq``) changes when a finished task is enqueued again. Read as stored, unparsed.
 _STAMP = type_coerce(tasks.c.created_at, String)
 _QUEUED = (tasks.c.status == "queued", tasks.c.workspace_id.is_not(None))
-_READ_BATCH = 500  # ids a statement names at most (SQLite's bound on variables is 999 in old builds)
+READ_BATCH = 500  # ids a statement names at most (SQLite's bound on variables is 999 in old builds)
+
+
+def in_batches(ids: list[str]) -> Iterator[list[str]]:
+    """``ids`` in slices a statement can name (``READ_BATCH``)."""
+    for start in range(0, len(ids), READ_BATCH):
+        yield ids[start:start + READ_BATCH]
 
 
 def kept_line(conn: Connection, policy: str, shares_of: Shares, known: Line | None, default_share: Share,
@@ -70,8 +76,8 @@ def _chunks_of(conn: Connection, stamps: Mapping[str, Any], chunks: Known | None
     stamp, the others read now. A chunk gone between the two reads is left out."""
     have = {i: entry for i, entry in (chunks or {}).items() if stamps.get(i) == entry[0]}
     missing = [i for i in stamps if i not in have]
-    for start in range(0, len(missing), _READ_BATCH):
-        for c in _read_chunks(conn, *_QUEUED, tasks.c.id.in_(missing[start:start + _READ_BATCH])):
+    for batch in in_batches(missing):
+        for c in _read_chunks(conn, *_QUEUED, tasks.c.id.in_(batch)):
             have[c[1].id] = c
     return [have[i][1] for i in stamps if i in have], have
 

@@ -5,15 +5,13 @@ build or lint inside it, and a process forked while another thread holds it gets
 from __future__ import annotations
 
 import os
-import signal
 import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from reelfarm.studio import videos as studio_videos
+from tests.helpers import in_a_fork
 
 
 @pytest.fixture
@@ -59,24 +57,6 @@ def test_creates_in_threads_take_turns_and_all_succeed(client, tenant, lints: li
     assert statuses == [201] * 4 and lints == [True] * 4
 
 
-def _in_a_fork(work: Callable[[], object]) -> int:
-    """The exit status of a forked child that runs ``work``; 3 when it has not ended in 10 s."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            work()
-        finally:
-            os._exit(0)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        time.sleep(0.02)
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    return 3
-
 
 def test_a_child_forked_while_another_thread_builds_can_build() -> None:
     held, release = threading.Event(), threading.Event()
@@ -90,7 +70,7 @@ def test_a_child_forked_while_another_thread_builds_can_build() -> None:
     holder.start()
     try:
         assert held.wait(10)
-        assert _in_a_fork(lambda: studio_videos._building().acquire(timeout=5) or os._exit(4)) == 0
+        assert in_a_fork(lambda: studio_videos._building().acquire(timeout=5) or os._exit(4)) == 0
     finally:
         release.set()
         holder.join()

@@ -100,13 +100,21 @@ def test_a_worker_with_every_thread_busy_accepts_nothing_until_one_is_free(worke
             c.close()
 
 
-def test_a_kept_alive_request_waits_behind_connections_queued_before_it(worker: Any) -> None:
+def busy_with_one_kept_alive(worker: Any) -> tuple[Any, list[socket.socket]]:
+    """Both threads busy, and one connection kept alive between requests: (its server side, the
+    clients: the kept-alive one first)."""
     first, second = connect(worker), connect(worker)
     poll(worker)
     poll(worker)
     kept = kept_alive(worker, first)
     third = connect(worker)  # takes the free thread
     poll(worker)
+    return kept, [first, second, third]
+
+
+def test_a_kept_alive_request_waits_behind_connections_queued_before_it(worker: Any) -> None:
+    kept, clients = busy_with_one_kept_alive(worker)
+    first = clients[0]
     queued = connect(worker)  # every thread busy: it waits in the kernel's queue ...
     poll(worker)
     first.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # ... before this request comes
@@ -118,17 +126,13 @@ def test_a_kept_alive_request_waits_behind_connections_queued_before_it(worker: 
         worker.finish_request(*worker.tpool.finish())
         assert running(worker)[-1] is kept and not worker._waiting
     finally:
-        for c in (first, second, third, queued):
+        for c in (*clients, queued):
             c.close()
 
 
 def test_a_kept_alive_request_goes_ahead_of_connections_queued_after_it(worker: Any) -> None:
-    first, second = connect(worker), connect(worker)
-    poll(worker)
-    poll(worker)
-    kept = kept_alive(worker, first)
-    third = connect(worker)
-    poll(worker)
+    kept, clients = busy_with_one_kept_alive(worker)
+    first = clients[0]
     first.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # every thread busy: it waits ...
     poll(worker)
     later = connect(worker)  # ... and this connection comes after it
@@ -140,5 +144,5 @@ def test_a_kept_alive_request_goes_ahead_of_connections_queued_after_it(worker: 
         worker.finish_request(*worker.tpool.finish())
         assert running(worker)[-1].sock.getpeername() == later.getsockname()
     finally:
-        for c in (first, second, third, later):
+        for c in (*clients, later):
             c.close()

@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import os
-import signal
 import threading
-import time
-from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 from reelfarm.renderer import fonts, linter, text
 from reelfarm.renderer.cache import BoundedCache, approx_size, bounded_cache
+from tests.helpers import in_a_fork
 
 
 def test_the_least_recently_used_entry_goes_first_past_the_entry_ceiling():
@@ -80,24 +78,6 @@ def test_the_renderers_caches_have_both_ceilings():
         linter.BACKDROP_CACHE_SIZE, linter.BACKDROP_CACHE_BYTES)
 
 
-def _in_a_fork(work: Callable[[], object]) -> int:
-    """The exit status of a forked child that runs ``work``; 3 when it has not ended in 10 s."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            work()
-        finally:
-            os._exit(0)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        time.sleep(0.02)
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    return 3
-
 
 def test_a_child_forked_while_another_thread_holds_a_cache_or_the_font_book_can_use_them():
     """The embedded farm forks its pool from a serving process whose other threads may be inside a
@@ -116,7 +96,7 @@ def test_a_child_forked_while_another_thread_holds_a_cache_or_the_font_book_can_
     holder.start()
     try:
         assert held.wait(10)
-        assert _in_a_fork(lambda: (cache.put("b", 2), cache.get("a"), fonts.font_book().families_for("Inter", 400),
+        assert in_a_fork(lambda: (cache.put("b", 2), cache.get("a"), fonts.font_book().families_for("Inter", 400),
                                    fonts.font_book()._lock.acquire(timeout=5) or os._exit(4))) == 0
     finally:
         release.set()
