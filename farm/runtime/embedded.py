@@ -542,7 +542,8 @@ def _statuses(conn: Connection, ids: list[str]) -> dict[str, str]:
     """The status of each of these tasks that exists, by id."""
     found: dict[str, str] = {}
     for batch in in_batches(list(dict.fromkeys(ids))):
-        found.update(conn.execute(select(tasks.c.id, tasks.c.status).where(tasks.c.id.in_(batch))).tuples().all())
+        rows = conn.execute(select(tasks.c.id, tasks.c.status).where(tasks.c.id.in_(batch)))
+        found.update((id_, status) for id_, status in rows)
     return found
 
 

@@ -49,7 +49,7 @@ def kept_line(conn: Connection, policy: str, shares_of: Shares, known: Line | No
     because it changed is ordered up to ``render``'s first chunk only (``Line.complete``): a render
     request's answer needs no more; one that knows the same chunks but not ``render`` is ordered whole.
     """
-    stamps: dict[str, Any] = dict(conn.execute(select(tasks.c.id, _STAMP).where(*_QUEUED)).tuples().all())
+    stamps: dict[str, Any] = {id_: stamp for id_, stamp in conn.execute(select(tasks.c.id, _STAMP).where(*_QUEUED))}
     ledger = frozenset((scope, float(served)) for scope, served in
                        conn.execute(select(fair_ledger.c.scope, fair_ledger.c.served)).all())
     same = (known is not None and known.basis == (policy, frozenset(stamps), ledger)
@@ -67,7 +67,7 @@ def waiting_chunks(conn: Connection, now: Any | None = None, chunks: Known | Non
     """Render chunks queued (and due, when ``now`` is given), as fair dispatch sees them, and
     every one of them by id to pass back next time: those in ``chunks`` are not read again."""
     where = [] if now is None else [tasks.c.run_after <= now]
-    stamps: dict[str, Any] = dict(conn.execute(select(tasks.c.id, _STAMP).where(*_QUEUED, *where)).tuples().all())
+    stamps: dict[str, Any] = {id_: stamp for id_, stamp in conn.execute(select(tasks.c.id, _STAMP).where(*_QUEUED, *where))}
     return _chunks_of(conn, stamps, chunks)
 
 

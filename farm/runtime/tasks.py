@@ -331,12 +331,7 @@ def render_stills(job_id: str) -> None:
         return
     with ctx.engine.connect() as conn:
         doc = videos_repo.get_version_by_id(conn, job.workspace_id, job.params["version_id"]).doc
-    prefix = storage_keys.stills_prefix(job_id)
-    try:
-        _render_stills(ctx, job, doc, prefix)
-    finally:
-        for key in imported_keys(doc, prefix):
-            ctx.storage.delete(key)
+    _render_stills(ctx, job, doc, storage_keys.stills_prefix(job_id))
 
 
 def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], prefix: str) -> None:
@@ -348,6 +343,7 @@ def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], pr
     spec = RenderSpec(fmt, resolution)
     width, height = spec.size
     images = []
+    failure = None
     try:
         import_remote_assets(doc, studio_of(ctx).asset_fetcher, ctx.storage, prefix)
         stills = iter_stills_png(doc, times, spec, StorageAssets(ctx.storage, WorkspaceObjects(ctx.engine, job.workspace_id), prefix))
@@ -356,7 +352,13 @@ def _render_stills(ctx: TaskContext, job: jobs_repo.Job, doc: dict[str, Any], pr
             if not _stage(ctx, job.id, "render", 0.8 * (i + 1) / len(times)):
                 return  # canceled
     except PERMANENT as exc:
-        fail_job(job.id, _user_message(exc))
+        failure = _user_message(exc)
+    finally:
+        # the imported copies go once drawn, before the job's end is recorded
+        for key in imported_keys(doc, prefix):
+            ctx.storage.delete(key)
+    if failure is not None:
+        fail_job(job.id, failure)
         return
     results = []
     for i, (t, png) in enumerate(zip(times, images)):
