@@ -341,9 +341,10 @@ def _contrast(doc: Doc, raster: Any, fmt: str, scene: Scene, below: tuple[Layer,
     x1, y1 = min(max(0, x + w), raster.width), min(max(0, y + h), raster.height)
     if x1 <= x0 or y1 <= y0:
         return None
+    region = (x0, y0, x1 - x0, y1 - y0)
+    below = _meeting(raster, scene, below, t, region)
     backdrop = dataclasses.replace(scene, layers=below, transition=dataclasses.replace(scene.transition, type="cut"))
     solo = dataclasses.replace(doc, scenes=(backdrop,), duration=scene.duration)
-    region = (x0, y0, x1 - x0, y1 - y0)
     key = _backdrop_key(solo, fmt, raster.width, raster.height, t)
     known = None if key is None else _ratios.get((key, region, color))
     if known is not None:  # the same text over the same backdrop: every video of a story has some
@@ -357,6 +358,33 @@ def _contrast(doc: Doc, raster: Any, fmt: str, scene: Scene, below: tuple[Layer,
     if key is not None:
         _ratios.put((key, region, color), ratio)
     return ratio
+
+
+def _meeting(raster: Any, scene: Scene, below: tuple[Layer, ...], t: float,
+             region: tuple[int, int, int, int]) -> tuple[Layer, ...]:
+    """`below` (layers of `scene`) without those drawing a text that leave `region`'s pixels as
+    they are at `t`.
+
+    A text over another text (a story's button or address over its headline) would otherwise give
+    every video its own backdrop: drawn again each time, never found in the caches. A layer only
+    touches the pixels inside the bounds of what it records (the rasterizer redraws by those same
+    bounds, ``reelfarm.renderer.damage``), so one whose bounds miss the region changes nothing in
+    it. Only layers that draw a text are asked (the others are the same in every video of a story).
+    """
+    from reelfarm.renderer import damage
+
+    x, y, w, h = region
+    kept = []
+    for layer in below:
+        if _draws_asset_or_text(layer) and not _draws_asset(layer):
+            def draw(canvas: Any, layer: Layer = layer) -> None:
+                raster._draw_layer(canvas, layer, t, scene.duration, raster._frame_box())
+
+            _, box = damage.recorded(draw, raster.width, raster.height)
+            if box is None or not damage.meets(box, (x, y, x + w, y + h)):
+                continue
+        kept.append(layer)
+    return tuple(kept)
 
 
 BACKDROP_CACHE_SIZE = 64  # whole frames' luminance at LINT_RESOLUTION, float32: under 1 MB each

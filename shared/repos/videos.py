@@ -222,8 +222,10 @@ def _insert_version(conn: Connection, clock: Clock, video_id: str, number: int,
         created_at=now))
     conn.execute(videos.update().where(videos.c.id == video_id).values(
         current_version_id=version_id, fields=fields, duration_sec=new.duration_sec, updated_at=now))
-    row = conn.execute(select(versions).where(versions.c.id == version_id)).one()
-    return Version(**row._mapping)
+    # read back as stored, but for the document: the one just written (a create's largest value,
+    # decoded again for nothing)
+    row = conn.execute(select(*(c for c in versions.c if c.key != "doc")).where(versions.c.id == version_id)).one()
+    return Version(**row._mapping, doc=dict(new.doc))
 
 
 def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:

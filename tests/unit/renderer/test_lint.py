@@ -90,6 +90,18 @@ def test_contrast_sees_shapes_under_the_text(doc):
     assert ("/scenes/1/layers/1/color", "low_contrast") in codes(lint(doc).warnings)
 
 
+def test_contrast_sees_a_text_under_the_text_and_only_where_it_is_drawn(doc):
+    # White text over another text's white pill, on black; then the pill's text moved to the top.
+    doc["scenes"][1]["background"] = {"type": "solid", "color": "#000000"}
+    doc["scenes"][1]["layers"].insert(0, {"id": "under", "type": "text", "text": "Behind the call to act",
+                                          "size": 0.08, "x": 0.5, "y": 0.5, "w": 0.8,
+                                          "pill": {"color": "#FFFFFF", "padding": 0.06}})
+    doc["scenes"][1]["layers"][1]["color"] = "#FFFFFF"
+    assert ("/scenes/1/layers/1/color", "low_contrast") in codes(lint(doc).warnings)
+    doc["scenes"][1]["layers"][0].update(y=0.12, size=0.04)
+    assert ("/scenes/1/layers/1/color", "low_contrast") not in codes(lint(doc).warnings)
+
+
 def test_overflow_is_checked_in_every_format(doc):
     layer = doc["scenes"][0]["layers"][0]
     layer.update(text="Supercalifragilisticexpialidocious", w=0.5, h=0.2)
