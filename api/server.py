@@ -64,9 +64,14 @@ DRAIN_SEC = 5.0  # the default of REELFARM_DRAIN_SEC
 GRACEFUL_SEC = 30  # the default of REELFARM_GRACEFUL_SEC (gunicorn's graceful_timeout)
 # Request threads a worker (REELFARM_THREADS). Python runs one thread of a process at a time, so
 # threads serve CPU no faster; they are for requests that wait: on a database that does not
-# answer (each up to shared.db.DATABASE_WAIT_BOUND_SEC), a slow upload or download. Building
-# and linting versions, the CPU-heaviest work, takes turns under one lock (studio.videos).
+# answer (each up to shared.db.DATABASE_WAIT_BOUND_SEC), a slow upload or download. A worker starts
+# its requests one at a time (PATIENCE_SEC below); building and linting versions, the CPU-heaviest
+# work, also takes turns under one lock (studio.videos) for requests that run side by side.
 THREADS = 4
+# A worker gives its application one request at a time, in the order they came; the next starts
+# beside it only once it has run this long (``EnvelopeWorker``): then it is most likely waiting (on
+# a database that does not answer, a slow upload), not computing. Several times a create's CPU.
+PATIENCE_SEC = 0.25
 SETTLE_SEC = 0.25  # for handshakes under way when new ones stop being answered
 STOP_MARGIN_SEC = 2  # a worker stops waiting this long before the master kills it
 ENVIRON_DRAINING = "reelfarm.draining"
@@ -133,8 +138,8 @@ def envelope_response(status: int, reason: str, code: str, details: list[dict[st
 
 class EnvelopeWorker(ThreadWorker):
     """gunicorn's threaded worker, answering requests it refuses in the API's error envelope,
-    accepting new connections only while it has a thread free, and serving requests in the order
-    they arrived, on new connections and kept-alive ones alike.
+    accepting new connections only while it can start their requests, and serving requests one at
+    a time in the order they arrived, on new connections and kept-alive ones alike.
 
     gunicorn's workers share one listening socket, and a threaded worker accepts every connection
     it sees, queueing their requests behind its own threads. Under a burst one worker could take
@@ -153,6 +158,13 @@ class EnvelopeWorker(ThreadWorker):
     line are touched only by the worker's main thread: gunicorn queues, and hears back from, its
     request threads there.)
 
+    A request starts only when the one before it has ended, or has run ``patience`` seconds
+    (``PATIENCE_SEC``) and is then most likely waiting on I/O: the next starts beside it, and so on
+    up to the worker's threads. Python runs one thread of a process at a time, switching every
+    5 ms, so requests started together all advance together and all end late; one at a time, each
+    ends as early as the work ahead of it allows (in the burst above, creates' p99 0.61 s against
+    0.68 s, medians of four runs). The threads are for requests that wait.
+
     On SIGTERM it drains instead of stopping at once (the module docstring's "Stopping"): the
     drain runs in the worker's main loop, which wakes when the next step is due.
     """
@@ -165,6 +177,8 @@ class EnvelopeWorker(ThreadWorker):
     _listening = True
     _accepting: bool
     _queued_since: float | None = None  # connections seen in the kernel's queue while every thread was busy
+    _started = 0.0  # when the latest request went to a thread
+    patience = PATIENCE_SEC
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -199,7 +213,7 @@ class EnvelopeWorker(ThreadWorker):
         self._drain_until = now + (self.app.drain_sec if isinstance(self.app, Server) else 0.0)
         self.method_queue.defer(lambda: None)  # wake the loop
 
-    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+    def _wait_and_dispatch(self, timeout: float) -> None:
         if self.alive and self._drain_until is not None:
             due = self._drain_step(time.monotonic(), self._drain_until)
             if not self.alive:
@@ -260,7 +274,17 @@ class EnvelopeWorker(ThreadWorker):
             self._waiting.append((time.monotonic(), conn))
             return
         self._in_flight += 1
+        self._started = time.monotonic()
         super().enqueue_req(conn)
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        """(the drain's steps, above) Wake when the request running has had its patience while
+        another waits, and let the next start beside it."""
+        if self._in_flight and (self._waiting or self._queued_since is not None):
+            timeout = min(timeout, max(0.0, self._started + self.patience - time.monotonic()))
+        self._wait_and_dispatch(timeout)
+        if (self._waiting or self._queued_since is not None) and not self._saturated():
+            self._serve_next()
 
     def finish_request(self, conn: Any, fs: Any) -> None:
         self._in_flight -= 1
@@ -325,7 +349,10 @@ class EnvelopeWorker(ThreadWorker):
         self._accepting = enabled
 
     def _saturated(self) -> bool:
-        return self._in_flight >= self.cfg.threads
+        """No request may start now: every thread is busy, or one runs and has not had its patience."""
+        if self._in_flight >= self.cfg.threads:
+            return True
+        return self._in_flight > 0 and time.monotonic() - self._started < self.patience
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
         status, reason, code, details = refusal(exc)

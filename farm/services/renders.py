@@ -104,7 +104,7 @@ class RenderService:
         """
         _validate(formats, resolution, fps, priority)
         with self.engine.connect() as conn:  # 404 and 409 before 503: they tell the client more
-            renderable_version(conn, videos_repo.get_video(conn, workspace_id, video_id))
+            check_usable(videos_repo.get_video(conn, workspace_id, video_id), "render")
         self.queue.ping()  # fail before writing anything when the queue is known to be down
         chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
         found, created, doc, parsed = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution,

@@ -1,7 +1,8 @@
-"""A gunicorn worker accepts new connections only while it has a request thread free
+"""A gunicorn worker accepts new connections only while it can start their requests
 (api.server.EnvelopeWorker), so a burst spreads over the workers instead of queueing in one; and
-when a thread frees it serves whichever request came first, a kept-alive connection's next one or
-a connection waiting in the kernel's queue.
+when it can start one it serves whichever request came first, a kept-alive connection's next one
+or a connection waiting in the kernel's queue. It starts one request at a time, the next beside it
+once the one running has had its patience.
 
 The worker is gunicorn's own class on real sockets, driven by its own poller; only its thread
 pool is one whose requests finish when the test says so, which is what the policy depends on.
@@ -12,6 +13,7 @@ import functools
 import logging
 import selectors
 import socket
+import time
 from concurrent.futures import Future
 from typing import Any
 
@@ -46,6 +48,7 @@ def worker() -> Any:
     listener = socket.create_server(("127.0.0.1", 0), backlog=16)
     w = EnvelopeWorker(0, 0, [listener], None, 30, cfg, logging.getLogger("test"))
     w.tpool = HeldPool()
+    w.patience = 0.0  # requests start as threads free (the patience has tests of its own, below)
     w.poller = selectors.DefaultSelector()
     w.method_queue.init()
     w.set_accept_enabled(True)
@@ -145,4 +148,55 @@ def test_a_kept_alive_request_goes_ahead_of_connections_queued_after_it(worker: 
         assert running(worker)[-1].sock.getpeername() == later.getsockname()
     finally:
         for c in (*clients, later):
+            c.close()
+
+
+# -- one request at a time, the next beside it once the one running has had its patience -------------
+
+def test_a_request_starts_when_the_one_running_ends(worker: Any) -> None:
+    worker.patience = 60.0
+    clients = [connect(worker) for _ in range(2)]
+    try:
+        for _ in range(2):
+            poll(worker)
+        assert worker.nr_conns == 1 and len(running(worker)) == 1  # a thread is free, but one runs
+        assert worker._queued_since is not None
+        worker.finish_request(*worker.tpool.finish())
+        assert len(running(worker)) == 1 and running(worker)[0].sock.getpeername() == clients[1].getsockname()
+    finally:
+        for c in clients:
+            c.close()
+
+
+def test_a_request_starts_beside_one_that_has_had_its_patience(worker: Any) -> None:
+    worker.patience = 0.3
+    clients = [connect(worker) for _ in range(2)]
+    try:
+        started = time.monotonic()
+        poll(worker)
+        assert len(running(worker)) == 1
+        while len(running(worker)) == 1 and time.monotonic() - started < 5:
+            poll(worker)  # the loop wakes when the patience is over
+        waited = time.monotonic() - started
+        assert len(running(worker)) == 2 and 0.3 <= waited < 0.6
+    finally:
+        for c in clients:
+            c.close()
+
+
+def test_a_kept_alive_request_waits_for_the_one_running(worker: Any) -> None:
+    worker.patience = 60.0
+    first, second = connect(worker), connect(worker)
+    try:
+        poll(worker)
+        kept = kept_alive(worker, first)  # its request ended; the second connection is taken now
+        poll(worker)
+        assert [c.sock.getpeername() for c in running(worker)] == [second.getsockname()]
+        first.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        poll(worker)
+        assert kept not in running(worker) and len(worker._waiting) == 1
+        worker.finish_request(*worker.tpool.finish())
+        assert running(worker) == [kept] and not worker._waiting
+    finally:
+        for c in (first, second):
             c.close()
