@@ -351,10 +351,12 @@ class S3Storage:
         return str(self._call(key, self.client.generate_presigned_url, "get_object",
                               Params=params, ExpiresIn=expires_in))
 
-    def upload_url(self, key: str, expires_in: int, content_type: str) -> str:
+    def upload_url(self, key: str, expires_in: int, content_type: str, size: int) -> str:
         """A presigned PUT of ``key`` valid for ``expires_in`` seconds: the client sends the bytes
-        itself, with exactly this ``Content-Type`` (it is signed with the rest)."""
-        params = {"Bucket": self.bucket, "Key": self.object_key(key), "ContentType": content_type}
+        itself, with exactly this ``Content-Type`` and ``Content-Length`` (both are signed with the
+        rest, so S3 refuses a PUT of any other size: the URL cannot store more than was declared)."""
+        params = {"Bucket": self.bucket, "Key": self.object_key(key), "ContentType": content_type,
+                  "ContentLength": size}
         return str(self._call(key, self.client.generate_presigned_url, "put_object",
                               Params=params, ExpiresIn=expires_in))
 

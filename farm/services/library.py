@@ -22,7 +22,9 @@ Deleting an asset that a version of a video or a brand kit names (by key or id) 
 
 Where the storage is S3, a large file may skip the API: ``create_upload`` answers a presigned PUT
 URL to a staging key under the workspace (``uploads/<workspace id>/<upload id>``), valid for
-``UPLOAD_URL_TTL_SEC``, after checking the declared size against the upload limit and the quota;
+``UPLOAD_URL_TTL_SEC`` and signed with the declared size (S3 refuses a PUT of another size, so the
+URL cannot place more in the bucket than was declared), after checking that size against the
+upload limit and the quota;
 the client PUTs the bytes there and ``complete_upload`` reads them back and stores them exactly as
 an upload (the same checks, the same content-addressed key, the same one copy), then deletes the
 staged object. Completing it again answers the same asset. Bytes that are refused, or whose size is
@@ -184,8 +186,9 @@ class AssetService:
         with transaction(self.engine) as conn:
             upload = repo.insert_upload(conn, self.clock, workspace_id=workspace_id, size=size,
                                         content_type=content_type, filename=filename, expires_at=expires_at)
-        url = self.storage.upload_url(upload.key, UPLOAD_URL_TTL_SEC, content_type)
-        return {"id": upload.id, "method": "PUT", "url": url, "headers": {"Content-Type": content_type},
+        url = self.storage.upload_url(upload.key, UPLOAD_URL_TTL_SEC, content_type, size)
+        return {"id": upload.id, "method": "PUT", "url": url,
+                "headers": {"Content-Type": content_type, "Content-Length": str(size)},
                 "bytes": size, "expires_at": expires_at}
 
     def complete_upload(self, workspace_id: str, upload_id: str) -> dict[str, Any]:

@@ -44,7 +44,10 @@ def start(client, tenant, data: bytes, content_type: str = "image/png", **extra)
 
 
 def put(presigned: dict, data: bytes) -> httpx.Response:
-    return httpx.request(presigned["method"], presigned["url"], content=data, headers=presigned["headers"], timeout=30)
+    """The PUT a client makes, with the headers given and the length of what it sends (a client that
+    sends another size than declared: S3 refuses it by the signature, the emulator checks none)."""
+    headers = {**presigned["headers"], "Content-Length": str(len(data))}
+    return httpx.request(presigned["method"], presigned["url"], content=data, headers=headers, timeout=30)
 
 
 def complete(client, tenant, upload_id: str):
@@ -70,13 +73,14 @@ def test_a_presigned_upload_is_stored_as_a_direct_upload(client, services, tenan
     assert created.status_code == 201, created.get_json()
     presigned = created.get_json()
     assert set(presigned) == PRESIGNED_KEYS
-    assert (presigned["method"], presigned["bytes"], presigned["headers"]) == ("PUT", len(data),
-                                                                               {"Content-Type": "image/png"})
+    assert (presigned["method"], presigned["bytes"], presigned["headers"]) == (
+        "PUT", len(data), {"Content-Type": "image/png", "Content-Length": str(len(data))})
     assert f"uploads/{tenant.workspace_id}/{presigned['id']}" in presigned["url"]
     assert assert_error(complete(client, tenant, presigned["id"]), 409, "upload_incomplete", details=None)
 
-    # the type is signed into the URL with the host (S3 refuses a PUT of another; the emulator checks no signature)
-    assert "X-Amz-SignedHeaders=content-type%3Bhost" in presigned["url"]
+    # the size and type are signed into the URL with the host (S3 refuses a PUT of another size or
+    # type, so the URL cannot store more than was declared; the emulator checks no signature)
+    assert "X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost" in presigned["url"]
     assert staged(services, tenant) == []
     assert put(presigned, data).status_code == 200
     assert staged(services, tenant) == [f"uploads/{tenant.workspace_id}/{presigned['id']}"]
@@ -108,7 +112,8 @@ def test_refused_bytes_store_nothing_and_are_deleted(client, services, tenant):
     assert client.get("/api/v1/assets", headers=tenant.headers).get_json()["data"] == []
     assert_error(complete(client, tenant, presigned["id"]), 409, "upload_incomplete", details=None)
 
-    # an image of another size than the one declared is refused too, and may be sent again
+    # an image of another size than the one declared is refused too (where storage did not refuse
+    # the PUT already), and may be sent again
     data = png()
     presigned = start(client, tenant, data + b"\0" * 10).get_json()
     assert put(presigned, data).status_code == 200
