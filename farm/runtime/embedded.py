@@ -16,9 +16,10 @@ can share one queue:
   drawing, so only processes use every core), never in a request thread. At most
   ``max_running`` tasks run at once across all processes sharing the database, so several
   gunicorn processes do not oversubscribe the cores.
-- Pool processes run at ``taskprocess.TASK_NICENESS`` (and so do the encoder threads they start): on a host
-  that also serves requests, the scheduler gives request threads the cores first, so the API
-  keeps answering in well under a second while renders use whatever is left.
+- Pool processes run at ``taskprocess.TASK_NICENESS`` and, on Linux, in the SCHED_IDLE class (and so do
+  the encoder threads they start; ``taskprocess.lower_priority``): on a host that also serves requests,
+  the scheduler gives request threads the cores first, so the API keeps answering in well under a
+  second while renders use whatever is left.
 - Stopping (``stop``; ``reelfarm serve`` calls it as each of its processes exits, with what is left
   of the graceful timeout after SIGTERM): nothing new is claimed, running tasks finish and are
   recorded, and those still running at the deadline are handed back (queued again, the attempt

@@ -49,5 +49,6 @@ def failed(func_path: str, args: Sequence[Any], reason: str) -> None:
 
 
 def record_niceness(path: str) -> None:
-    """Records the niceness of the process running it."""
+    """Records the niceness of the process running it, and whether it is SCHED_IDLE."""
     record(path, str(os.nice(0)))
+    record(path, "idle" if os.sched_getscheduler(0) == os.SCHED_IDLE else "other")
