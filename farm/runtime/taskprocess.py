@@ -80,12 +80,12 @@ def lower_priority() -> None:
     """This process (and the threads it starts later) at ``TASK_NICENESS`` and, on Linux, in the
     SCHED_IDLE class: it runs on a core only while no request thread wants it.
 
-    Niceness alone leaves a core running a render looking busy to the kernel, which then may wake
-    a serving thread on the core where the other serving process runs rather than the render's:
-    in the burst of ``benchmarks.burst`` (4 request threads a worker, 4 renders drawing) about one
-    run in two had every create taking 24 ms instead of 14 and the creates' p99 at 0.7-0.85 s.
-    A core with only SCHED_IDLE work counts as idle when the kernel places a waking thread: every
-    run then gave 0.49-0.62 s (six runs each, interleaved). Lowering one's own class needs no
+    With niceness alone, in the burst of ``benchmarks.burst`` (4 request threads a worker, 4 renders
+    drawing) about one run in two had every create take 24 ms in the server instead of 14 and the
+    creates' p99 at 0.7-0.85 s; with SCHED_IDLE every run gave 0.49-0.62 s (six runs each,
+    interleaved). The likely cause: a core running a niced render still looks busy to the kernel
+    when it places a waking request thread, and one with only SCHED_IDLE work counts as idle, so
+    request threads are no longer put beside each other. Lowering one's own class needs no
     privilege."""
     try:
         os.nice(TASK_NICENESS)
