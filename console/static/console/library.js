@@ -4,7 +4,6 @@
    script the form posts the file and the picked image, and the server does the same. */
 (function () {
   "use strict";
-  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
   function fire(el, type) { el.dispatchEvent(new Event(type, { bubbles: true })); }
 
@@ -83,7 +82,8 @@
     var form = input.form, url = form && form.getAttribute("data-upload-url");
     var list = document.querySelector('[data-pick-list="' + input.getAttribute("data-library-upload") + '"]');
     var state = document.getElementById(input.id + "-state");
-    if (!url || !list || !window.FormData || !window.XMLHttpRequest) { return; }
+    var upload = window.reelfarmUpload;  /* console.js */
+    if (!url || !list || !upload) { return; }
     function say(text, bad) {
       if (!state) { return; }
       state.textContent = text;
@@ -92,31 +92,22 @@
     input.addEventListener("change", function () {
       var file = input.files && input.files[0], max = parseInt(input.getAttribute("data-max-bytes") || "0", 10);
       if (!file || (max && file.size > max)) { return; }  /* console.js names a file over its field's limit */
-      var data = new FormData();
-      data.append("file", file, file.name);
-      var xhr = new XMLHttpRequest();
-      xhr.open("POST", url);
-      xhr.setRequestHeader("X-CSRF-Token", csrf);
-      xhr.setRequestHeader("Accept", "application/json");
       say("Uploading " + file.name + "…");
-      xhr.upload.onprogress = function (event) {
-        if (event.lengthComputable) { say("Uploading " + file.name + "… " + Math.round(100 * event.loaded / event.total) + "%"); }
-      };
-      xhr.onload = function () {
-        var body = {};
-        try { body = JSON.parse(xhr.responseText); } catch (e) { body = {}; }
-        input.value = "";  /* sent: the form posts the picked asset, not the file again */
-        if (xhr.status === 201 && body.kind === "image") {
-          say(file.name + " is in the library and chosen.");
-          listAndPick(list, body);
-        } else if (xhr.status === 201) {
-          say(file.name + " is a sound, not an image: it is in the library, but not chosen here.", true);
-        } else {
-          say(file.name + ": " + ((body.error && body.error.message) || ("refused (" + xhr.status + ")")) + "; not stored.", true);
-        }
-      };
-      xhr.onerror = function () { say("The upload failed; check the connection and try again.", true); };
-      xhr.send(data);
+      upload(url, file, {
+        progress: function (percent) { say("Uploading " + file.name + "… " + percent + "%"); },
+        done: function (status, body) {
+          input.value = "";  /* sent: the form posts the picked asset, not the file again */
+          if (status === 201 && body.kind === "image") {
+            say(file.name + " is in the library and chosen.");
+            listAndPick(list, body);
+          } else if (status === 201) {
+            say(file.name + " is a sound, not an image: it is in the library, but not chosen here.", true);
+          } else {
+            say(file.name + ": " + upload.refusal(status, body) + "; not stored.", true);
+          }
+        },
+        failed: function () { say("The upload failed; check the connection and try again.", true); }
+      });
     });
   });
 }());

@@ -3,8 +3,8 @@
 (function () {
   "use strict";
   var form = document.querySelector("form.media-upload");
-  if (!form || !window.FormData || !window.XMLHttpRequest) { return; }
-  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  var sendFile = window.reelfarmUpload;  /* console.js */
+  if (!form || !sendFile) { return; }
   var input = form.querySelector('input[type="file"]');
   var list = form.querySelector("[data-progress]");
   var drop = form.querySelector("[data-drop]");
@@ -38,34 +38,25 @@
         resolve(false);
         return;
       }
-      var data = new FormData();
-      data.append("file", file, file.name);
-      var xhr = new XMLHttpRequest();
-      xhr.open("POST", url);
-      xhr.setRequestHeader("X-CSRF-Token", csrf);
-      xhr.setRequestHeader("Accept", "application/json");
-      xhr.upload.onprogress = function (event) {
-        if (event.lengthComputable) { shown.bar.value = Math.round(100 * event.loaded / event.total); }
-      };
-      xhr.onload = function () {
-        var body = {};
-        try { body = JSON.parse(xhr.responseText); } catch (e) { body = {}; }
-        if (xhr.status === 201) {
-          shown.bar.value = 100;
-          shown.note.textContent = "uploaded";
-          resolve(true);
-        } else {
+      sendFile(url, file, {
+        progress: function (percent) { shown.bar.value = percent; },
+        done: function (status, body) {
+          if (status === 201) {
+            shown.bar.value = 100;
+            shown.note.textContent = "uploaded";
+            resolve(true);
+          } else {
+            shown.li.classList.add("error");
+            shown.note.textContent = sendFile.refusal(status, body) + "; not stored";
+            resolve(false);
+          }
+        },
+        failed: function () {
           shown.li.classList.add("error");
-          shown.note.textContent = ((body.error && body.error.message) || ("refused (" + xhr.status + ")")) + "; not stored";
+          shown.note.textContent = "the upload failed; check the connection and try again";
           resolve(false);
         }
-      };
-      xhr.onerror = function () {
-        shown.li.classList.add("error");
-        shown.note.textContent = "the upload failed; check the connection and try again";
-        resolve(false);
-      };
-      xhr.send(data);
+      });
     });
   }
 
