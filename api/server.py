@@ -162,8 +162,9 @@ class EnvelopeWorker(ThreadWorker):
     (``PATIENCE_SEC``) and is then most likely waiting on I/O: the next starts beside it, and so on
     up to the worker's threads. Python runs one thread of a process at a time, switching every
     5 ms, so requests started together all advance together and all end late; one at a time, each
-    ends as early as the work ahead of it allows (in the burst above, creates' p99 0.61 s against
-    0.68 s, medians of four runs). The threads are for requests that wait.
+    ends as early as the work ahead of it allows (in the burst above, the same server with one thread
+    a worker gave creates' p99 0.50 s against 0.78 s with four: ``benchmarks/README.md``, "The burst
+    under 1 s"). The threads are for requests that wait.
 
     On SIGTERM it drains instead of stopping at once (the module docstring's "Stopping"): the
     drain runs in the worker's main loop, which wakes when the next step is due.
