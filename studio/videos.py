@@ -250,9 +250,10 @@ class VideoService:
 # Building a version and linting it is CPU alone (no I/O), and Python runs one thread of a process at
 # a time: the serving threads of a process take turns at it whole, one after another, instead of
 # interleaving by the interpreter's switch interval. Under a burst of creates (benchmarks.burst:
-# 4 request threads a worker) that cost 36-42 ms of serving CPU a client against 45, and let the
-# first to come finish first; the threads are left for requests that wait on I/O (a database that
-# does not answer, a slow upload). A forked child (the embedded farm's task processes) gets a
+# 4 request threads a worker, when a worker still ran them all at once) that cost 36-42 ms of
+# serving CPU a client against 45, and let the first to come finish first. A worker now starts its
+# requests one at a time (api/server.py), so the lock matters where requests do run side by side:
+# one started beside another that has waited past the worker's patience, or another server. A forked child (the embedded farm's task processes) gets a
 # fresh lock: one held by another thread at the fork would never be released there.
 _BUILD_LOCK = threading.Lock()
 

@@ -1,13 +1,17 @@
-"""Small asset files made on the fly for tests, and running a function in a forked child."""
+"""Small asset files made on the fly for tests, and running a function in a forked child while
+another thread holds some locks."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import signal
+import threading
 import time
 import wave
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -66,3 +70,26 @@ def in_a_fork(work: Callable[[], object]) -> int:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     return 3
+
+
+@contextlib.contextmanager
+def held_by_another_thread(*locks: Any) -> Iterator[None]:
+    """``locks`` held by another thread for as long as the block runs (what a fork meets when it
+    happens while a serving thread is inside them)."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with contextlib.ExitStack() as stack:
+            for lock in locks:
+                stack.enter_context(lock)
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        yield
+    finally:
+        release.set()
+        holder.join()

@@ -17,9 +17,9 @@ from reelfarm.farm.runtime.queue import resolve
 log = logging.getLogger("reelfarm.farm")
 
 # Added to the serving process's niceness in every pool process: the most there is. At +19 a
-# process weighs 15 against a request thread's 1024 in the kernel's scheduler (+10: 110), so four
-# renders drawing take about 3% of the cores from a burst of requests, not 18%. On Linux pool
-# processes are also SCHED_IDLE (``lower_priority``).
+# process weighs 15 against a request thread's 1024 in the kernel's scheduler (+10: 110): by those
+# weights four renders drawing would take about 3% of the cores from a burst of requests, not 18%
+# (worked out, not measured). On Linux pool processes are also SCHED_IDLE (``lower_priority``).
 TASK_NICENESS = 19
 _PR_SET_PDEATHSIG = 1
 

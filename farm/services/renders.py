@@ -108,7 +108,7 @@ class RenderService:
         self.queue.ping()  # fail before writing anything when the queue is known to be down
         chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
         found, created, doc, parsed = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution,
-                                                   fps, priority, family_of(chunk_queue) or "x264")
+                                                   fps, priority, family_of(chunk_queue))
         self._enqueue_or_undo(created, doc, parsed, chunk_queue)
         if created:  # as enqueued: with their family planned and the frames they reused
             with self.engine.connect() as conn:
@@ -268,8 +268,7 @@ class RenderService:
         any (``reelfarm.farm.services.assets``), then its stitch. Chunks whose segments the workspace
         already has (``reelfarm.farm.services.segments``) are copied in, not drawn."""
         self.progress.set_total(render.id, render.frames or 0)
-        planned = dataclasses.replace(render, encoder=family_of(chunk_queue))  # its family, planned at its creation
-        reused = self._reuse(planned, doc, parsed)
+        reused = self._reuse(render, doc, parsed)  # with the family set at its creation
         pending = [i for i in range(render.chunks or 0) if i not in reused]
         graph = graph_of(render, needs_import=bool(remote_assets(doc)), chunk_queue=chunk_queue, pending=pending)
         skipped = {graph.chunk(i).job_id for i in reused}

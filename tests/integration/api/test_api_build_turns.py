@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from reelfarm.studio import videos as studio_videos
-from tests.helpers import in_a_fork
+from tests.helpers import held_by_another_thread, in_a_fork
 
 
 @pytest.fixture
@@ -57,20 +57,6 @@ def test_creates_in_threads_take_turns_and_all_succeed(client, tenant, lints: li
     assert statuses == [201] * 4 and lints == [True] * 4
 
 
-
 def test_a_child_forked_while_another_thread_builds_can_build() -> None:
-    held, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with studio_videos._building():
-            held.set()
-            release.wait(30)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert held.wait(10)
+    with held_by_another_thread(studio_videos._building()):
         assert in_a_fork(lambda: studio_videos._building().acquire(timeout=5) or os._exit(4)) == 0
-    finally:
-        release.set()
-        holder.join()

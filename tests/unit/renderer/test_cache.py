@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import os
-import threading
 
 import numpy as np
 import pytest
 
 from reelfarm.renderer import fonts, linter, text
 from reelfarm.renderer.cache import BoundedCache, approx_size, bounded_cache
-from tests.helpers import in_a_fork
+from tests.helpers import held_by_another_thread, in_a_fork
 
 
 def test_the_least_recently_used_entry_goes_first_past_the_entry_ceiling():
@@ -78,26 +77,12 @@ def test_the_renderers_caches_have_both_ceilings():
         linter.BACKDROP_CACHE_SIZE, linter.BACKDROP_CACHE_BYTES)
 
 
-
 def test_a_child_forked_while_another_thread_holds_a_cache_or_the_font_book_can_use_them():
     """The embedded farm forks its pool from a serving process whose other threads may be inside a
     cache or the font book at that instant: the child gets fresh locks, not held ones."""
     cache: BoundedCache[str, int] = BoundedCache(8, 1 << 20)
     cache.put("a", 1)
     book = fonts.font_book()
-    held, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with cache._lock, book._lock, fonts._BOOK_LOCK:
-            held.set()
-            release.wait(30)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert held.wait(10)
+    with held_by_another_thread(cache._lock, book._lock, fonts._BOOK_LOCK):
         assert in_a_fork(lambda: (cache.put("b", 2), cache.get("a"), fonts.font_book().families_for("Inter", 400),
-                                   fonts.font_book()._lock.acquire(timeout=5) or os._exit(4))) == 0
-    finally:
-        release.set()
-        holder.join()
+                                  fonts.font_book()._lock.acquire(timeout=5) or os._exit(4))) == 0
