@@ -11,6 +11,8 @@ Hierarchy::
     ├── FetchError: fetching a URL a user gave (studio/fetch.py)
     │   ├── FetchRefused: the URL is not allowed (scheme, address, redirect, content type)
     │   └── FetchFailed: the fetch was allowed but did not complete (timeout, too big, error)
+    │       ├── FetchTooLarge: the body is larger than allowed
+    │       └── HostUnresolvable: the host name has no address (``code`` ``unresolvable_host``)
     ├── BrandExtractionError: a page was fetched but holds no usable brand (studio/brand/)
     ├── BriefRejected (also a ValueError): moderation refused a brief; ``reason`` says why
     ├── WriterError: a writer could not produce a script (studio/writer.py)
@@ -101,6 +103,22 @@ class FetchFailed(FetchError):
 
 class FetchTooLarge(FetchFailed):
     """The body is larger than the fetcher accepts: fetching again cannot help."""
+
+
+class HostUnresolvable(FetchFailed):
+    """No address was found for the URL's host name.
+
+    The message is the same whether the name does not exist or no resolver answered: resolvers
+    word these differently from machine to machine, and what the user can do is the same (check
+    the address). The resolver's own words are kept in ``detail`` and as the cause, for logs only.
+    """
+
+    code = "unresolvable_host"
+
+    def __init__(self, host: str, detail: str = "") -> None:
+        super().__init__(f"could not resolve {host}: no address is known for that name")
+        self.host = host
+        self.detail = detail
 
 
 class BrandExtractionError(StudioError):

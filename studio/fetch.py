@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import httpx
 
 from reelfarm.shared.config import Settings
-from reelfarm.studio.errors import FetchError, FetchFailed, FetchRefused, FetchTooLarge
+from reelfarm.studio.errors import FetchError, FetchFailed, FetchRefused, FetchTooLarge, HostUnresolvable
 
-__all__ = ["FetchError", "FetchFailed", "FetchRefused", "FetchResult", "FetchTooLarge", "PostResult", "Resolver", "SafeFetcher",
-           "Target", "check_address", "make_fetcher", "normalize_url", "parse_ip_host", "system_resolve"]
+__all__ = ["FetchError", "FetchFailed", "FetchRefused", "FetchResult", "FetchTooLarge", "HostUnresolvable", "PostResult",
+           "Resolver", "SafeFetcher", "Target", "check_address", "make_fetcher", "normalize_url", "parse_ip_host", "system_resolve"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str], list[str]]
@@ -344,10 +344,10 @@ class SafeFetcher:
         if worker.is_alive():
             raise FetchFailed(f"looking up {host} took longer than {limit:g} s")
         if failures:
-            raise FetchFailed(f"could not resolve {host}: {_words(failures[0])}")
+            raise HostUnresolvable(host, _words(failures[0])) from failures[0]
         found = answers[0] if answers else []
         if not found:
-            raise FetchFailed(f"{host} has no addresses")
+            raise HostUnresolvable(host, "the resolver answered no addresses")
         try:
             return [ipaddress.ip_address(str(a).split("%")[0]) for a in found]
         except ValueError as exc:

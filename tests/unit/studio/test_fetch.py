@@ -16,6 +16,7 @@ from reelfarm.studio.fetch import (
     FetchFailed,
     FetchRefused,
     FetchTooLarge,
+    HostUnresolvable,
     SafeFetcher,
     make_fetcher,
     normalize_url,
@@ -210,9 +211,19 @@ def test_dns_rebinding_cannot_redirect_the_connection():
     assert transport.requests[0].headers["Host"] == "rebind.test"
 
 
-def test_a_failed_lookup_is_a_fetch_failure():
-    with pytest.raises(FetchFailed, match="could not resolve nowhere.test"):
-        fetcher(FakeResolver({})).fetch("http://nowhere.test/")
+@pytest.mark.parametrize("answer", [socket.gaierror(socket.EAI_NONAME, "Name or service not known"),
+                                    socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"),
+                                    []], ids=["no-such-name", "no-resolver", "no-addresses"])
+def test_a_failed_lookup_is_one_failure_in_our_words_whatever_the_resolver_said(answer):
+    def resolve(host: str) -> list[str]:
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    with pytest.raises(HostUnresolvable) as caught:
+        fetcher(resolve).fetch("http://nowhere.test/")
+    assert isinstance(caught.value, FetchFailed)
+    assert (caught.value.code, caught.value.host) == ("unresolvable_host", "nowhere.test")
+    assert caught.value.reason == "could not resolve nowhere.test: no address is known for that name"
 
 
 def test_a_stuck_lookup_does_not_hang():
