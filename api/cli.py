@@ -67,8 +67,9 @@ def make_serve_command(create_app: Callable[..., Any]) -> click.Command:
     passes its factory, which registers the console beside the API."""
 
     @click.command("serve")
-    @click.option("--host", default="127.0.0.1", show_default=True)
-    @click.option("--port", default=8000, show_default=True, type=int)
+    @click.option("--host", default="127.0.0.1", show_default=True, envvar="REELFARM_HOST", show_envvar=True)
+    @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535),
+                  envvar="REELFARM_PORT", show_envvar=True)
     @click.option("--workers", default=2, show_default=True, type=int, help="gunicorn worker processes")
     @click.option("--threads", type=click.IntRange(min=1), default=THREADS, show_default=True,
                   envvar="REELFARM_THREADS", show_envvar=True,

@@ -2,6 +2,7 @@
 verbatim, and both start from the system packages script."""
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 from pathlib import Path
@@ -21,6 +22,21 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert test in ci_lines
     assert test.startswith("scripts/setup-system.sh --test && ") and test.endswith("pytest -q -n 4 --dist loadfile")
     assert serve.startswith("scripts/setup-system.sh && ") and serve.endswith("reelfarm serve")
+
+
+def test_ci_runs_the_readme_first_command_before_the_tests() -> None:
+    """CI installs the test extra, which would hide an import only it satisfies: the first command runs
+    too, without extras, and its server is used (scripts/check-first-command.py)."""
+    ci_lines = [line for line in ROOT.joinpath(".ci/run").read_text().splitlines()
+                if line and not line.startswith("#")]
+    check = "python3 scripts/check-first-command.py"
+    serve, test = readme_commands()
+    assert check in ci_lines and ci_lines.index(check) < ci_lines.index(test)
+    spec = importlib.util.spec_from_file_location("check_first_command", ROOT / "scripts" / "check-first-command.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.first_command() == serve
 
 
 def test_setup_script_is_valid_sh_and_names_every_server_package() -> None:
