@@ -38,6 +38,11 @@ class VideoRenders(MethodView):
         with work waiting in turn (by plan weight, in frames), a workspace's renders in turn, and
         a workspace's `low` renders only while none of its `normal` ones waits. While it waits,
         `queue` says how many frames are ahead of it and when it should start.
+
+        An identical render in flight asked for at a higher `priority` takes the higher one: the
+        answer is that render, now `normal`, and its chunks still waiting take their place as
+        `normal` ones (chunks already running go on as they are). Asking at a lower priority never
+        lowers it.
         """
         return services().renders.request(current_workspace_id(), video_id, body["format"],
                                            body["resolution"], body.get("fps"), body["priority"])

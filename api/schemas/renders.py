@@ -53,7 +53,9 @@ class RenderSchema(Schema):
     bytes = fields.Integer(required=True, allow_none=True)
     error = fields.String(required=True, allow_none=True)
     priority = fields.String(required=True, validate=validate.OneOf(PRIORITIES), metadata={"description": (
-        "its place in the workspace's line: `low` renders wait while any `normal` render of the workspace waits")})
+        "its place in the workspace's line: `low` renders wait while any `normal` render of the workspace waits. "
+        "The higher of the priorities it was asked for at while in flight: an identical request at `normal` "
+        "raises a `low` render (and its chunks still waiting); a request at `low` never lowers it")})
     queue = fields.Nested(RenderQueueSchema, required=True, allow_none=True, metadata={"description": (
         "while some of its chunks wait for the farm: where it stands; null once none waits")})
     held_up = fields.Nested(RenderHeldUpSchema, required=True, allow_none=True, metadata={"description": (

@@ -23,7 +23,8 @@ render chunk first lands:
   Reconciliation after Redis came back empty enqueues lost chunks again the same way, through the
   waiting queues. A held chunk bound for ``render-gpu`` goes to ``render`` when no worker works
   the GPU queue; one bound for ``render-nvenc`` whose render fell back to x264 is retargeted
-  (``retarget``).
+  (``retarget``). A render asked for again at a higher priority raises its chunks' turns that are
+  still held (``raise_priority``); chunks already moved keep their place in the ready queue.
 
 The virtual-service ledger lives in ``fair:ledger``; recent finished chunks (for the estimated start
 of a waiting render) in ``fair:done``.
@@ -40,7 +41,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
-from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Load, Share, line, pick, plan_share
+from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Load, Share, line, pick, plan_share, ranked_below
 from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE, Turn
 from reelfarm.shared.tables import workspaces
 
@@ -54,6 +55,9 @@ SHARES_TTL_SEC = 10.0
 DEFAULT_SHARE = plan_share("pro")
 
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+# a turn rewritten only as it was read (a round may have moved the chunk meanwhile), and counted
+_RAISE = ("if redis.call('hget', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end "
+          "redis.call('hset', KEYS[1], ARGV[1], ARGV[3]) redis.call('incr', KEYS[2]) return 1")
 
 
 def waiting_queue(workspace: str) -> str:
@@ -156,6 +160,21 @@ class Dispatcher:
         self.redis.hset(self.key("turns"), rq_job_id, json.dumps(entry))
         return True
 
+    def raise_priority(self, render: str, priority: str) -> int:
+        """Give the render's chunks still waiting for their turn (or deferred, their turn kept for
+        when they arrive) ``priority`` where theirs is lower; returns how many. Each change counts
+        in ``fair:raised``, which a kept line's basis holds (``kept_line``)."""
+        lower = ranked_below(priority)
+        raised = 0
+        for rq_id, raw in self.redis.hscan_iter(self.key("turns"), match=f"*{_glob_escaped(render)}*"):
+            entry = json.loads(raw)
+            if entry.get("render") != render or entry.get("priority", "normal") not in lower:
+                continue
+            entry["priority"] = priority
+            raised += int(self.redis.eval(_RAISE, 2, self.key("turns"), self.key("raised"), rq_id, raw,
+                                          json.dumps(entry)))
+        return raised
+
     # -- rounds -------------------------------------------------------------------------------
 
     def round(self, worker: Any = None, slots: int | None = None, wait: float = 0.0) -> list[str]:
@@ -242,23 +261,25 @@ class Dispatcher:
         return found
 
     def kept_line(self, known: Line | None, render: str | None = None) -> Line:
-        """The fair line now (``fairness.Line``): ``known`` when the chunks waiting, the ledger and
-        the shares are those it was computed from (and it knows ``render``'s place), else computed
-        again (``held``, ``order``): up to ``render``'s first chunk when the line changed, whole
-        when only ``render`` was beyond what ``known`` ordered (``fairrows.kept_line``)."""
+        """The fair line now (``fairness.Line``): ``known`` when the chunks waiting, the ledger, the
+        shares and the count of raised priorities (``raise_priority``) are those it was computed
+        from (and it knows ``render``'s place), else computed again (``held``, ``order``): up to
+        ``render``'s first chunk when the line changed, whole when only ``render`` was beyond what
+        ``known`` ordered (``fairrows.kept_line``)."""
+        raised = self.redis.get(self.key("raised"))  # read first: a raise after it computes the line again
         with self.redis.pipeline(transaction=False) as pipe:
             workspaces = [w.decode() if isinstance(w, bytes) else w for w in self.redis.smembers(self.key("workspaces"))]
             for workspace in workspaces:
                 pipe.lrange(self.waiting_list(workspace), 0, MAX_HELD_READ - 1)
             ids = frozenset(i for listed in pipe.execute() for i in listed)
         ledger = frozenset(self.redis.hgetall(self.key("ledger")).items())
-        same = (known is not None and known.basis == (self.policy, ids, ledger)
+        same = (known is not None and known.basis == (self.policy, ids, ledger, raised)
                 and self.shares(known.shares.keys()) == known.shares)
         if known is not None and same and (render is None or known.knows(render)):
             return known
         chunks = [h.chunk for h in self.held()]
         basis_ids = frozenset(c.id.encode() for c in chunks)
-        return line((self.policy, basis_ids, ledger), chunks, self.shares({c.workspace for c in chunks}),
+        return line((self.policy, basis_ids, ledger, raised), chunks, self.shares({c.workspace for c in chunks}),
                     Ledger.from_scopes(ledger), self.policy, DEFAULT_SHARE, until=None if same else render)
 
     def destination(self, job: Any) -> str:
@@ -419,3 +440,8 @@ class Dispatcher:
             if mapping:
                 pipe.hset(self.key("ledger"), mapping=mapping)
             pipe.execute()
+
+
+def _glob_escaped(text: str) -> str:
+    """``text`` matched literally in a Redis MATCH pattern."""
+    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in text)

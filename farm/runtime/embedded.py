@@ -63,7 +63,7 @@ from reelfarm.farm.runtime.fairrows import (
 from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
 from reelfarm.farm.services.errors import QueueUnavailable
-from reelfarm.farm.services.fairness import Line, Load, pick, place
+from reelfarm.farm.services.fairness import Line, Load, pick, place, ranked_below
 from reelfarm.farm.services.queues import RENDER_QUEUE, Turn
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.db import transaction
@@ -185,6 +185,19 @@ class EmbeddedQueue:
                                 .values(status="canceled", finished_at=now, updated_at=now))
             if done.rowcount:
                 self._cascade(conn, [job_id])
+
+    def raise_priority(self, render_id: str, priority: str) -> int:
+        """Raises the render's deferred and queued chunks (``JobQueue.raise_priority``); the new
+        priority changes their stamp (``fairrows``), so kept lines and the dispatcher's chunks read
+        before see it."""
+        lower = ranked_below(priority)
+        if not lower:
+            return 0
+        with self._guard(), transaction(self.engine) as conn:
+            done = conn.execute(update(tasks).where(
+                tasks.c.render_id == render_id, tasks.c.status.in_(("deferred", "queued")),
+                tasks.c.priority.in_(lower)).values(priority=priority, updated_at=self.clock.now()))
+        return int(done.rowcount)
 
     def ping(self) -> None:
         with self._guard(), self.engine.connect() as conn:

@@ -24,9 +24,10 @@ Shares = Callable[[Connection, Iterable[str]], dict[str, Share]]
 Known = Mapping[str, tuple[Any, Chunk]]  # a waiting chunk by id, with the stamp it was read at (``_STAMP``)
 
 # What tells a chunk read before from the same id written again since: a task's turn (workspace,
-# render, priority, cost, index) follows from its id, and only its arrival (``created_at``: the
-# chunk's ``seq``) changes when a finished task is enqueued again. Read as stored, unparsed.
-_STAMP = type_coerce(tasks.c.created_at, String)
+# render, cost, index) follows from its id; its arrival (``created_at``: the chunk's ``seq``)
+# changes when a finished task is enqueued again, and its priority when its render is asked for
+# again at a higher one (``EmbeddedQueue.raise_priority``). Read as stored, unparsed.
+_STAMP = type_coerce(tasks.c.created_at, String) + " " + func.coalesce(tasks.c.priority, "")
 _QUEUED = (tasks.c.status == "queued", tasks.c.workspace_id.is_not(None))
 READ_BATCH = 500  # ids a statement names at most (SQLite's bound on variables is 999 in old builds)
 
@@ -52,13 +53,14 @@ def kept_line(conn: Connection, policy: str, shares_of: Shares, known: Line | No
     stamps: dict[str, Any] = {id_: stamp for id_, stamp in conn.execute(select(tasks.c.id, _STAMP).where(*_QUEUED))}
     ledger = frozenset((scope, float(served)) for scope, served in
                        conn.execute(select(fair_ledger.c.scope, fair_ledger.c.served)).all())
-    same = (known is not None and known.basis == (policy, frozenset(stamps), ledger)
+    same = (known is not None and known.basis == (policy, frozenset(stamps.items()), ledger)
             and shares_of(conn, known.shares.keys()) == known.shares)
     if known is not None and same and (render is None or known.knows(render)):
         return known, chunks or {}
     waiting, have = _chunks_of(conn, stamps, chunks)
     shares = shares_of(conn, {c.workspace for c in waiting})
-    computed = line((policy, frozenset(c.id for c in waiting), ledger), waiting, shares, Ledger.from_scopes(ledger),
+    basis = frozenset((c.id, have[c.id][0]) for c in waiting)
+    computed = line((policy, basis, ledger), waiting, shares, Ledger.from_scopes(ledger),
                     policy, default_share, until=None if same else render)
     return computed, have
 

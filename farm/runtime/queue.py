@@ -206,6 +206,12 @@ class RQQueue:
                 pass
             self.dispatcher.forget(job.id)
 
+    def raise_priority(self, render_id: str, priority: str) -> int:
+        """Raises the turns of the render's chunks still held for fair dispatch
+        (``Dispatcher.raise_priority``); those a round already moved to a ready queue keep their place."""
+        with self._guard("raise_priority"):
+            return self.dispatcher.raise_priority(render_id, priority)
+
     def ping(self) -> None:
         with self._guard("ping"):
             self.redis.ping()

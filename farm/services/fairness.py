@@ -52,6 +52,16 @@ POLICIES = ("fair", "fifo")
 ARRIVAL_CREDIT = 360  # frames: 12 s at 30 fps, a short render's whole; see the module docstring
 
 
+def outranks(priority: str, other: str) -> bool:
+    """Whether a render asked for at ``priority`` is served before one at ``other`` (``normal`` before ``low``)."""
+    return PRIORITIES.index(priority) < PRIORITIES.index(other)
+
+
+def ranked_below(priority: str) -> tuple[str, ...]:
+    """The priorities ``priority`` outranks: those a render raised to it leaves."""
+    return PRIORITIES[PRIORITIES.index(priority) + 1:]
+
+
 @dataclass(frozen=True)
 class Share:
     """What one workspace is entitled to: its weight against others, and its cap on chunks running at once."""
@@ -183,10 +193,11 @@ class Line:
     """Every waiting chunk's place as ``order`` gives it, kept with what decided it.
 
     The order is a function of the chunks waiting (a chunk's fields do not change while it waits,
-    so their ids stand for them), the ledger, the policy and the workspaces' shares. A runtime keeps
-    the line it computed and uses it again while ``basis`` (chunk ids, ledger, policy) and the
-    shares are unchanged: each read of a queued render then costs a look at those, not an order of
-    every chunk in the farm.
+    but for its priority, which a render asked for again at a higher one raises), the ledger, the
+    policy and the workspaces' shares. A runtime keeps the line it computed and uses it again while
+    ``basis`` (chunk ids and what tells a raised priority, ledger, policy) and the shares are
+    unchanged: each read of a queued render then costs a look at those, not an order of every chunk
+    in the farm.
 
     A line ordered only up to one render's first chunk (``line(..., until=render)``: what a render
     request needs, the line having just changed with its chunks) is not ``complete``: it knows the

@@ -67,6 +67,17 @@ class JobQueue(Protocol):
         """
         ...
 
+    def raise_priority(self, render_id: str, priority: str) -> int:
+        """The render's chunks still waiting for their turn (or for a dependency, before it) take
+        ``priority`` where theirs is lower: their places in line are those of a render asked for at
+        it. Chunks already dispatched or running are left as they are; a priority is never lowered.
+        Returns how many chunks were raised.
+
+        Raises:
+            QueueUnavailable: the backend cannot be reached (some chunks may have been raised).
+        """
+        ...
+
     def ping(self) -> None:
         """Raises QueueUnavailable when the backend cannot be reached."""
         ...

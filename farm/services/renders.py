@@ -8,9 +8,18 @@ take them, a compensating transaction removes the row and its ledger rows and th
 ``QueueUnavailable``: nothing is left behind.
 
 Dedup: ``dedup_hash`` is SHA-256 over (version doc hash, format, resolution, fps, renderer
-version). Within a video, a queued, running or succeeded render with the hash is returned as is
-(a unique partial index backs this); failed and canceled ones are not reused. The scope is the
+version). Within a video, a queued, running or succeeded render with the hash is returned (a
+unique partial index backs this); failed and canceled ones are not reused. The scope is the
 video, not the hash alone: two workspaces with identical documents must not share a render.
+
+Priority: a render in flight asked for again at a higher priority takes it, so a person asking
+for ``normal`` does not wait behind a batch because the batch asked first. Its row is raised in
+the transaction, its chunks still waiting in the queue after the commit
+(``JobQueue.raise_priority``); chunks already running are left as they are, and a request at a
+lower priority never lowers one. If the queue cannot take the raise, the row is set back with the
+rest (``QueueUnavailable``); chunks raised before the queue failed stay raised, as a retry of the
+request would leave them. A render raised between its creation's commit and its enqueue (its
+chunks not in the queue yet) has them raised by its creator, which reads the row again after.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -28,7 +38,7 @@ from sqlalchemy.exc import IntegrityError
 from reelfarm.farm.services import segments, stream
 from reelfarm.farm.services.assets import remote_assets
 from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable
-from reelfarm.farm.services.fairness import DEFAULT_PRIORITY, PRIORITIES
+from reelfarm.farm.services.fairness import DEFAULT_PRIORITY, PRIORITIES, outranks
 from reelfarm.farm.services.graph import enqueue_graph, graph_of, render_job_ids
 from reelfarm.farm.services.lifecycle import RenderLifecycle
 from reelfarm.farm.services.progress import ProgressStore
@@ -50,6 +60,8 @@ from reelfarm.shared.repos.objects import WorkspaceObjects
 from reelfarm.shared.storage import Storage
 from reelfarm.shared.storage_keys import segment_key
 from reelfarm.studio.videos import check_usable
+
+log = logging.getLogger("reelfarm.farm")
 
 # -- names and numbers ----------------------------------------------------------------------
 
@@ -99,20 +111,24 @@ class RenderService:
         """One render per format (variants), created and charged together: all or nothing.
 
         A repeated format gets the same render. ``priority`` (``normal`` or ``low``) places new
-        renders in the workspace's line (``reelfarm.farm.services.fairness``); an identical render
-        already asked for keeps its own. Raises what ``request`` raises.
+        renders in the workspace's line (``reelfarm.farm.services.fairness``); an identical render in
+        flight asked for at a lower one is raised to it, with its chunks still waiting (the module
+        docstring's "Priority"), and one asked for at a higher one keeps its own. Raises what
+        ``request`` raises.
         """
         _validate(formats, resolution, fps, priority)
         with self.engine.connect() as conn:  # 404 and 409 before 503: they tell the client more
             check_usable(videos_repo.get_video(conn, workspace_id, video_id), "render")
         self.queue.ping()  # fail before writing anything when the queue is known to be down
         chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
-        found, created, doc, parsed = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution,
-                                                   fps, priority, family_of(chunk_queue))
-        self._enqueue_or_undo(created, doc, parsed, chunk_queue)
-        if created:  # as enqueued: with their family planned and the frames they reused
+        asked = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps, priority,
+                             family_of(chunk_queue))
+        self._hand_over_or_undo(asked, chunk_queue)
+        found = asked.renders
+        if asked.created:  # as enqueued: with their family planned and the frames they reused
             with self.engine.connect() as conn:
                 found = [repo.get_render(conn, workspace_id, r.id) for r in found]
+            self._catch_up(asked.created, found)
         by_format = {r.format: r for r in found}
         return [self._resource(by_format[f]) for f in formats]
 
@@ -192,11 +208,10 @@ class RenderService:
         return self.streams.url(render)
 
     def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
-                fps: int | None, priority: str,
-                family: str) -> tuple[list[repo.Render], list[repo.Render], dict[str, Any], Doc]:
-        """The renders of the video's current version in ``formats``, found or created (those created
-        with ``family``, the encoder family their chunks are routed for, planned before any chunk can
-        start), those created, and the version's document as stored and as built (built once for all)."""
+                fps: int | None, priority: str, family: str) -> _Asked:
+        """The renders of the video's current version in ``formats``, found (raised to ``priority``
+        where lower) or created (with ``family``, the encoder family their chunks are routed for,
+        planned before any chunk can start)."""
         for attempt in range(3):
             try:
                 with transaction(self.engine) as conn:
@@ -206,7 +221,8 @@ class RenderService:
                     parsed = build_doc(version.doc)  # a stored version: valid already
                     results = [self._find_or_create(conn, video, version, parsed, fmt, resolution, fps, priority,
                                                     family) for fmt in formats]
-                return [r for r, _ in results], [r for r, new in results if new], version.doc, parsed
+                return _Asked([r for r, _, _ in results], [r for r, new, _ in results if new],
+                              [(r, was) for r, _, was in results if was is not None], version.doc, parsed)
             except IntegrityError:
                 # The unique index caught a render that another transaction created meanwhile
                 # (the workspace lock makes this rare); look again.
@@ -216,12 +232,17 @@ class RenderService:
 
     def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, parsed: Doc,
                         fmt: str, resolution: int, fps: int | None, priority: str,
-                        family: str) -> tuple[repo.Render, bool]:
+                        family: str) -> tuple[repo.Render, bool, str | None]:
+        """The render, whether it was created here, and the priority it had when it was found and
+        raised here (else None)."""
         spec = RenderSpec(fmt, resolution, int(fps or version.doc.get("fps") or 30))
         digest = dedup_hash(version.doc_hash, spec)
         existing = repo.find_active_render(conn, version.video_id, digest)
         if existing is not None:
-            return existing, False
+            if existing.status in repo.LIVE and outranks(priority, existing.priority):
+                repo.set_priority(conn, existing.id, priority, was=existing.priority)
+                return dataclasses.replace(existing, priority=priority), False, existing.priority
+            return existing, False, None
         duration = float(version.doc["duration"])
         frames = frame_count(duration, spec.fps)
         amount = 0 if repo.version_is_paid(conn, version.id) else credits_for(duration)
@@ -234,17 +255,24 @@ class RenderService:
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         repo.set_encoder(conn, render.id, family)
-        return dataclasses.replace(render, encoder=family), True
+        return dataclasses.replace(render, encoder=family), True, None
 
-    def _enqueue_or_undo(self, created: list[repo.Render], doc: dict[str, Any], parsed: Doc,
-                         chunk_queue: str) -> None:
+    def _hand_over_or_undo(self, asked: _Asked, chunk_queue: str) -> None:
+        """After the commit: the raised renders' waiting chunks raised, the created renders' jobs
+        enqueued; if the queue cannot take them, the rows are set back (created ones deleted with
+        their charges, raised ones lowered again) and QueueUnavailable is raised."""
         try:
-            for render in created:
-                self._enqueue(render, doc, parsed, chunk_queue)
+            for render, _ in asked.raised:
+                self.queue.raise_priority(render.id, render.priority)
+            for render in asked.created:
+                self._enqueue(render, asked.doc, asked.parsed, chunk_queue)
         except QueueUnavailable:
+            created = asked.created
             with transaction(self.engine) as conn:
                 for render in created:
                     repo.delete_render(conn, render.id)
+                for render, was in asked.raised:
+                    repo.set_priority(conn, render.id, was, was=render.priority)
             for render in created:
                 self.progress.clear(render.id)
                 self._drop_jobs(render)
@@ -253,6 +281,19 @@ class RenderService:
                 for key in stream.stream_keys(render):
                     self.storage.delete(key)
             raise
+
+    def _catch_up(self, enqueued: list[repo.Render], now: list[repo.Render]) -> None:
+        """Raise the chunks of renders that another request raised while this one enqueued them
+        at their former priority; best effort (the render is made and answered for)."""
+        former = {r.id: r.priority for r in enqueued}
+        for render in now:
+            if render.id in former and outranks(render.priority, former[render.id]):
+                try:
+                    self.queue.raise_priority(render.id, render.priority)
+                except QueueUnavailable:
+                    log.warning("render %s was raised to %s while it was enqueued, and the queue could not "
+                                "take the raise; its waiting chunks keep %s", render.id, render.priority,
+                                former[render.id])
 
     def _drop_jobs(self, render: repo.Render) -> None:
         """Best effort: jobs that made it into the queue find no render and do nothing anyway."""
@@ -288,6 +329,17 @@ class RenderService:
             self.lifecycle.reused(render.id, sum(frames[i][1] - frames[i][0] for i in reused),
                                   streaming=silent and 0 in reused)
         return reused
+
+
+@dataclasses.dataclass(frozen=True)
+class _Asked:
+    """What a request found or created, for what follows its commit (``_hand_over_or_undo``)."""
+
+    renders: list[repo.Render]  # one per format asked for, found or created
+    created: list[repo.Render]
+    raised: list[tuple[repo.Render, str]]  # found and raised (as raised), with the priority each had
+    doc: dict[str, Any]  # the version's document as stored
+    parsed: Doc  # and as built, once for all its renders
 
 
 def renderable_version(conn: Connection, video: videos_repo.Video) -> videos_repo.Version:

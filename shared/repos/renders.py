@@ -179,6 +179,14 @@ def set_encoder(conn: Connection, render_id: str, family: str, was: str | None =
     return bool(done.rowcount)
 
 
+def set_priority(conn: Connection, render_id: str, priority: str, was: str) -> bool:
+    """Switch a live render's priority from ``was`` to ``priority``. False when the render is not
+    live or its priority is not ``was``."""
+    done = conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status.in_(LIVE),
+                                              renders.c.priority == was).values(priority=priority))
+    return bool(done.rowcount)
+
+
 def set_reused(conn: Connection, render_id: str, frames: int) -> None:
     """Record the frames the render reused from segments made before."""
     conn.execute(update(renders).where(renders.c.id == render_id).values(reused_frames=frames))

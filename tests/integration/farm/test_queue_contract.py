@@ -13,7 +13,7 @@ from reelfarm.farm.runtime.embedded import EmbeddedQueue
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.wiring import make_redis
 from reelfarm.farm.services.errors import QueueUnavailable
-from reelfarm.farm.services.queues import JobQueue
+from reelfarm.farm.services.queues import JobQueue, Turn
 from reelfarm.shared.db import make_engine
 from tests.integration.farm.conftest import clear_tasks, work_burst
 from tests.integration.farm.jobs_for_tests import recorded
@@ -134,6 +134,31 @@ def test_an_embedded_batch_that_fails_enqueues_nothing(tmp_path: Path) -> None:
         embedded.stop()
         engine.dispose()
     assert recorded(out) == ["b"]  # all or nothing: the first task of the failed batch is not there
+
+
+def test_a_raised_render_takes_its_waiting_chunks_ahead_and_is_never_lowered(runner: Runner, tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+
+    def chunks(render: str, priority: str, count: int = 2, after: str | None = None) -> None:
+        for index in range(count):
+            runner.queue.enqueue(f"{JOBS}.record", out, f"{render}{index}", job_id=f"render-{render}-chunk-{index}",
+                                 depends_on=[after] if after else None, turn=Turn("w", render, 100, priority, index))
+
+    chunks("batch", "low")
+    chunks("person", "low")
+    runner.queue.enqueue(f"{JOBS}.slow", out, "gate", 0.2, job_id="gate")
+    chunks("later", "low", count=1, after="gate")  # deferred: raised before it may wait
+    assert runner.queue.standing("person")["frames_ahead"] == 100  # type: ignore[index]  # in turn with the batch
+
+    assert runner.queue.raise_priority("person", "low") == 0
+    assert runner.queue.raise_priority("person", "normal") == 2
+    assert runner.queue.raise_priority("later", "normal") == 1
+    assert runner.queue.standing("person")["frames_ahead"] == 0  # type: ignore[index]  # no kept line answers
+    assert runner.queue.standing("batch")["frames_ahead"] == 200  # type: ignore[index]
+    assert runner.queue.raise_priority("person", "normal") == 0  # raised already
+    runner.run()
+    done = [value for value in recorded(out) if value.startswith(("person", "batch"))]
+    assert sorted(done[:2]) == ["person0", "person1"] and sorted(done[2:]) == ["batch0", "batch1"]
 
 
 def test_ping_answers_while_the_backend_is_up(runner: Runner) -> None:
