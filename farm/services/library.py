@@ -1,7 +1,9 @@
 """The media library: a workspace's uploaded images and sounds (``/api/v1/assets``).
 
 An upload is probed from its bytes (``reelfarm.farm.services.media``) before anything is stored: a
-refused one leaves no row and no file. An accepted one is stored at
+refused one leaves no row and no file. What is stored is what was checked: the bytes sent, except an
+SVG's, which are its sanitised rewrite (no script, event handler or outside reference; see
+``reelfarm.farm.services.svg``), counted, hashed and served as such. An accepted one is stored at
 ``assets/<workspace id>/<sha256>.<ext>`` (``reelfarm.shared.repos.assets.asset_key``), with, for
 a raster image, a thumbnail beside it (``<sha256>.thumb.jpg``; an SVG is its own thumbnail). The
 same bytes uploaded again in the workspace answer the asset already there: one row, one copy, and
@@ -54,7 +56,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from reelfarm.farm.services.errors import InvalidRequest, QuotaExceeded, StateConflict
-from reelfarm.farm.services.media import MAX_UPLOAD_BYTES, Media, MediaRefused, probe
+from reelfarm.farm.services.media import MAX_UPLOAD_BYTES, Media, MediaRefused, admit
 from reelfarm.farm.services.videos import decode_cursor, encode_cursor
 from reelfarm.shared import plans, storage_keys
 from reelfarm.shared.clock import Clock
@@ -104,10 +106,10 @@ class AssetService:
     def upload(self, workspace_id: str, data: bytes) -> dict[str, Any]:
         """Probe, store once, record; the Asset. Raises UploadRefused (nothing stored)."""
         try:
-            media = probe(data)
+            stored, media = admit(data)
         except MediaRefused as exc:
             raise UploadRefused(exc) from None
-        return self._store(workspace_id, data, media)
+        return self._store(workspace_id, stored, media)
 
     def import_url(self, workspace_id: str, url: str) -> dict[str, Any]:
         """Fetch ``url`` through the SSRF guard and store it as an upload; the Asset.
@@ -126,10 +128,10 @@ class AssetService:
         except FetchFailed as exc:
             raise ImportRefused("unreachable", f"the address could not be fetched: {exc.reason}") from None
         try:
-            media = probe(data)
+            stored, media = admit(data)
         except MediaRefused as exc:
             raise ImportRefused(exc.code, f"what the address sent is refused: {exc.reason}") from None
-        return self._store(workspace_id, data, media)
+        return self._store(workspace_id, stored, media)
 
     def _store(self, workspace_id: str, data: bytes, media: Media) -> dict[str, Any]:
         sha256 = hashlib.sha256(data).hexdigest()
@@ -217,12 +219,12 @@ class AssetService:
             raise StateConflict("Nothing has been sent to this upload's URL yet: PUT the file to it, then "
                                 "complete the upload.", code="upload_incomplete") from None
         try:
-            media = probe(data)
+            stored, media = admit(data)  # the staged bytes are never served: what is stored is checked here
         except MediaRefused as exc:
             self.storage.delete(upload.key)
             raise UploadRefused(exc) from None
         try:
-            asset = self._store(workspace_id, data, media)
+            asset = self._store(workspace_id, stored, media)
         except QuotaExceeded:
             self.storage.delete(upload.key)
             raise

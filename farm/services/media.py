@@ -1,15 +1,19 @@
 """What an upload to the media library is, read from its bytes (never its name or declared type).
 
-``probe(data)`` answers a ``Media`` (kind, content type, extension, pixels or duration) or raises
-``MediaRefused`` saying why, in words for the client. The limits are stated here and in the API's
-documentation:
+``admit(data)`` answers the bytes to store and their ``Media`` (kind, content type, extension,
+pixels or duration), or raises ``MediaRefused`` saying why, in words for the client. The bytes are
+those sent, except an SVG's, which are rewritten without anything a browser could run or fetch
+(``reelfarm.farm.services.svg``): what is stored, and measured, and drawn, is the rewritten document.
+The limits are stated here and in the API's documentation:
 
 - any upload: at most ``MAX_UPLOAD_BYTES``; images at most ``MAX_IMAGE_BYTES``;
 - PNG, JPEG and WebP are identified and measured by Pillow (the header only, then a full decode,
   so a truncated file is refused), at most ``MAX_PIXELS`` pixels and ``MAX_SIDE`` on a side;
 - SVG is parsed by the standard library's XML parser only after a document type declaration
-  (and with it every entity: the "billion laughs") has been refused; its root must be ``<svg>``
-  with a size of at most ``MAX_SIDE``, and Skia must draw it;
+  (and with it every entity: the "billion laughs") has been refused; its root must be ``<svg>``;
+  it is sanitised (no script, event handler, ``<foreignObject>`` or outside reference; elements
+  nested at most ``svg.MAX_DEPTH`` deep), and the sanitised document must have a size of at most
+  ``MAX_SIDE`` and be drawn by Skia;
 - MP3, AAC/M4A, WAV and Ogg are identified by their container (PyAV), must hold an audio stream
   that decodes to the end, and last at most ``MAX_DURATION_SEC``.
 """
@@ -25,6 +29,8 @@ from xml.etree import ElementTree
 import av
 import skia
 from PIL import Image, UnidentifiedImageError
+
+from reelfarm.farm.services.svg import SvgTooDeep, sanitise
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
@@ -59,8 +65,9 @@ class Media:
     duration_sec: float | None = None
 
 
-def probe(data: bytes) -> Media:
-    """The media ``data`` holds. Raises MediaRefused."""
+def admit(data: bytes) -> tuple[bytes, Media]:
+    """What to store of an upload, and the media it holds: ``data`` itself, or for an SVG its
+    sanitised rewrite. Raises MediaRefused."""
     if not data:
         raise MediaRefused("the file is empty")
     if len(data) > MAX_UPLOAD_BYTES:
@@ -69,8 +76,14 @@ def probe(data: bytes) -> Media:
     if head.startswith((b"<?xml", b"<svg", b"<!doctype", b"<!--")):
         return _svg(data)
     if data[:8] == b"\x89PNG\r\n\x1a\n" or data[:3] == b"\xff\xd8\xff" or (data[:4] == b"RIFF" and data[8:12] == b"WEBP"):
-        return _raster(data)
-    return _sound(data)
+        return data, _raster(data)
+    return data, _sound(data)
+
+
+def probe(data: bytes) -> Media:
+    """The media ``data`` holds, for a check that stores nothing (what to store is ``admit``'s).
+    Raises MediaRefused."""
+    return admit(data)[1]
 
 
 def _raster(data: bytes) -> Media:
@@ -102,7 +115,7 @@ def _check_size(width: int, height: int) -> None:
                            "pixels are allowed", "too_large")
 
 
-def _svg(data: bytes) -> Media:
+def _svg(data: bytes) -> tuple[bytes, Media]:
     if len(data) > MAX_IMAGE_BYTES:
         raise MediaRefused(f"the image is {len(data)} bytes, more than the {MAX_IMAGE_BYTES} allowed", "too_large")
     if b"<!doctype" in data.lower() or b"<!entity" in data.lower():
@@ -113,11 +126,15 @@ def _svg(data: bytes) -> Media:
         raise MediaRefused(f"the SVG is not well-formed XML ({exc})") from None
     if root.tag not in ("svg", "{http://www.w3.org/2000/svg}svg"):
         raise MediaRefused("the XML file is not an SVG image (its root is not <svg>)")
-    width, height = _svg_size(root)
+    try:
+        clean = sanitise(root)
+    except SvgTooDeep as exc:
+        raise MediaRefused(f"the SVG cannot be taken: {exc}") from None
+    width, height = _svg_size(ElementTree.fromstring(clean))
     _check_size(width, height)
-    if skia.SVGDOM.MakeFromStream(skia.MemoryStream(data)) is None:
+    if skia.SVGDOM.MakeFromStream(skia.MemoryStream(clean)) is None:
         raise MediaRefused("the SVG cannot be drawn")
-    return Media("image", "image/svg+xml", "svg", width=width, height=height)
+    return clean, Media("image", "image/svg+xml", "svg", width=width, height=height)
 
 
 def _svg_size(root: ElementTree.Element) -> tuple[int, int]:
