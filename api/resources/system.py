@@ -10,7 +10,7 @@ from reelfarm.api import examples as ex
 from reelfarm.api.errors import Forbidden
 from reelfarm.api.schemas.common import ErrorEnvelopeSchema
 from reelfarm.api.schemas.system import HealthSchema
-from reelfarm.api.services import services
+from reelfarm.api.services import served_type, services
 from reelfarm.renderer.hls import PLAYLIST_CONTENT_TYPE
 from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.storage import DOWNLOAD_PARAM, NAME_PARAM, attachment_name, content_disposition
@@ -30,6 +30,18 @@ class Health(MethodView):
         """
         return services().health()
 
+
+FILE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+"""The Content-Security-Policy of every ``/files/`` answer, errors included: a stored file opened
+in a browser is a document of the API's own origin (the console's, signed in), so nothing in it
+may run (no script, in a sandbox of an origin of its own) or load anything. Uploaded SVGs are
+sanitised as well, but a link outlives what was stored before the sanitiser and anything a bug
+let through."""
+FILE_MEDIA_CSP = "default-src 'none'; media-src 'self'; style-src 'unsafe-inline'; sandbox allow-same-origin"
+"""The same for a video or a sound opened in a tab: the browser's player page loads the file again
+as media, which ``default-src 'none'`` would block and an opaque sandboxed origin would refuse
+(CORS); still no script may run there (no ``allow-scripts``), and with ``nosniff`` the file is
+never read as anything but its type."""
 
 FILE_TYPES = ("video/mp4", "image/jpeg", "image/png", "video/mp2t", "application/octet-stream")
 """What a file is served as: a render's MP4, its JPEG poster, a still's or a logo's PNG, a stream's
@@ -91,7 +103,11 @@ class File(MethodView):
 
         URLs handed out by the API (a render's `url` and `poster_url`, a still's `url`, a logo's) are
         signed and expire; a tampered or expired one gives 403. Files are served inline; with
-        `download=1` as an attachment named by `name`.
+        `download=1` as an attachment named by `name`. Every answer, errors too, carries
+        `X-Content-Type-Options: nosniff` and a `Content-Security-Policy` under which nothing in
+        the file runs or loads (`default-src 'none'`, a `sandbox` without scripts): an SVG opened
+        here draws, and its scripts, if any, do not run; a video or a sound may still be played
+        in a tab of its own (`media-src 'self'`).
         """
         path, mimetype = services().signed_file(key, request.args.get("expires", ""), request.args.get("sig", ""))
         response = send_file(path, mimetype=mimetype, conditional=True, max_age=0)
@@ -99,3 +115,15 @@ class File(MethodView):
             name = attachment_name(request.args.get(NAME_PARAM, ""), key)
             response.headers["Content-Disposition"] = content_disposition(name)
         return response
+
+
+@blp.after_app_request
+def guard_files(response: Response) -> Response:
+    """Every answer under ``/files/`` (errors too, and paths no route takes): ``nosniff`` and
+    ``FILE_CSP``; ``FILE_MEDIA_CSP`` for a video or sound, whole, in ranges or not modified (a 304's
+    headers replace those of the copy a browser keeps)."""
+    if request.path.startswith("/files/"):
+        media = response.status_code in (200, 206, 304) and served_type(request.path).startswith(("video/", "audio/"))
+        response.headers["Content-Security-Policy"] = FILE_MEDIA_CSP if media else FILE_CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
