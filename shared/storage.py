@@ -11,6 +11,15 @@ its ``name`` parameter (``attachment_name``, ``content_disposition``); without i
 break a signature nor stand in for one. ``url(key, ttl, filename)`` puts ``name`` in the URL it
 signs, so that ``download=1`` alone names the file; an S3 URL made with a ``filename`` is
 answered as an attachment of that name by S3 itself.
+
+No stored file may run script in a browser that opens its link. The ``/files/`` route answers
+every file with a Content-Security-Policy that forbids it and ``nosniff``. S3 answers with no
+header of ours but an object's stored ``Content-Type`` and ``Content-Disposition``, so what it
+serves inline is limited to types that cannot run anything (``served_inline``: raster images,
+video, audio); any other object (an SVG, sanitised or not, or a type a remote server named) is
+stored as an ``attachment``, which a browser that navigates to it downloads and an ``<img>`` still
+draws, and a presigned GET of an ``.svg`` key asks S3 for an attachment as well (covering objects
+stored before the rule).
 """
 
 from __future__ import annotations
@@ -47,6 +56,8 @@ NAME_PARAM = "name"
 MAX_NAME_CHARS = 150
 _RESERVED_IN_NAMES = re.compile(r'[/\\:*?"<>|]')
 _UNSAFE_IN_FALLBACK = re.compile(r'[^A-Za-z0-9 !#$&\'()+,.;=@\[\]^_`{}~-]')
+_INLINE_IMAGES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+ATTACHMENT = "attachment"
 
 
 def serve_at(base: str) -> Token[str | None]:
@@ -254,6 +265,13 @@ def content_disposition(name: str) -> str:
     return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
+def served_inline(content_type: str) -> bool:
+    """Whether a file of ``content_type`` may be shown inline where no Content-Security-Policy
+    guards it: a raster image, video or audio, which a browser shows without running anything."""
+    kind = content_type.split(";")[0].strip().lower()
+    return kind in _INLINE_IMAGES or kind.startswith(("video/", "audio/"))
+
+
 def _signed_value(key: str, expires: int) -> bytes:
     # A newline cannot occur in a key, so (key, expires) pairs never collide.
     return f"{key}\n{expires}".encode()
@@ -290,11 +308,11 @@ class S3Storage:
 
     def put_bytes(self, key: str, data: bytes, content_type: str) -> None:
         self._call(key, self.client.put_object, Bucket=self.bucket, Key=self.object_key(key),
-                   Body=data, ContentType=content_type)
+                   Body=data, **_stored_headers(content_type))
 
     def put_file(self, key: str, path: str | os.PathLike[str], content_type: str) -> None:
         self._call(key, self.client.upload_file, str(path), self.bucket, self.object_key(key),
-                   ExtraArgs={"ContentType": content_type})
+                   ExtraArgs=_stored_headers(content_type))
 
     def get_bytes(self, key: str) -> bytes:
         response = self._call(key, self.client.get_object, Bucket=self.bucket, Key=self.object_key(key))
@@ -348,13 +366,19 @@ class S3Storage:
         params = {"Bucket": self.bucket, "Key": self.object_key(key)}
         if filename:
             params["ResponseContentDisposition"] = content_disposition(attachment_name(filename, key))
+        elif key.lower().endswith(".svg"):
+            params["ResponseContentDisposition"] = ATTACHMENT
         return str(self._call(key, self.client.generate_presigned_url, "get_object",
                               Params=params, ExpiresIn=expires_in))
 
     def upload_url(self, key: str, expires_in: int, content_type: str, size: int) -> str:
         """A presigned PUT of ``key`` valid for ``expires_in`` seconds: the client sends the bytes
         itself, with exactly this ``Content-Type`` and ``Content-Length`` (both are signed with the
-        rest, so S3 refuses a PUT of any other size: the URL cannot store more than was declared)."""
+        rest, so S3 refuses a PUT of any other size: the URL cannot store more than was declared).
+
+        The object it writes is staged, never served (no GET URL is made for it): the bytes are
+        read back, checked and stored again with ``put_bytes``, whose rules then apply; so the PUT
+        asks the client for no further header."""
         params = {"Bucket": self.bucket, "Key": self.object_key(key), "ContentType": content_type,
                   "ContentLength": size}
         return str(self._call(key, self.client.generate_presigned_url, "put_object",
@@ -373,6 +397,13 @@ class S3Storage:
             raise StorageError(f"S3 {code or 'error'} on {key!r}: {exc}") from exc
         except (BotoCoreError, Boto3Error) as exc:
             raise StorageError(f"S3 request for {key!r} failed: {exc}") from exc
+
+
+def _stored_headers(content_type: str) -> dict[str, str]:
+    """What an S3 object is stored with: its type and, unless ``served_inline``, ``attachment``."""
+    if served_inline(content_type):
+        return {"ContentType": content_type}
+    return {"ContentType": content_type, "ContentDisposition": ATTACHMENT}
 
 
 def make_storage(settings: Settings, clock: Clock | None = None) -> Storage:
