@@ -18,6 +18,7 @@ from reelfarm.api import errors as err
 from reelfarm.api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
 from reelfarm.api.document import ServedDocument
 from reelfarm.api.jsonbody import check_body
+from reelfarm.api.preconditions import refused
 from reelfarm.api.ratelimit import Quota, RateLimiterUnavailable
 from reelfarm.api.resources import (
     assets,
@@ -52,6 +53,7 @@ from reelfarm.studio.errors import (
     InvalidBuildRequestError,
     InvalidFieldsError,
     UnknownStoryError,
+    VersionConflict,
 )
 from reelfarm.studio.videos import DocLintError, VideoStateError
 
@@ -280,6 +282,7 @@ def _install_error_handlers(app: Flask) -> None:
         err.invalid([err.detail(_BUILD_FIELDS.get(e.field, "/" + e.field), "invalid", str(e))])))
     app.register_error_handler(DocLintError, lambda e: err.handle_api_error(err.invalid(e.details)))
     app.register_error_handler(VideoStateError, lambda e: err.handle_api_error(err.ConflictError(str(e), code=e.code)))
+    app.register_error_handler(VersionConflict, lambda e: err.handle_api_error(refused(e)))
     app.register_error_handler(DefaultBrandKitDeletion, lambda e: err.handle_api_error(
         err.ConflictError(str(e), code=e.code)))
     app.register_error_handler(InsufficientCredits, lambda e: err.handle_api_error(

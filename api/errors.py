@@ -7,6 +7,7 @@
     ├── Forbidden                 403 plan_without_api | plan_feature_unavailable
     ├── NotFoundError             404 not_found
     ├── ConflictError             409 conflict | video_not_ready | idempotency_key_in_use
+    ├── PreconditionFailed        412 version_conflict (If-Match names another version: api/preconditions.py)
     ├── QuotaExceededError        413 quota_exceeded (the media library's bytes)
     ├── IdempotencyMismatch       422 idempotency_key_mismatch (api/idempotency.py)
     ├── RateLimited               429 rate_limited (with Retry-After)
@@ -55,7 +56,7 @@ class ApiError(Exception):
     status = 500
     code = "internal_error"
 
-    def __init__(self, message: str, details: list[dict[str, str]] | None = None,
+    def __init__(self, message: str, details: list[dict[str, Any]] | None = None,
                  code: str | None = None, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
         self.message = message
@@ -87,6 +88,10 @@ class NotFoundError(ApiError):
 
 class ConflictError(ApiError):
     status, code = 409, "conflict"
+
+
+class PreconditionFailed(ApiError):
+    status, code = 412, "version_conflict"
 
 
 class QuotaExceededError(ApiError):

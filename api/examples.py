@@ -149,20 +149,26 @@ VIDEO_CREATE = {
 """``POST /videos``: one example per kind of body."""
 
 ERROR_CODES = {400: "validation_failed", 401: "unauthorized", 402: "insufficient_credits", 403: "plan_without_api",
-               404: "not_found", 405: "method_not_allowed", 409: "conflict", 413: "payload_too_large",
+               404: "not_found", 405: "method_not_allowed", 409: "conflict", 412: "version_conflict",
+               413: "payload_too_large",
                415: "unsupported_media_type", 422: "idempotency_key_mismatch", 429: "rate_limited",
                500: "internal_error", 503: "unavailable"}
 ERROR_MESSAGES = {
     400: "The request is invalid; see details.", 401: "Missing or invalid API key.",
     402: "This render needs 1 credit; the workspace has 0.", 403: "The starter plan does not include API access.",
     404: "No such video in this workspace.", 405: "Method not allowed.",
-    409: "The video is generating; try again when it is ready.", 413: "Request body larger than 1048576 bytes.",
+    409: "The video is generating; try again when it is ready.",
+    412: "The video's current version is 6, not the one If-Match names, so nothing was saved: someone changed it "
+         'since it was read. Read it again, make the change on version 6 and send it with If-Match: "v6".',
+    413: "Request body larger than 1048576 bytes.",
     415: "Send JSON with Content-Type: application/json.",
     422: "This Idempotency-Key was used with a different request.",
     429: "Rate limit of 600 requests per 60 s exceeded for this API key; retry in 12 s.",
     500: "Unexpected error; it was logged with this request id.",
     503: "The render queue is unavailable; nothing was created. Try again shortly."}
-ERROR_DETAILS = {400: [{"field": "/format", "code": "invalid_choice", "message": "Must be one of: 16:9, 9:16, 1:1, 4:5."}]}
+ERROR_DETAILS = {400: [{"field": "/format", "code": "invalid_choice", "message": "Must be one of: 16:9, 9:16, 1:1, 4:5."}],
+                 412: [{"field": "If-Match", "code": "version_conflict", "message": 'the current version is 6 (ETag "v6")',
+                        "current_version": 6}]}
 
 
 DOWNLOAD_ERRORS = {

@@ -22,6 +22,7 @@ from reelfarm.client.models import (
     Version,
     Video,
     Webhook,
+    etag,
 )
 
 T = TypeVar("T")
@@ -54,6 +55,7 @@ class Call(Generic[T]):
     body: dict[str, Any] | None = None
     params: dict[str, Any] | None = None
     stream: Stream | None = None
+    headers: dict[str, str] | None = None  # the call's own (``If-Match``)
 
 
 def _id(value: str) -> str:
@@ -130,9 +132,10 @@ def get_video(video_id: str) -> Call[Video]:
     return Call("GET", f"/videos/{_id(video_id)}", Video.from_dict)
 
 
-def update_video(video_id: str, body: dict[str, Any]) -> Call[Video]:
-    """``body``: the API's PATCH body (``fields`` or ``doc``, ``title``, ``note``)."""
-    return Call("PATCH", f"/videos/{_id(video_id)}", Video.from_dict, body=body)
+def update_video(video_id: str, body: dict[str, Any], if_match: str | None = None) -> Call[Video]:
+    """``body``: the API's PATCH body (``fields`` or ``doc``, ``title``, ``note``); ``if_match``: the
+    ``If-Match`` header (the video's ETag as read), if any."""
+    return Call("PATCH", f"/videos/{_id(video_id)}", Video.from_dict, body=body, headers=_if_match(if_match))
 
 
 def archive_video(video_id: str) -> Call[Video]:
@@ -147,8 +150,26 @@ def get_version(video_id: str, number: int) -> Call[Version]:
     return Call("GET", f"/videos/{_id(video_id)}/versions/{int(number)}", Version.from_dict)
 
 
-def restore_version(video_id: str, number: int) -> Call[Video]:
-    return Call("POST", f"/videos/{_id(video_id)}/versions/{int(number)}/restore", Video.from_dict, body={})
+def restore_version(video_id: str, number: int, if_match: str | None = None) -> Call[Video]:
+    return Call("POST", f"/videos/{_id(video_id)}/versions/{int(number)}/restore", Video.from_dict, body={},
+                headers=_if_match(if_match))
+
+
+def edited(video: str | Video, expected_version: int | None = None,
+           if_match: str | None = None) -> tuple[str, str | None]:
+    """The id of the video an edit changes and the ``If-Match`` it sends: ``if_match`` as given, else
+    the tag of ``expected_version``, else, for a ``Video`` that was read, the tag of the version it
+    was read at; None (the edit lands on whatever version is current) for a bare id."""
+    video_id = video.id if isinstance(video, Video) else video
+    if if_match is not None:
+        return video_id, if_match
+    if expected_version is not None:
+        return video_id, etag(expected_version)
+    return video_id, video.etag if isinstance(video, Video) else None
+
+
+def _if_match(tag: str | None) -> dict[str, str] | None:
+    return {"If-Match": tag} if tag is not None else None
 
 
 def list_renders(video_id: str) -> Call[list[Render]]:

@@ -11,6 +11,8 @@ ReelfarmError                       anything the client raises
 │   │   ├── NotFoundError           404: no such resource in this workspace
 │   │   ├── ConflictError           409: the resource's state does not allow it (or a key's request is in flight)
 │   │   │   └── AssetInUseError     409 ``asset_in_use``: a version or a brand kit names the asset (the message says which)
+│   │   ├── VersionConflictError    412 ``version_conflict``: an edit made from a version that is no longer current;
+│   │   │                           ``current_version`` names the current one, nothing was saved
 │   │   ├── QuotaExceededError      413 ``quota_exceeded``: the upload would pass the plan's library quota; nothing was stored
 │   │   ├── IdempotencyMismatchError 422: the ``Idempotency-Key`` was used with another request
 │   │   ├── RateLimitError          429: ``retry_after`` seconds
@@ -92,6 +94,20 @@ class AssetInUseError(ConflictError):
     the message names them."""
 
 
+class VersionConflictError(APIStatusError):
+    """412 ``version_conflict``: the edit or restore was made from a version of the video that is no
+    longer its current one (someone saved another since it was read), so nothing was saved.
+    ``current_version`` is the number of the current version: read the video again and make the
+    change on that."""
+
+    @property
+    def current_version(self) -> int | None:
+        for found in self.details or []:
+            if isinstance(found, dict) and isinstance(found.get("current_version"), int):
+                return int(found["current_version"])
+        return None
+
+
 class QuotaExceededError(APIStatusError):
     """413 ``quota_exceeded``: the upload would take the media library past its plan's bytes;
     nothing was stored (the message gives the figures). Delete unused assets, or move to a larger plan."""
@@ -127,7 +143,8 @@ class APITimeoutError(APIConnectionError):
 
 _BY_STATUS: dict[int, type[APIStatusError]] = {
     400: ValidationError, 401: AuthenticationError, 402: InsufficientCreditsError, 403: PermissionDeniedError,
-    404: NotFoundError, 409: ConflictError, 422: IdempotencyMismatchError, 429: RateLimitError,
+    404: NotFoundError, 409: ConflictError, 412: VersionConflictError, 422: IdempotencyMismatchError,
+    429: RateLimitError,
 }
 
 _BY_CODE: dict[tuple[int, str], type[APIStatusError]] = {(409, "asset_in_use"): AssetInUseError,

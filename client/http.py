@@ -19,7 +19,7 @@ ProgressFn = Callable[[int, int | None], None]  # bytes so far, total bytes (Non
 
 def prepare(call: Call[Any], headers: dict[str, str] | None = None) -> dict[str, Any]:
     """Keyword arguments for ``httpx.Client.request``: one logical call, retries included."""
-    sent = dict(headers or {})
+    sent = {**(call.headers or {}), **(headers or {})}
     if call.method == "POST":
         sent.setdefault("Idempotency-Key", f"rfc_{uuid.uuid4().hex}")
     kwargs: dict[str, Any] = {"method": call.method, "url": f"/api/v1{call.path}", "headers": sent}

@@ -51,6 +51,11 @@ TERMINAL = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCEL
 _ENUMS: dict[str, type[StrEnum]] = {"TaskStatus": TaskStatus, "VideoStatus": VideoStatus, "Priority": Priority}
 
 
+def etag(version: int) -> str:
+    """The entity tag the API gives a video at version number ``version``: ``"v<number>"``, quotes included."""
+    return f'"v{int(version)}"'
+
+
 def parse_time(value: str | None) -> datetime | None:
     """An API timestamp as an aware ``datetime``, or None."""
     return None if value is None else datetime.fromisoformat(value)
@@ -165,6 +170,12 @@ class Video:
     locale: str | None = None
     source_video_id: str | None = None
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def etag(self) -> str | None:
+        """The entity tag of the version this video was read at (``"v5"``, as the API's ``ETag``
+        gives it), which an edit of this ``Video`` sends as ``If-Match``; None while it has no version."""
+        return etag(self.current_version.number) if self.current_version is not None else None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Video:

@@ -15,6 +15,7 @@ Hierarchy::
     │       └── HostUnresolvable: the host name has no address (``code`` ``unresolvable_host``)
     ├── BrandExtractionError: a page was fetched but holds no usable brand (studio/brand/)
     ├── BriefRejected (also a ValueError): moderation refused a brief; ``reason`` says why
+    ├── VersionConflict: an edit was made from a version that is no longer current (``current``)
     ├── WriterError: a writer could not produce a script (studio/writer.py)
     └── TranslationError: a translation engine failed (studio/translate/)
         └── UnsupportedLocale (also a ValueError): no configured engine translates that pair
@@ -131,6 +132,18 @@ class BriefRejected(StudioError, ValueError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class VersionConflict(StudioError):
+    """An edit or restore was made from a version that is no longer the video's current one;
+    nothing was saved. ``current`` is the number of the current version."""
+
+    code = "version_conflict"
+
+    def __init__(self, current: int) -> None:
+        super().__init__(f"the video's current version is {current}, not the one this change was made from; "
+                         "nothing was saved")
+        self.current = current
 
 
 class WriterError(StudioError):

@@ -3,6 +3,13 @@
 `VideoService` is the one place that turns user intent into versions. It validates story
 fields, lints documents, and writes each change in a single transaction, so a failed request
 leaves no half-written rows.
+
+Two people editing one video must not undo each other without knowing: an edit or a restore may
+name the versions it was made from (``based_on``), and is refused (``VersionConflict``, naming the
+current version) unless the video's current version is one of them. The check is made under the
+video's row lock in the transaction that writes, so of two edits made from the same version one is
+saved and the other refused. An edit that changes nothing (the current document, or the current
+story values, again) makes no version, and its note is not kept.
 """
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ import builtins
 import copy
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +33,7 @@ from reelfarm.shared.repos import brand_kits as kits_repo
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import objects
 from reelfarm.shared.repos import videos as repo
-from reelfarm.studio.errors import InvalidFieldsError, StudioError
+from reelfarm.studio.errors import InvalidFieldsError, StudioError, VersionConflict
 from reelfarm.studio.stories import get_story, validate_fields
 from reelfarm.studio.stories.base import Story, uploads_named
 
@@ -127,29 +134,43 @@ class VideoService:
 
     def update(self, workspace_id: str, video_id: str, *, doc: Mapping[str, Any] | None = None,
                fields: Mapping[str, Any] | None = None, title: str | None = None,
-               note: str | None = None) -> VideoView:
-        """Save `doc` or `fields` as a new version and/or rename; title alone makes no version.
+               note: str | None = None, based_on: Collection[int] | None = None) -> VideoView:
+        """Save `doc` or `fields` as a new version and/or rename; title alone makes no version, nor
+        does a `doc` equal to the current one or `fields` that leave the current values as they are
+        (the answer is then the current version, and `note` is not kept).
 
         The version is built and linted from a read of the video, outside the write transaction;
         the write then checks that the version it was built on is still current (another edit may
         have landed meanwhile: a fields patch merges into the latest values), else builds again.
+
+        Args:
+            based_on: the numbers of the versions this edit was made from; None: whichever is current.
+
+        Raises:
+            VersionConflict: the current version is not one of ``based_on`` (checked again under
+                the write lock, so two edits from one version never both land).
+            VideoStateError, DocLintError, InvalidFieldsError, shared NotFound.
         """
         for _ in range(MAX_EDIT_ATTEMPTS):
             with self.engine.connect() as conn:
                 video = repo.get_video(conn, workspace_id, video_id)
-                check_usable(video)
-                current = (repo.get_version_by_id(conn, workspace_id, video.current_version_id)
-                           if video.current_version_id else None)
+                current = repo.get_version_by_id(conn, workspace_id, check_usable(video))
+                check_based_on(current.number, based_on)  # before building what would not be saved
                 new = None
                 if doc is not None:
                     new = self._doc_version(conn, workspace_id, doc, note)
                 elif fields is not None:
                     new = self._fields_version(conn, workspace_id, video, current, fields, note)
+                if new is not None and new.doc == current.doc:
+                    new = None
             with transaction(self.engine) as conn:
                 latest = repo.get_video(conn, workspace_id, video_id, lock=True)
-                check_usable(latest)
-                if new is not None and latest.current_version_id != video.current_version_id:
-                    continue  # built on a version that is no longer current
+                latest_id = check_usable(latest)
+                moved = latest_id != current.id
+                if moved and based_on is not None:
+                    check_based_on(repo.get_version_by_id(conn, workspace_id, latest_id).number, based_on)
+                if moved and (doc is not None or fields is not None):
+                    continue  # built on (or found no change from) a version that is no longer current
                 version = current
                 if new is not None:
                     latest, version = repo.append_version(conn, self.clock, workspace_id=workspace_id,
@@ -159,13 +180,21 @@ class VideoService:
                 return VideoView(latest, version)
         raise VideoStateError("conflict", "the video changed while this edit was being made; send it again")
 
-    def restore(self, workspace_id: str, video_id: str, number: int, note: str | None = None) -> VideoView:
+    def restore(self, workspace_id: str, video_id: str, number: int, note: str | None = None,
+                based_on: Collection[int] | None = None) -> VideoView:
         """A new version copying version `number` (source `restore`), noted ``note`` or
-        ``restored version N``."""
+        ``restored version N``.
+
+        Raises:
+            VersionConflict: the current version is not one of ``based_on`` (None: any).
+            VideoStateError, shared NotFound (no such video, or no version `number`).
+        """
         with transaction(self.engine) as conn:
-            video = repo.get_video(conn, workspace_id, video_id)
-            check_usable(video)
+            video = repo.get_video(conn, workspace_id, video_id, lock=True)
+            current_id = check_usable(video)
             old = repo.get_version(conn, workspace_id, video_id, number)
+            if based_on is not None:
+                check_based_on(repo.get_version_by_id(conn, workspace_id, current_id).number, based_on)
             new = repo.NewVersion(doc=copy.deepcopy(old.doc), source="restore",
                                   note=note or f"restored version {number}",
                                   fields=old.fields, lint=old.lint, duration_sec=float(old.doc["duration"]))
@@ -209,8 +238,10 @@ class VideoService:
         return repo.NewVersion(doc=dict(doc), source="doc", note=note, fields=None,
                                lint=[p.as_dict() for p in report.warnings], duration_sec=float(doc["duration"]))
 
-    def _fields_version(self, conn: Any, workspace_id: str, video: repo.Video, current: repo.Version | None,
-                        fields: Mapping[str, Any], note: str | None) -> repo.NewVersion:
+    def _fields_version(self, conn: Any, workspace_id: str, video: repo.Video, current: repo.Version,
+                        fields: Mapping[str, Any], note: str | None) -> repo.NewVersion | None:
+        """The version ``fields`` make, merged into the latest story values; None when they leave
+        the current version's values as they are (nothing to build)."""
         if not video.story_id:
             raise VideoStateError("conflict", "this video was not made from a story, so it has no fields; "
                                               "send a complete doc")
@@ -219,8 +250,10 @@ class VideoService:
         if problems:
             raise InvalidFieldsError(problems)
         merged = {**self._last_fields(conn, workspace_id, video.id, current), **fields}
+        if merged == current.fields:
+            return None
         kit = self._brand_kit(conn, workspace_id, video.brand_kit_id)
-        duration = float(current.doc["duration"]) if current else None
+        duration = float(current.doc["duration"])
         uploads = story_uploads(conn, workspace_id, story, merged)
         with _building():
             doc = story.build(dict(merged), kit.tokens, video.default_format, duration, uploads)
@@ -331,6 +364,13 @@ def check_usable(video: repo.Video, use: str = "change") -> str:
     if video.status == "archived":
         raise VideoStateError("conflict", f"the video is archived; it can be read but not {not_done}")
     return video.current_version_id
+
+
+def check_based_on(current: int, based_on: Collection[int] | None) -> None:
+    """Raises VersionConflict unless ``based_on`` is None or names ``current`` (the number of the
+    video's current version)."""
+    if based_on is not None and current not in based_on:
+        raise VersionConflict(current)
 
 
 def _with_prefix(problem: dict[str, str], prefix: str) -> dict[str, str]:

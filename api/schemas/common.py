@@ -109,6 +109,8 @@ class ErrorDetailSchema(Schema):
     field = fields.String(required=True, metadata={"description": "JSON pointer into the body, or a query/header name"})
     code = fields.String(required=True)
     message = fields.String(required=True)
+    current_version = fields.Integer(metadata={
+        "description": "On 412 `version_conflict` only: the number of the video's current version."})
 
 
 class ErrorBodySchema(Schema):

@@ -125,13 +125,22 @@ class Videos(_Resource):
     def get(self, video_id: str) -> Video:
         return self._t.run(calls.get_video(video_id))
 
-    def update(self, video_id: str, *, fields: Mapping[str, Any] | None = None,
-                     doc: Mapping[str, Any] | None = None, title: str | None = None,
-                     note: str | None = None) -> Video:
-        """Save a new version (``fields`` or ``doc``) and/or rename; returns the video."""
+    def update(self, video: str | Video, *, fields: Mapping[str, Any] | None = None,
+                     doc: Mapping[str, Any] | None = None, title: str | None = None, note: str | None = None,
+                     expected_version: int | None = None, if_match: str | None = None) -> Video:
+        """Save a new version (``fields`` or ``doc``) and/or rename; returns the video. A change that
+        leaves the document as it is makes no version (the answer is the current one).
+
+        ``video``: its id, or a ``Video`` you read: then the edit is made only if no one has saved
+        another version since that read (it sends the version as ``If-Match``), else
+        ``VersionConflictError`` (412) names the current version and nothing is saved.
+        ``expected_version`` does the same for a version number; ``if_match`` sends ``If-Match`` as
+        given (``"*"``: whatever version is current). With an id and neither, a ``fields`` change is
+        merged into whatever version is current."""
+        video_id, tag = calls.edited(video, expected_version, if_match)
         body = calls._compact(fields=dict(fields) if fields is not None else None,
                               doc=dict(doc) if doc is not None else None, title=title, note=note)
-        return self._t.run(calls.update_video(video_id, body))
+        return self._t.run(calls.update_video(video_id, body, tag))
 
     def archive(self, video_id: str) -> Video:
         return self._t.run(calls.archive_video(video_id))
@@ -139,8 +148,13 @@ class Videos(_Resource):
     def versions(self, video_id: str) -> builtins.list[Version]:
         return self._t.run(calls.list_versions(video_id))
 
-    def restore(self, video_id: str, number: int, *, idempotency_key: str | None = None) -> Video:
-        return self._t.run(calls.restore_version(video_id, number), idempotency_key=idempotency_key)
+    def restore(self, video: str | Video, number: int, *, expected_version: int | None = None,
+                      if_match: str | None = None, idempotency_key: str | None = None) -> Video:
+        """Save a copy of version ``number`` as the newest version. ``video``, ``expected_version``
+        and ``if_match`` as for ``update``: a ``Video`` you read is restored only if it is still at
+        the version you read (else ``VersionConflictError``)."""
+        video_id, tag = calls.edited(video, expected_version, if_match)
+        return self._t.run(calls.restore_version(video_id, number, tag), idempotency_key=idempotency_key)
 
     def version(self, video_id: str, number: int) -> Version:
         return self._t.run(calls.get_version(video_id, number))

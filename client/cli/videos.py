@@ -21,6 +21,8 @@ FORMATS = ("16:9", "9:16", "1:1", "4:5")
 RESOLUTIONS = click.Choice(["720", "1080", "2160"])
 FPS = click.Choice(["24", "30", "60"])
 PRIORITIES = click.Choice(["normal", "low"])
+EXPECTED_VERSION_HELP = ("Change the video only if its current version is still N (as `videos show` printed it); "
+                         "otherwise nothing is saved and the error names the current version.")
 
 
 @click.group("videos")
@@ -110,28 +112,35 @@ def videos_show(session: Session, video_id: str) -> None:
 
 
 @videos_group.command("patch", epilog=_epilog("reelfarm videos patch VIDEO_ID --field headline='New headline'",
-                                              "reelfarm videos patch VIDEO_ID --doc edited.json --note 'tighter cut'"))
+                                              "reelfarm videos patch VIDEO_ID --doc edited.json --expected-version 4"))
 @click.argument("video_id")
 @click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="A story field to change (repeatable).")
 @click.option("--doc", "doc_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A complete VideoDoc JSON file.")
 @click.option("--title", help="Rename the video.")
 @click.option("--note", help="Note for the version history.")
+@click.option("--expected-version", type=click.IntRange(1), metavar="N", help=EXPECTED_VERSION_HELP)
 @api_command
 def videos_patch(session: Session, video_id: str, fields: tuple[str, ...], doc_path: Path | None,
-                 title: str | None, note: str | None) -> None:
-    """Edit a video: each change of fields or doc is a new version."""
+                 title: str | None, note: str | None, expected_version: int | None) -> None:
+    """Edit a video: each change of fields or doc is a new version (none when nothing changes).
+
+    With --field the video is read first (for its story) and changed only if no other version is
+    saved in between; otherwise the change is refused (exit 3, version_conflict) and nothing is saved.
+    """
     if fields and doc_path:
         raise click.UsageError("give --field or --doc, not both")
     if not (fields or doc_path or title):
         raise click.UsageError("nothing to change: give --field, --doc or --title")
     values = None
+    target: str | Video = video_id
     if fields:
-        story_id = session.client.videos.get(video_id).story_id
-        schema = next((s.fields for s in session.client.stories.list() if s.id == story_id), None)
+        read = target = session.client.videos.get(video_id)
+        schema = next((s.fields for s in session.client.stories.list() if s.id == read.story_id), None)
         values = parse_pairs(fields, schema)
     doc = json.loads(doc_path.read_text("utf-8")) if doc_path else None
-    video = session.client.videos.update(video_id, fields=values, doc=doc, title=title, note=note)
+    video = session.client.videos.update(target, fields=values, doc=doc, title=title, note=note,
+                                         expected_version=expected_version)
     session.emit(video, _video_text(video))
 
 
@@ -154,13 +163,15 @@ def videos_versions(session: Session, video_id: str) -> None:
                                  [(v.number, v.source, v.created_at, v.note) for v in versions]))
 
 
-@videos_group.command("restore", epilog=_epilog("reelfarm videos restore VIDEO_ID 2"))
+@videos_group.command("restore", epilog=_epilog("reelfarm videos restore VIDEO_ID 2",
+                                                "reelfarm videos restore VIDEO_ID 2 --expected-version 5"))
 @click.argument("video_id")
 @click.argument("number", type=click.IntRange(1))
+@click.option("--expected-version", type=click.IntRange(1), metavar="N", help=EXPECTED_VERSION_HELP)
 @api_command
-def videos_restore(session: Session, video_id: str, number: int) -> None:
+def videos_restore(session: Session, video_id: str, number: int, expected_version: int | None) -> None:
     """Make an old version current again (as a new version)."""
-    video = session.client.videos.restore(video_id, number)
+    video = session.client.videos.restore(video_id, number, expected_version=expected_version)
     session.emit(video, _video_text(video))
 
 

@@ -5,6 +5,11 @@ itself, its type and its values, stay the document's, and one the document lacks
 A property whose schema is large and found elsewhere (a story's ``fields``, a whole ``doc``) is
 summed up in a sentence saying where (``reelfarm.client.mcp_server.schemas.summarized``).
 
+A tool that changes a video (``update_video``, ``restore_version``) takes ``expected_version``, the
+version number the change was made from, and sends it as ``If-Match``: a change made from a video
+that someone has changed since fails with ``version_conflict`` and saves nothing. It is offered only
+where the API's document says the operation takes ``If-Match``.
+
 A tool's answer is the API's JSON, as text and as structured content; for videos, renders and
 versions a summary of it unless ``full`` is asked for (``reelfarm.client.mcp_server.results``);
 stills come back as PNG image content as well. An API error becomes a tool error carrying the
@@ -26,8 +31,8 @@ from reelfarm.client.calls import Call
 from reelfarm.client.errors import APIConnectionError, APIError, ReelfarmError, TaskFailed, WaitTimeout
 from reelfarm.client.mcp_server import results
 from reelfarm.client.mcp_server.results import Shape
-from reelfarm.client.mcp_server.schemas import InputSchema, input_schema, summarized
-from reelfarm.client.models import Render
+from reelfarm.client.mcp_server.schemas import InputSchema, input_schema, operation, summarized
+from reelfarm.client.models import Render, etag
 
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
 WAIT = {"type": "boolean", "default": False,
@@ -44,6 +49,13 @@ FIELDS_PATCH = ("Story values to change, an object: its JSON Schema is the video
 DOC = ("A complete VideoDoc replacing the current one (a new version). Start from get_video with `full: true` "
        "(`current_version.doc`) and change what you need; its JSON Schema is the `VideoDoc` component of "
        "/api/v1/openapi.json. The API names each problem with its JSON pointer.")
+EXPECTED_VERSION = {"type": "integer", "minimum": 1,
+                    "description": "The version number this change was made from (`version` in the get_video answer "
+                                   "you read; `current_version.number` with `full`). The change is made only if the video is still at that version; "
+                                   "if someone saved another since, nothing is saved and the tool fails with "
+                                   "`version_conflict`, whose `details[0].current_version` is the current one: read "
+                                   "the video again and make the change on that. Leave it out to change whatever "
+                                   "version is current (a `fields` change merges into it)."}
 # Said to agents over the API's own description of a body property (the schema stays the API's).
 PRIORITY = ('"normal" (the default) or "low". Use "low" for large batches (many variants or formats, bulk '
             're-renders): a workspace\'s low-priority renders yield to its normal ones, so renders a person is '
@@ -86,8 +98,9 @@ class ToolDef:
 
 async def _send(inv: Invocation, tool: ToolDef) -> Any:
     path = tool.path.format(**{k: quote(str(v), safe="") for k, v in inv.path.items()})
+    expected = inv.options.get("expected_version")
     call = Call(tool.method.upper(), path.removeprefix("/api/v1"), lambda answer: answer, body=inv.body,
-                params=inv.query)
+                params=inv.query, headers={"If-Match": etag(expected)} if expected is not None else None)
     return await inv.client._t.run(call)
 
 
@@ -183,13 +196,16 @@ TOOLS: tuple[ToolDef, ...] = (
             "it is generated or translated; `full` gives its full VideoDoc.", "GET", "/api/v1/videos/{video_id}",
             {"wait": WAIT, "timeout": TIMEOUT}, _follow_video, read_only=True, shape=VIDEO),
     ToolDef("update_video", "Update a video", "Change story `fields` or send a complete `doc` (each a new version), "
-            "or rename with `title`.", "PATCH", "/api/v1/videos/{video_id}",
-            summaries={"fields": FIELDS_PATCH, "doc": DOC}, shape=VIDEO),
+            "or rename with `title`; a change that leaves the document as it is makes no version. Pass "
+            "`expected_version` when the change was made from a video you read.", "PATCH", "/api/v1/videos/{video_id}",
+            {"expected_version": EXPECTED_VERSION}, summaries={"fields": FIELDS_PATCH, "doc": DOC}, shape=VIDEO),
     ToolDef("list_versions", "List versions", "A video's versions, oldest first: number, source, note, lint warnings "
             "(`full`: each with its VideoDoc).", "GET", "/api/v1/videos/{video_id}/versions", read_only=True,
             shape=results.listed(results.version_summary)),
     ToolDef("restore_version", "Restore a version", "Make an earlier version current again (as a new version; "
-            "nothing is lost).", "POST", "/api/v1/videos/{video_id}/versions/{number}/restore", shape=VIDEO),
+            "nothing is lost); with `expected_version`, only if no one has saved another version since you read it.",
+            "POST", "/api/v1/videos/{video_id}/versions/{number}/restore", {"expected_version": EXPECTED_VERSION},
+            shape=VIDEO),
     ToolDef("render_video", "Render a video", "Render the current version to MP4 (uses credits once per version). "
             "With `wait`, progress is reported (with the render's place in the farm's queue while it waits) and "
             "the finished render with its URL is returned.", "POST", "/api/v1/videos/{video_id}/renders",
@@ -269,9 +285,16 @@ class Toolbox:
 
 
 def _made(doc: dict[str, Any], tool: ToolDef) -> InputSchema:
-    options = {**tool.options, "full": FULL} if tool.shape is not None else tool.options
+    options = {**tool.options, "full": FULL} if tool.shape is not None else dict(tool.options)
+    if "expected_version" in options and not _takes_if_match(doc, tool):
+        del options["expected_version"]  # a server from before If-Match would ignore it: not offered
     made = input_schema(doc, tool.method, tool.path, options)
     return summarized(_noted(made, tool.notes), tool.summaries)
+
+
+def _takes_if_match(doc: dict[str, Any], tool: ToolDef) -> bool:
+    parameters = operation(doc, tool.method, tool.path).get("parameters", [])
+    return any(p.get("in") == "header" and str(p.get("name")).lower() == "if-match" for p in parameters)
 
 
 def _noted(made: InputSchema, notes: dict[str, str]) -> InputSchema:

@@ -21,8 +21,9 @@ Hierarchy::
                                asset, the reason and what to change) is the render's ``error``
 
 The services also raise ``reelfarm.shared.errors.NotFound`` (404), ``reelfarm.shared.errors.InsufficientCredits``
-(402) and ``reelfarm.studio.videos.VideoStateError`` (409 ``video_not_ready`` / ``conflict``). None of
-these carries HTTP knowledge; ``api/`` maps them.
+(402), ``reelfarm.studio.videos.VideoStateError`` (409 ``video_not_ready`` / ``conflict``) and
+``reelfarm.studio.errors.VersionConflict`` (412 ``version_conflict``: an edit made from a version that is
+no longer current). None of these carries HTTP knowledge; ``api/`` maps them.
 """
 
 from __future__ import annotations

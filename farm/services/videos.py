@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import builtins
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -25,6 +25,7 @@ from reelfarm.farm.services.resources import job_resource
 from reelfarm.renderer.spec import DEFAULT_FORMAT
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.storage import Storage
+from reelfarm.studio.errors import VersionConflict
 from reelfarm.studio.resources import VersionResource, VideoResource, version_resource, video_resource
 from reelfarm.studio.texts import text_problems, with_texts
 from reelfarm.studio.videos import VideoService, VideoView
@@ -45,6 +46,11 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     micros, ident = cursor.split(".", 1)
     uuid.UUID(ident)
     return _EPOCH + timedelta(microseconds=int(micros)), ident
+
+
+def _moved_on(now: int | str) -> StateConflict:
+    return StateConflict(f"the video changed while the page was open (its current version is {now}); "
+                         "reload the page and make the change again")
 
 
 class Videos:
@@ -90,9 +96,12 @@ class Videos:
 
     def update(self, workspace_id: str, video_id: str, *, doc: dict[str, Any] | None = None,
                fields: dict[str, Any] | None = None, title: str | None = None,
-               note: str | None = None) -> VideoResource:
+               note: str | None = None, based_on: Collection[int] | None = None) -> VideoResource:
+        """``VideoService.update``: a new version (none when nothing changes) and/or a new title;
+        ``based_on``: the version numbers the edit was made from (studio.errors.VersionConflict
+        unless the current one is among them; None: any)."""
         return self._resource(self.videos.update(workspace_id, video_id, doc=doc, fields=fields, title=title,
-                                                 note=note))
+                                                 note=note, based_on=based_on))
 
     def update_texts(self, workspace_id: str, video_id: str, changes: dict[int, str], *, based_on: int,
                      note: str | None = None) -> VideoResource:
@@ -100,16 +109,15 @@ class Videos:
         index of each distinct text) as a new version; nothing is saved when no text changed.
 
         Raises:
-            StateConflict: the current version is no longer ``based_on`` (another edit landed).
+            StateConflict: the current version is no longer ``based_on`` (another edit landed, also
+                while this one was being saved).
             InvalidRequest: every text that cannot be used (``/texts/<index>``).
             shared.errors.NotFound, studio.videos.VideoStateError: as for any edit.
         """
         view = self.videos.get(workspace_id, video_id)
         current = view.version
         if current is None or current.number != based_on:
-            now = current.number if current is not None else "none"
-            raise StateConflict(f"the video changed while the page was open (its current version is {now}); "
-                                "reload the page and make the change again")
+            raise _moved_on(current.number if current is not None else "none")
         problems = text_problems(current.doc, changes)
         if problems:
             raise InvalidRequest([{"field": f"/texts/{i}", "code": "invalid_text", "message": message}
@@ -117,7 +125,10 @@ class Videos:
         new_doc = with_texts(current.doc, changes)
         if new_doc == current.doc:
             return self._resource(view)
-        return self.update(workspace_id, video_id, doc=new_doc, note=note)
+        try:
+            return self.update(workspace_id, video_id, doc=new_doc, note=note, based_on={based_on})
+        except VersionConflict as exc:
+            raise _moved_on(exc.current) from exc
 
     def archive(self, workspace_id: str, video_id: str) -> VideoResource:
         return self._resource(self.videos.archive(workspace_id, video_id))
@@ -128,8 +139,16 @@ class Videos:
     def version(self, workspace_id: str, video_id: str, number: int) -> VersionResource:
         return version_resource(self.videos.version(workspace_id, video_id, number))
 
-    def restore(self, workspace_id: str, video_id: str, number: int, note: str | None = None) -> VideoResource:
-        return self._resource(self.videos.restore(workspace_id, video_id, number, note))
+    def version_fields(self, workspace_id: str, video_id: str, number: int) -> dict[str, Any] | None:
+        """The story values version ``number`` was built from (None for a document edit, a
+        translation or a generation's document). Raises shared.errors.NotFound."""
+        fields = self.videos.version(workspace_id, video_id, number).fields
+        return dict(fields) if fields is not None else None
+
+    def restore(self, workspace_id: str, video_id: str, number: int, note: str | None = None,
+                based_on: Collection[int] | None = None) -> VideoResource:
+        """A copy of version ``number`` as the newest version; ``based_on`` as for ``update``."""
+        return self._resource(self.videos.restore(workspace_id, video_id, number, note, based_on))
 
     def request_variants(self, workspace_id: str, video_id: str, formats: Sequence[str], resolution: int,
                          locales: Sequence[str] = (), priority: str = "normal") -> dict[str, Any]:
