@@ -62,6 +62,7 @@ from reelfarm.shared.apikeys import ApiKeyService
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import make_engine, migrate
+from reelfarm.shared.formtokens import FormTokens
 from reelfarm.shared.readmodels import FarmFigures, ReadModels
 from reelfarm.shared.storage import LocalStorage, Storage, make_storage
 from reelfarm.shared.workspaces import WorkspaceService
@@ -119,6 +120,7 @@ class Services:
             WebhookSender(engine, farm.queue, clock)
         self.rate_limiter = rate_limiter if rate_limiter is not None else make_rate_limiter(settings, clock)
         self.idempotency = idempotency if idempotency is not None else Idempotency(engine, clock)
+        self.form_tokens = FormTokens(engine, clock)  # the console's create forms, in the same records
         self.accounts = accounts if accounts is not None else AccountService(engine, clock, self.rate_limiter)
         self.api_keys = api_keys if api_keys is not None else ApiKeyService(engine, clock)
         self.workspaces = workspaces if workspaces is not None else WorkspaceService(engine, clock)

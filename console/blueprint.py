@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, Flask, Response, g, request
 from flask.blueprints import BlueprintSetupState
 
-from reelfarm.console import web
+from reelfarm.console import sendings, web
 from reelfarm.console.errors import install as _install_errors
 from reelfarm.farm.services.media import MAX_IMAGE_BYTES
 from reelfarm.shared import storage
@@ -67,6 +67,12 @@ def _finish(response: Response) -> Response:
 @blp.app_template_global()
 def csrf_token() -> str:
     return web.csrf_token()
+
+
+@blp.app_template_global()
+def form_token() -> str:
+    """A create form's one-use token (``reelfarm.console.sendings``)."""
+    return sendings.form_token()
 
 
 @blp.app_template_global()

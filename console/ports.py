@@ -19,6 +19,7 @@ from reelfarm.shared.accounts import AccountService
 from reelfarm.shared.apikeys import ApiKeyService
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.config import RateLimit, Settings
+from reelfarm.shared.formtokens import FormTokens
 from reelfarm.shared.readmodels import ReadModels
 from reelfarm.shared.storage import Storage
 from reelfarm.studio.brand_kits import BrandKitService
@@ -79,6 +80,8 @@ class ConsoleServices(Protocol):
     def brand_kits(self) -> BrandKitService: ...
     @property
     def drafts(self) -> DraftService: ...
+    @property
+    def form_tokens(self) -> FormTokens: ...
     @property
     def jobs(self) -> JobService: ...
     @property

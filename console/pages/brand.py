@@ -6,6 +6,8 @@ both): name, tagline, the five colours by role (hex text, with a colour picker w
 runs), heading and body fonts from the families the renderer ships, corner radius, a logo file (kept
 in the media library too) or an image chosen from the library, and "make default". The service checks it whole (``reelfarm.studio.brand_kits.check_kit``); every
 problem comes back beside its field, led by the field's label, and the form keeps what was typed.
+A new kit's form carries a one-use token (``reelfarm.console.sendings``): sent again (Back, a
+second click), it goes to the kit its first sending made.
 
 Fonts are shown in their own typeface: ``/app/fonts/<family>.css`` declares the family from the
 renderer's own font files (the same ones a render uses), served by ``/app/fonts/file/...``.
@@ -22,7 +24,7 @@ from typing import Any
 
 from flask import Response, abort, flash, g, redirect, render_template, request, send_file, url_for
 
-from reelfarm.console import forms, library, web
+from reelfarm.console import forms, library, sendings, web
 from reelfarm.console.blueprint import blp
 from reelfarm.renderer.tokens import COLOR_KEYS, NEUTRAL_BRAND
 from reelfarm.shared.ids import is_uuid
@@ -116,7 +118,15 @@ def brand_kit_delete(kit_id: str) -> Any:
 @web.signed_in
 def brand_kit_new() -> Any:
     if request.method == "GET":
-        return _form_page(None, _typed(NEUTRAL_BRAND, name=""))
+        return sendings.kept(_form_page(None, _typed(NEUTRAL_BRAND, name="")))
+    with sendings.sending() as sent:
+        if sent.before is not None:
+            return sendings.made_before(sent)
+        return _kit_made(sent)
+
+
+def _kit_made(sent: sendings.Sending) -> Any:
+    """The kit the form makes, or the form again (400) with every problem beside its field."""
     name = request.form.get("name", "")
     tokens = _tokens_from(request.form, NEUTRAL_BRAND)
     logo, _asset_id, found = _logo(name, tokens, editing=False)
@@ -127,7 +137,7 @@ def brand_kit_new() -> Any:
     except InvalidBrandKit as exc:
         return _form_page(None, request.form, _problems(exc.details), 400)
     flash(f"The brand kit “{kit['name']}” is saved.", "ok")
-    return redirect(url_for("console.brand_kits") + f"#kit-{kit['id']}", code=303)
+    return redirect(sent.made(url_for("console.brand_kits") + f"#kit-{kit['id']}"), code=303)
 
 
 @blp.route("/brand-kits/<kit_id>/edit", methods=["GET", "POST"], endpoint="brand_kit_edit")

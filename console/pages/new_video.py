@@ -20,6 +20,11 @@ Each image field offers an upload into the media library and the workspace's ima
 from, and the form ends with the soundtrack (``reelfarm.console.library``): the form is
 ``multipart/form-data``, so without JavaScript a file posted with it is stored and its id fills
 its field; another workspace's asset id is refused beside its field.
+
+The story form and the brief form make one video however often they are sent: each carries a
+one-use token (``reelfarm.console.sendings``), and the same form sent again (Back, then Create
+again; a second click) goes to the video its first sending made. Their pages are kept by the
+browser for Back, so Back brings the same form, token and all.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any
 from flask import Response, abort, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
 
-from reelfarm.console import forms, images, library, problems, web
+from reelfarm.console import forms, images, library, problems, sendings, web
 from reelfarm.console.blueprint import blp
 from reelfarm.renderer.spec import FORMATS
 from reelfarm.studio.errors import InvalidFieldsError, UnknownStoryError
@@ -61,7 +66,7 @@ def _story(story_id: str) -> Story:
 @blp.route("/videos/new")
 @web.signed_in
 def video_new() -> Any:
-    return _gallery(_format(request.args.get("format")))
+    return sendings.kept(_gallery(_format(request.args.get("format"))))
 
 
 def _gallery(fmt: str, brief_error: str | None = None, status: int = 200, typed: dict[str, Any] | None = None,
@@ -106,20 +111,37 @@ def video_from_story(story_id: str) -> Any:
     if request.method == "GET":
         settings = {"format": _format(request.args.get("format")), "duration": None, "title": "", "kit": "",
                     "duration_typed": "", "soundtrack": library.typed_soundtrack(None)}
-        return _story_form(story, forms.controls(story.fields), settings)
+        return sendings.kept(_story_form(story, forms.controls(story.fields), settings))
+    if "preview" in request.form:  # drawn, not made: the form keeps its token
+        return _previewed(story)
+    with sendings.sending() as sent:
+        if sent.before is not None:
+            return sendings.made_before(sent)
+        return _made_from_story(story, sent)
+
+
+def _previewed(story: Story) -> Any:
+    """The form again with a still of its values (the Preview button without JavaScript)."""
     draft, settings, found, form = _checked(story, request.form, request.files)
     if found:
         return _story_form(story, forms.controls(story.fields, forms.typed(story.fields, form)), settings,
                            found, status=400)
-    if "preview" in form:
-        png = web.services().previews.draw(g.workspace.id, draft, _time(form))
-        return _story_form(story, forms.controls(story.fields, draft.fields), settings, preview=png)
+    png = web.services().previews.draw(g.workspace.id, draft, _time(form))
+    return _story_form(story, forms.controls(story.fields, draft.fields), settings, preview=png)
+
+
+def _made_from_story(story: Story, sent: sendings.Sending) -> Any:
+    """The video the form makes, or the form again (400) with every problem beside its field."""
+    draft, settings, found, form = _checked(story, request.form, request.files)
+    if found:
+        return _story_form(story, forms.controls(story.fields, forms.typed(story.fields, form)), settings,
+                           found, status=400)
     if found := images.image_problems(web.services().settings, story.fields, draft.fields):
         return _story_form(story, forms.controls(story.fields, draft.fields), settings, found, status=400)
     made = web.services().videos.create(
         g.workspace.id, story_id=story.id, fields=draft.fields, brand_kit_id=draft.brand_kit_id,
         fmt=draft.format, duration_sec=draft.duration_sec, title=str(settings["title"] or "") or None)
-    return redirect(url_for("console.video", video_id=made["id"]), code=303)
+    return redirect(sent.made(url_for("console.video", video_id=made["id"])), code=303)
 
 
 @blp.route("/videos/new/<story_id>/preview", methods=["POST"])
@@ -199,6 +221,14 @@ def _story_form(story: Story, controls: list[forms.Control], settings: dict[str,
 @blp.route("/videos/brief", methods=["POST"])
 @web.signed_in
 def video_from_brief() -> Any:
+    with sendings.sending() as sent:
+        if sent.before is not None:
+            return sendings.made_before(sent)
+        return _made_from_brief(sent)
+
+
+def _made_from_brief(sent: sendings.Sending) -> Any:
+    """The video the brief makes, or the gallery again (400) with the problem."""
     settings = _settings_of(request.form)
     brief = request.form.get("brief", "").strip()
     url = request.form.get("url", "").strip() or None
@@ -214,4 +244,4 @@ def video_from_brief() -> Any:
     made = web.services().videos.create(
         g.workspace.id, brief=brief or None, url=url, title=settings["title"] or None,
         brand_kit_id=settings["kit"] or None, fmt=settings["format"], duration_sec=duration)
-    return redirect(url_for("console.video", video_id=made["id"]), code=303)
+    return redirect(sent.made(url_for("console.video", video_id=made["id"])), code=303)

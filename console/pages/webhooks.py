@@ -1,7 +1,9 @@
 """Webhooks (owners): endpoints, the signing secret shown once, test events, deliveries, redelivery.
 
 A new endpoint's signing secret is shown once, on the list the form post redirects to
-(``web.show_once``), so a reload adds no second endpoint.
+(``web.show_once``), so a reload adds no second endpoint; the form carries a one-use token
+(``reelfarm.console.sendings``), so a second click or a resubmitted post adds none either, and
+shows the first one's secret.
 
 The same ``WebhookService`` and ``WebhookSender`` as ``/api/v1/webhooks``: URLs vetted the same
 way, every attempt in the endpoint's delivery log, redeliveries with the same ``webhook-id``.
@@ -13,7 +15,7 @@ from typing import Any
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
-from reelfarm.console import forms, web
+from reelfarm.console import forms, sendings, web
 from reelfarm.console.blueprint import blp
 from reelfarm.shared.ids import is_uuid
 from reelfarm.studio.errors import InvalidFieldsError
@@ -46,6 +48,13 @@ def webhooks() -> Any:
 @blp.route("/webhooks", methods=["POST"])
 @web.owner_only
 def webhook_create() -> Any:
+    with sendings.sending() as sent:
+        if sent.before is not None:
+            return sendings.made_before(sent, show_once="webhook")
+        return _endpoint_made(sent)
+
+
+def _endpoint_made(sent: sendings.Sending) -> Any:
     """Text over a field's limit is named beside it with everything typed kept, never cut."""
     events = [e for e in request.form.getlist("events") if e in EVENT_KINDS]
     description = request.form.get("description", "").strip()
@@ -60,8 +69,9 @@ def webhook_create() -> Any:
     except InvalidFieldsError as exc:
         message = "; ".join(d.get("message", "") for d in exc.details)
         return _list_page(400, url_error=f"This address cannot be used: {message}.", **typed)
-    web.show_once("webhook", {"secret": made["secret"], "url": made["url"]})
-    return redirect(url_for("console.webhooks"), code=303)
+    shown = {"secret": made["secret"], "url": made["url"]}
+    web.show_once("webhook", shown)
+    return redirect(sent.made(url_for("console.webhooks"), shown), code=303)
 
 
 @blp.route("/webhooks/<webhook_id>")
