@@ -24,7 +24,7 @@ from reelfarm.farm.services.errors import (
     is_database_outage,
 )
 from reelfarm.shared.errors import InsufficientCredits, NotFound
-from reelfarm.studio.errors import BriefRejected, InvalidFieldsError, StudioError
+from reelfarm.studio.errors import BriefRejected, InvalidFieldsError, StudioError, VersionConflict
 from reelfarm.studio.videos import DocLintError, VideoStateError
 
 log = logging.getLogger("reelfarm.console")
@@ -47,6 +47,9 @@ def describe(exc: Exception) -> str:
         details = getattr(exc, "details", None) or []
         return "; ".join(f"{d.get('field', '').lstrip('/') or 'value'}: {d.get('message')}" for d in details) \
             or str(exc)
+    if isinstance(exc, VersionConflict):
+        return (f"Version {exc.current} of this video was saved since this page was opened, so nothing was done: "
+                f"look at version {exc.current} and try again if it is still wanted.")
     if isinstance(exc, NotFound):
         return f"No such {getattr(exc, 'kind', 'object').replace('_', ' ')} in this workspace."
     return str(exc)
@@ -85,7 +88,7 @@ def _domain(exc: Exception) -> Any:
         flash(describe(exc), "error")
         return redirect(_back())
     if request.method == "POST" and request.path.endswith(".json"):
-        return page(409 if isinstance(exc, (VideoStateError, StateConflict)) else 400, describe(exc))
+        return page(409 if isinstance(exc, (VideoStateError, StateConflict, VersionConflict)) else 400, describe(exc))
     if isinstance(exc, NotFound):
         return page(404, "There is nothing here, or it belongs to another workspace.")
     return page(409, describe(exc))

@@ -30,7 +30,7 @@ from typing import Any
 
 from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
 
-from reelfarm.console import forms, images, library, problems, web
+from reelfarm.console import conflicts, forms, images, library, problems, web
 from reelfarm.console.blueprint import blp
 from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable
 from reelfarm.farm.services.renders import credits_for
@@ -40,9 +40,10 @@ from reelfarm.shared import plans
 from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.statuses import ACTIVE_RENDER_STATUSES, LIVE, VIDEO_IN_THE_MAKING
 from reelfarm.shared.storage import download_url
-from reelfarm.studio.errors import InvalidFieldsError
+from reelfarm.studio.errors import InvalidFieldsError, VersionConflict
 from reelfarm.studio.resources import VersionResource, VideoResource
 from reelfarm.studio.stories import get_story, validate_fields
+from reelfarm.studio.stories.base import Story
 from reelfarm.studio.stories.fields import SOUNDTRACK
 from reelfarm.studio.texts import doc_texts, text_problems
 from reelfarm.studio.translate.locales import locale_label
@@ -271,6 +272,7 @@ def fields_update(video_id: str) -> Any:
     if not video["story_id"]:
         abort(404)
     story = get_story(video["story_id"])
+    opened_at = _posted_version("version")
     read = library.posted(svc, g.workspace.id, story.fields, request.form, request.files, clear_track=True)
     values = read.values
     note = request.form.get("note", "").strip()
@@ -289,12 +291,94 @@ def fields_update(video_id: str) -> Any:
     if found := images.image_problems(svc.settings, story.fields, changed):  # addresses changed: checked
         return _page(video_id, found, values, 400, typed_note=note, typed_track=read.track)
     try:
-        updated = svc.videos.update(g.workspace.id, video_id, fields=values, note=note or None)
+        updated = svc.videos.update(g.workspace.id, video_id, fields=values, note=note or None,
+                                    based_on=None if opened_at is None else {opened_at})
     except InvalidFieldsError as exc:
         return _page(video_id, library.track_problems(problems.explain(story.fields, values, exc.details)), values,
                      400, typed_note=note, typed_track=read.track)
-    flash(f"Saved as version {_number(updated)}.", "ok")
+    except VersionConflict:
+        assert opened_at is not None  # only an edit that names its version is refused for it
+        return _conflict(video_id, story, opened_at, values, note)
+    _saved(updated, opened_at if opened_at is not None else _number(video))
     return _back(video_id, "#versions")
+
+
+@blp.route("/videos/<video_id>/fields/resolve", methods=["POST"])
+@web.signed_in
+def fields_resolve(video_id: str) -> Any:
+    """The choice on the page of a fields save that met a newer version (``_conflict``): ``merge``
+    applies the fields this person changed onto the version shown, ``overwrite`` saves their values
+    as they are; either is refused again, with a new comparison, if yet another version landed."""
+    svc = web.services()
+    ws = g.workspace.id
+    video = svc.videos.get(ws, _video_id(video_id))
+    if not video["story_id"]:
+        abort(404)
+    story = get_story(video["story_id"])
+    yours = conflicts.decode(request.form.get("yours", ""))
+    opened_at, now, how = _posted_version("opened"), _posted_version("version"), request.form.get("resolve")
+    note = request.form.get("note", "").strip()
+    if yours is None or opened_at is None or now is None or how not in ("merge", "overwrite") or \
+            forms.too_long("Note", note, MAX_NOTE):
+        abort(400, description="The form was incomplete; open the video again and make the change again.")
+    values = conflicts.merged(svc.videos.version_fields(ws, video_id, opened_at) or {}, yours) \
+        if how == "merge" else yours
+    current = svc.read_models.current_fields(ws, video_id) or {}
+    changed = {name: value for name, value in values.items() if current.get(name) != value}
+    if found := images.image_problems(svc.settings, story.fields, changed):
+        return _page(video_id, found, {**current, **values}, 400, typed_note=note)
+    try:
+        updated = svc.videos.update(ws, video_id, fields=values, note=note or None, based_on={now})
+    except InvalidFieldsError as exc:
+        return _page(video_id, library.track_problems(problems.explain(story.fields, values, exc.details)),
+                     {**current, **values}, 400, typed_note=note)
+    except VersionConflict:
+        return _conflict(video_id, story, opened_at, yours, note)
+    _saved(updated, now, "Merged your changes into" if how == "merge" else "Saved your values over")
+    return _back(video_id, "#versions")
+
+
+def _posted_version(name: str) -> int | None:
+    """The version number a form carries in ``name``; None when it has none (a page from before
+    forms carried it), 400 when it is not a number."""
+    text = request.form.get(name)
+    if text is None:
+        return None
+    if not text.isdigit() or not 1 <= int(text) <= 2**31 - 1:
+        abort(400, description="The form named no version; open the video again and make the change again.")
+    return int(text)
+
+
+def _saved(updated: VideoResource, based_on: int, how: str | None = None) -> None:
+    number = _number(updated)
+    if number == based_on:
+        flash("Nothing changed, so no version was made.", "ok")
+    elif how:
+        flash(f"{how} version {based_on}: saved as version {number}.", "ok")
+    else:
+        flash(f"Saved as version {number}.", "ok")
+
+
+def _conflict(video_id: str, story: Story, opened_at: int, yours: dict[str, Any], note: str) -> Any:
+    """The page of a fields save made from version ``opened_at`` when a newer one is current: each
+    field either save changed, and the choice to merge or overwrite (``fields_resolve``); when this
+    person changed nothing, their save is dropped and the page says so."""
+    svc = web.services()
+    ws = g.workspace.id
+    video = svc.videos.get(ws, video_id)
+    now = _number(video)
+    opened = svc.videos.version_fields(ws, video_id, opened_at) or {}
+    changes = conflicts.compare(story.fields, opened, yours, svc.videos.version_fields(ws, video_id, now) or {})
+    if not any(c.mine for c in changes):
+        flash(f"Version {now} was saved while you had the page open; you had changed nothing, so it is kept as it "
+              "is.", "ok")
+        return _back(video_id, "#fields")
+    saved_since = [v for v in svc.videos.versions(ws, video_id) if v["number"] > opened_at]
+    return render_template(
+        "console/video_conflict.html", v=video, opened_at=opened_at, now=now, changes=changes,
+        saved_since=saved_since, yours=conflicts.encode(yours), note=note, shown=conflicts.shown,
+        mine=sum(c.mine for c in changes), others=sum(c.other and c.yours != c.now for c in changes),
+        title=video["title"]), 409
 
 
 @blp.route("/videos/<video_id>/texts", methods=["POST"])
@@ -331,7 +415,9 @@ def texts_update(video_id: str) -> Any:
 def version_restore(video_id: str, number: int) -> Any:
     if not 1 <= number <= 2**31 - 1:
         abort(404)
-    restored = web.services().videos.restore(g.workspace.id, _video_id(video_id), number)
+    opened_at = _posted_version("version")
+    restored = web.services().videos.restore(g.workspace.id, _video_id(video_id), number,
+                                             based_on=None if opened_at is None else {opened_at})
     flash(f"Version {number} restored as version {_number(restored)}.", "ok")
     return _back(video_id, "#versions")
 

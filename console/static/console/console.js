@@ -482,6 +482,26 @@
     stillForm.addEventListener("submit", function (event) { event.preventDefault(); requestStill(); });
   }
 
+  /* the fields form carries the version it was opened at; when the person comes back to it (the
+     tab shown again, the form touched) and another save has made a newer version, say so before
+     they save (the save then shows both sets of changes; nothing is saved over the other unseen) */
+  var edited = $("form[data-opened-version]", page), movedOn = document.getElementById("fields-moved-on");
+  if (edited && movedOn) {
+    var lastCheck = 0;
+    var checkVersion = function () {
+      if (Date.now() - lastCheck < 10000) { return; }
+      lastCheck = Date.now();
+      getJSON(statusUrl).then(function (state) {
+        if (state.version && String(state.version) !== edited.getAttribute("data-opened-version")) {
+          movedOn.textContent = movedOn.getAttribute("data-moved-on").replace("VERSION", state.version);
+          movedOn.hidden = false;
+        }
+      }).catch(function () {});
+    };
+    document.addEventListener("visibilitychange", function () { if (!document.hidden) { checkVersion(); } });
+    edited.addEventListener("focusin", checkVersion);
+  }
+
   if ($("[data-status=queued], [data-status=running], [data-status=draft], [data-status=generating]", page) ||
       document.getElementById("job")) { poll(); }
 })();
