@@ -11,13 +11,16 @@ from hypothesis import strategies as st
 
 from reelfarm.farm.services.fairness import (
     ARRIVAL_CREDIT,
+    PRIORITIES,
     Chunk,
     Ledger,
     Share,
     line,
     order,
+    outranks,
     pick,
     plan_share,
+    ranked_below,
 )
 from reelfarm.shared.plans import PLANS
 
@@ -112,6 +115,19 @@ def test_low_priority_renders_yield_to_their_workspaces_normal_ones(
     for workspace in shares:
         mine = [c.priority for c in ordered if c.workspace == workspace]
         assert mine == sorted(mine, key=lambda p: p == "low")  # every normal before any low
+
+
+@given(workloads())
+def test_a_priority_outranks_another_when_its_renders_go_first(workload: tuple[list[Chunk], dict[str, Share]]) -> None:
+    chunks, shares = workload
+    uncapped = {w: Share(s.weight, 1 << 30) for w, s in shares.items()}
+    ordered = order(chunks, shares=uncapped.__getitem__)
+    for workspace in shares:
+        mine = [c.priority for c in ordered if c.workspace == workspace]
+        for first, later in itertools.combinations(mine, 2):
+            assert not outranks(later, first)  # what a raise moves a render to is what goes first
+    assert [p for p in PRIORITIES if outranks("normal", p)] == list(ranked_below("normal")) == ["low"]
+    assert ranked_below("low") == () and not outranks("low", "normal") and not outranks("normal", "normal")
 
 
 def test_an_arriving_workspace_is_served_next_then_takes_turns() -> None:
