@@ -35,11 +35,16 @@ class Assets(MethodView):
 
         `multipart/form-data` with the file in the part `file`. What it is comes from its bytes,
         not its name: a PNG, JPEG or WebP image (at most 20 MiB, 40 million pixels and 16384 on a
-        side, complete), an SVG (no document type or entities; a width and height or a viewBox),
-        or an MP3, AAC/M4A, WAV or Ogg sound (at most 600 s, decoding to its end); at most 50 MiB
-        in all. Anything else is 400 on `/file` and stores nothing. The same bytes uploaded again
-        answer the asset already stored (one copy per workspace). Name it in a VideoDoc by its
-        `key`. An upload that would take the library past its plan's quota (`GET /me`, `library`)
+        side, complete), an SVG (no document type or entities; a width and height or a viewBox;
+        elements nested at most 256 deep), or an MP3, AAC/M4A, WAV or Ogg sound (at most 600 s,
+        decoding to its end); at most 50 MiB in all. Anything else is 400 on `/file` and stores
+        nothing. An SVG is sanitised: it is stored rewritten without scripts, event handlers
+        (`on*`), `<foreignObject>`, animations, links (their drawing kept), other namespaces'
+        elements and references to anything outside it (an `href` names a `#fragment` of it, or
+        on an `<image>` a PNG, JPEG, GIF or WebP `data:` URI; CSS `url()` only a `#fragment`; no
+        `@import`), so its drawing stays and nothing in it runs or loads; `bytes` and `key` are
+        the rewrite's, and `url` serves it. The same bytes uploaded again answer the asset
+        already stored (one copy per workspace). Name it in a VideoDoc by its `key`. An upload that would take the library past its plan's quota (`GET /me`, `library`)
         is 413 `quota_exceeded` and stores nothing; the same bytes again cost nothing.
         """
         data = body["file"].stream.read(MAX_UPLOAD_BYTES + 1)
@@ -70,8 +75,8 @@ class AssetFromUrl(MethodView):
         The server fetches `url` (http or https; public addresses only, checked at every redirect,
         so no loopback, private or link-local address is reached; at most 50 MiB, within 30 s)
         and stores what it sent exactly as an upload to `POST /assets`: the same checks of the
-        bytes (the address's name and declared type decide nothing), the same limits, one copy of
-        the same bytes. A refusal is 400 on `/url` whose `code` names the reason:
+        bytes (the address's name and declared type decide nothing), the same limits, an SVG
+        sanitised the same way, one copy of the same bytes. A refusal is 400 on `/url` whose `code` names the reason:
         `address_refused`, `unreachable` (no answer, or not 2xx), `too_large` or
         `unsupported_media`; nothing is stored. Past the plan's quota, 413 `quota_exceeded`, as
         an upload.
@@ -115,8 +120,8 @@ class PresignedUploadComplete(MethodView):
         """Complete a presigned upload
 
         The bytes sent to the upload's URL are checked and stored exactly as an upload to
-        `POST /assets` (what they are comes from them; one copy of the same bytes) and the
-        Asset is answered; completing it again answers the same asset. Refused bytes (400 on
+        `POST /assets` (what they are comes from them; an SVG is sanitised; one copy of the same
+        bytes) and the Asset is answered; completing it again answers the same asset. Refused bytes (400 on
         `/file`: not an image or sound, past a limit, or `size_mismatch` when their size is not
         the one declared) are deleted and nothing is stored; they may be sent again while the URL
         lasts. 409 `upload_incomplete` while nothing has been sent; 413 `quota_exceeded` past

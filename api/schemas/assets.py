@@ -15,7 +15,8 @@ class AssetSchema(Schema):
     id = fields.UUID(required=True)
     kind = fields.String(required=True, validate=validate.OneOf(ASSET_KINDS))
     content_type = fields.String(required=True, metadata={"description": "read from the bytes, not the name"})
-    bytes = fields.Integer(required=True)
+    bytes = fields.Integer(required=True, metadata={
+        "description": "the size stored: the file's own, or for an SVG its sanitised rewrite's"})
     key = fields.String(required=True, metadata={
         "description": "the storage key a VideoDoc names the asset by (`assets[].key`, `brand.logo.key`); "
                        "it resolves only in this workspace"})
