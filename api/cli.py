@@ -39,10 +39,13 @@ def _settings() -> Any:
         raise click.ClickException(str(exc)) from exc
 
 
-def _services(migrate: bool = True, settings: Any = None) -> Any:
+def _services(migrate: bool = True, settings: Any = None, threads: int = 0) -> Any:
+    """The services of a command (of an API worker serving ``threads`` requests at a time when given)."""
     from reelfarm.api.services import Services
+    from reelfarm.shared.db import API, COMMAND
 
-    return Services.from_settings(settings or _settings(), run_migrations=migrate)
+    kind = {"kind": API, "threads": threads} if threads else {"kind": COMMAND}
+    return Services.from_settings(settings or _settings(), run_migrations=migrate, **kind)
 
 
 def _served_settings(host: str, port: int) -> Any:
@@ -100,11 +103,13 @@ def make_serve_command(create_app: Callable[..., Any]) -> click.Command:
         services = _services(migrate=migrate, settings=_served_settings(host, port))
         configure_logging(services.settings.log_level)
         _first_start(services)
+        services.engine.dispose()  # the master needs no connection while it serves, only its workers
         apps: list[Any] = []  # in a worker, the app it serves
 
         def load() -> Any:
             # Runs in each forked worker: its own engine, and its own embedded executor.
-            app = create_app(services.settings, start_farm=True)
+            app = create_app(services.settings, _services(settings=services.settings, threads=threads),
+                             start_farm=True)
             apps.append(app)
             return app
 
@@ -135,12 +140,12 @@ def migrate_command() -> None:
     """Bring the database schema up to date, then exit (a farm's one-shot migration job)."""
     from alembic.runtime.migration import MigrationContext
 
-    from reelfarm.shared.db import make_engine, migrate
+    from reelfarm.shared.db import COMMAND, migrate, process_engine
     from reelfarm.shared.logs import configure_logging
 
     settings = _settings()
     configure_logging(settings.log_level)
-    engine = make_engine(settings.database_url)
+    engine = process_engine(settings, COMMAND)
     try:
         migrate(engine)
         with engine.connect() as conn:

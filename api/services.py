@@ -45,6 +45,7 @@ from reelfarm.api.auth import Caller
 from reelfarm.api.errors import Forbidden, Unavailable
 from reelfarm.api.idempotency import Idempotency
 from reelfarm.api.ratelimit import RateLimiter, make_rate_limiter
+from reelfarm.api.server import THREADS
 from reelfarm.farm.runtime.nodes import detect_capabilities
 from reelfarm.farm.runtime.status import collect_status
 from reelfarm.farm.runtime.webhooks import WebhookSender
@@ -61,7 +62,7 @@ from reelfarm.shared.accounts import AccountService
 from reelfarm.shared.apikeys import ApiKeyService
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.config import Settings
-from reelfarm.shared.db import make_engine, migrate
+from reelfarm.shared.db import API, migrate, process_engine
 from reelfarm.shared.formtokens import FormTokens
 from reelfarm.shared.readmodels import FarmFigures, ReadModels
 from reelfarm.shared.storage import LocalStorage, Storage, make_storage
@@ -199,10 +200,13 @@ class Services:
         return self.storage.path(key), served_type(key)
 
     @classmethod
-    def from_settings(cls, settings: Settings, clock: Clock | None = None, run_migrations: bool = True) -> Services:
+    def from_settings(cls, settings: Settings, clock: Clock | None = None, run_migrations: bool = True,
+                      kind: str = API, threads: int = THREADS) -> Services:
+        """The services of a process of ``kind`` (``reelfarm.shared.db.pool_bound``; an API worker
+        serving ``threads`` requests at a time unless told otherwise)."""
         clock = clock or SystemClock()
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        engine = make_engine(settings.database_url)
+        engine = process_engine(settings, kind, threads)
         if run_migrations:
             migrate(engine)
         storage = make_storage(settings, clock)

@@ -7,6 +7,9 @@ Nothing reads settings at import time: ``Settings.from_env()`` is called once by
 |---|---|
 | REELFARM_DATA_DIR | ``./.reelfarm`` (made absolute against the working directory) |
 | REELFARM_DATABASE_URL | ``sqlite:///{data_dir}/reelfarm.db`` |
+| REELFARM_DATABASE_POOLING | ``session``; ``transaction`` behind a pooler in transaction mode (PgBouncer's ``pool_mode = transaction``) |
+| REELFARM_DATABASE_POOL_SIZE | unset: by process kind (``reelfarm.shared.db.pool_bound``); connections an API worker or a node keeps |
+| REELFARM_DATABASE_POOL_TIMEOUT_SEC | ``10``: seconds a thread waits for a connection when its process's are all taken |
 | REELFARM_REDIS_URL | unset: embedded executor, in-memory progress, rate limits in a file of the data dir |
 | REELFARM_STORAGE_URL | ``file://{data_dir}/files``; or ``s3://bucket/prefix`` |
 | REELFARM_S3_ENDPOINT_URL | unset: AWS; set for an S3-compatible service |
@@ -55,6 +58,7 @@ DEFAULT_GPU_QUEUE_WAIT_SEC = 30.0
 DEFAULT_NODE_SETASIDE_AFTER = 3  # reelfarm.farm.services.nodehealth's policy
 DEFAULT_NODE_COOLDOWN_SEC = 600.0
 DEFAULT_CHUNK_STALL_SEC = 120.0
+DEFAULT_DATABASE_POOL_TIMEOUT_SEC = 10.0  # a thread waiting for a connection (reelfarm.shared.db.pool_bound)
 MAX_RETENTION_DAYS = 36_500  # 100 years; far beyond it, "now minus the period" falls off the calendar
 SECRET_FILE = "secret_key"
 
@@ -112,6 +116,11 @@ class Settings:
     node_setaside_after: int = DEFAULT_NODE_SETASIDE_AFTER  # REELFARM_NODE_SETASIDE_AFTER
     node_cooldown_sec: float = DEFAULT_NODE_COOLDOWN_SEC  # REELFARM_NODE_COOLDOWN_SEC
     chunk_stall_sec: float = DEFAULT_CHUNK_STALL_SEC  # REELFARM_CHUNK_STALL_SEC: a chunk this long without a frame
+    # reelfarm.shared.db: what a connection is on the server (session, or one transaction behind a
+    # pooler), and each process's pool (unset size: by process kind)
+    database_pooling: str = "session"  # REELFARM_DATABASE_POOLING
+    database_pool_size: int | None = None  # REELFARM_DATABASE_POOL_SIZE
+    database_pool_timeout_sec: float = DEFAULT_DATABASE_POOL_TIMEOUT_SEC  # REELFARM_DATABASE_POOL_TIMEOUT_SEC
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -125,7 +134,7 @@ class Settings:
         env = _Env(os.environ if environ is None else environ)
         data_dir = Path(env.get("REELFARM_DATA_DIR") or "./.reelfarm").expanduser().resolve()
         return cls(
-            **_places(env, data_dir), **_limits(env), **_farm(env), **_studio(env),
+            **_places(env, data_dir), **_database(env), **_limits(env), **_farm(env), **_studio(env),
             log_level=env.parse("REELFARM_LOG_LEVEL", _log_level) or "INFO",
             # Evaluated last (arguments go left to right): a malformed variable above leaves
             # no secret file behind.
@@ -148,6 +157,16 @@ def _places(env: _Env, data_dir: Path) -> dict[str, Any]:
         "s3_endpoint_url": env.parse("REELFARM_S3_ENDPOINT_URL", _http_url),
         "trusted_proxies": env.parse("REELFARM_TRUSTED_PROXIES", _proxy_count) or 0,
         "metrics_token": env.parse("REELFARM_METRICS_TOKEN", _secret),
+    }
+
+
+def _database(env: _Env) -> dict[str, Any]:
+    """How the database is reached: through a pooler or not, and how many connections each process keeps."""
+    return {
+        "database_pooling": env.parse("REELFARM_DATABASE_POOLING", _pooling) or "session",
+        "database_pool_size": env.parse("REELFARM_DATABASE_POOL_SIZE", _positive_int),
+        "database_pool_timeout_sec": env.parse("REELFARM_DATABASE_POOL_TIMEOUT_SEC", _seconds)
+        or DEFAULT_DATABASE_POOL_TIMEOUT_SEC,
     }
 
 
@@ -322,6 +341,12 @@ def _database_url(raw: str) -> str:
     scheme = raw.partition("://")[0]
     if "://" not in raw or not scheme.startswith(("sqlite", "postgresql")):
         raise ValueError("expected sqlite:///PATH or postgresql+psycopg2://USER@HOST/DB")
+    return raw
+
+
+def _pooling(raw: str) -> str:
+    if raw not in ("session", "transaction"):
+        raise ValueError("expected session (the server, or a pooler in session mode) or transaction")
     return raw
 
 

@@ -14,6 +14,35 @@ so the API can answer 503 and the farm can wait, instead of either treating them
 PostgreSQL connections are checked before use (``pool_pre_ping``), so the first request after
 the server is back gets a fresh connection rather than a dead one; and every wait on one is
 bounded, also where its host goes silent rather than refusing (``pg_link_settings``).
+
+Connections are bounded by process kind (``pool_bound``; every process of the service makes its
+engine with ``process_engine``). On PostgreSQL each process keeps ``size`` connections open, opens
+one more for a moment when a thread that holds one needs a second (the embedded progress store,
+read inside a render's transaction), never more, and a thread finding them all taken waits up to
+``POOL_TIMEOUT_SEC`` (``REELFARM_DATABASE_POOL_TIMEOUT_SEC``) before its request is answered 503:
+
+| kind | process | kept | at most |
+|---|---|---|---|
+| ``api`` | a ``reelfarm serve`` worker: its request threads, and one for its background rounds (the farm's repairs and dispatch, or the embedded queue's claims) | threads + 1 | threads + 2 |
+| ``node`` | a ``reelfarm worker``'s main process: its work loop and its heartbeat's maintenance round; its dispatch rounds and metrics scrapes take turns with them | 2 | 3 |
+| ``work`` | a forked process that runs one task at a time: an RQ work horse, an embedded task process | 1 | 2 |
+| ``command`` | ``reelfarm migrate``, ``admin``, ``farm status``, ``farm reap``; ``serve``'s master, which lets its connection go before it forks the workers | 1 | 2 |
+
+``REELFARM_DATABASE_POOL_SIZE`` replaces the kept size of an API worker or a node (at most is one
+more). A forked child's copy of an engine (``_bound_forked_engines``) is a work process's, and
+never touches the parent's connections. Each connection names its kind to the server as
+``application_name`` (``reelfarm-api``, ...), which ``pg_stat_activity`` shows.
+
+Behind a pooler in transaction mode (PgBouncer's ``pool_mode = transaction``;
+``REELFARM_DATABASE_POOLING=transaction``) a connection is the server's for one transaction at a
+time, so nothing may rest on a session: the advisory locks are transaction-scoped
+(``pg_advisory_xact_lock``: migrations, the first workspace, the embedded queue's claims), no
+statement uses LISTEN/NOTIFY, temporary tables, WITH HOLD cursors or a session ``SET``, and
+psycopg2 prepares no statements on the server (it sends each query whole). The server-side limits
+that ``pg_link_settings`` sends at connection start as ``options`` (which PgBouncer refuses:
+"unsupported startup parameter: options") are set instead inside each transaction with ``SET
+LOCAL`` (``_limit_transaction``), one more round trip per transaction, and lapse with it, so they
+never reach another client's transaction on the same server connection.
 """
 
 from __future__ import annotations
@@ -24,8 +53,9 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +64,9 @@ from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
+from sqlalchemy.pool import Pool, QueuePool
 
+from reelfarm.shared.config import DEFAULT_DATABASE_POOL_TIMEOUT_SEC, Settings
 from reelfarm.shared.errors import DatabaseUnavailable, MigrationError
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -47,6 +79,12 @@ PG_USER_TIMEOUT_MS = 4000  # bytes sent and not acknowledged for this long drop 
 PG_KEEPALIVE = (4, 1, 3)  # idle seconds, seconds between probes, probes: an idle connection's peer is checked
 PG_STATEMENT_TIMEOUT_MS = 60_000  # no statement of the service runs longer; migrations lift it
 PG_IDLE_IN_TRANSACTION_MS = 60_000  # the server ends a session left idle inside a transaction (its locks go)
+API, NODE, WORK, COMMAND = "api", "node", "work", "command"  # process kinds (module docstring)
+PROCESS_KINDS = (API, NODE, WORK, COMMAND)
+NODE_POOL_SIZE = 2
+POOL_OVERFLOW = 1  # for a thread that holds a connection and needs a second
+POOL_TIMEOUT_SEC = DEFAULT_DATABASE_POOL_TIMEOUT_SEC  # longer than DATABASE_WAIT_BOUND_SEC, by which a held one is let go
+SESSION, TRANSACTION = "session", "transaction"  # what one connection is on the server (REELFARM_DATABASE_POOLING)
 # SQLSTATEs of a lost server: class 08 (connection exception), admin and crash shutdown, and
 # "cannot connect now" (starting up or shutting down).
 _OUTAGE_SQLSTATES = ("57P01", "57P02", "57P03")
@@ -58,24 +96,85 @@ _OUTAGE_MESSAGES = (
 )
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
+@dataclass(frozen=True)
+class PoolBound:
+    """The connections one process keeps open to PostgreSQL (``size``), the most it opens at once
+    (``most``), and how long a thread waits for one when they are all taken."""
+
+    kind: str
+    size: int
+    overflow: int = POOL_OVERFLOW
+    timeout_sec: float = POOL_TIMEOUT_SEC
+
+    @property
+    def most(self) -> int:
+        return self.size + self.overflow
+
+    @property
+    def application_name(self) -> str:
+        """How its connections are named to the server (``pg_stat_activity.application_name``)."""
+        return f"reelfarm-{self.kind}"
+
+
+def pool_bound(kind: str, threads: int = 1, size: int | None = None,
+               timeout_sec: float = POOL_TIMEOUT_SEC) -> PoolBound:
+    """The bound of a process of ``kind`` (the module docstring's table).
+
+    Args:
+        kind: ``api``, ``node``, ``work`` or ``command``.
+        threads: an API worker's request threads.
+        size: replaces the kept size of an API worker or a node (``REELFARM_DATABASE_POOL_SIZE``).
+    """
+    kept = {API: threads + 1, NODE: NODE_POOL_SIZE, WORK: 1, COMMAND: 1}.get(kind)
+    if kept is None:
+        raise ValueError(f"no process kind {kind!r}; expected one of {', '.join(PROCESS_KINDS)}")
+    if size is not None and kind in (API, NODE):
+        kept = size
+    return PoolBound(kind, kept, timeout_sec=timeout_sec)
+
+
+def process_engine(settings: Settings, kind: str, threads: int = 1) -> Engine:
+    """The engine of one process of ``kind``, bounded as ``pool_bound`` says and set up for the
+    pooler in front of the database, if any: how each process of the service makes its engine."""
+    bound = pool_bound(kind, threads, settings.database_pool_size, settings.database_pool_timeout_sec)
+    return make_engine(settings.database_url, bound=bound, pooling=settings.database_pooling)
+
+
+def make_engine(url: str, *, bound: PoolBound | None = None, pooling: str = SESSION,
+                statement_timeout_ms: int = PG_STATEMENT_TIMEOUT_MS, **kwargs: Any) -> Engine:
     """An engine for ``url`` set up for this service.
 
     SQLite: WAL journal, foreign keys enforced, 30 s busy timeout, usable from any thread, and
     transactions begun by SQLAlchemy rather than by the sqlite3 module (whose implicit BEGIN
     breaks SAVEPOINTs and transactional DDL). The database's folder is created if missing.
-    PostgreSQL: connections are checked before use (``pool_pre_ping``) and a connection attempt
-    gives up after ``PG_CONNECT_TIMEOUT_SEC``.
+    PostgreSQL: connections are checked before use (``pool_pre_ping``), every wait on one is
+    bounded (``pg_link_settings``; ``statement_timeout_ms`` is the longest a statement runs), and
+    with ``bound`` (``process_engine``) the pool is bounded and its connections named by it. With
+    ``pooling="transaction"`` (a pooler in transaction mode in front) the server-side limits are
+    set in each transaction instead of at connection start (the module docstring).
     Extra keyword arguments go to ``create_engine``.
     """
+    if pooling not in (SESSION, TRANSACTION):
+        raise ValueError(f"pooling must be {SESSION!r} or {TRANSACTION!r}, not {pooling!r}")
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
-        if parsed.get_backend_name() == "postgresql":
-            given = {**parsed.query, **kwargs.get("connect_args", {})}
-            kwargs["connect_args"] = {**{k: v for k, v in pg_link_settings().items() if k not in given},
-                                      **kwargs.get("connect_args", {})}
-        return create_engine(parsed, **kwargs)
+        if bound is not None:
+            kwargs.update(pool_size=bound.size, max_overflow=bound.overflow, pool_timeout=bound.timeout_sec)
+        if parsed.get_backend_name() != "postgresql":
+            return create_engine(parsed, **kwargs)
+        given = {**parsed.query, **kwargs.get("connect_args", {})}
+        link = pg_link_settings(statement_timeout_ms, pooling)
+        kwargs["connect_args"] = {**{k: v for k, v in link.items() if k not in given},
+                                  **kwargs.get("connect_args", {})}
+        engine = create_engine(parsed, **kwargs)
+        if pooling == TRANSACTION:
+            event.listen(engine, "begin", _limit_transaction(statement_timeout_ms))
+        if bound is not None:
+            _BOUNDS[engine] = bound
+            if "application_name" not in given:
+                event.listen(engine, "do_connect", _name_connection(engine))
+        return engine
     database = parsed.database or ""
     if database and database != ":memory:" and not database.startswith("file:"):
         Path(database).parent.mkdir(parents=True, exist_ok=True)
@@ -87,7 +186,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return engine
 
 
-def pg_link_settings() -> dict[str, Any]:
+def pg_link_settings(statement_timeout_ms: int = PG_STATEMENT_TIMEOUT_MS, pooling: str = SESSION) -> dict[str, Any]:
     """libpq connection parameters that bound every wait on a PostgreSQL connection.
 
     On the client: a connection attempt gives up after ``PG_CONNECT_TIMEOUT_SEC``; a query sent
@@ -101,14 +200,70 @@ def pg_link_settings() -> dict[str, Any]:
     ``unavailable``) within ``DATABASE_WAIT_BOUND_SEC``: the pool's check of the connection fails
     after the user timeout and a new connection after the connect timeout.
     Each may be overridden in the URL's query (``?connect_timeout=10``, ``?options=...``).
+
+    With ``pooling="transaction"`` the server-side part is left out: the peer is the pooler, which
+    refuses ``options``; the statement and idle limits are then set per transaction
+    (``_limit_transaction``), and the pooler's own settings watch the link (README, "Sizing a farm").
     """
     idle, interval, count = PG_KEEPALIVE
+    client = {"connect_timeout": PG_CONNECT_TIMEOUT_SEC, "keepalives": 1, "keepalives_idle": idle,
+              "keepalives_interval": interval, "keepalives_count": count, "tcp_user_timeout": PG_USER_TIMEOUT_MS}
+    if pooling == TRANSACTION:
+        return client
     server = {"tcp_keepalives_idle": idle, "tcp_keepalives_interval": interval, "tcp_keepalives_count": count,
-              "tcp_user_timeout": PG_USER_TIMEOUT_MS, "statement_timeout": PG_STATEMENT_TIMEOUT_MS,
+              "tcp_user_timeout": PG_USER_TIMEOUT_MS, "statement_timeout": statement_timeout_ms,
               "idle_in_transaction_session_timeout": PG_IDLE_IN_TRANSACTION_MS}
-    return {"connect_timeout": PG_CONNECT_TIMEOUT_SEC, "keepalives": 1, "keepalives_idle": idle,
-            "keepalives_interval": interval, "keepalives_count": count, "tcp_user_timeout": PG_USER_TIMEOUT_MS,
-            "options": " ".join(f"-c {name}={value}" for name, value in server.items())}
+    return {**client, "options": " ".join(f"-c {name}={value}" for name, value in server.items())}
+
+
+def _limit_transaction(statement_timeout_ms: int) -> Callable[[Connection], None]:
+    """A ``begin`` listener that sets the server-side limits for the transaction alone."""
+    limits = (f"SET LOCAL statement_timeout = {int(statement_timeout_ms)}; "
+              f"SET LOCAL idle_in_transaction_session_timeout = {PG_IDLE_IN_TRANSACTION_MS}")
+
+    def limit(conn: Connection) -> None:
+        conn.exec_driver_sql(limits)
+
+    return limit
+
+
+_BOUNDS: weakref.WeakKeyDictionary[Engine, PoolBound] = weakref.WeakKeyDictionary()
+
+
+def _name_connection(engine: Engine) -> Callable[..., None]:
+    """A ``do_connect`` listener naming each new connection by its process's kind (which a fork changes)."""
+    ref = weakref.ref(engine)
+
+    def name(_dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
+        made = ref()
+        bound = _BOUNDS.get(made) if made is not None else None
+        if bound is not None:
+            cparams["application_name"] = bound.application_name
+
+    return name
+
+
+def _bound_forked_engines() -> None:
+    # A forked child (an RQ work horse, an embedded task process, a gunicorn worker) runs tasks
+    # one at a time, or makes an engine of its own: each engine it inherited gets a new pool with
+    # a work process's bound, as Engine.dispose(close=False) would with the parent's, and the
+    # parent's connections are left to the parent.
+    for engine, bound in list(_BOUNDS.items()):
+        work = replace(pool_bound(WORK), timeout_sec=bound.timeout_sec)
+        _BOUNDS[engine] = work
+        engine.pool = _pool_like(engine.pool, work)
+
+
+def _pool_like(pool: Pool, bound: PoolBound) -> QueuePool:
+    """A new, empty ``pool`` of ``bound``'s size: ``QueuePool.recreate``, with another size."""
+    return QueuePool(pool._creator, pool_size=bound.size, max_overflow=bound.overflow,
+                     timeout=bound.timeout_sec, pre_ping=pool._pre_ping, recycle=pool._recycle,
+                     echo=pool.echo, logging_name=pool._orig_logging_name,
+                     reset_on_return=pool._reset_on_return, _dispatch=pool.dispatch,
+                     dialect=pool._dialect)
+
+
+os.register_at_fork(after_in_child=_bound_forked_engines)
 
 
 DATABASE_WAIT_BOUND_SEC = PG_USER_TIMEOUT_MS / 1000 + PG_CONNECT_TIMEOUT_SEC  # see pg_link_settings

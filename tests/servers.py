@@ -236,6 +236,115 @@ class MotoProcess:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+class PgBouncerProcess:
+    """Debian's ``pgbouncer`` on a free port in front of one PostgreSQL server, in transaction
+    pooling mode, for as long as it is started.
+
+    Every database of the server is reached through it under its own name; each (database, user)
+    pair shares at most ``pool_size`` server connections, handed to a client for one transaction
+    at a time. Clients log in without a password (``auth_type = trust`` against a user list that
+    names ``postgres``), and it logs in to the server as the URL's user. Like PostgreSQL it
+    refuses to run as root, so it runs as the same unprivileged user.
+    """
+
+    def __init__(self, server_url: str, pool_size: int = 2, port: int | None = None) -> None:
+        from sqlalchemy.engine import make_url
+
+        self.server = make_url(server_url)
+        self.pool_size = pool_size
+        self.port = port or free_port()
+        self.user = _unprivileged_user()
+        self.root = Path(tempfile.mkdtemp(prefix="reelfarm-pgbouncer-"))
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def url(self, database: str = "postgres") -> str:
+        """The URL of ``database`` through the pooler, as the server URL's user."""
+        return self.server.set(host="127.0.0.1", port=self.port, database=database).render_as_string(
+            hide_password=False)
+
+    def _write_config(self) -> Path:
+        user = self.server.username or "postgres"
+        password = f" password={self.server.password}" if self.server.password else ""
+        (self.root / "userlist.txt").write_text(f'"{user}" ""\n')
+        config = self.root / "pgbouncer.ini"
+        config.write_text("\n".join([
+            "[databases]",
+            f"* = host={self.server.host or '127.0.0.1'} port={self.server.port or 5432} user={user}{password}",
+            "[pgbouncer]",
+            "listen_addr = 127.0.0.1", f"listen_port = {self.port}", "unix_socket_dir =",
+            "auth_type = trust", f"auth_file = {self.root / 'userlist.txt'}", f"admin_users = {user}",
+            "pool_mode = transaction", f"default_pool_size = {self.pool_size}", "max_client_conn = 1000",
+            f"logfile = {self.root / 'pgbouncer.log'}", f"pidfile = {self.root / 'pgbouncer.pid'}",
+            "",
+        ]))
+        return config
+
+    def start(self) -> Self:
+        binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+        if not Path(binary).exists():
+            raise ServerError("pgbouncer is not installed (apt-get install pgbouncer; see scripts/setup-system.sh)")
+        config = self._write_config()
+        command = [binary, str(config)]
+        if self.user is not None:
+            entry = pwd.getpwnam(self.user)
+            for path in (self.root, *self.root.iterdir()):
+                os.chown(path, entry.pw_uid, entry.pw_gid)
+            command = ["runuser", "-u", self.user, "--", *command]
+        self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise ServerError(f"pgbouncer exited with {self._process.returncode}: {self.log()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise ServerError(f"pgbouncer did not listen on port {self.port}: {self.log()}")
+
+    def show(self, what: str) -> list[dict[str, object]]:
+        """A ``SHOW`` of its admin console (``CLIENTS``, ``SERVERS``, ``POOLS``, ``CONFIG``), row by row."""
+        import psycopg2
+
+        admin = psycopg2.connect(host="127.0.0.1", port=self.port, user=self.server.username or "postgres",
+                                 dbname="pgbouncer")
+        admin.autocommit = True  # the console has no transactions
+        try:
+            with admin.cursor() as cursor:
+                cursor.execute(f"SHOW {what}")
+                names = [column.name for column in cursor.description or ()]
+                return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        finally:
+            admin.close()
+
+    def log(self) -> str:
+        path = self.root / "pgbouncer.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def start_pgbouncer(server_url: str, pool_size: int = 2) -> PgBouncerProcess:
+    """A started PgBouncer in front of ``server_url``, trying a new port when the chosen one was taken."""
+    for attempt in range(START_ATTEMPTS):
+        try:
+            return PgBouncerProcess(server_url, pool_size).start()
+        except ServerError:
+            if attempt == START_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 MOTO_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                     "AWS_DEFAULT_REGION": "us-east-1"}  # what a moto server accepts (it checks none)
 

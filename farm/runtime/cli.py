@@ -90,13 +90,13 @@ def status_command(as_json: bool, namespace: str, watch: bool, interval: float) 
     from reelfarm.farm.runtime.wiring import make_progress, make_redis
     from reelfarm.shared.clock import SystemClock
     from reelfarm.shared.config import ConfigError, Settings
-    from reelfarm.shared.db import make_engine
+    from reelfarm.shared.db import COMMAND, process_engine
 
     try:
         settings = Settings.from_env()
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
-    engine = make_engine(settings.database_url)
+    engine = process_engine(settings, COMMAND)
     try:
         redis = make_redis(settings.redis_url) if settings.redis_url else None
         progress = make_progress(settings, engine)
@@ -146,10 +146,11 @@ def reap_command(every: float, namespace: str, as_json: bool) -> None:
     from reelfarm.farm.runtime.maintenance import HANDBACK, REPAIR, Always, farm_round, rq_maintenance, rq_repair
     from reelfarm.farm.runtime.queue import RQQueue
     from reelfarm.farm.runtime.wiring import make_redis, make_task_context
+    from reelfarm.shared.db import COMMAND
 
     settings = _farm_settings()
     queue = RQQueue(make_redis(settings.redis_url), namespace=namespace)
-    context = make_task_context(settings)
+    context = make_task_context(settings, kind=COMMAND)
     configure(context)
     try:
         if every <= 0:

@@ -34,7 +34,7 @@ from reelfarm.farm.services.queues import JobQueue
 from reelfarm.farm.services.renders import RenderService
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.config import Settings
-from reelfarm.shared.db import make_engine
+from reelfarm.shared.db import WORK, process_engine
 from reelfarm.shared.storage import Storage, make_storage
 
 log = logging.getLogger("reelfarm.farm")
@@ -71,10 +71,13 @@ def make_progress(settings: Settings, engine: Engine | None = None, serving: boo
 
 
 def make_task_context(settings: Settings, engine: Engine | None = None, storage: Storage | None = None,
-                      clock: Clock | None = None, progress: ProgressStore | None = None) -> TaskContext:
-    """What tasks need, from settings; parts already built may be passed in to be shared."""
+                      clock: Clock | None = None, progress: ProgressStore | None = None,
+                      kind: str = WORK) -> TaskContext:
+    """What tasks need, from settings; parts already built may be passed in to be shared. Without
+    an engine, one is made for a process of ``kind`` (``reelfarm.shared.db.pool_bound``): by default
+    a process that runs tasks one at a time."""
     clock = clock or SystemClock()
-    engine = engine or make_engine(settings.database_url)
+    engine = engine or process_engine(settings, kind)
     return TaskContext(engine=engine, storage=storage or make_storage(settings, clock), clock=clock,
                        progress=progress or make_progress(settings, engine), settings=settings,
                        build_studio=lambda: make_collaborators(settings))

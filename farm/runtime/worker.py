@@ -74,7 +74,7 @@ from reelfarm.farm.runtime.wiring import make_redis, make_task_context
 from reelfarm.farm.services.nodehealth import SetAsidePolicy, StallClock
 from reelfarm.farm.services.progress import RedisProgress
 from reelfarm.shared.config import Settings
-from reelfarm.shared.db import make_engine, migrate
+from reelfarm.shared.db import NODE, migrate, process_engine
 
 log = logging.getLogger("reelfarm.farm")
 
@@ -193,7 +193,7 @@ def _reach_redis_and_database(settings: Settings) -> tuple[Any, Engine]:
     """Redis and the database (migrated), waiting out an outage of either at start."""
     assert settings.redis_url
     redis = make_redis(settings.redis_url)
-    engine = make_engine(settings.database_url)
+    engine = process_engine(settings, NODE)
     wait_until(redis.ping, Outage("Redis"), doing="starting the node")
     wait_until(lambda: migrate(engine), Outage("the database"), doing="starting the node")
     return redis, engine

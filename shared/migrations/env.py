@@ -42,9 +42,9 @@ def run_migrations(connection: Connection) -> None:
 
 def run_from_settings() -> None:
     from reelfarm.shared.config import Settings
-    from reelfarm.shared.db import make_engine, schema_change
+    from reelfarm.shared.db import COMMAND, process_engine, schema_change
 
-    engine = make_engine(Settings.from_env().database_url)
+    engine = process_engine(Settings.from_env(), COMMAND)
     try:
         with schema_change(engine) as connection:
             run_migrations(connection)

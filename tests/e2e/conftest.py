@@ -1,6 +1,7 @@
 """Fixtures of the end-to-end tests: for those that run a farm, a PostgreSQL database and a Redis
-database of the test's own, on the session's servers (``tests/conftest.py``); for the console's,
-Debian's headless Chromium driven by Playwright (which never downloads a browser here)."""
+database of the test's own, on the session's servers (``tests/conftest.py``), the database also
+behind a PgBouncer of the test's own in transaction pooling mode (``farm_database_pooled``); for the
+console's, Debian's headless Chromium driven by Playwright (which never downloads a browser here)."""
 from __future__ import annotations
 
 import os
@@ -14,6 +15,8 @@ from playwright.sync_api import Browser, sync_playwright
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
+
+from tests.servers import PgBouncerProcess, ServerError, start_pgbouncer
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
 
@@ -40,6 +43,24 @@ def farm_database(postgres_admin_url: str) -> Iterator[str]:
     with admin.connect() as conn:
         conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     admin.dispose()
+
+
+POOLED_SERVER_CONNECTIONS = 2  # fewer than a farm's processes hold: the pooler really shares them
+
+
+@pytest.fixture
+def farm_database_pooled(postgres_admin_url: str, farm_database: str) -> Iterator[tuple[str, PgBouncerProcess]]:
+    """``farm_database`` through a PgBouncer of the test's own in transaction pooling mode, sharing
+    ``POOLED_SERVER_CONNECTIONS`` server connections among all its clients: its URL and the pooler.
+    A farm on it needs ``REELFARM_DATABASE_POOLING=transaction``."""
+    try:
+        bouncer = start_pgbouncer(postgres_admin_url, POOLED_SERVER_CONNECTIONS)
+    except ServerError as exc:
+        pytest.fail(f"could not start a throwaway PgBouncer: {exc}", pytrace=False)
+    try:
+        yield bouncer.url(make_url(farm_database).database or ""), bouncer
+    finally:
+        bouncer.stop()
 
 
 @pytest.fixture

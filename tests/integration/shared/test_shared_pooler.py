@@ -1,0 +1,120 @@
+"""The database behind PgBouncer in transaction pooling mode (``REELFARM_DATABASE_POOLING=transaction``),
+where a server connection serves one client transaction at a time: a statement over the time limit
+is cut, the limit ends with its transaction (the next client on the same server connection never
+sees it), processes migrating together still migrate once (a transaction-scoped advisory lock), and
+an engine that sends its limits as startup options, as on a direct connection, is refused with
+PgBouncer's reason. The farm behind it, end to end: ``tests/e2e/test_farm_pooled.py``."""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import psycopg2
+import pytest
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, inspect, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
+from reelfarm.shared.db import TRANSACTION, alembic_config, make_engine, migrate, transaction
+from tests.integration.conftest import PostgresServer
+from tests.servers import start_pgbouncer
+
+LIMIT_MS = 300
+
+
+def through(postgres_server: PostgresServer, pool_size: int, database: str) -> Iterator[str]:
+    bouncer = start_pgbouncer(postgres_server.admin_url.render_as_string(hide_password=False), pool_size)
+    try:
+        yield bouncer.url(make_url(database).database or "")
+    finally:
+        bouncer.stop()
+
+
+@pytest.fixture
+def one_server_connection(postgres_server: PostgresServer, postgres_template_url: str) -> Iterator[str]:
+    """A migrated database of the test's own, reached through a PgBouncer with one server connection."""
+    yield from through(postgres_server, 1, postgres_server.create_database(postgres_template_url))
+
+
+@pytest.fixture
+def three_server_connections(postgres_server: PostgresServer) -> Iterator[str]:
+    """An empty database of the test's own, reached through a PgBouncer with three server connections."""
+    yield from through(postgres_server, 3, postgres_server.create_database())
+
+
+def plain_client(url: str) -> psycopg2.extensions.connection:
+    """A client of the pooler that sets nothing of its own."""
+    parts = make_url(url)
+    return psycopg2.connect(host=parts.host, port=parts.port, user=parts.username, dbname=parts.database)
+
+
+def test_the_time_limit_cuts_a_statement_and_ends_with_its_transaction(one_server_connection: str) -> None:
+    engine = make_engine(one_server_connection, pooling=TRANSACTION, statement_timeout_ms=LIMIT_MS)
+    other = plain_client(one_server_connection)
+    try:
+        with engine.connect() as conn:
+            server = conn.execute(text("SELECT pg_backend_pid()")).scalar()
+            assert conn.execute(text("SHOW idle_in_transaction_session_timeout")).scalar() == "1min"
+            started = time.monotonic()
+            with pytest.raises(OperationalError, match="canceling statement due to statement timeout"):
+                conn.execute(text("SELECT pg_sleep(3)"))
+            assert time.monotonic() - started < 2
+        with other.cursor() as cursor:  # the next client, on the same server connection
+            cursor.execute("SELECT pg_backend_pid(), current_setting('statement_timeout'), "
+                           "current_setting('idle_in_transaction_session_timeout')")
+            assert cursor.fetchone() == (server, "0", "0")
+            cursor.execute("SELECT pg_sleep(0.5)")  # longer than the engine's limit: not cut
+        other.commit()
+        with transaction(engine) as conn:  # and the engine's own next transaction has its limit again
+            assert conn.execute(text("SELECT pg_backend_pid()")).scalar() == server
+            assert conn.execute(text("SHOW statement_timeout")).scalar() == f"{LIMIT_MS}ms"
+    finally:
+        other.close()
+        engine.dispose()
+
+
+def test_an_engine_sending_its_limits_at_connection_start_is_refused(one_server_connection: str) -> None:
+    engine = make_engine(one_server_connection)  # as for a direct connection: limits in `options`
+    try:
+        with pytest.raises(OperationalError, match="unsupported startup parameter: options"):
+            engine.connect().close()
+    finally:
+        engine.dispose()
+
+
+def test_processes_starting_together_migrate_once_behind_the_pooler(three_server_connections: str) -> None:
+    engines = [make_engine(three_server_connections, pooling=TRANSACTION) for _ in range(4)]
+    errors: list[BaseException] = []
+
+    def run(engine: Engine) -> None:
+        try:
+            migrate(engine)
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(e,)) for e in engines]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert errors == []
+        with engines[0].connect() as conn:
+            head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+            assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == head
+            assert "workspaces" in inspect(conn).get_table_names()
+    finally:
+        for engine in engines:
+            engine.dispose()
+
+
+def test_the_pooler_runs_as_the_tests_say(postgres_server: PostgresServer) -> None:
+    """What the tests above rest on: transaction mode, and the server connections to share."""
+    bouncer = start_pgbouncer(postgres_server.admin_url.render_as_string(hide_password=False), 1)
+    try:
+        config = {row["key"]: row["value"] for row in bouncer.show("CONFIG")}
+    finally:
+        bouncer.stop()
+    assert (config["pool_mode"], config["default_pool_size"]) == ("transaction", "1")
