@@ -1,5 +1,5 @@
-"""Small asset files made on the fly for tests, and running a function in a forked child while
-another thread holds some locks."""
+"""Small asset files made on the fly for tests, running a function in a forked child while
+another thread holds some locks, and waiting for the product's background work."""
 from __future__ import annotations
 
 import ast
@@ -11,9 +11,19 @@ import time
 import wave
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
+
+WORK_CEILING_SEC = 600.0
+"""How long a test waits for work the product does in the background (a render, a still, a job, a
+webhook delivery, a server starting) before it calls the test hung. A ceiling that stops a stuck
+test, never a claim about speed: on a loaded machine (other tests beside it, and the embedded
+farm's task processes in SCHED_IDLE, which run only on cores nothing else wants) seconds of work
+can take minutes. Bounds the product promises (time to detect, to recover) are asserted as such."""
+WORK_CEILING_MS = int(WORK_CEILING_SEC * 1000)  # the same, for Playwright's waits
 
 
 def write_tone(path: Path, seconds: float, freq: float = 440.0, rate: int = 48000) -> Path:
@@ -93,3 +103,21 @@ def held_by_another_thread(*locks: Any) -> Iterator[None]:
     finally:
         release.set()
         holder.join()
+
+
+def hung(what: str) -> str:
+    """The message of a wait on background work that reached ``WORK_CEILING_SEC``."""
+    return f"{what}: not seen in {WORK_CEILING_SEC:g} s, the ceiling of a wait on background work (the test is stuck)"
+
+
+def wait_until(check: Callable[[], T], what: str, every: float = 0.2) -> T:
+    """``check()``'s first truthy answer, asked every ``every`` seconds; AssertionError naming
+    ``what`` once ``WORK_CEILING_SEC`` have passed without one."""
+    deadline = time.monotonic() + WORK_CEILING_SEC
+    while True:
+        answer = check()
+        if answer:
+            return answer
+        if time.monotonic() > deadline:
+            raise AssertionError(hung(what))
+        time.sleep(every)

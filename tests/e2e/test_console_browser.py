@@ -28,6 +28,7 @@ import httpx
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.helpers import WORK_CEILING_MS, WORK_CEILING_SEC, hung
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("CONSOLE_SHOTS_DIR") or ROOT / "tests" / "artifacts" / "console")
@@ -39,9 +40,9 @@ def _wait_for_link(lines: queue.Queue[str | None], seen: list[str]) -> tuple[str
     for line in seen:
         if match := LINK_LINE.search(line):
             return match.group(1), match.group(2)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + WORK_CEILING_SEC  # the server prints it as it starts; None if it dies
     while time.monotonic() < deadline:
-        line = lines.get(timeout=30)
+        line = lines.get(timeout=WORK_CEILING_SEC)
         if line is None:
             break
         if match := LINK_LINE.search(line):
@@ -53,7 +54,7 @@ def _admin(data_dir: Path, port: int, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REELFARM_")}
     env.update(REELFARM_DATA_DIR=str(data_dir), REELFARM_PUBLIC_URL=f"http://127.0.0.1:{port}")
     done = subprocess.run([sys.executable, "-m", "reelfarm", "admin", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+                          capture_output=True, text=True, timeout=WORK_CEILING_SEC, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 
@@ -187,10 +188,12 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
     page.locator("#still-time").evaluate(
         "el => { el.value = 2.5; el.dispatchEvent(new Event('input', {bubbles: true})); }")
     still = page.locator("#still-image")
-    expect(still).to_have_attribute("alt", "Still of the video at 2.5 s", timeout=120_000)
+    # drawn by the embedded farm's task processes, which get a core only when nothing else wants it
+    expect(still, hung("the still at 2.5 s")).to_have_attribute("alt", "Still of the video at 2.5 s",
+                                                                timeout=WORK_CEILING_MS)
     page.wait_for_function("() => { const i = document.getElementById('still-image'); "
                            "return i && i.complete && i.naturalWidth === 1080 && i.naturalHeight === 1920; }",
-                           timeout=30_000)
+                           timeout=WORK_CEILING_MS)
     _shot(page, "09-video-still")
     still_href = page.locator("#still-download").get_attribute("href")
     still = httpx.get(still_href, timeout=30)
@@ -203,13 +206,14 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
     credits = _credits(page)
     page.evaluate("window.__same_page = true")
     page.get_by_role("button", name="Render 9:16 at 720p").click()
-    expect(page.locator("[data-render-progress]")).to_be_visible(timeout=30_000)
+    expect(page.locator("[data-render-progress]"), hung("the render's progress")).to_be_visible(timeout=WORK_CEILING_MS)
     expect(page.locator("#ws-credits")).to_contain_text(f" {credits - 1} credits")  # charged, shown at once
     expect(page.locator("#render-list [data-render-version]")).to_have_text("version 1")
     _shot(page, "10-render-progress")
     player = page.locator("#player video")
     # the MP4's player (while it rendered, the player may have shown its stream: test_console_stream.py)
-    expect(page.locator("#player")).to_have_attribute("data-render", re.compile(r":mp4$"), timeout=240_000)
+    expect(page.locator("#player"), hung("the rendered MP4 in the player")).to_have_attribute(
+        "data-render", re.compile(r":mp4$"), timeout=WORK_CEILING_MS)
     expect(player).to_be_visible()
     seen = page.evaluate("window.__seen")
     assert "100%" in seen, seen
@@ -221,7 +225,7 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
 
     page.evaluate("() => { const v = document.querySelector('#player video'); v.muted = true; return v.play(); }")
     page.wait_for_function("() => { const v = document.querySelector('#player video'); "
-                           "return v.readyState >= 2 && v.currentTime > 0.3; }", timeout=30_000)
+                           "return v.readyState >= 2 && v.currentTime > 0.3; }", timeout=WORK_CEILING_MS)
     _shot(page, "11-video-rendered")
 
     with page.expect_download() as download:
@@ -276,9 +280,11 @@ def _renders_follow_the_version(page: Page) -> None:
     page.evaluate("window.__same_page = true")
     older.get_by_role("button", name="Render version 2 in 9:16 720p").click()
     current = page.locator("#render-list .render")
-    expect(current.locator("[data-render-version]")).to_have_text("version 2", timeout=30_000)
+    expect(current.locator("[data-render-version]"), hung("version 2's render in the list")).to_have_text(
+        "version 2", timeout=WORK_CEILING_MS)
     expect(page.locator("#ws-credits")).to_contain_text(f" {credits - 1} credits")
-    expect(page.locator("#player")).to_contain_text("Playing version 2 · 9:16 · 720p", timeout=240_000)
+    expect(page.locator("#player"), hung("version 2's render in the player")).to_contain_text(
+        "Playing version 2 · 9:16 · 720p", timeout=WORK_CEILING_MS)
     expect(page.locator("#player video")).to_be_visible()
     expect(older).to_contain_text("Version 2 has its own 9:16 720p render above")
     assert page.evaluate("window.__same_page") is True
@@ -306,7 +312,8 @@ def _without_javascript(browser: Browser, base: str, email: str, video_url: str)
     item = page.locator(".render").filter(has_text="1:1 · 720p")
     _shot(page, "23-no-js-render-running")
     expect(item.locator("[data-render-version]")).to_have_text("version 2")
-    expect(item.locator("[data-render-status]")).to_have_text("succeeded", timeout=240_000)
+    expect(item.locator("[data-render-status]"), hung("the 1:1 render, without JavaScript")).to_have_text(
+        "succeeded", timeout=WORK_CEILING_MS)
     assert re.search(r"\?refresh=\d+#renders$", page.url), page.url  # reloaded by the meta refresh
     expect(item.get_by_role("link", name=re.compile("Download MP4"))).to_be_visible()
     # the player keeps the video's own format (9:16); the 1:1 render is one click away
@@ -323,7 +330,7 @@ def _translated_copy(page: Page, base: str, video_url: str) -> None:
     page.get_by_label("Language").select_option("es")
     page.get_by_role("button", name="Translate").click()
     copy = page.locator("#copy-list li").filter(has_text="Hello from the browser (es)")
-    expect(copy.locator("[data-copy-status]")).to_have_text("ready", timeout=120_000)
+    expect(copy.locator("[data-copy-status]"), hung("the Spanish copy")).to_have_text("ready", timeout=WORK_CEILING_MS)
     page.goto(f"{base}/app/videos")
     tile = page.locator(".tile").filter(has_text="Hello from the browser (es)")
     expect(tile.locator("[data-origin]")).to_have_text("Spanish copy of “Hello from the browser”")
@@ -347,7 +354,7 @@ def _brand_extraction_fails(page: Page, base: str) -> None:
     page.get_by_label("Website address").fill("http://127.0.0.1:9/")
     page.get_by_role("button", name="Extract").click()
     error = page.locator("#extract-job .flash-error")
-    expect(error).to_contain_text("loopback", timeout=30_000)
+    expect(error, hung("the extraction job's failure")).to_contain_text("loopback", timeout=WORK_CEILING_MS)
     expect(error).to_contain_text("The brand could not be extracted")
     match = re.search(r"/app/brand-kits\?job=([0-9a-f-]{36})", page.url)
     assert match, page.url
@@ -367,7 +374,8 @@ def _brand_extraction_fails(page: Page, base: str) -> None:
             page.route(re.compile(r".*/app/jobs/.*\.json"),
                        lambda route: route.fulfill(json={**job, "status": "running"}), times=1)
         page.goto(job_url)
-        expect(error).to_contain_text("The brand could not be extracted", timeout=30_000)
+        expect(error, hung(f"the failed job, first checked {first_check}")).to_contain_text(
+            "The brand could not be extracted", timeout=WORK_CEILING_MS)
         expect(error).to_contain_text("loopback")
         assert page.url.startswith(job_url), page.url
         page.unroute_all()
@@ -380,7 +388,8 @@ def _brand_extraction_fails_without_javascript(browser: Browser, base: str, emai
     page.goto(f"{base}/app/brand-kits")
     page.get_by_label("Website address").fill("http://127.0.0.1:9/")
     page.get_by_role("button", name="Extract").click()
-    expect(page.locator("#extract-job .flash-error")).to_contain_text("loopback", timeout=30_000)
+    expect(page.locator("#extract-job .flash-error"), hung("the extraction job's failure, without JavaScript")
+           ).to_contain_text("loopback", timeout=WORK_CEILING_MS)
     assert re.search(r"/app/brand-kits\?job=[0-9a-f-]{36}", page.url), page.url
     _shot(page, "27-brand-extract-failed-no-js")
     context.close()
@@ -399,7 +408,8 @@ def _other_pages(page: Page, base: str) -> None:
     page.get_by_role("link", name="https://hooks.example.com/reelfarm").click()
     page.get_by_role("button", name="Send test event").click()
     expect(page.locator(".flash-ok")).to_contain_text("webhook.test")
-    expect(page.locator("tbody")).to_contain_text("webhook.test", timeout=20_000)
+    expect(page.locator("tbody"), hung("the test event's delivery")).to_contain_text("webhook.test",
+                                                                                     timeout=WORK_CEILING_MS)
     _shot(page, "16-webhook-deliveries")
     page.goto(f"{base}/app/farm")
     expect(page.get_by_role("heading", name="Nodes")).to_be_visible()
