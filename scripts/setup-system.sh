@@ -3,8 +3,8 @@
 #
 #   scripts/setup-system.sh          to serve: the EGL/GL libraries skia-python loads even to draw
 #                                    on the CPU, and Python's venv module
-#   scripts/setup-system.sh --test   also what the tests use: PostgreSQL and Redis server binaries
-#                                    (the tests start their own throwaway servers from them), the
+#   scripts/setup-system.sh --test   also what the tests use: PostgreSQL, PgBouncer and Redis server
+#                                    binaries (the tests start their own throwaway servers from them), the
 #                                    offline translation engine, Apertium, with English-Spanish,
 #                                    Chromium, the headless browser of the console's tests,
 #                                    Node.js with npm, for the TypeScript client's test, and
@@ -17,7 +17,7 @@ set -eu
 
 packages="libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
 case "${1:-}" in
-  --test) packages="$packages postgresql redis-server apertium apertium-eng-spa chromium iproute2 util-linux" ;;
+  --test) packages="$packages postgresql pgbouncer redis-server apertium apertium-eng-spa chromium iproute2 util-linux" ;;
   "") ;;
   *) echo "usage: $0 [--test]" >&2; exit 2 ;;
 esac

@@ -1,4 +1,4 @@
-"""Throwaway PostgreSQL and Redis server processes for tests and benchmarks.
+"""Throwaway PostgreSQL, PgBouncer and Redis server processes for tests and benchmarks.
 
 The integration tests run against real servers, but never against a machine's own: each session
 starts its own PostgreSQL (``initdb`` into a temporary directory, trust authentication, listening
@@ -244,14 +244,15 @@ class PgBouncerProcess:
     pair shares at most ``pool_size`` server connections, handed to a client for one transaction
     at a time. Clients log in without a password (``auth_type = trust`` against a user list that
     names ``postgres``), and it logs in to the server as the URL's user. Like PostgreSQL it
-    refuses to run as root, so it runs as the same unprivileged user.
+    refuses to run as root, so it runs as the same unprivileged user (``pgbouncer -u``).
     """
 
-    def __init__(self, server_url: str, pool_size: int = 2, port: int | None = None) -> None:
+    def __init__(self, server_url: str, pool_size: int = 2, port: int | None = None, settings: str = "") -> None:
         from sqlalchemy.engine import make_url
 
         self.server = make_url(server_url)
         self.pool_size = pool_size
+        self.settings = settings  # more lines of its [pgbouncer] section, which win over the ones above
         self.port = port or free_port()
         self.user = _unprivileged_user()
         self.root = Path(tempfile.mkdtemp(prefix="reelfarm-pgbouncer-"))
@@ -275,7 +276,7 @@ class PgBouncerProcess:
             "auth_type = trust", f"auth_file = {self.root / 'userlist.txt'}", f"admin_users = {user}",
             "pool_mode = transaction", f"default_pool_size = {self.pool_size}", "max_client_conn = 1000",
             f"logfile = {self.root / 'pgbouncer.log'}", f"pidfile = {self.root / 'pgbouncer.pid'}",
-            "",
+            self.settings, "",
         ]))
         return config
 
@@ -285,11 +286,11 @@ class PgBouncerProcess:
             raise ServerError("pgbouncer is not installed (apt-get install pgbouncer; see scripts/setup-system.sh)")
         config = self._write_config()
         command = [binary, str(config)]
-        if self.user is not None:
+        if self.user is not None:  # it switches to the user itself, so that a signal reaches it alone
             entry = pwd.getpwnam(self.user)
             for path in (self.root, *self.root.iterdir()):
                 os.chown(path, entry.pw_uid, entry.pw_gid)
-            command = ["runuser", "-u", self.user, "--", *command]
+            command = [binary, "-u", self.user, str(config)]
         self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                          start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -334,11 +335,11 @@ class PgBouncerProcess:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start_pgbouncer(server_url: str, pool_size: int = 2) -> PgBouncerProcess:
+def start_pgbouncer(server_url: str, pool_size: int = 2, settings: str = "") -> PgBouncerProcess:
     """A started PgBouncer in front of ``server_url``, trying a new port when the chosen one was taken."""
     for attempt in range(START_ATTEMPTS):
         try:
-            return PgBouncerProcess(server_url, pool_size).start()
+            return PgBouncerProcess(server_url, pool_size, settings=settings).start()
         except ServerError:
             if attempt == START_ATTEMPTS - 1:
                 raise

@@ -43,6 +43,6 @@ def test_setup_script_is_valid_sh_and_names_every_server_package() -> None:
     script = ROOT / "scripts" / "setup-system.sh"
     assert subprocess.run(["sh", "-n", str(script)], check=False).returncode == 0
     text = script.read_text()
-    for package in ("libegl1", "libgl1", "postgresql", "redis-server", "apertium-eng-spa"):
+    for package in ("libegl1", "libgl1", "postgresql", "pgbouncer", "redis-server", "apertium-eng-spa"):
         assert package in text
     assert text.index("apt-get update") < text.index("apt-get install")

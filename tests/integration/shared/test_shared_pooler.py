@@ -6,9 +6,11 @@ an engine that sends its limits as startup options, as on a direct connection, i
 PgBouncer's reason. The farm behind it, end to end: ``tests/e2e/test_farm_pooled.py``."""
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg2
 import pytest
@@ -21,6 +23,7 @@ from reelfarm.shared.db import TRANSACTION, alembic_config, make_engine, migrate
 from tests.integration.conftest import PostgresServer
 from tests.servers import start_pgbouncer
 
+ROOT = Path(__file__).resolve().parents[3]
 LIMIT_MS = 300
 
 
@@ -110,11 +113,27 @@ def test_processes_starting_together_migrate_once_behind_the_pooler(three_server
             engine.dispose()
 
 
-def test_the_pooler_runs_as_the_tests_say(postgres_server: PostgresServer) -> None:
-    """What the tests above rest on: transaction mode, and the server connections to share."""
-    bouncer = start_pgbouncer(postgres_server.admin_url.render_as_string(hide_password=False), 1)
+def readme_settings() -> str:
+    """The PgBouncer settings the README's "Sizing a farm" gives."""
+    section = (ROOT / "README.md").read_text().split("## Sizing a farm", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```ini\n\[pgbouncer\]\n(.*?)```", section, re.DOTALL)
+    return str(block)
+
+
+def test_the_readmes_settings_start_pgbouncer_and_serve_the_farm(postgres_server: PostgresServer,
+                                                                 postgres_url: str) -> None:
+    bouncer = start_pgbouncer(postgres_server.admin_url.render_as_string(hide_password=False),
+                              settings=readme_settings())
+    engine = make_engine(bouncer.url(make_url(postgres_url).database or ""), pooling=TRANSACTION)
     try:
         config = {row["key"]: row["value"] for row in bouncer.show("CONFIG")}
+        with engine.connect() as conn:
+            assert conn.execute(text("SHOW statement_timeout")).scalar() == "1min"
+            assert conn.execute(text("SELECT count(*) FROM workspaces")).scalar() is not None
     finally:
+        engine.dispose()
         bouncer.stop()
-    assert (config["pool_mode"], config["default_pool_size"]) == ("transaction", "1")
+    assert {key: config[key] for key in ("pool_mode", "default_pool_size", "idle_transaction_timeout",
+                                         "tcp_user_timeout")} == {
+        "pool_mode": "transaction", "default_pool_size": "20", "idle_transaction_timeout": "60",
+        "tcp_user_timeout": "4000"}
