@@ -16,9 +16,8 @@ from PIL import Image
 from reelfarm.api.services import Services
 from reelfarm.app import create_app
 from reelfarm.shared.config import Settings
+from tests.helpers import WORK_CEILING_SEC, hung
 from tests.integration.api.support import assert_error
-
-DEADLINE_SEC = 120
 
 
 @pytest.fixture
@@ -29,7 +28,7 @@ def farm_client(services, app):
 
 
 def _wait(client, path, headers, done=("succeeded", "failed", "canceled")):
-    deadline = time.monotonic() + DEADLINE_SEC
+    deadline = time.monotonic() + WORK_CEILING_SEC
     seen = []
     body = None
     while time.monotonic() < deadline:
@@ -43,7 +42,7 @@ def _wait(client, path, headers, done=("succeeded", "failed", "canceled")):
         if body["status"] in done:
             return body, seen
         time.sleep(0.1)
-    raise AssertionError(f"{path} did not finish: {body}")
+    raise AssertionError(hung(f"{path} finishing (last seen: {body})"))
 
 
 def _download(client, url):

@@ -21,6 +21,7 @@ from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import jobs as jobs_repo
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.tables import versions, videos
+from tests.helpers import WORK_CEILING_SEC, hung
 from tests.integration.api.conftest import Tenant
 from tests.integration.console.conftest import csrf_token, signed_in_owner
 
@@ -98,13 +99,13 @@ def test_a_webhook_secret_and_an_invitation_link_are_shown_once_too(app, service
 
 
 def _wait_job(browser: FlaskClient, job_id: str) -> dict:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + WORK_CEILING_SEC
     while time.monotonic() < deadline:
         job = browser.get(f"/app/jobs/{job_id}.json").get_json()
         if job["status"] not in ("queued", "running"):
             return job
         time.sleep(0.1)
-    raise AssertionError(f"job {job_id} did not end")
+    raise AssertionError(hung(f"job {job_id} ending"))
 
 
 @pytest.mark.own_database  # it starts the embedded farm

@@ -14,6 +14,7 @@ import pytest
 from reelfarm.farm.services.drafts import DraftService
 from reelfarm.shared.repos import drafts as drafts_repo
 from reelfarm.shared.storage_keys import draft_segment_key as segment_key
+from tests.helpers import WORK_CEILING_SEC
 from tests.integration.farm.conftest import Farm, make_doc, with_image, work_burst
 
 
@@ -52,7 +53,7 @@ def test_a_draft_runs_on_the_embedded_executor(make_embedded: Any) -> None:
     draft = drafts.start(workspace, make_doc(6), "16:9")
     farm.queue.start()
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + WORK_CEILING_SEC
         while time.monotonic() < deadline:
             with farm.engine.connect() as conn:
                 row = drafts_repo.find_draft(conn, draft["id"])

@@ -100,7 +100,7 @@ def test_work_of_another_host_is_reclaimed_only_when_its_lease_runs_out(url: str
                 status="running", attempts=1, claimed_by="elsewhere:1234:abcd",
                 lease_until=datetime.now(UTC) + timedelta(seconds=lease)))
     queue.start()
-    wait_for(lambda: recorded(out) == ["expired"], timeout=30)
+    wait_for(lambda: recorded(out) == ["expired"])
     assert task(queue.engine, "held")["status"] == "running"
 
 

@@ -42,7 +42,7 @@ def queue(url: str) -> Iterator[EmbeddedQueue]:  # noqa: F811
 
 
 def started_pid(out: str) -> int:
-    return int(wait_for(lambda: recorded(out + ".started"), timeout=30)[0])
+    return int(wait_for(lambda: recorded(out + ".started"))[0])
 
 
 def test_a_task_running_at_stop_finishes_and_is_recorded_before_the_deadline(queue: EmbeddedQueue,

@@ -29,6 +29,7 @@ from reelfarm.farm.runtime.nodecheck import NodeReport, check_farm
 from reelfarm.farm.runtime.nodehealth import NodeHealth
 from reelfarm.farm.runtime.nodes import NodeRegistry, detect_capabilities
 from reelfarm.farm.services.nodehealth import Standing
+from tests.helpers import WORK_CEILING_SEC
 from tests.integration.farm.conftest import Farm, make_doc
 from tests.integration.farm.test_cli_and_nodes import env_for
 from tests.integration.farm.test_render_embedded import wait_for
@@ -54,7 +55,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def render_to_end(farm: Farm, workspace: str, render_id: str, timeout: float = 240) -> dict[str, Any]:
+def render_to_end(farm: Farm, workspace: str, render_id: str, timeout: float = WORK_CEILING_SEC) -> dict[str, Any]:
     wait_for(lambda: farm.renders.get(workspace, render_id)["status"] in ("succeeded", "failed"), timeout, 0.2)
     return farm.renders.get(workspace, render_id)
 
@@ -72,7 +73,7 @@ def test_a_node_with_a_full_disk_is_set_aside_the_render_finishes_elsewhere_and_
     env, prefix = full_disk(disk)
     good = workers.start("good")
     bad = workers.start("bad", "--metrics-port", str(port), env=env, prefix=prefix)
-    wait_for(lambda: sum(n["alive"] for n in registry.nodes()) == 2, timeout=60, interval=0.2)
+    wait_for(lambda: sum(n["alive"] for n in registry.nodes()) == 2, timeout=WORK_CEILING_SEC, interval=0.2)
 
     workspace = rq_farm.workspace(credits=3)
     # a chunk takes the bad node as long to fail as the good one to draw: with 13 chunks it fails three
@@ -129,7 +130,7 @@ def test_a_node_set_aside_takes_work_again_after_its_cool_down(rq_farm: Farm, wo
     workers.start("good")
     bad = workers.start("bad", env={**env, "REELFARM_NODE_SETASIDE_AFTER": "1", "REELFARM_NODE_COOLDOWN_SEC": "8"},
                         prefix=prefix)
-    wait_for(lambda: sum(n["alive"] for n in registry.nodes()) == 2, timeout=60, interval=0.2)
+    wait_for(lambda: sum(n["alive"] for n in registry.nodes()) == 2, timeout=WORK_CEILING_SEC, interval=0.2)
     workspace = rq_farm.workspace(credits=3)
     render = rq_farm.renders.request(workspace, rq_farm.video(workspace, make_doc(30)), "16:9", resolution=360)
 
@@ -183,7 +184,7 @@ def test_a_chunk_that_stops_drawing_is_stopped_and_the_render_succeeds_on_its_re
     node = workers.start("node", env={"REELFARM_CHUNK_STALL_SEC": str(stall)})
     workspace = rq_farm.workspace(credits=3)
     render = rq_farm.renders.request(workspace, rq_farm.video(workspace, make_doc(12)), "16:9", resolution=1080)
-    wait_for(lambda: rq_farm.progress.frames(render["id"]) > 0, timeout=60, interval=0.01)
+    wait_for(lambda: rq_farm.progress.frames(render["id"]) > 0, timeout=WORK_CEILING_SEC, interval=0.01)
     horse = wait_for(lambda: horse_of(node), timeout=10, interval=0.01)
     horse.send_signal(signal.SIGSTOP)
     stopped_at = time.monotonic()

@@ -15,10 +15,13 @@ from sqlalchemy import select
 
 from reelfarm.shared.storage import LocalStorage
 from reelfarm.shared.tables import event_outbox, queued_tasks
+from tests.helpers import WORK_CEILING_SEC
 from tests.integration.farm.conftest import Farm, make_doc, with_audio
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 120.0, interval: float = 0.05) -> Any:
+def wait_for(check: Callable[[], Any], timeout: float = WORK_CEILING_SEC, interval: float = 0.05) -> Any:
+    """``check()``'s first truthy answer; ``timeout`` is a bound the product promises, or by default the
+    ceiling of a wait on background work (``tests.helpers.WORK_CEILING_SEC``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = check()

@@ -63,7 +63,7 @@ def wait_live(redis: Any, namespace: str, *names: str) -> dict[str, dict[str, An
     def live() -> dict[str, dict[str, Any]] | None:
         found = {n["name"].removeprefix(namespace): n for n in NodeRegistry(redis, namespace).nodes() if n["alive"]}
         return found if all(name in found for name in names) else None
-    return wait_for(live, timeout=60, interval=0.2)  # type: ignore[no-any-return]
+    return wait_for(live, interval=0.2)  # type: ignore[no-any-return]
 
 
 def chunk_jobs(redis: Any, namespace: str, render_id: str, chunks: int) -> list[Job]:
@@ -78,7 +78,7 @@ def destinations(redis: Any, namespace: str, render_id: str, chunks: int) -> lis
 
 def wait_done(farm: Farm, workspace: str, render_id: str, nodes: Workers, *logs: str) -> dict[str, Any]:
     done = wait_for(lambda: (r := farm.renders.get(workspace, render_id))["status"] not in ("queued", "running")
-                    and r, timeout=180, interval=0.2)
+                    and r, interval=0.2)
     assert done["status"] == "succeeded", (done["error"], *(nodes.log(name) for name in logs))
     return done  # type: ignore[no-any-return]
 
@@ -201,7 +201,7 @@ def test_chunks_waiting_for_a_gpu_node_past_the_wait_move_to_a_cpu_node(rq_farm:
     nodes.env["REELFARM_GPU_QUEUE_WAIT_SEC"] = "3"
     nodes.start("cpu", "--queues", "render,jobs", "--raster", "cpu")
     done = wait_for(lambda: gpu_node_beats() or (r := rq_farm.renders.get(workspace, render["id"]))["status"]
-                    not in ("queued", "running") and r, timeout=180, interval=0.5)
+                    not in ("queued", "running") and r, interval=0.5)
     assert done["status"] == "succeeded", (done["error"], nodes.log("cpu"))
 
     jobs = chunk_jobs(redis, namespace, render["id"], CHUNKS)

@@ -21,6 +21,7 @@ from typing import Any
 import psutil
 import pytest
 
+from tests.helpers import WORK_CEILING_SEC
 from tests.integration.farm.conftest import (
     PUBLIC_URL,
     SECRET,
@@ -97,7 +98,7 @@ def kill_mid_chunk(farm: Farm, workers: Workers, redis: Any, namespace: str, ren
     """Start a worker and kill it once the first chunk has reported some frames but not all
     (past the ``reused`` frames, which count as done from the start)."""
     first = workers.start("first")
-    wait_for(lambda: reused < farm.progress.frames(render_id) < reused + chunk_frames, timeout=60, interval=0.01)
+    wait_for(lambda: reused < farm.progress.frames(render_id) < reused + chunk_frames, interval=0.01)
     workers.kill(first)
     assert redis.zcard(f"rq:wip:{namespace}render") == 1, "the killed chunk is registered as started"
 
@@ -113,7 +114,7 @@ def test_a_render_survives_its_worker_being_killed(rq_farm: Farm, workers: Worke
     assert rq_farm.renders.get(workspace, render["id"])["status"] == "running"
 
     second = workers.start("second", "--burst")
-    assert second.wait(timeout=120) == 0, workers.log("second")
+    assert second.wait(timeout=WORK_CEILING_SEC) == 0, workers.log("second")
 
     done = rq_farm.renders.get(workspace, render["id"])
     assert done["status"] == "succeeded", (done["error"], workers.log("second"))
@@ -142,7 +143,7 @@ def test_a_render_reusing_segments_survives_its_worker_being_killed(rq_farm: Far
 
     kill_mid_chunk(rq_farm, workers, redis, namespace, render["id"], chunk_frames=90, reused=165)
     second = workers.start("second", "--burst")
-    assert second.wait(timeout=120) == 0, workers.log("second")
+    assert second.wait(timeout=WORK_CEILING_SEC) == 0, workers.log("second")
 
     done = rq_farm.renders.get(workspace, render["id"])
     assert done["status"] == "succeeded", (done["error"], workers.log("second"))
@@ -165,7 +166,7 @@ def test_a_killed_chunk_without_retries_fails_the_render_with_a_refund(rq_farm: 
     kill_mid_chunk(farm, workers, redis, namespace, render["id"], chunk_frames=90)
 
     second = workers.start("second", "--burst")
-    assert second.wait(timeout=120) == 0, workers.log("second")
+    assert second.wait(timeout=WORK_CEILING_SEC) == 0, workers.log("second")
 
     failed = farm.renders.get(workspace, render["id"])
     assert failed["status"] == "failed", workers.log("second")
