@@ -36,6 +36,10 @@ Bad nodes and stuck chunks (``reelfarm.farm.runtime.nodehealth``): a node whose 
 job for ``REELFARM_NODE_COOLDOWN_SEC`` (600 s) or until ``reelfarm node clear NAME``; a chunk that
 draws no frame for ``REELFARM_CHUNK_STALL_SEC`` (120 s) is stopped and retried.
 
+Connections: the node's main process keeps 2 PostgreSQL connections and opens 3 at most, and its
+work horse, one at a time, 1 and 2 (``reelfarm.shared.db.pool_bound``; named ``reelfarm-node`` and
+``reelfarm-work`` in ``pg_stat_activity``).
+
 A node never quits on a connection error. It starts by waiting, with backoff, until Redis and
 the database answer; afterwards an outage pauses its heartbeats and its maintenance (one warning
 when it starts, one line when it ends), and they resume by themselves.

@@ -4,8 +4,7 @@ pooling mode.
 
 A real ``reelfarm serve`` (one worker of 4 request threads) and a real ``reelfarm worker`` render
 a video while every request waits on the database: the test holds a lock on the API keys' table
-for a few seconds and sends more requests than the worker has threads, so each thread holds a
-connection at once. Each connection is counted by the name its process kind gives it
+and sends more requests than the worker has threads, until each thread holds a connection at once. Each connection is counted by the name its process kind gives it
 (``application_name``), as often as the test can read them: from ``pg_stat_activity`` on the
 server, or behind the pooler from PgBouncer's own list of clients, where the server sees no more
 than the pooler's few connections. Every request is answered 200 once the lock goes, and the render
@@ -38,14 +37,15 @@ from sqlalchemy.pool import NullPool
 
 from reelfarm.shared.db import API, NODE, WORK, pool_bound
 from tests.e2e.conftest import POOLED_SERVER_CONNECTIONS
-from tests.e2e.test_node_drain import end_tree, frames_of, wait_for
+from tests.e2e.test_node_drain import end_tree, frames_of
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health
+from tests.helpers import WORK_CEILING_SEC, wait_until
 from tests.servers import PgBouncerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 THREADS = 4  # reelfarm serve's default request threads
 BOUNDS = {f"reelfarm-{kind}": pool_bound(kind, THREADS).most for kind in (API, NODE, WORK)}
-LOCK_SEC = 3.0
+HOLD_SEC = 1.0  # the lock is held this long after every request thread waits on it
 LOCKER = "test-locker"  # the test's own connection, which holds the lock
 WAITING_REQUESTS = 8
 
@@ -86,7 +86,7 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
 
 def _reelfarm(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "reelfarm", *args], env=_env(env), cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=False)
+                          text=True, timeout=WORK_CEILING_SEC, check=False)
 
 
 class Farm:
@@ -174,27 +174,28 @@ def at_the_pooler(bouncer: PgBouncerProcess, database: str) -> Callable[[], dict
     return read
 
 
-def render_under_load(farm: Farm, direct_url: str) -> tuple[str, list[int]]:
-    """Render, and meanwhile make every request thread wait on the database (module docstring):
-    the URL of the MP4, and the statuses of the requests that waited. ``direct_url`` reaches the
-    database without the pooler, for the lock."""
+def render_under_load(farm: Farm, direct_url: str, counts: Counts) -> tuple[str, list[int]]:
+    """Render, and meanwhile make every request thread wait on the database (module docstring)
+    until ``counts`` has seen each of them hold a connection: the URL of the MP4, and the statuses
+    of the requests that waited. ``direct_url`` reaches the database without the pooler, for the lock."""
     render_id = farm.request_render()
-    wait_for(lambda: farm.render(render_id)["progress"] > 0, 90, "the render to draw", interval=0.1)
+    wait_until(lambda: farm.render(render_id)["progress"] > 0, "the render drawing", every=0.1)
     locker = create_engine(make_url(direct_url), poolclass=NullPool, connect_args={"application_name": LOCKER})
-    statuses: list[int] = []
     try:
         with locker.connect() as conn, conn.begin():
             conn.execute(text("LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE"))
             assert farm.http is not None
             with ThreadPoolExecutor(WAITING_REQUESTS) as pool:
                 answers = [pool.submit(farm.http.get, "/me") for _ in range(WAITING_REQUESTS)]
-                time.sleep(LOCK_SEC)
+                wait_until(lambda: counts.most[f"reelfarm-{API}"] >= THREADS, "every request thread waiting on "
+                           "the database with a connection", every=0.05)
+                time.sleep(HOLD_SEC)
                 conn.commit()
                 statuses = [a.result().status_code for a in answers]
     finally:
         locker.dispose()
-    done = wait_for(lambda: (r := farm.render(render_id))["status"] in ("succeeded", "failed") and r, 120,
-                    "the render to end", interval=0.25)
+    done = wait_until(lambda: (r := farm.render(render_id))["status"] in ("succeeded", "failed") and r,
+                      "the render ended", every=0.25)
     assert done["status"] == "succeeded", (done, farm.node_log())
     return str(done["url"]), statuses
 
@@ -208,7 +209,7 @@ def test_connections_stay_within_each_process_kinds_bound(tmp_path: Path, admin:
         farm.serve(made["key"])
         counts = Counts(on_the_server(admin, database))
         try:
-            url, statuses = render_under_load(farm, farm_database)
+            url, statuses = render_under_load(farm, farm_database, counts)
         finally:
             most = counts.stop()
         assert statuses == [200] * WAITING_REQUESTS
@@ -235,7 +236,7 @@ def test_a_farm_behind_pgbouncer_in_transaction_mode(tmp_path: Path, admin: Any,
         farm.serve(made[0]["key"])
         clients, servers = Counts(at_the_pooler(bouncer, database)), Counts(on_the_server(admin, database))
         try:
-            url, statuses = render_under_load(farm, farm_database)
+            url, statuses = render_under_load(farm, farm_database, clients)
         finally:
             most = clients.stop()
             servers.stop()
