@@ -33,6 +33,7 @@ import psutil
 import pytest
 
 from tests.e2e.test_serve import first_workspace_key, free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.helpers import WORK_CEILING_SEC
 
 ROOT = Path(__file__).resolve().parents[2]
 FPS = 24
@@ -138,7 +139,7 @@ class Farm:
         held = [h.chunk.id for h in Dispatcher(self.redis, shares=Shares(None)).held() if h.target == queue]
         return [raw.decode() for raw in self.redis.lrange(f"rq:queue:{queue}", 0, -1)] + held
 
-    def wait_succeeded(self, render_id: str, timeout: float = 60) -> dict[str, Any]:
+    def wait_succeeded(self, render_id: str, timeout: float = WORK_CEILING_SEC) -> dict[str, Any]:
         done = wait_for(lambda: (r := self.render(render_id))["status"] in ("succeeded", "failed", "canceled") and r,
                         timeout, f"render {render_id} to end", interval=0.25)
         assert done["status"] == "succeeded", done
@@ -172,7 +173,7 @@ def sigterm_mid_chunk(farm: Farm, node: subprocess.Popen[bytes], render_id: str,
                       everyone: bool = False) -> tuple[str, float]:
     """SIGTERM to the node while it draws a chunk (``everyone``: to each of its processes, work horse
     included, as systemd stops a service); the chunk's job id and when the signal went."""
-    job_id, _ = wait_for(lambda: farm.drawing(render_id), 60, "a chunk to draw")
+    job_id, _ = wait_for(lambda: farm.drawing(render_id), WORK_CEILING_SEC, "a chunk to draw")
     assert farm.chunks(render_id)[job_id]["status"] == "started"
     tree = [node.pid] + ([child.pid for child in psutil.Process(node.pid).children(recursive=True)] if everyone else [])
     sent = time.time()
@@ -189,7 +190,7 @@ def test_a_node_stopped_mid_chunk_finishes_and_stores_it_and_takes_no_other_job(
     assert charged < credits
     job_id, sent = sigterm_mid_chunk(farm, first, render_id, everyone=True)
 
-    assert first.wait(timeout=60) == 0, farm.log("first")
+    assert first.wait(timeout=WORK_CEILING_SEC) == 0, farm.log("first")  # once its chunk is drawn
     chunks = farm.chunks(render_id)
     assert len(chunks) > 1, chunks
     ended = chunks[job_id]
@@ -296,7 +297,7 @@ def sigterm_mid_render(serve: Serve, http: httpx.Client, render_id: str) -> set[
             return set()
         return {task for task, (status, _) in serve.tasks(render_id).items() if status == "running"}
 
-    running = wait_for(drawing, 60, "the render's chunks to draw")
+    running = wait_for(drawing, WORK_CEILING_SEC, "the render's chunks to draw")
     serve.process.send_signal(signal.SIGTERM)
     return set(running)
 
@@ -339,12 +340,12 @@ def test_serve_stopped_mid_render_finishes_the_render_after_a_start_on_the_same_
     try:
         with second.connect(key) as again:
             done = wait_for(lambda: (r := again.get(f"/renders/{render_id}").json())["status"]
-                            in ("succeeded", "failed", "canceled") and r, 60, "the render to end", interval=0.25)
+                            in ("succeeded", "failed", "canceled") and r, WORK_CEILING_SEC, "the render to end", interval=0.25)
             assert done["status"] == "succeeded", done
             assert frames_of(done["url"], tmp_path / "restarted.mp4") == DURATION_SEC * FPS
             assert again.get("/me").json()["workspace"]["credits"] == charged  # charged once
         # the stitch records the render's success itself, a moment before the queue records the task's end
-        wait_for(lambda: {status for status, _ in second.tasks(render_id).values()} == {"succeeded"}, 10,
+        wait_for(lambda: {status for status, _ in second.tasks(render_id).values()} == {"succeeded"}, WORK_CEILING_SEC,
                  "the queue to record every task's end", interval=0.1)
         rows = second.tasks(render_id)
         assert {status for status, _ in rows.values()} == {"succeeded"}, rows

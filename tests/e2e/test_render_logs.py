@@ -4,7 +4,7 @@ one render can be followed from its request to its stitch."""
 from __future__ import annotations
 
 import json
-import time
+import queue
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ import httpx
 
 from tests.e2e.test_node_drain import Farm, farm, wait_for  # noqa: F401 - farm is a fixture
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.helpers import WORK_CEILING_SEC, wait_until
 
 REQUEST_ID = "req-follow-this-render-1"
 
@@ -27,6 +28,19 @@ def _json_lines(text: str) -> list[dict[str, Any]]:
         except ValueError:
             continue
     return found
+
+
+def _read(lines: queue.Queue[str | None], printed: list[str]) -> bool:
+    """Move what the server has printed so far into ``printed``; True once its output has ended."""
+    while True:
+        try:
+            line = lines.get_nowait()
+        except queue.Empty:
+            return False
+        if line is None:
+            lines.put(None)  # for the reader after it
+            return True
+        printed.append(line)
 
 
 def _ask(http: httpx.Client) -> tuple[str, str]:
@@ -61,15 +75,14 @@ def test_an_embedded_render_is_followed_from_its_request_to_its_stitch(tmp_path:
         wait_for_health(base)
         with httpx.Client(base_url=f"{base}/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
             render_id, workspace = _ask(http)
-            deadline = time.monotonic() + 120
-            while http.get(f"/renders/{render_id}").json()["status"] not in ("succeeded", "failed"):
-                assert time.monotonic() < deadline, "the render did not end"
-                time.sleep(0.25)
-            assert http.get(f"/renders/{render_id}").json()["status"] == "succeeded"
-        time.sleep(0.5)  # the stitch's line is written just after the render is marked succeeded
+            status = wait_until(lambda: (s := http.get(f"/renders/{render_id}").json()["status"])
+                                in ("succeeded", "failed") and s, "the render ending", every=0.25)
+            assert status == "succeeded"
+        # the stitch's line is written just after the render is marked succeeded
+        wait_until(lambda: _read(lines, printed) or any("stitched" in line for line in printed), "the stitch's log line")
     finally:
         stop(process)
-        while (line := lines.get(timeout=5)) is not None:
+        while (line := lines.get(timeout=WORK_CEILING_SEC)) is not None:
             printed.append(line)
     _assert_followed(_json_lines("".join(printed)), render_id, workspace)
 
@@ -77,8 +90,8 @@ def test_an_embedded_render_is_followed_from_its_request_to_its_stitch(tmp_path:
 def test_a_render_on_rq_nodes_is_followed_from_its_request_to_its_stitch(farm: Farm) -> None:  # noqa: F811
     farm.start_node("node-a", frame_sec="0.001")
     render_id, workspace = _ask(farm.http)
-    farm.wait_succeeded(render_id, timeout=120)
-    wait_for(lambda: "stitched" in farm.log("node-a"), 10, "the stitch's log line")
+    farm.wait_succeeded(render_id)
+    wait_for(lambda: "stitched" in farm.log("node-a"), WORK_CEILING_SEC, "the stitch's log line")
     lines = _json_lines(farm.log("node-a"))
     _assert_followed(lines, render_id, workspace)
     # RQ's own lines about the render's jobs (started, done) too
