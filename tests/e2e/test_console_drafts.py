@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.test_console_browser import SHOTS, _set_password, _sign_in, _wait_for_link
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.helpers import WORK_CEILING_MS
 
 PLAYING = "() => { const v = document.querySelector('#draft-video'); return v && v.currentTime > 1.5; }"
 
@@ -24,7 +25,7 @@ def play_preview(page: Page, colour: str) -> None:
     page.locator("#fld-badge_color").fill(colour)
     page.get_by_role("button", name="Play preview").click()
     expect(page.locator("#draft-box")).to_be_visible()
-    page.wait_for_function(PLAYING, timeout=90_000)
+    page.wait_for_function(PLAYING, timeout=WORK_CEILING_MS)
     state = page.locator("#draft-state").text_content() or ""
     assert "Playing the preview" in state, state
 
@@ -60,7 +61,7 @@ def test_play_preview_plays_a_draft_of_unsaved_values(tmp_path: Path, browser: B
             page.goto(f"{base}/app/videos/{video['id']}")
             play_preview(page, colour)
             # the fields form's live still follows the unsaved values too
-            expect(page.locator("#edit-preview #preview-image")).to_be_visible(timeout=30_000)
+            expect(page.locator("#edit-preview #preview-image")).to_be_visible(timeout=WORK_CEILING_MS)
 
         assert [v["id"] for v in api.get("/videos").json()["data"]] == [video["id"]]
         assert len(api.get(f"/videos/{video['id']}/versions").json()["data"]) == 1

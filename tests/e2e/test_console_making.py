@@ -21,6 +21,7 @@ from tests.e2e.test_console_browser import (
     _sign_in,
     console_serve,
 )
+from tests.helpers import WORK_CEILING_MS
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def _thumbnails_loaded(page: Page) -> list[list[int]]:
     images = page.locator(".story-thumb img")
     for i in range(images.count()):
         images.nth(i).scroll_into_view_if_needed()
-        expect(images.nth(i)).to_have_js_property("complete", True, timeout=30_000)
+        expect(images.nth(i)).to_have_js_property("complete", True, timeout=WORK_CEILING_MS)
     return page.evaluate("() => Array.from(document.querySelectorAll('.story-thumb img'))"
                          ".map(i => [i.naturalWidth, i.naturalHeight])")
 
@@ -113,7 +114,7 @@ def test_live_preview_redraws_as_fields_change(browser, console_server, viewport
     expect(swatch_fill).to_have_attribute("fill", "#FF0000")
     expect(swatch_fill).to_be_visible()
     expect(page.locator('svg[data-swatch-for="fld-badge_color"] [data-swatch-empty]')).to_be_hidden()
-    expect(first).to_have_attribute("src", re.compile(r"^data:image/png;base64,"), timeout=15_000)
+    expect(first).to_have_attribute("src", re.compile(r"^data:image/png;base64,"), timeout=WORK_CEILING_MS)
     page.wait_for_timeout(600)
     assert 1 <= len(asked) <= 2, asked  # debounced: seven keystrokes, one or two draws
     assert first.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [540, 960]
@@ -127,17 +128,17 @@ def test_live_preview_redraws_as_fields_change(browser, console_server, viewport
 
     before = _preview_src(page)
     page.get_by_label("Discount").fill("60% OFF")
-    expect(first).not_to_have_attribute("src", before, timeout=15_000)
+    expect(first).not_to_have_attribute("src", before, timeout=WORK_CEILING_MS)
     before = _preview_src(page)
     page.get_by_label("Format").select_option("16:9")
-    expect(first).not_to_have_attribute("src", before, timeout=15_000)
+    expect(first).not_to_have_attribute("src", before, timeout=WORK_CEILING_MS)
     page.wait_for_function("() => document.getElementById('preview-image').naturalWidth === 960")
     expect(page.locator("#preview-frame")).to_have_class(re.compile(r"\bratio-16x9\b"))
     before = _preview_src(page)
     page.locator("#preview-time").evaluate(
         "el => { el.value = 7.5; el.dispatchEvent(new Event('input', {bubbles: true})); }")
     expect(page.locator("#preview-time-out")).to_have_text("7.5")
-    expect(first).to_have_attribute("alt", "Preview of the video at 7.5 s", timeout=15_000)
+    expect(first).to_have_attribute("alt", "Preview of the video at 7.5 s", timeout=WORK_CEILING_MS)
     assert _preview_src(page) != before
     _shot(page, "42-live-preview-16x9" if viewport == DESKTOP else "52-phone-live-preview-16x9")
     if viewport == PHONE:
@@ -189,7 +190,7 @@ def test_every_problem_at_once_beside_its_field(browser, console_server, viewpor
     page.get_by_label("Headline").fill("Fixed")
     page.get_by_label("Discount").fill("30% OFF")
     page.get_by_label("Duration in seconds").fill("8")
-    expect(page.locator("#problem-summary")).to_be_hidden(timeout=15_000)
+    expect(page.locator("#problem-summary")).to_be_hidden(timeout=WORK_CEILING_MS)
     expect(page.locator("#fld-badge_color-err")).to_be_hidden()
     if viewport == PHONE:
         _no_sideways_scroll(page)
@@ -242,7 +243,7 @@ def test_a_translated_copy_is_corrected_and_languages_have_names(browser, consol
     expect(page.locator(".flash-ok")).to_contain_text("Translating into Español (es)")
     copy = page.locator("#copy-list li").first
     expect(copy.locator("[data-copy-language]")).to_have_text("Español (es)")
-    expect(copy.locator("[data-copy-status]")).to_have_text("ready", timeout=120_000)
+    expect(copy.locator("[data-copy-status]")).to_have_text("ready", timeout=WORK_CEILING_MS)
     copy.get_by_role("link").click()
     expect(page.locator("[data-language]")).to_have_text("Español (es)")
     texts = page.locator("#texts")
@@ -264,9 +265,9 @@ def test_a_translated_copy_is_corrected_and_languages_have_names(browser, consol
         "text"] == "Venta relámpago"
     page.locator("#still-time").evaluate(
         "el => { el.value = 1.5; el.dispatchEvent(new Event('input', {bubbles: true})); }")
-    expect(page.locator("#still-image")).to_have_attribute("alt", "Still of the video at 1.5 s", timeout=120_000)
+    expect(page.locator("#still-image")).to_have_attribute("alt", "Still of the video at 1.5 s", timeout=WORK_CEILING_MS)
     page.wait_for_function("() => { const i = document.getElementById('still-image'); return i && i.complete "
-                           "&& i.naturalWidth > 0; }", timeout=30_000)
+                           "&& i.naturalWidth > 0; }", timeout=WORK_CEILING_MS)
     _shot(page, "48-copy-corrected" if viewport == DESKTOP else "56-phone-copy-corrected")
     if viewport == PHONE:
         _no_sideways_scroll(page)

@@ -21,6 +21,7 @@ from PIL import Image
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.test_console_browser import _fits, _set_password, _shot, _sign_in, console_serve
+from tests.helpers import WORK_CEILING_MS
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -91,8 +92,8 @@ def _upload_in_the_form(page: Page, base: str, colour: tuple[int, int, int], nam
         page.locator("#preview-time").evaluate(
             f"el => {{ el.value = {IN_THE_PICTURE}; el.dispatchEvent(new Event('input', {{bubbles: true}})); }}")
         image = page.locator("#preview-image")
-        expect(image).to_have_attribute("alt", f"Preview of the video at {IN_THE_PICTURE} s", timeout=30_000)
-        expect(image).not_to_have_class(re.compile(r"\bstale\b"), timeout=30_000)
+        expect(image).to_have_attribute("alt", f"Preview of the video at {IN_THE_PICTURE} s", timeout=WORK_CEILING_MS)
+        expect(image).not_to_have_class(re.compile(r"\bstale\b"), timeout=WORK_CEILING_MS)
     else:  # posted with the form (the Preview button): stored by the server, the field filled
         page.locator("#preview-time").fill(str(IN_THE_PICTURE))
         page.get_by_role("button", name="Preview", exact=True).click()
@@ -113,10 +114,10 @@ def _still(page: Page, javascript: bool) -> bytes:
         page.locator("#still-time").fill(str(IN_THE_PICTURE))
         page.get_by_role("button", name="Preview still").click()
     still = page.locator("#still-image")
-    expect(still).to_have_attribute("alt", f"Still of the video at {IN_THE_PICTURE:g} s", timeout=120_000)
+    expect(still).to_have_attribute("alt", f"Still of the video at {IN_THE_PICTURE:g} s", timeout=WORK_CEILING_MS)
     if javascript:
         page.wait_for_function("() => { const i = document.getElementById('still-image'); "
-                               "return i && i.complete && i.naturalWidth > 0; }", timeout=30_000)
+                               "return i && i.complete && i.naturalWidth > 0; }", timeout=WORK_CEILING_MS)
     answer = httpx.get(still.evaluate("i => i.src"), timeout=30)
     assert answer.status_code == 200 and answer.content[:8] == b"\x89PNG\r\n\x1a\n"
     return answer.content

@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.test_console_browser import SHOTS, _set_password, _sign_in, _wait_for_link
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.helpers import WORK_CEILING_MS
 
 FRAME_SEC = "0.1"  # a 30 s video at 24 fps draws for about 40 s on two task processes
 
@@ -56,20 +57,20 @@ def test_the_console_plays_a_render_while_it_renders(tmp_path: Path, browser: Br
         for page in pages:
             page.goto(f"{base}/app/videos/{video['id']}")
         for page in pages:
-            expect(page.locator("#player video[data-stream]")).to_be_attached(timeout=60_000)
-            page.wait_for_function("() => document.querySelector('#player video').readyState >= 2", timeout=60_000)
+            expect(page.locator("#player video[data-stream]")).to_be_attached(timeout=WORK_CEILING_MS)
+            page.wait_for_function("() => document.querySelector('#player video').readyState >= 2", timeout=WORK_CEILING_MS)
             page.evaluate("() => document.querySelector('#player video').play()")
         for page in pages:
             page.wait_for_function("() => document.querySelector('#player video[data-stream]')"
-                                   " && document.querySelector('#player video').currentTime > 2", timeout=60_000)
+                                   " && document.querySelector('#player video').currentTime > 2", timeout=WORK_CEILING_MS)
             assert state()["status"] == "running", "the stream played after the render ended"
         SHOTS.mkdir(parents=True, exist_ok=True)
         pages[0].screenshot(path=str(SHOTS / "60-watching-a-render.png"), full_page=True)
         pages[1].screenshot(path=str(SHOTS / "61-watching-a-render-phone.png"), full_page=True)
 
         for page in pages:  # the MP4 takes over, from where the stream was
-            expect(page.locator("#player")).to_have_attribute("data-render", f"{render_id}:mp4", timeout=120_000)
-            page.wait_for_function("() => document.querySelector('#player video').currentTime > 2", timeout=30_000)
+            expect(page.locator("#player")).to_have_attribute("data-render", f"{render_id}:mp4", timeout=WORK_CEILING_MS)
+            page.wait_for_function("() => document.querySelector('#player video').currentTime > 2", timeout=WORK_CEILING_MS)
         assert state()["status"] == "succeeded"
         assert current_time(pages[0]) > 2
         desktop.close()
