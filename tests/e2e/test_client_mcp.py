@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.e2e.test_client_sdk import ROOT, Served, image_site, png_bytes
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.helpers import WORK_CEILING_SEC
 
 TOOLS = {"whoami", "list_videos", "list_stories", "list_locales", "list_brand_kits", "extract_brand", "create_video",
          "get_video", "update_video", "list_versions", "restore_version", "render_video", "list_renders",
@@ -212,7 +213,7 @@ def test_versions_restore_renders_cancel_locales_and_a_translated_copy_waited_fo
                                   resolution=720)
             [copy] = variants["translations"]
             assert (copy["status"], copy["locale"], copy["version"]) == ("draft", "es", None)
-            ready = await call("get_video", video_id=copy["id"], wait=True, timeout=120)
+            ready = await call("get_video", video_id=copy["id"], wait=True, timeout=WORK_CEILING_SEC)
             assert (ready["status"], ready["version"], ready["source_video_id"]) == ("ready", 1, video["id"])
 
     anyio.run(session_run)
@@ -254,7 +255,7 @@ def mcp_over_http(api_url: str) -> Iterator[str]:
                                env=_env(REELFARM_API_URL=api_url), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WORK_CEILING_SEC
         while time.monotonic() < deadline:
             assert process.poll() is None, "the MCP server exited"
             try:

@@ -28,6 +28,7 @@ from PIL import Image
 
 from reelfarm.client import AssetInUseError, Client, Retry, ValidationError
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.helpers import WORK_CEILING_SEC
 from tests.integration.api.test_api_storage_keys import with_image
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,7 +137,7 @@ def test_a_brief_video_is_waited_for(served: Served) -> None:
         video = rf.videos.create(brief="Our spring sale: every plan 20% off until Friday", duration_sec=8)
         assert video.status == "generating" and video.job is not None
         states: list[str] = []
-        ready = rf.videos.wait(video.id, timeout=120, on_progress=lambda v: states.append(v.status))
+        ready = rf.videos.wait(video.id, timeout=WORK_CEILING_SEC, on_progress=lambda v: states.append(v.status))
         assert ready.status == "ready" and ready.current_version.source == "generate"
         job = rf.jobs.wait(video.job.id, timeout=5)
         assert job.status == "succeeded" and job.result["video_id"] == video.id
@@ -235,7 +236,7 @@ def test_a_translated_copy_is_waited_for_until_it_is_translated(served: Served) 
         [copy] = variants.translations
         assert (copy.status, copy.current_version, copy.job is not None) == ("draft", None, True)
         stages: list[str | None] = []
-        ready = rf.videos.wait(copy.id, timeout=120, on_progress=lambda v: stages.append(v.job and v.job.stage))
+        ready = rf.videos.wait(copy.id, timeout=WORK_CEILING_SEC, on_progress=lambda v: stages.append(v.job and v.job.stage))
         assert ready.status == "ready" and ready.locale == "es" and ready.source_video_id == video.id
         assert ready.current_version is not None and ready.current_version.source == "translate"
         assert rf.videos.version(copy.id, ready.current_version.number).doc["locale"] == "es"

@@ -21,10 +21,11 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
+from tests.helpers import WORK_CEILING_SEC
 
 PACKAGE = "reelfarm_generated"
 ALLOWED_WARNINGS: list[str] = []
-WAIT_SEC = 120.0
+WAIT_SEC = WORK_CEILING_SEC
 
 
 @dataclass(frozen=True)
