@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from tests.e2e.test_serve import first_workspace_key, free_port, start_server, stop, wait_for_health
+from tests.helpers import WORK_CEILING_SEC
 from tests.servers import PostgresProcess, RedisProcess
 
 FORMATS = ("16:9", "9:16", "1:1", "4:5")
@@ -122,7 +123,7 @@ def test_renders_finish_after_redis_is_killed_and_comes_back_empty(farm: Farm) -
     video = make_video(farm)
     farm.start_worker()
     ids = request_renders(farm, video)
-    wait_for(lambda: "running" in statuses(farm, ids), 60, "a render to start")
+    wait_for(lambda: "running" in statuses(farm, ids), WORK_CEILING_SEC, "a render to start")
     before = statuses(farm, ids)
     assert "queued" in before, before  # some wait in the queue, one is drawing: both kinds are lost
 
@@ -131,7 +132,7 @@ def test_renders_finish_after_redis_is_killed_and_comes_back_empty(farm: Farm) -
     assert farm.worker is not None and farm.worker.poll() is None, farm.worker_log()
     farm.redis.start()  # empty: it kept nothing
 
-    wait_for(lambda: set(statuses(farm, ids)) == {"succeeded"}, 150,
+    wait_for(lambda: set(statuses(farm, ids)) == {"succeeded"}, WORK_CEILING_SEC,
              f"every render to succeed: {statuses(farm, ids)}\n{farm.worker_log()}", interval=1)
     assert farm.worker.poll() is None, farm.worker_log()
     assert farm.http.get("/me").json()["workspace"]["credits"] == credits - 1  # 6 s: one credit, once
@@ -151,7 +152,7 @@ def test_scratch_folders_of_a_killed_node_are_removed_when_a_node_starts(farm: F
     render = farm.http.post(f"/videos/{video}/renders", json={"format": "16:9", "resolution": 1080}).json()
     first = farm.start_worker()
     scratch = farm.root / "reelfarm-scratch"
-    wait_for(lambda: scratch.is_dir() and any(p.name.startswith("chunk-") for p in scratch.iterdir()), 60,
+    wait_for(lambda: scratch.is_dir() and any(p.name.startswith("chunk-") for p in scratch.iterdir()), WORK_CEILING_SEC,
              "a chunk to start drawing")
     tree = [first.pid] + [c.pid for c in psutil.Process(first.pid).children(recursive=True)]
     for pid in tree:  # the node dies at once, horse and all: nothing of it cleans up
@@ -166,7 +167,7 @@ def test_scratch_folders_of_a_killed_node_are_removed_when_a_node_starts(farm: F
     assert not list(farm.root.glob("reelfarm-chunk-*"))  # nothing in the system temp dir itself
 
     farm.start_worker()
-    wait_for(lambda: farm.http.get(f"/renders/{render['id']}").json()["status"] == "succeeded", 120,
+    wait_for(lambda: farm.http.get(f"/renders/{render['id']}").json()["status"] == "succeeded", WORK_CEILING_SEC,
              "the render to succeed on the new node", interval=0.5)
     assert not [name for name in left if (scratch / name).exists()]
     assert f"removed {len(left)} scratch folder(s) left by processes that died" in farm.worker_log()

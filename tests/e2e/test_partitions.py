@@ -25,6 +25,7 @@ import pytest
 from reelfarm.shared.db import DATABASE_WAIT_BOUND_SEC
 from tests.e2e.partitioned import FPS, PartitionedFarm, wait_for
 from tests.e2e.test_node_drain import end_tree
+from tests.helpers import WORK_CEILING_SEC
 
 SLACK_SEC = 1.5  # a request's own work, on a loaded 2-core machine
 SILENT_SEC = 15.0  # the benchmark keeps it silent for 60 s
@@ -92,7 +93,7 @@ def test_a_render_reads_in_under_a_second_while_the_redis_host_is_silent(farm: P
     farm.start_node("node-a", frame_sec="0.05")
     render = farm.request_render(farm.make_video())
     waiting = farm.request_render(farm.make_video())  # behind it: its place in the queue lives in Redis
-    wait_for(lambda: farm.render(render)["progress"] > 0.3, 120, "a chunk or two to be stored")
+    wait_for(lambda: farm.render(render)["progress"] > 0.3, WORK_CEILING_SEC, "a chunk or two to be stored")
     assert farm.render(waiting)["queue"] is not None
     time.sleep(1)  # the chunk under way when the link goes is not recorded before it is back
 
@@ -114,7 +115,7 @@ def test_a_render_reads_in_under_a_second_while_the_redis_host_is_silent(farm: P
     assert all(s["progress_stale"] and s["queue"] is None for s in shown)
     assert all(s["progress"] > 0 for s in shown if s["id"] == render)
     wait_for(lambda: not farm.render(render)["progress_stale"], 15, "fresh progress once Redis is back")
-    assert farm.finished(waiting, 240)["status"] == "succeeded"
+    assert farm.finished(waiting, WORK_CEILING_SEC)["status"] == "succeeded"
 
 
 def test_a_render_succeeds_through_a_25_s_partition_of_its_database_and_redis(farm: PartitionedFarm) -> None:
@@ -125,7 +126,7 @@ def test_a_render_succeeds_through_a_25_s_partition_of_its_database_and_redis(fa
     render = farm.request_render(video)
     charged = farm.credits()
     assert charged < credits
-    wait_for(lambda: farm.render(render)["progress"] > 0.05, 120, "the render to be under way")
+    wait_for(lambda: farm.render(render)["progress"] > 0.05, WORK_CEILING_SEC, "the render to be under way")
 
     farm.db_host.silence()
     farm.redis_host.silence()
@@ -133,7 +134,7 @@ def test_a_render_succeeds_through_a_25_s_partition_of_its_database_and_redis(fa
     farm.db_host.restore()
     farm.redis_host.restore()
 
-    ended = farm.finished(render, 240)
+    ended = farm.finished(render, WORK_CEILING_SEC)
     assert ended["status"] == "succeeded", (ended, farm.log("node-a")[-3000:], farm.log("node-b")[-3000:])
     assert farm.frames_of(ended) == 10 * FPS
     assert farm.credits() == charged
@@ -148,10 +149,10 @@ def test_a_render_succeeds_while_its_storage_host_is_silent_during_uploads(tmp_p
         render = farm.request_render(farm.make_video())
         charged = farm.credits()
         assert charged < credits
-        wait_for(lambda: farm.render(render)["progress"] > 0.2, 120, "a chunk to be drawn")
+        wait_for(lambda: farm.render(render)["progress"] > 0.2, WORK_CEILING_SEC, "a chunk to be drawn")
         with farm.storage_host.silenced():
             time.sleep(20)
-        ended = farm.finished(render, 240)
+        ended = farm.finished(render, WORK_CEILING_SEC)
         assert ended["status"] == "succeeded", (ended, farm.log("node-a")[-3000:])
         assert farm.frames_of(ended) == 10 * FPS
         assert farm.credits() == charged
@@ -179,7 +180,7 @@ def test_a_node_killed_mid_chunk_has_its_chunk_running_elsewhere_within_30_s(far
     render = farm.request_render(farm.make_video())
     drawing = wait_for(lambda: [job for job, h in chunk_jobs(farm, render).items()
                                 if h.get("status") == "started" and h.get("worker_name") == "node-a"
-                                and farm.render(render)["progress"] > 0], 120, "node-a to draw a chunk")[0]
+                                and farm.render(render)["progress"] > 0], WORK_CEILING_SEC, "node-a to draw a chunk")[0]
     killed = time.monotonic()
     end_tree(victim)  # the node and its work horse, as a machine that loses power
     farm.start_node("node-b", frame_sec="0.01", own_host=True)
@@ -187,7 +188,7 @@ def test_a_node_killed_mid_chunk_has_its_chunk_running_elsewhere_within_30_s(far
     wait_for(lambda: chunk_jobs(farm, render)[drawing].get("worker_name") == "node-b", 60,
              f"{drawing} to run again on node-b")
     handed_back = time.monotonic() - killed
-    ended = farm.finished(render, 240)
+    ended = farm.finished(render, WORK_CEILING_SEC)
     assert ended["status"] == "succeeded"
     assert farm.frames_of(ended) == 10 * FPS
     assert handed_back < 30, handed_back

@@ -27,6 +27,7 @@ import pytest
 
 from reelfarm.shared.storage import make_s3_client
 from tests.e2e.test_node_drain import DURATION_SEC, FPS, Farm, frames_of, wait_for
+from tests.helpers import WORK_CEILING_SEC
 from tests.servers import free_port
 
 BUCKET = "reelfarm-freeze"
@@ -46,7 +47,7 @@ class Moto:
         self.log = open(root / "moto.log", "wb")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen([binary, "-H", "127.0.0.1", "-p", str(self.port)], stdout=self.log,
                                         stderr=subprocess.STDOUT, start_new_session=True)
-        wait_for(self._answers, 60, "moto_server to answer")
+        wait_for(self._answers, WORK_CEILING_SEC, "moto_server to answer")
         make_s3_client(self.url, **self._credentials()).create_bucket(Bucket=BUCKET)
 
     @staticmethod
@@ -113,9 +114,9 @@ def test_a_render_through_a_storage_freeze_succeeds_whole_or_fails_refunded(farm
     assert charged < credits
 
     if while_ == "chunks write":
-        wait_for(lambda: farm.render(render_id)["progress"] > 0, 90, "a chunk to draw", interval=0.05)
+        wait_for(lambda: farm.render(render_id)["progress"] > 0, WORK_CEILING_SEC, "a chunk to draw", interval=0.05)
     else:
-        wait_for(joined.exists, 90, "the stitch to join the MP4", interval=0.05)
+        wait_for(joined.exists, WORK_CEILING_SEC, "the stitch to join the MP4", interval=0.05)
     moto.freeze()
     at_work: set[str] = set()  # jobs seen at work while the storage is frozen
     frozen_at, seen = time.time(), []
@@ -130,7 +131,7 @@ def test_a_render_through_a_storage_freeze_succeeds_whole_or_fails_refunded(farm
     assert seen and all(r["status"] == "running" and r["url"] is None for r in seen), seen
 
     done = wait_for(lambda: (r := farm.render(render_id))["status"] in ("succeeded", "failed", "canceled") and r,
-                    90, "the render to end", interval=0.25)
+                    WORK_CEILING_SEC, "the render to end", interval=0.25)
     if done["status"] == "failed":  # a failure is refunded, with nothing to download
         assert (done["url"], done["poster_url"], farm.credits()) == (None, None, credits), done
         return
@@ -145,7 +146,7 @@ def test_a_render_through_a_storage_freeze_succeeds_whole_or_fails_refunded(farm
         return [job_id for job_id in at_work
                 if (writer or job_id) == job_id and _at(ended[job_id].get("ended_at", "")) > thawed_at]
 
-    wait_for(held, 30, f"a job at work in the freeze to end after the thaw: {at_work}", interval=0.25)
+    wait_for(held, WORK_CEILING_SEC, f"a job at work in the freeze to end after the thaw: {at_work}", interval=0.25)
     assert frames_of(done["url"], tmp_path / "frozen.mp4") == DURATION_SEC * FPS
     assert httpx.get(done["poster_url"], timeout=30).status_code == 200
     assert farm.credits() == charged  # charged once

@@ -16,6 +16,7 @@ import m3u8
 import pytest
 
 from tests.e2e.test_node_drain import DURATION_SEC, FPS, Farm, end_tree, wait_for
+from tests.helpers import WORK_CEILING_SEC
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def farm(tmp_path: Path, farm_database: str, farm_redis: str) -> Iterator[Farm]:
 def test_the_playlist_only_grows_through_a_killed_node(farm: Farm) -> None:
     first = farm.start_node("first", frame_sec="0.06")
     render = farm.request_render()
-    url = wait_for(lambda: farm.render(render)["stream_url"], 120, "the first chunk's segment")
+    url = wait_for(lambda: farm.render(render)["stream_url"], WORK_CEILING_SEC, "the first chunk's segment")
     reads: list[m3u8.M3U8] = []
 
     def read() -> m3u8.M3U8:
@@ -40,7 +41,7 @@ def test_the_playlist_only_grows_through_a_killed_node(farm: Farm) -> None:
     read()
     # Mid-chunk, as the docstring says: a job taken and not yet started when its node dies is another
     # path (tests/e2e/test_taken_not_started.py).
-    wait_for(lambda: farm.drawing(render), 60, "a chunk to draw", interval=0.05)
+    wait_for(lambda: farm.drawing(render), WORK_CEILING_SEC, "a chunk to draw", interval=0.05)
     end_tree(first)  # its chunk is handed back once it is seen dead
     killed = time.monotonic()
     farm.start_node("second", frame_sec="0.01")

@@ -18,20 +18,21 @@ from rq.job import Job, JobStatus
 
 from reelfarm.farm.runtime.nodes import taken_key
 from tests.e2e.test_farm_outages import Farm, farm, wait_for  # noqa: F401 - the fixture
+from tests.helpers import WORK_CEILING_SEC
 
 
 def test_a_job_taken_by_a_node_that_died_before_starting_it_runs_on_the_next_node(farm: Farm) -> None:  # noqa: F811
     redis = Redis.from_url(farm.redis.url)
     node = farm.start_worker()
     # idle: registered, past its look at the database, waiting for a job (RQ marks that just before it waits)
-    wait_for(lambda: any(w.get_state() == "idle" for w in Worker.all(connection=redis)), 60,
+    wait_for(lambda: any(w.get_state() == "idle" for w in Worker.all(connection=redis)), WORK_CEILING_SEC,
              f"the node to wait for a job\n{farm.worker_log()}")
     time.sleep(0.5)
     queue = Queue("jobs", connection=redis)
 
     farm.postgres.shut_down()  # the node waits for a job; it will hold the one it takes until the database is back
     job = queue.enqueue("os.getpid", retry=Retry(max=1))
-    wait_for(lambda: redis.hexists(taken_key(""), job.id), 30, f"the node to take the job\n{farm.worker_log()}")
+    wait_for(lambda: redis.hexists(taken_key(""), job.id), WORK_CEILING_SEC, f"the node to take the job\n{farm.worker_log()}")
     assert queue.count == 0 and job.id not in queue.started_job_registry  # taken, not started: in no list
     assert node.poll() is None
 
@@ -46,5 +47,5 @@ def test_a_job_taken_by_a_node_that_died_before_starting_it_runs_on_the_next_nod
 
     farm.postgres.launch()
     farm.start_worker()
-    wait_for(lambda: Job.fetch(job.id, connection=redis).get_status() == JobStatus.FINISHED, 60,
+    wait_for(lambda: Job.fetch(job.id, connection=redis).get_status() == JobStatus.FINISHED, WORK_CEILING_SEC,
              f"the next node to run the job\n{farm.worker_log()}")

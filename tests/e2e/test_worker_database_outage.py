@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_farm_outages import Farm, make_video, request_renders, statuses, wait_for
+from tests.helpers import WORK_CEILING_SEC
 
 
 @pytest.fixture
@@ -25,14 +26,14 @@ def test_renders_finish_after_the_database_is_stopped_under_a_running_node(farm:
     video = make_video(farm)
     farm.start_worker()
     ids = request_renders(farm, video)
-    wait_for(lambda: "running" in statuses(farm, ids), 60, "a render to start")
+    wait_for(lambda: "running" in statuses(farm, ids), WORK_CEILING_SEC, "a render to start")
 
     farm.postgres.shut_down()
     time.sleep(8)  # long enough for the running chunk to finish and fail to record it
     assert farm.worker is not None and farm.worker.poll() is None, farm.worker_log()
     farm.postgres.launch()
 
-    wait_for(lambda: set(statuses(farm, ids)) == {"succeeded"}, 180,
+    wait_for(lambda: set(statuses(farm, ids)) == {"succeeded"}, WORK_CEILING_SEC,
              f"every render to succeed: {statuses(farm, ids)}\n{farm.worker_log()}", interval=1)
     assert farm.worker.poll() is None, farm.worker_log()
     assert farm.http.get("/me").json()["workspace"]["credits"] == credits - 1  # 6 s: one credit, once
