@@ -471,8 +471,9 @@ def test_stylesheets_that_hang_past_the_time_limit_are_left_out(site):
     # the logo <img> hangs too: the best candidate that did arrive, the icon, is taken
     assert brand.logo is not None and brand.logo.source_url == url(site, "/hanging/icon.png")
     assert (brand.logo.width, brand.logo.height, brand.logo.dominant_color) == (64, 64, "#0891B2")
-    # the abandoned fetches got the same deadline: their threads end with it, not 10 s later
-    wait_until = time.monotonic() + 2.0
+    # the abandoned fetches got the same deadline: their threads end with it, not 10 s later (the
+    # slack is for a loaded machine, where a thread past its deadline may wait seconds for a core)
+    wait_until = time.monotonic() + 5.0
     while any(t.name.startswith("brand-fetch") for t in threading.enumerate()) and time.monotonic() < wait_until:
         time.sleep(0.05)
     assert not [t.name for t in threading.enumerate() if t.name.startswith("brand-fetch")]
