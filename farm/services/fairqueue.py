@@ -83,7 +83,7 @@ READY, CAPPED, PENDING = "ready", "capped", "pending"
 _SLACK = 64  # stale heap entries tolerated before a heap is rebuilt (beyond as many as live ones)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Render:
     """A render's chunks waiting (by id; taken in ``(index, seq, id)`` order) and running."""
 
@@ -92,18 +92,21 @@ class _Render:
     order: list[tuple[int, float, str]] = field(default_factory=list)  # heap, stale entries allowed
     frames: int = 0
     running: int = 0
+    first: Chunk | None = None  # the head, once found (None: look in ``order``)
 
     def head(self) -> Chunk:
         """The chunk it dispatches next (it has one waiting)."""
-        while True:
+        while self.first is None:
             index, seq, chunk_id = self.order[0]
             chunk = self.chunks.get(chunk_id)
             if chunk is not None and chunk.index == index and chunk.seq == seq:
-                return chunk
-            heapq.heappop(self.order)
+                self.first = chunk
+            else:
+                heapq.heappop(self.order)
+        return self.first
 
 
-@dataclass
+@dataclass(slots=True)
 class _Space:
     """A workspace's renders with chunks waiting, by turn (normal, low), and its chunks by arrival."""
 
@@ -114,6 +117,7 @@ class _Space:
     waiting: int = 0
     frames: int = 0
     running: int = 0
+    first: float | None = None  # the earliest arrival, once found (None: look in ``arrivals``)
 
 
 class FairQueue:
@@ -147,13 +151,17 @@ class FairQueue:
         """A chunk starts waiting (ready to run)."""
         if chunk.id in self._waiting or chunk.id in self._running:
             raise ValueError(f"chunk {chunk.id} is already in the queue")
-        space = self._spaces.setdefault(chunk.workspace, _Space())
-        render = self._renders.setdefault(chunk.render, _Render(chunk.workspace))
+        space, render = self._records(chunk)
         if render.workspace != chunk.workspace:
             raise ValueError(f"render {chunk.render} belongs to {render.workspace}, not {chunk.workspace}")
         before = self._first_seq(space) if self._status.get(chunk.workspace) == READY else None
         render.chunks[chunk.id] = chunk
         render.frames += chunk.cost
+        if render.first is not None and (chunk.index, chunk.seq, chunk.id) < \
+                (render.first.index, render.first.seq, render.first.id):
+            render.first = None
+        if space.first is not None and chunk.seq < space.first:
+            space.first = chunk.seq
         space.renders[chunk.render] = None
         space.waiting += 1
         space.frames += chunk.cost
@@ -247,6 +255,7 @@ class FairQueue:
         raised = [c.id for c in record.chunks.values() if c.priority in lower]
         for chunk_id in raised:
             record.chunks[chunk_id] = replace(record.chunks[chunk_id], priority=priority)
+        record.first = None
         if raised and render not in self._unranked:
             self._rank(render)
         return len(raised)
@@ -259,11 +268,8 @@ class FairQueue:
         self._prune()
         self._admit()
         chosen: list[Chunk] = []
-        while len(chosen) < slots:
-            workspace = self._pop_ready()
-            if workspace is None:
-                break
-            chosen.append(self._serve(workspace))
+        while len(chosen) < slots and self._top(True) is not None:
+            chosen.append(self._serve(self._ready[0][2]))
         return chosen
 
     def frames_ahead(self, render: str) -> int:
@@ -381,12 +387,14 @@ class FairQueue:
 
     def _first_seq(self, space: _Space) -> float:
         """The earliest arrival among the workspace's waiting chunks (it has some)."""
-        while True:
+        while space.first is None:
             seq, chunk_id = space.arrivals[0]
             render = self._waiting.get(chunk_id)
             if render is not None and self._renders[render].chunks[chunk_id].seq == seq:
-                return seq
-            heapq.heappop(space.arrivals)
+                space.first = seq
+            else:
+                heapq.heappop(space.arrivals)
+        return space.first
 
     def _place(self, workspace: str) -> None:
         """Put an admitted workspace with chunks waiting where its cap says: served next, or aside."""
@@ -423,14 +431,6 @@ class FairQueue:
             heapq.heappop(heap)
         return None
 
-    def _pop_ready(self) -> str | None:
-        entry = self._top(True)
-        if entry is None:
-            return None
-        heapq.heappop(self._ready)
-        del self._status[entry[-1]]
-        return str(entry[-1])
-
     def _next_render(self, space: _Space) -> str:
         """The workspace's render whose turn it is: normal renders while any waits, then low ones."""
         for low in (False, True):
@@ -446,28 +446,61 @@ class FairQueue:
         raise LookupError("no render of the workspace waits")
 
     def _serve(self, workspace: str) -> Chunk:
+        """Dispatch the next chunk of the workspace on top of the ready heap (whose entry, and its
+        render's, are replaced in place: one sift each, not a pop and a push)."""
         space = self._spaces[workspace]
         render = self._next_render(space)
-        chunk = self._renders[render].head()
-        self._run(chunk)
+        record = self._renders[render]
+        chunk = record.head()
+        heapq.heappop(record.order)
+        self._running[chunk.id] = chunk
+        space.running += 1
+        record.running += 1
         self._detach(chunk)
-        self._ledger.served[workspace] += chunk.cost / self._share(workspace).weight
-        self._ledger.render_served[render] = self._ledger.render_served.get(render, 0.0) + chunk.cost
-        if self._renders[render].chunks:
-            self._rank(render)
-        if space.waiting:
-            self._place(workspace)
+        share = self._share(workspace)
+        served = self._ledger.served[workspace] = self._ledger.served[workspace] + chunk.cost / share.weight
+        rendered = self._ledger.render_served[render] = self._ledger.render_served[render] + chunk.cost
+        low = chunk.priority == "low"
+        turns = space.turns[low]
+        head = record.head() if record.chunks else None
+        if head is not None and (head.priority == "low") == low:
+            heapq.heapreplace(turns, (rendered, head.seq, render))
+        else:
+            heapq.heappop(turns)
+            if head is not None:
+                self._rank(render)
+        if space.waiting and space.running < share.cap:
+            heapq.heapreplace(self._ready, (served, self._first_seq(space), workspace))
+        else:
+            heapq.heappop(self._ready)
+            if space.waiting:
+                self._place(workspace)
         return chunk
 
     def _run(self, chunk: Chunk) -> None:
         self._running[chunk.id] = chunk
-        self._spaces.setdefault(chunk.workspace, _Space()).running += 1
-        self._renders.setdefault(chunk.render, _Render(chunk.workspace)).running += 1
+        space, render = self._records(chunk)
+        space.running += 1
+        render.running += 1
+
+    def _records(self, chunk: Chunk) -> tuple[_Space, _Render]:
+        """The chunk's workspace and render, made if new."""
+        space = self._spaces.get(chunk.workspace)
+        if space is None:
+            space = self._spaces[chunk.workspace] = _Space()
+        render = self._renders.get(chunk.render)
+        if render is None:
+            render = self._renders[chunk.render] = _Render(chunk.workspace)
+        return space, render
 
     def _detach(self, chunk: Chunk) -> None:
         """Take a waiting chunk out of the counts (its heap entries go stale)."""
         render = self._renders[chunk.render]
         space = self._spaces[chunk.workspace]
+        if render.first is not None and render.first.id == chunk.id:
+            render.first = None
+        if space.first == chunk.seq:
+            space.first = None
         del render.chunks[chunk.id]
         del self._waiting[chunk.id]
         render.frames -= chunk.cost
