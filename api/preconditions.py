@@ -11,8 +11,9 @@ them is the current version's tag, compared strongly (a weak tag, `W/"v5"`, neve
 check is made in the transaction that writes (``reelfarm.studio.videos``), so of two edits sent
 with the same tag one lands and the other is refused: 412 `version_conflict`, naming the current
 version in the message and in `details[0].current_version`, with its `ETag`. A header that is not
-`*` or a list of quoted tags is 400 on `If-Match`. Preconditions are weighed after the checks
-that would refuse the request without them (404, 409), as RFC 9110 §13.2.1 asks.
+`*` or a list of quoted tags (the pattern the OpenAPI document states, ``IF_MATCH_PATTERN``) is
+400 on `If-Match`. A well-formed one is weighed after the checks that would refuse the request
+without it (404, 409), as RFC 9110 §13.2.1 asks.
 """
 from __future__ import annotations
 
@@ -26,12 +27,16 @@ from reelfarm.studio.errors import VersionConflict
 from reelfarm.studio.resources import VideoResource
 
 IF_MATCH = "If-Match"
-_TAG = re.compile(r'\s*(W/)?"([\x21\x23-\x7e\x80-\xff]*)"\s*')
+_ENTITY_TAG = r'(?:W/)?"[!#-~]*"'  # RFC 9110 §8.8.3, without obs-text
+IF_MATCH_PATTERN = rf"^[ \t]*(?:\*|{_ENTITY_TAG}(?:[ \t]*,[ \t]*{_ENTITY_TAG})*)[ \t]*$"
+MAX_IF_MATCH = 1024
+_IF_MATCH = re.compile(IF_MATCH_PATTERN.removeprefix("^").removesuffix("$"))
+_TAGS = re.compile(r'(W/)?"([!#-~]*)"')
 _VERSION_TAG = re.compile(r"v([1-9][0-9]{0,9})")
 
 IF_MATCH_PARAMETER = {
     "in": "header", "name": IF_MATCH, "required": False,
-    "schema": {"type": "string", "minLength": 1, "maxLength": 1024},
+    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_IF_MATCH, "pattern": IF_MATCH_PATTERN},
     "examples": {"read": {"summary": "The ETag the video was read with", "value": '"v5"'},
                  "any": {"summary": "Any current version", "value": "*"}},
     "description": "The video's `ETag` as it was read (`\"v5\"`, its current version), or several separated by "
@@ -65,45 +70,25 @@ def if_match() -> frozenset[int] | None:
     such tags gives the empty set, which no version matches.
 
     Raises:
-        ValidationFailed: a header that is neither `*` nor a comma-separated list of quoted tags.
+        ValidationFailed: a header that is neither `*` nor a comma-separated list of quoted tags
+            (``IF_MATCH_PATTERN``, as the OpenAPI document states it), or longer than 1024 characters.
     """
     lines = request.headers.getlist(IF_MATCH)
     if not lines:
         return None
-    value = ",".join(lines).strip()
-    if value == "*":
-        return None
-    numbers: set[int] = set()
-    tags = 0
-    for element in _elements(value):
-        match = _TAG.fullmatch(element)
-        if match is None:
-            raise _malformed()
-        tags += 1
-        version = _VERSION_TAG.fullmatch(match.group(2))
-        if match.group(1) is None and version is not None:
-            numbers.add(int(version.group(1)))
-    if tags == 0:
+    value = ", ".join(lines)
+    if len(value) > MAX_IF_MATCH or not _IF_MATCH.fullmatch(value):
         raise _malformed()
-    return frozenset(numbers)
-
-
-def _elements(value: str) -> list[str]:
-    """The list's elements: commas outside quotes separate them; empty ones are dropped (RFC 9110 §5.6.1)."""
-    found, start, quoted = [], 0, False
-    for i, ch in enumerate(value):
-        if ch == '"':
-            quoted = not quoted
-        elif ch == "," and not quoted:
-            found.append(value[start:i])
-            start = i + 1
-    found.append(value[start:])
-    return [e for e in found if e.strip()]
+    if value.strip() == "*":
+        return None
+    return frozenset(int(version.group(1)) for weak, tag in _TAGS.findall(value)
+                     if not weak and (version := _VERSION_TAG.fullmatch(tag)))
 
 
 def _malformed() -> ApiError:
     return invalid([detail(IF_MATCH, "invalid", 'must be "*" or entity tags in double quotes, separated by commas, '
-                                                'such as "v5" as the video\'s ETag gives it')])
+                                                f'such as "v5" as the video\'s ETag gives it ({MAX_IF_MATCH} '
+                                                'characters at most)')])
 
 
 def refused(conflict: VersionConflict) -> PreconditionFailed:
@@ -113,5 +98,5 @@ def refused(conflict: VersionConflict) -> PreconditionFailed:
                f"changed it since it was read. Read it again, make the change on version {now} and send it "
                f"with If-Match: {etag(now)}.")
     problem: dict[str, Any] = {**detail(IF_MATCH, "version_conflict", f"the current version is {now} (ETag {etag(now)})"),
-               "current_version": now}
+                               "current_version": now}
     return PreconditionFailed(message, [problem], headers={"ETag": etag(now)})

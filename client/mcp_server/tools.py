@@ -197,13 +197,14 @@ TOOLS: tuple[ToolDef, ...] = (
             {"wait": WAIT, "timeout": TIMEOUT}, _follow_video, read_only=True, shape=VIDEO),
     ToolDef("update_video", "Update a video", "Change story `fields` or send a complete `doc` (each a new version), "
             "or rename with `title`; a change that leaves the document as it is makes no version. Pass "
-            "`expected_version` when the change was made from a video you read.", "PATCH", "/api/v1/videos/{video_id}",
+            "`expected_version` (where offered) when the change was made from a video you read.", "PATCH", "/api/v1/videos/{video_id}",
             {"expected_version": EXPECTED_VERSION}, summaries={"fields": FIELDS_PATCH, "doc": DOC}, shape=VIDEO),
     ToolDef("list_versions", "List versions", "A video's versions, oldest first: number, source, note, lint warnings "
             "(`full`: each with its VideoDoc).", "GET", "/api/v1/videos/{video_id}/versions", read_only=True,
             shape=results.listed(results.version_summary)),
     ToolDef("restore_version", "Restore a version", "Make an earlier version current again (as a new version; "
-            "nothing is lost); with `expected_version`, only if no one has saved another version since you read it.",
+            "nothing is lost); with `expected_version` (where offered), only if no one has saved another version "
+            "since you read it.",
             "POST", "/api/v1/videos/{video_id}/versions/{number}/restore", {"expected_version": EXPECTED_VERSION},
             shape=VIDEO),
     ToolDef("render_video", "Render a video", "Render the current version to MP4 (uses credits once per version). "
