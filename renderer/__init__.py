@@ -19,6 +19,7 @@ modules it touches (a still never loads PyAV, a lint never loads an encoder).
 | ``render`` | ``render_segment``, ``render_video``, ``finish_video`` (concat and audio) |
 | ``stills`` | PNG stills and JPEG posters |
 | ``assets`` / ``fonts`` / ``text`` / ``tokens`` | images and audio, packaged fonts, text layout, brand tokens |
+| ``footage`` | video clips: the clip frame shown at an instant, decoded by seeking to a keyframe and forward |
 | ``errors`` | ``RendererError`` and its kinds (``DocInvalid``, ``AssetError``, ``FontError``, ...) |
 """
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """The VideoDoc linter: errors that stop a render, warnings that a designer should see.
 
 Errors: schema violations, unknown asset / font / brand-token references, timing outside the
-scene, duplicate ids, total duration outside 6 s to 10 min. Warnings are checked in all four
+scene, duplicate ids, total duration outside 6 s to 10 min, a video trimmed to nothing, and (when
+clips can be measured: an asset source or a ``clip_duration`` is given) a clip that cannot be read
+or a trim past its end. A clip shorter than the time it must fill (and not looping) is a warning:
+its last frame is held. Warnings are checked in all four
 formats by laying the document out for real: text under 24 px at 1080p, WCAG contrast under
 4.5:1 against the pixels actually drawn behind the text, text overflowing its box, and text or
 images leaving the safe area. Children of groups are checked at any depth, placed in the frame
@@ -14,7 +17,7 @@ import dataclasses
 import functools
 import json
 import math
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +25,9 @@ import numpy as np
 
 from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.draw import Rect
-from reelfarm.renderer.errors import Problem
+from reelfarm.renderer.errors import AssetError, Problem
 from reelfarm.renderer.fonts import available_families
-from reelfarm.renderer.model import Doc, FontRef, Layer, Scene, build_doc, iter_layers, schema_problems
+from reelfarm.renderer.model import Doc, FontRef, Footage, Layer, Scene, build_doc, iter_layers, schema_problems
 from reelfarm.renderer.spec import FORMATS, frame_size
 from reelfarm.renderer.tokens import Brand, contrast_ratio, parse_hex
 
@@ -32,6 +35,7 @@ MIN_DURATION, MAX_DURATION = 6.0, 600.0
 MIN_TEXT_PX_AT_1080 = 24.0
 MIN_CONTRAST = 4.5
 LINT_RESOLUTION = 360
+ClipDuration = Callable[[str], float]  # a video asset id -> its clip's length in seconds
 
 
 @dataclass
@@ -48,13 +52,17 @@ class LintReport:
         return {"errors": [p.as_dict() for p in self.errors], "warnings": [p.as_dict() for p in self.warnings]}
 
 
-def lint(data: Mapping[str, Any], assets: Any = None, check_layout: bool = True) -> LintReport:
+def lint(data: Mapping[str, Any], assets: Any = None, check_layout: bool = True,
+         clip_duration: ClipDuration | None = None) -> LintReport:
     """Lint a VideoDoc given as JSON data.
 
     Args:
         data: the document.
-        assets: an AssetSource, needed only to measure contrast over image backgrounds.
+        assets: an AssetSource, needed to measure contrast over image backgrounds and, without
+            `clip_duration`, to measure video clips (their files are read).
         check_layout: also lay out every format for the warnings (slower).
+        clip_duration: a video asset id -> its clip's length in seconds (a media library knows it);
+            it raises ``AssetError`` for a clip that cannot be had.
     """
     report = LintReport(errors=schema_problems(data))
     if report.errors:
@@ -63,6 +71,9 @@ def lint(data: Mapping[str, Any], assets: Any = None, check_layout: bool = True)
     report.errors.extend(_reference_errors(doc))
     report.errors.extend(_timing_errors(doc))
     report.errors.extend(_duplicate_ids(doc))
+    measure = clip_duration or (_clip_prober(doc, assets) if assets is not None else None)
+    for problem in _footage_problems(doc, measure):
+        (report.warnings if problem.code == "clip_too_short" else report.errors).append(problem)
     if check_layout and not report.errors:
         report.warnings.extend(_layout_warnings(doc, assets))
     return report
@@ -84,16 +95,16 @@ def _reference_errors(doc: Doc) -> Iterator[Problem]:
             yield Problem(f"/brand/fonts/{key}/family", "unknown_font", f"font family {ref.get('family')!r} is not available")
     for s, scene in enumerate(doc.scenes):
         bg = scene.background
-        if bg.type == "image":
+        if bg.type in ("image", "video"):
             if not bg.asset:
-                yield Problem(f"/scenes/{s}/background", "missing_asset", "an image background needs an asset")
+                yield Problem(f"/scenes/{s}/background", "missing_asset", f"{'an' if bg.type == 'image' else 'a'} {bg.type} background needs an asset")
             else:
-                yield from _asset_ref(doc, brand, bg.asset, f"/scenes/{s}/background/asset", "image")
+                yield from _asset_ref(doc, brand, bg.asset, f"/scenes/{s}/background/asset", bg.type)
         for ptr, layer in _all_layers(scene, f"/scenes/{s}/layers"):
             if isinstance(layer.font, FontRef) and layer.font.family not in families:
                 yield Problem(ptr + "/font/family", "unknown_font", f"font family {layer.font.family!r} is not available")
-            if layer.type == "image" and layer.asset:
-                yield from _asset_ref(doc, brand, layer.asset, ptr + "/asset", "image")
+            if layer.type in ("image", "video") and layer.asset:
+                yield from _asset_ref(doc, brand, layer.asset, ptr + "/asset", layer.type)
     for i, track in enumerate(doc.audio):
         yield from _asset_ref(doc, brand, track.asset, f"/audio/{i}/asset", "audio")
 
@@ -108,6 +119,67 @@ def _asset_ref(doc: Doc, brand: Brand, asset_id: str, ptr: str, kind: str) -> It
         yield Problem(ptr, "unknown_asset", f"asset {asset_id!r} is not in the asset table")
     elif asset.type != kind:
         yield Problem(ptr, "wrong_asset_type", f"asset {asset_id!r} is {asset.type}, not {kind}")
+
+
+def _clip_prober(doc: Doc, assets: Any) -> ClipDuration:
+    """Clip lengths read from the files `assets` gives (each clip's packets read once)."""
+    from reelfarm.renderer.footage import ClipStore
+
+    store = ClipStore(doc, assets)
+    return lambda asset_id: store.index(asset_id).duration
+
+
+def _footage_uses(doc: Doc) -> Iterator[tuple[str, str, Footage, float]]:
+    """(pointer, asset id, footage, seconds shown) of every video layer and background."""
+    for s, scene in enumerate(doc.scenes):
+        bg = scene.background
+        if bg.type == "video" and bg.asset:
+            yield f"/scenes/{s}/background", bg.asset, bg.footage, scene.duration
+        for ptr, layer in _all_layers(scene, f"/scenes/{s}/layers"):
+            if layer.type == "video" and layer.asset:
+                end = scene.duration if layer.end is None else min(layer.end, scene.duration)
+                yield ptr, layer.asset, layer.footage, max(0.0, end - layer.start)
+
+
+def _footage_problems(doc: Doc, clip_duration: ClipDuration | None) -> Iterator[Problem]:
+    lengths: dict[str, float | AssetError] = {}
+    for ptr, asset_id, footage, shown in _footage_uses(doc):
+        if footage.trim_end is not None and footage.trim_end <= footage.trim_start:
+            yield Problem(ptr + "/trim_end", "bad_trim", f"trim_end {footage.trim_end:g} s is not after "
+                          f"trim_start {footage.trim_start:g} s")
+            continue
+        asset = doc.asset(asset_id)
+        if clip_duration is None or asset is None or asset.type != "video":
+            continue
+        if asset_id not in lengths:
+            try:
+                lengths[asset_id] = clip_duration(asset_id)
+            except AssetError as exc:
+                lengths[asset_id] = exc
+        length = lengths[asset_id]
+        if isinstance(length, AssetError):
+            yield Problem(ptr + "/asset", "missing_asset", f"clip {asset_id!r} cannot be read: {length}")
+            continue
+        yield from _trim_problems(ptr, asset_id, footage, shown, length, doc.fps)
+
+
+def _trim_problems(ptr: str, asset_id: str, footage: Footage, shown: float, length: float,
+                   fps: int) -> Iterator[Problem]:
+    if footage.trim_start >= length:
+        yield Problem(ptr + "/trim_start", "bad_trim",
+                      f"trim_start {footage.trim_start:g} s is past the end of clip {asset_id!r} ({length:g} s)")
+        return
+    if footage.trim_end is not None and footage.trim_end > length + 1e-3:
+        yield Problem(ptr + "/trim_end", "bad_trim",
+                      f"trim_end {footage.trim_end:g} s is past the end of clip {asset_id!r} ({length:g} s)")
+        return
+    available = (length if footage.trim_end is None else footage.trim_end) - footage.trim_start
+    needed = shown * footage.speed
+    if not footage.loop and available < needed - footage.speed / fps + 1e-6:
+        yield Problem(ptr + "/asset", "clip_too_short",
+                      f"clip {asset_id!r} has {available:.2f} s to play from {footage.trim_start:g} s but must fill "
+                      f"{shown:.2f} s at speed {footage.speed:g} ({needed:.2f} s of clip); its last frame is held. "
+                      "Set loop, trim earlier, slow it down or shorten the layer")
 
 
 def _timing_errors(doc: Doc) -> Iterator[Problem]:

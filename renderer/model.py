@@ -55,6 +55,18 @@ class KenBurns:
 
 
 @dataclass(frozen=True)
+class Footage:
+    """Which part of a video clip plays, and how: the clip second shown at `elapsed` seconds of
+    the layer (or scene) is `trim_start + elapsed * speed`, wrapped at `trim_end` when `loop`."""
+
+    trim_start: float = 0.0
+    trim_end: float | None = None
+    speed: float = 1.0
+    loop: bool = False
+    volume: float = 1.0
+
+
+@dataclass(frozen=True)
 class Background:
     type: str = "solid"
     color: str = "$brand.colors.background"
@@ -63,6 +75,7 @@ class Background:
     fit: str = "cover"
     overlay: str | None = None
     ken_burns: KenBurns | None = None
+    footage: Footage = Footage()
 
 
 @dataclass(frozen=True)
@@ -149,6 +162,12 @@ class Layer:
     fit: str = "cover"
     radius: float | str = 0.0
     ken_burns: KenBurns | None = None
+    # video
+    trim_start: float = 0.0
+    trim_end: float | None = None
+    speed: float = 1.0
+    loop: bool = False
+    volume: float = 1.0
     # shape
     shape: str = "rect"
     fill: str | Gradient | None = None
@@ -171,9 +190,13 @@ class Layer:
         return ()
 
     @property
+    def footage(self) -> Footage:
+        return Footage(self.trim_start, self.trim_end, self.speed, self.loop, self.volume)
+
+    @property
     def is_animated(self) -> bool:
         """True when the layer changes within its scene's lifetime (apart from visibility)."""
-        return bool(self.enter or self.exit or self.keyframes or self.ken_burns
+        return bool(self.enter or self.exit or self.keyframes or self.ken_burns or self.type == "video"
                     or any(c.is_animated for c in self.children))
 
 
@@ -360,7 +383,11 @@ def _background(raw: Mapping[str, Any] | None) -> Background:
         fit=raw.get("fit", "cover"),
         overlay=raw.get("overlay"),
         ken_burns=_ken_burns(raw.get("ken_burns")),
+        footage=Footage(**{k: raw[k] for k in _FOOTAGE_FIELDS if k in raw}),
     )
+
+
+_FOOTAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Footage))
 
 
 def _gradient(raw: Mapping[str, Any]) -> Gradient:

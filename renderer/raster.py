@@ -27,7 +27,7 @@ from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.draw import ImageStore, Rect, draw_background, draw_fitted, draw_shape, lerp_view
 from reelfarm.renderer.easing import ease
 from reelfarm.renderer.fonts import FontBook, font_book
-from reelfarm.renderer.model import Doc, Layer, Scene
+from reelfarm.renderer.model import Doc, Footage, Layer, Scene, View
 from reelfarm.renderer.text import TextBlock, TextSpec, shown_chars
 from reelfarm.renderer.timeline import LayerState, Timeline, layer_state
 from reelfarm.renderer.tokens import Brand, argb
@@ -144,6 +144,7 @@ class SkiaRasterizer:
         self.brand = Brand(doc.brand)
         self.book = book or font_book()
         self.images = ImageStore(doc, assets)
+        self._clips: Any = None  # a footage.ClipStore, made for the first video drawn (PyAV loads then)
         self.timeline = Timeline(doc)
         self._main = self._new_target()
         self._scratch: Any = None
@@ -187,6 +188,8 @@ class SkiaRasterizer:
         return self._frame
 
     def close(self) -> None:
+        if self._clips is not None:
+            self._clips.close()
         self._plans.clear()
         self._texts.clear()
         self._last_frames.clear()
@@ -216,17 +219,28 @@ class SkiaRasterizer:
             return None
         if layer.type == "group":
             return state, tuple(self._layer_key(c.for_format(self.fmt), t, duration) for c in layer.children)
+        if layer.type == "video":  # a new clip frame is a new picture
+            return state, self.clips.frame_number(layer.asset or "", layer.footage, t - layer.start)
         if layer.type == "text" and state.reveal < 1.0:
             # The characters shown, not the exact fraction: frames between two steps are equal.
             shown = shown_chars(_display_text(layer), state.reveal, state.reveal_mode)
             return dataclasses.replace(state, reveal=0.0), shown
         return state
 
-    def _bg_key(self, scene: Scene, local: float) -> float:
+    def _bg_key(self, scene: Scene, local: float) -> Any:
         bg = scene.background
-        if bg.ken_burns is None:
-            return 0.0
-        return round(ease(bg.ken_burns.easing, local / scene.duration), 6)
+        kb = 0.0 if bg.ken_burns is None else round(ease(bg.ken_burns.easing, local / scene.duration), 6)
+        if bg.type == "video":
+            return kb, self.clips.frame_number(bg.asset or "", bg.footage, local)
+        return kb
+
+    @property
+    def clips(self) -> Any:
+        """The document's video clips (``reelfarm.renderer.footage.ClipStore``)."""
+        if self._clips is None:
+            from reelfarm.renderer.footage import ClipStore
+            self._clips = ClipStore(self.doc, self.images.assets)
+        return self._clips
 
     def _plan(self, index: int) -> _ScenePlan:
         plan = self._plans.get(index)
@@ -245,11 +259,12 @@ class SkiaRasterizer:
         layers = self._scenes[index]
         static = [self._is_static(l, scene.duration) for l in layers]
         prefix = 0
-        if scene.background.ken_burns is None:
+        still = _still_background(scene)
+        if still:
             while prefix < len(layers) and static[prefix]:
                 prefix += 1
         base = None
-        if scene.background.ken_burns is None:
+        if still:
             target = self._new_target()
             self._paint_background(target.surface.getCanvas(), scene, 0.0)
             for layer in layers[:prefix]:
@@ -339,9 +354,19 @@ class SkiaRasterizer:
 
     def _paint_background(self, canvas: skia.Canvas, scene: Scene, local: float) -> None:
         kb = 0.0
-        if scene.background.ken_burns is not None:
-            kb = ease(scene.background.ken_burns.easing, local / scene.duration)
-        draw_background(canvas, scene.background, self.brand, self.images, self.width, self.height, kb)
+        bg = scene.background
+        if bg.ken_burns is not None:
+            kb = ease(bg.ken_burns.easing, local / scene.duration)
+        if bg.type != "video":
+            draw_background(canvas, bg, self.brand, self.images, self.width, self.height, kb)
+            return
+        canvas.clear(argb(self.brand.color(bg.color)) | 0xFF000000)
+        zoom = max(bg.ken_burns.start.scale, bg.ken_burns.end.scale) if bg.ken_burns else 1.0
+        view = lerp_view(bg.ken_burns.start, bg.ken_burns.end, kb) if bg.ken_burns else None
+        self._draw_clip(canvas, bg.asset or "", f"scene:{scene.id}", bg.footage, local, self._frame_box(),
+                        bg.fit, zoom, view)
+        if bg.overlay:
+            canvas.drawColor(argb(self.brand.color(bg.overlay)))
 
     def _draw_transition(self, index: int, local: float, p: float, keys: tuple | None = None) -> None:
         """The frame at progress `p` of scene `index`'s transition in; `keys` (the incoming
@@ -419,6 +444,8 @@ class SkiaRasterizer:
             self._draw_text(canvas, layer, block, box, state)
         elif layer.type == "image":
             self._draw_image(canvas, layer, box, state)
+        elif layer.type == "video":
+            self._draw_video(canvas, layer, box, t)
         elif layer.type == "shape":
             draw_shape(canvas, layer, box, self.brand, self.unit)
         elif layer.type == "group":
@@ -499,6 +526,32 @@ class SkiaRasterizer:
         draw_fitted(canvas, image, dest, box, layer.fit, view)
         if radius > 0:
             canvas.restore()
+
+
+    def _draw_video(self, canvas: skia.Canvas, layer: Layer, box: Rect, t: float) -> None:
+        x, y, w, h = box
+        if w < 0.5 or h < 0.5:
+            return
+        radius = self.brand.number(layer.radius) * self.unit
+        if radius > 0:
+            canvas.save()
+            canvas.clipRRect(skia.RRect.MakeRectXY(skia.Rect.MakeXYWH(x, y, w, h), radius, radius), True)
+        self._draw_clip(canvas, layer.asset or "", f"layer:{layer.id}", layer.footage, t - layer.start, box,
+                        layer.fit)
+        if radius > 0:
+            canvas.restore()
+
+    def _draw_clip(self, canvas: skia.Canvas, asset_id: str, slot: str, footage: Footage, elapsed: float,
+                   box: Rect, fit: str, zoom: float = 1.0, view: View | None = None) -> None:
+        """The clip frame shown `elapsed` seconds into `footage`, fitted to `box`."""
+        number = self.clips.frame_number(asset_id, footage, elapsed)
+        image, dest = self.clips.fitted(asset_id, slot, number, box[2], box[3], fit, zoom)
+        draw_fitted(canvas, image, dest, box, fit, view)
+
+
+def _still_background(scene: Scene) -> bool:
+    """Whether the scene's background looks the same all through it (drawn once into its base)."""
+    return scene.background.ken_burns is None and scene.background.type != "video"
 
 
 def _text_block_size(key: Any, block: TextBlock) -> int:
