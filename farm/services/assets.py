@@ -73,6 +73,9 @@ def import_remote_assets(doc: Mapping[str, Any], fetcher: SafeFetcher, storage: 
     """
     keys = []
     for asset_id, (kind, url) in remote_assets(doc).items():
+        if kind == "video":  # clips are large and drawn frame by frame: they come from the media library
+            raise AssetError(f"video asset {asset_id!r} ({url}): a video is drawn from the workspace's media "
+                             "library; upload it there and name it by its key, then render again")
         key = storage_keys.imported_key(prefix, asset_id)
         keys.append(key)
         if storage.exists(key):
