@@ -31,7 +31,8 @@ EMBEDDED_NOTE = (
               help="Comma-separated queues to work, in priority order: render (on a GL node: render-gpu, "
                    "then render), render-gpu (GL nodes only), jobs.")
 @click.option("--burst", is_flag=True, help="Quit once the queues are empty.")
-@click.option("--name", help="Worker name (default: host.pid.random).")
+@click.option("--name", help="Node name, kept across restarts (default: <host>-<n>, the lowest slot free on this "
+                             "host). A node of the same name that is alive makes this one refuse to start.")
 @click.option("--namespace", default="", help="Prefix of queue names and keys, to share one Redis.")
 @click.option("--metrics-port", type=click.IntRange(min=0, max=65535), default=0, show_default=True,
               help="Serve Prometheus metrics on this port (0: off).")

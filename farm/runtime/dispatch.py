@@ -41,6 +41,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
+from reelfarm.farm.runtime.resilience import DATABASE, OUTAGES
 from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Load, Share, line, pick, plan_share, ranked_below
 from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE, Turn
 from reelfarm.shared.tables import workspaces
@@ -90,6 +91,7 @@ class Shares:
             with self.engine.connect() as conn:
                 for workspace, share in workspace_shares(conn, stale).items():
                     self._known[workspace] = (now + SHARES_TTL_SEC, share)
+            OUTAGES.ok(DATABASE)
         return {w: self._known[w][1] if w in self._known else DEFAULT_SHARE for w in workspace_ids}
 
 
@@ -207,10 +209,13 @@ class Dispatcher:
         ledger = self._load_ledger()
         share = self.shares({h.chunk.workspace for h in held} | set(running))
         moved: list[str] = []
-        workers = self._workers()
+        from reelfarm.farm.runtime.routing import works
+
+        nodes = self._live_nodes()
+        workers = self._workers(nodes) if slots is None else {}
         free = {q: self._free(q, workers, worker) if slots is None else slots
                 for q in (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE)}
-        gpu_live = self._gpu_live()
+        gpu_live = any(works(n, GPU_QUEUE) for n in nodes)
         by_target: dict[str, list[Held]] = {}
         cutoff = time.time() - self.gpu_wait_sec
         waited: set[str] = set()
@@ -348,11 +353,20 @@ class Dispatcher:
                 pipe.execute()
         return running
 
-    def _workers(self) -> dict[str, list[tuple[str, str]]]:
-        """Live workers per ready queue, (name, state): RQ's registrations, and the nodes' own
-        heartbeats (``reelfarm.farm.runtime.nodes``), which cover a node whose RQ registration
-        Redis lost (it came back empty) until the node registers again."""
+    def _live_nodes(self) -> list[dict[str, Any]]:
+        """The live nodes' records (``reelfarm.farm.runtime.nodes``), read once a round; none when
+        the registry cannot be read (RQ's registrations alone, and the CPU queue, which every node works)."""
         from reelfarm.farm.runtime.nodes import NodeRegistry
+
+        try:
+            return NodeRegistry(self.redis, self.namespace).live_nodes()
+        except Exception:  # noqa: BLE001
+            return []
+
+    def _workers(self, nodes: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
+        """Live workers per ready queue, (name, state): RQ's registrations, and the nodes' own
+        heartbeats (``nodes``), which cover a node whose RQ registration Redis lost (it came back
+        empty) until the node registers again."""
         from reelfarm.farm.runtime.routing import works
 
         found: dict[str, list[tuple[str, str]]] = {}
@@ -367,25 +381,12 @@ class Dispatcher:
                 states = pipe.execute()
             found[queue] = [(k.removeprefix("rq:worker:"), (s.decode() if isinstance(s, bytes) else s) or "")
                             for k, s in zip(keys, states) if s is not None]
-        try:
-            nodes = NodeRegistry(self.redis, self.namespace).nodes()
-        except Exception:  # noqa: BLE001 - RQ's registrations alone
-            nodes = []
         for node in nodes:
             for queue in (RENDER_QUEUE, GPU_QUEUE, NVENC_QUEUE):
                 known = {name for name, _ in found.get(queue, [])}
                 if works(node, queue) and node["name"] not in known:
                     found.setdefault(queue, []).append((node["name"], str(node.get("state", ""))))
         return found
-
-    def _gpu_live(self) -> bool:
-        from reelfarm.farm.runtime.nodes import NodeRegistry
-        from reelfarm.farm.runtime.routing import works
-
-        try:
-            return any(works(n, GPU_QUEUE) for n in NodeRegistry(self.redis, self.namespace).nodes())
-        except Exception:  # noqa: BLE001 - the registry unreadable: the CPU queue, which every node works
-            return False
 
     def _free(self, target: str, workers: dict[str, list[tuple[str, str]]], worker: Any) -> int:
         """Places free on ``target``: its idle workers (and the worker about to take a job), less

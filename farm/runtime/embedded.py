@@ -62,6 +62,7 @@ from reelfarm.farm.runtime.fairrows import (
 )
 from reelfarm.farm.runtime.nodes import pid_exists
 from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_exception, resolve
+from reelfarm.farm.runtime.resilience import DATABASE, Outage, is_outage
 from reelfarm.farm.services.errors import QueueUnavailable
 from reelfarm.farm.services.fairness import Line, Load, pick, place, ranked_below
 from reelfarm.farm.services.queues import RENDER_QUEUE, Turn
@@ -116,6 +117,7 @@ class EmbeddedQueue:
         self._chunks: Known = {}  # the chunks it was computed from, by id (``kept_line``)
         self._due: Known = {}  # the chunks the dispatcher last found due, by id (``_fair_turns``)
         self._batch = threading.local()  # .conn: this thread's batch transaction (``batch``)
+        self._outage = Outage()  # of the dispatcher thread's rounds
 
     # -- JobQueue ---------------------------------------------------------------------------
 
@@ -315,6 +317,7 @@ class EmbeddedQueue:
                 if stopping and not self._inflight:
                     return
                 now = time.monotonic()
+                touched = now >= next_lease  # whether this round reached the database
                 if now >= next_lease:
                     self._renew()
                     self._reclaim()
@@ -324,10 +327,17 @@ class EmbeddedQueue:
                     next_maintenance = now + self.maintenance_sec
                 free = self.workers - len(self._inflight)
                 if not stopping and free > 0:
+                    touched = True
                     for task in self._claim(free):
                         self._submit(task)
-            except Exception:
-                log.exception("embedded queue: dispatch round failed")
+            except Exception as exc:
+                if is_outage(exc):  # once in the process's outage log, not once a round
+                    self._outage.lost(exc, "claiming tasks")
+                else:
+                    log.exception("embedded queue: dispatch round failed")
+            else:
+                if touched:
+                    self._outage.ok("the embedded queue resumes", (DATABASE,))
             self._wake.wait(self.poll_sec)
             self._wake.clear()
 

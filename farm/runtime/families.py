@@ -30,7 +30,7 @@ log = logging.getLogger("reelfarm.farm")
 def stale_renders(queue: RQQueue) -> list[str]:
     """Renders with a chunk waiting on ``render-nvenc`` past the wait while another node could
     take it (or none of NVENC is live), oldest first."""
-    nodes = NodeRegistry(queue.redis, queue.namespace).nodes()
+    nodes = NodeRegistry(queue.redis, queue.namespace).live_nodes()
     nvenc = any(works(n, NVENC_QUEUE) for n in nodes)
     others = any(works(n, RENDER_QUEUE) and not works(n, NVENC_QUEUE) for n in nodes)
     if not others and (nvenc or not nodes):

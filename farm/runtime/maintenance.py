@@ -6,7 +6,8 @@
    (``recover_orphans``), and the jobs they had taken and not yet started back to the front of
    their queues (``recover_taken``), every ``HANDBACK_SEC``: with a node seen as dead ``ALIVE_SEC``
    after its last heartbeat (``reelfarm.farm.runtime.nodes``), a dead node's chunk is running again
-   elsewhere within about 25 s of its death;
+   elsewhere within about 25 s of its death; and forget the nodes gone for ``FORGET_SEC``
+   (``NodeRegistry.prune``);
 2. ``repair`` (a farm on RQ only): enqueue again the work Redis lost (``reelfarm.farm.runtime.reconcile``), and
    ``reap``: fail and refund renders and jobs stalled past their bound (``reelfarm.farm.runtime.reaper``);
 3. ``webhooks``: fan new outbox events out to deliveries and enqueue due retries (``reelfarm.farm.runtime.webhooks``);
@@ -16,8 +17,8 @@
 
 One error policy: a chore that fails is logged with its traceback and the others still run; an
 outage (Redis or the database unreachable) ends the round, and ``Maintenance.run_once`` reports
-it once when it starts and once when it is over (``reelfarm.farm.runtime.resilience.Outage``), never a traceback
-per round.
+it to the process's outage log (``reelfarm.farm.runtime.resilience.OutageLog``: one line when it
+starts, one when it is over, whichever of the process's rounds meets it), never a traceback per round.
 
 Who runs it, and with which gate:
 
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -45,7 +46,7 @@ from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key, taken_notes
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.reaper import reap
 from reelfarm.farm.runtime.reconcile import reconcile
-from reelfarm.farm.runtime.resilience import Outage, is_outage
+from reelfarm.farm.runtime.resilience import DATABASE, REDIS, Outage, is_outage
 from reelfarm.farm.runtime.webhooks import run_webhooks
 from reelfarm.farm.services.queues import ALL_QUEUES, JobQueue
 
@@ -175,8 +176,11 @@ def _step(chore: str) -> Iterator[None]:
         log.exception("farm maintenance: %s failed", chore)
 
 
-def recover_orphans(redis: Any, queue_names: Sequence[str], registry: NodeRegistry) -> list[str]:
-    """Give RQ the started jobs of dead farm nodes to handle as abandoned, now. Returns their ids.
+def recover_orphans(redis: Any, queue_names: Sequence[str], registry: NodeRegistry,
+                    gone: Collection[str] = ()) -> list[str]:
+    """Give RQ the started jobs of dead farm nodes (and of the nodes named in ``gone``: a dead node
+    whose name a new node took, ``reelfarm.farm.runtime.worker.take_over``) to handle as abandoned,
+    now. Returns their ids.
 
     It runs in threads (a node's heartbeat thread, each API process's timer): RQ's clean-up calls
     the job's failure callback under a death penalty, SIGALRM by default, which only a main thread
@@ -198,7 +202,7 @@ def recover_orphans(redis: Any, queue_names: Sequence[str], registry: NodeRegist
                 execution.refresh()
             except ValueError:
                 continue  # its record expired: RQ's own cleanup will see the entry expire too
-            if execution.worker_name and registry.is_dead(execution.worker_name):
+            if execution.worker_name and (execution.worker_name in gone or registry.is_dead(execution.worker_name)):
                 log.warning("job %s was running on %s, which is gone; handing it back", job_id, execution.worker_name)
                 dead[entry] = 0
                 recovered.append(job_id)
@@ -210,10 +214,11 @@ def recover_orphans(redis: Any, queue_names: Sequence[str], registry: NodeRegist
     return recovered
 
 
-def recover_taken(redis: Any, key: str, registry: NodeRegistry) -> list[str]:
-    """Put the jobs that dead nodes took and never started back at the front of their queues, their
-    retries unspent (they never ran); drop the notes of jobs that started or are gone. Returns the
-    ids put back. ``key``: the farm's taken key (``reelfarm.farm.runtime.nodes.taken_key``).
+def recover_taken(redis: Any, key: str, registry: NodeRegistry, gone: Collection[str] = ()) -> list[str]:
+    """Put the jobs that dead nodes (and the nodes named in ``gone``, as ``recover_orphans``) took and
+    never started back at the front of their queues, their retries unspent (they never ran); drop the
+    notes of jobs that started or are gone. Returns the ids put back. ``key``: the farm's taken key
+    (``reelfarm.farm.runtime.nodes.taken_key``).
 
     A note is claimed by deleting it, so of two rounds at once only one puts a job back.
     """
@@ -233,7 +238,7 @@ def recover_taken(redis: Any, key: str, registry: NodeRegistry) -> list[str]:
         if started or job.get_status() != JobStatus.QUEUED:
             redis.hdel(key, job_id)  # it started (a dead node's started job is recover_orphans'), or ended
             continue
-        if not registry.is_dead(node) or not redis.hdel(key, job_id):
+        if (node not in gone and not registry.is_dead(node)) or not redis.hdel(key, job_id):
             continue  # its node lives (it may be waiting for the database), or another round took it
         queue = Queue(queue_name, connection=redis)
         redis.lrem(queue.intermediate_queue_key, 0, job_id)
@@ -275,6 +280,7 @@ class rq_repair:  # named as the function it was: a Repair of a farm on RQ
 
     def handback(self) -> list[str]:
         registry = NodeRegistry(self.queue.redis, self.queue.namespace)
+        registry.prune()
         return (recover_orphans(self.queue.redis, [self.queue.queue_name(q) for q in self.queues], registry)
                 + recover_taken(self.queue.redis, taken_key(self.queue.namespace), registry))
 
@@ -289,19 +295,39 @@ class Maintenance:
     def __init__(self, queue: JobQueue, gate: Gate, repair: Repair | None = None,
                  what: str = "farm maintenance", reroute: Reroute | None = None) -> None:
         self.queue, self.gate, self.repair, self.reroute = queue, gate, repair, reroute
-        self.outage = Outage(f"Redis or the database ({what})")
+        self.what = what
+        self.outage = Outage()  # Redis or the database, as each error says
 
     def run_once(self) -> RoundResult | None:
+        gate = _Recorded(self.gate)
         try:
-            result = farm_round(self.queue, self.gate, self.repair, self.reroute)
+            result = farm_round(self.queue, gate, self.repair, self.reroute)
         except Exception as exc:
             if not is_outage(exc):
-                log.exception("farm maintenance failed")
+                log.exception("%s failed", self.what)
                 return None
-            self.outage.lost(exc, "maintaining the farm")
+            self.outage.lost(exc, self.what)
             return None
-        self.outage.ok("farm maintenance resumes")
+        # what this round reached: Redis on a farm on RQ (its locks, its repairs), the database
+        # through the chores that always read it
+        used = ((REDIS,) if self.repair is not None else ()) + \
+            ((DATABASE,) if gate.ran & {REPAIR, WEBHOOKS, RETENTION} else ())
+        self.outage.ok(f"{self.what} resumes", used)
         return result
+
+
+class _Recorded:
+    """A gate that remembers which chores it let run."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+        self.ran: set[str] = set()
+
+    def due(self, chore: str) -> bool:
+        if self.gate.due(chore):
+            self.ran.add(chore)
+            return True
+        return False
 
 
 def embedded_maintenance(queue: JobQueue) -> Callable[[], RoundResult | None]:

@@ -146,7 +146,7 @@ class NodeHealth:
 
     def _others_working(self, name: str) -> bool:
         return any(node["name"] != name and any(works(node, q) for q in (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE))
-                   for node in self.registry.nodes())
+                   for node in self.registry.live_nodes())
 
 
 class FrameCounter:

@@ -1,18 +1,31 @@
 """Render nodes: what each can do, and whether it is still alive.
 
-Every ``reelfarm worker`` writes a hash ``reelfarm:node:<worker name>`` every few seconds:
-hostname, pid, cores, the rasterizer its chunks draw with (``raster``: cpu or gl, and the GL
-renderer's name), GPU model, NVENC, queues, state, current job, ``last_seen``, and from
-nvidia-ml-py (``sample_gpu``, each beat) GPU memory total and used, utilization and NVENC
-capacity, or in ``nvml`` why there are none (not installed, no driver). The hash
-lives a day (so ``reelfarm farm status`` can show a node that went quiet); the node counts as
-alive while ``last_seen`` is recent and, on the same host, while its pid exists. That second
-test is what lets a worker that starts after a crash take over a killed node's jobs at once
-(``reelfarm.farm.runtime.worker.recover_orphans``) instead of waiting for RQ's registry entries to expire.
+Liveness is one sorted set, ``reelfarm:<ns>nodes:seen``: node name -> time of its last heartbeat.
+Every ``reelfarm worker`` beats every few seconds (``ZADD``), so the live nodes are one
+``ZRANGEBYSCORE`` over the last ``ALIVE_SEC``, however many nodes the farm has had. Beside it each
+node keeps a hash ``reelfarm:<ns>node:<name>``: hostname, pid (and when that process started),
+cores, the rasterizer its chunks draw with (``raster``: cpu or gl, and the GL renderer's name), GPU
+model, NVENC, queues, state, current job, ``last_seen``, and from nvidia-ml-py (``sample_gpu``,
+each beat) GPU memory total and used, utilization and NVENC capacity, or in ``nvml`` why there are
+none. A caller reads the hashes of only the nodes it needs, in one pipeline. A hash expires
+``NODE_TTL_SEC`` after the node's last beat, so a gone node's record goes by itself; its entry
+in the set stays ``FORGET_SEC`` (the hand-back round still knows the node as dead, not unknown)
+and the maintenance round removes it then (``prune``).
+
+A node counts as alive while its last beat is recent and, on the same host, while its process
+exists (the same pid, started at the same moment). That second test lets a node started after a
+crash take over a killed node's jobs, and its name, at once.
+
+Names are identities that survive a restart: ``--name``, or by default ``<host>-<n>`` with the
+lowest slot ``n`` free on that host (``claim``). A name is free when no node of it is alive: a
+node started under the name of a dead one takes it over at once (``reelfarm.farm.runtime.worker``
+hands back what the dead one left); under the name of a live one it is refused, since two nodes
+must never share a name.
 
 The hash also holds the node's standing (``failures``, ``failure``, ``set_aside_until``: chunks that
 failed in a row through its fault, and whether it is set aside; ``reelfarm.farm.runtime.nodehealth``),
-written by the node and cleared by an operator; ``nodes()`` adds ``set_aside`` (now).
+written by the node and cleared by an operator; ``nodes()`` adds ``set_aside`` (now). A node
+restarted under its name within ``NODE_TTL_SEC`` keeps its standing.
 """
 
 from __future__ import annotations
@@ -26,14 +39,16 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from reelfarm.farm.services.nodehealth import STANDING_FIELDS, Standing
 
 log = logging.getLogger("reelfarm.farm")
 
-NODE_TTL_SEC = 24 * 3600
 ALIVE_SEC = 15.0  # a node that has not written for this long is gone (heartbeats every 5 s: three missed)
+NODE_TTL_SEC = 30  # a node's hash outlives its last beat by this: six beats
+FORGET_SEC = 3600.0  # a gone node's entry in the liveness set: its jobs are handed back long before
 T = TypeVar("T")
 
 
@@ -65,6 +80,7 @@ class Capabilities:
     raster: str = "cpu"  # the rasterizer chunks draw with here: "cpu" or "gl"
     gl_renderer: str = ""  # GL_RENDERER of the node's GL context (e.g. "llvmpipe (LLVM 15.0.6, 256 bits)")
     encoder: str = "x264"  # the encoder family every chunk of this node uses: "x264" or "nvenc"
+    pid_started: str = ""  # when the process started (``process_started``): tells a pid used again apart
 
 
 @dataclass(frozen=True)
@@ -88,7 +104,7 @@ def detect_capabilities(raster: str = "cpu", gl_renderer: str = "", encoder: str
     gpu = gpu_model()
     return Capabilities(hostname=socket.gethostname(), pid=os.getpid(), cores=os.cpu_count() or 1,
                         gpu=gpu, nvenc=_nvenc() if gpu else False, raster=raster, gl_renderer=gl_renderer,
-                        encoder=encoder)
+                        encoder=encoder, pid_started=process_started(os.getpid()))
 
 
 def gpu_model() -> str | None:
@@ -170,8 +186,48 @@ def probe_gl(gpu_index: int = 0, hardware_only: bool = False, timeout: float = 1
     return status == "ok", detail
 
 
+class NameTaken(ValueError):
+    """A node was started under the name of a node that is alive."""
+
+
+# Take a name if its entry in the liveness set is still the one the caller judged (a compare and set):
+# KEYS seen set, node hash; ARGV name, score judged ("" for none), now, hostname, pid, pid_started, ttl
+_CLAIM = """
+local score = redis.call('zscore', KEYS[1], ARGV[1])
+if ARGV[2] == '' then
+  if score then return 0 end
+elseif not score or tonumber(score) ~= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('zadd', KEYS[1], ARGV[3], ARGV[1])
+redis.call('hset', KEYS[2], 'hostname', ARGV[4], 'pid', ARGV[5], 'pid_started', ARGV[6], 'state', 'starting',
+           'current_job', '', 'last_seen', ARGV[3])
+redis.call('expire', KEYS[2], ARGV[7])
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class Holder:
+    """What the registry says of a name now: its last beat (the raw score; None when unknown) and
+    the fields of its hash that tell whose it is."""
+
+    name: str
+    score: float | None
+    data: dict[str, str]
+
+    @property
+    def last_beat(self) -> float:
+        return self.score if self.score is not None else 0.0
+
+    def describe(self, now: float) -> str:
+        return (f"it sent a heartbeat {max(0.0, now - self.last_beat):.1f} s ago from "
+                f"{self.data.get('hostname') or 'an unknown host'} (pid {self.data.get('pid') or '?'})")
+
+
 class NodeRegistry:
-    """Node hashes in Redis; ``namespace`` keeps deployments sharing a Redis apart."""
+    """The liveness set and node hashes in Redis (module docstring); ``namespace`` keeps
+    deployments sharing a Redis apart."""
 
     def __init__(self, redis: Any, namespace: str = "") -> None:
         self.redis = redis
@@ -182,50 +238,155 @@ class NodeRegistry:
         return f"{self.prefix}node:{name}"
 
     @property
-    def index_key(self) -> str:
-        return f"{self.prefix}nodes"
+    def seen_key(self) -> str:
+        """The sorted set of node name -> time of its last heartbeat."""
+        return f"{self.prefix}nodes:seen"
+
+    # -- writes -------------------------------------------------------------------------------
 
     def beat(self, name: str, caps: Capabilities, *, queues: list[str], state: str,
              current_job: str | None, gpu: GpuSample | None = None) -> None:
         """Record that the node is alive and what it is doing (and its GPU's state, when sampled)."""
         values = {**asdict(caps), **(asdict(gpu) if gpu is not None else {})}
         fields = {k: ("" if v is None else str(int(v) if isinstance(v, bool) else v)) for k, v in values.items()}
-        fields.update(queues=",".join(queues), state=state, current_job=current_job or "", last_seen=f"{time.time():.3f}")
-        with self.redis.pipeline() as pipe:
+        now = time.time()
+        fields.update(queues=",".join(queues), state=state, current_job=current_job or "", last_seen=f"{now:.3f}")
+        with self.redis.pipeline(transaction=False) as pipe:
             pipe.hset(self.key(name), mapping=fields)
             pipe.expire(self.key(name), NODE_TTL_SEC)
-            pipe.sadd(self.index_key, name)
+            pipe.zadd(self.seen_key, {name: now})
             pipe.execute()
 
     def mark_stopped(self, name: str) -> None:
-        self.redis.hset(self.key(name), mapping={"state": "stopped", "current_job": "", "last_seen": f"{time.time():.3f}"})
+        """The node stopped: it is dead from now on (its name free at once), its record kept as long
+        as a killed node's."""
+        now = time.time()
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(self.key(name), mapping={"state": "stopped", "current_job": "", "last_seen": f"{now:.3f}"})
+            pipe.zadd(self.seen_key, {name: now - ALIVE_SEC - 1}, xx=True)
+            pipe.execute()
+
+    def prune(self) -> int:
+        """Forget the nodes gone for ``FORGET_SEC``; how many."""
+        return int(self.redis.zremrangebyscore(self.seen_key, "-inf", time.time() - FORGET_SEC))
+
+    # -- names --------------------------------------------------------------------------------
+
+    def claim(self, name: str | None, hostname: str | None = None, pid: int | None = None) -> tuple[str, Holder]:
+        """Take ``name`` (None: ``<host>-<n>``, the lowest slot free on this host) for the process
+        ``pid`` on ``hostname`` (default: this one). Returns the name and what the registry held
+        under it before (``Holder.score`` None: nobody), so that the caller can take over what a
+        dead holder left.
+
+        A name whose holder is alive on another host cannot be judged by its process: this waits
+        until the holder beats again (alive: refused) or its last beat is ``ALIVE_SEC`` old (dead),
+        so at most ``ALIVE_SEC``.
+
+        Raises:
+            NameTaken: a node of that name is alive.
+        """
+        hostname = hostname or socket.gethostname()
+        pid = pid or os.getpid()
+        if name is None:
+            return self._claim_slot(hostname, pid)
+        first: Holder | None = None
+        while True:
+            holder = self.holder(name)
+            verdict = self._judge(holder, hostname, pid)
+            if verdict == "free":
+                if self._take(holder, hostname, pid):
+                    return name, holder
+                continue  # it changed under us: judge it again
+            now = time.time()
+            if verdict == "live" or (first is not None and holder.score != first.score):
+                raise NameTaken(f"a node named {name!r} is alive: {holder.describe(now)}. Two nodes cannot share a "
+                                "name: stop that node first, or start this one under another --name (without "
+                                "--name it takes <host>-<n>, the lowest slot free on its host)")
+            first = first or holder
+            time.sleep(min(0.5, max(0.05, holder.last_beat + ALIVE_SEC - now)))
+
+    def _claim_slot(self, hostname: str, pid: int) -> tuple[str, Holder]:
+        slot = 1
+        while True:
+            holder = self.holder(f"{self.namespace}{hostname}-{slot}")
+            if self._judge(holder, hostname, pid) != "free":
+                slot += 1  # a live node's
+            elif self._take(holder, hostname, pid):
+                return holder.name, holder
+
+    def holder(self, name: str) -> Holder:
+        """The name's last beat and the fields of its hash that say whose it is, in one round trip."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zscore(self.seen_key, name)
+            pipe.hmget(self.key(name), IDENTITY_FIELDS)
+            score, values = pipe.execute()
+        return Holder(name, None if score is None else float(score),
+                      {k: _text(v) for k, v in zip(IDENTITY_FIELDS, values) if v is not None})
+
+    def _judge(self, holder: Holder, hostname: str, pid: int) -> str:
+        """"free" (nobody, or a dead node), "live" (a live node), or "unsure" (a recent beat from
+        another host)."""
+        if holder.score is None or not _fresh(holder.last_beat) or holder.data.get("state") == "stopped":
+            return "free"
+        if holder.data.get("hostname") != hostname:
+            return "unsure"
+        if holder.data.get("pid") == str(pid):  # a dead holder that had this process's pid (a container's)
+            return "free"
+        return "live" if _process_alive(holder.data) else "free"
+
+    def _take(self, holder: Holder, hostname: str, pid: int) -> bool:
+        now = time.time()
+        judged = "" if holder.score is None else repr(holder.score)
+        return bool(self.redis.eval(_CLAIM, 2, self.seen_key, self.key(holder.name), holder.name, judged,
+                                    repr(now), hostname, str(pid), process_started(pid), NODE_TTL_SEC))
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def live(self) -> list[str]:
+        """The names of the nodes whose last beat is within ``ALIVE_SEC``: one command."""
+        return [_text(raw) for raw in self.redis.zrangebyscore(self.seen_key, f"({time.time() - ALIVE_SEC}", "+inf")]
+
+    def live_nodes(self) -> list[dict[str, Any]]:
+        """The live nodes with their records (as ``nodes``): the liveness set, then the hashes of
+        those nodes alone, in one pipeline."""
+        return [node for node in self._records(self.live()) if node["alive"]]
 
     def nodes(self) -> list[dict[str, Any]]:
-        """Every node seen in the last day, with ``alive`` and ``seen_sec_ago``; stale names are pruned."""
+        """The nodes alive or seen within ``NODE_TTL_SEC`` (whose record has not expired), with
+        ``alive`` and ``seen_sec_ago``."""
+        since = time.time() - ALIVE_SEC - NODE_TTL_SEC
+        return self._records([_text(raw) for raw in self.redis.zrangebyscore(self.seen_key, since, "+inf")])
+
+    def _records(self, names: list[str]) -> list[dict[str, Any]]:
+        if not names:
+            return []
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zmscore(self.seen_key, names)
+            for name in names:
+                pipe.hgetall(self.key(name))
+            scores, *raws = pipe.execute()
         found, now = [], time.time()
-        for raw in sorted(self.redis.smembers(self.index_key)):
-            name = raw.decode() if isinstance(raw, bytes) else raw
-            data = self._data(name)
-            if data is None:
-                self.redis.srem(self.index_key, name)
-                continue
-            found.append({"name": name, **data, "alive": self._alive(data),
+        for name, score, raw in sorted(zip(names, scores, raws), key=lambda entry: entry[0]):
+            if not raw or score is None:
+                continue  # its record expired, or it was forgotten meanwhile
+            data = {_text(k): _text(v) for k, v in raw.items()}
+            found.append({"name": name, **data, "alive": _alive(float(score), data),
                           "set_aside": Standing.from_fields(data).set_aside(now),
-                          "seen_sec_ago": round(now - float(data.get("last_seen") or 0), 1)})
+                          "seen_sec_ago": round(now - float(data.get("last_seen") or score), 1)})
         return found
 
     def known(self, name: str) -> bool:
-        """Whether the registry has a record of node ``name`` (seen in the last day)."""
+        """Whether the registry has a record of node ``name`` (seen within ``NODE_TTL_SEC``)."""
         return bool(self.redis.exists(self.key(name)))
 
     def standing(self, name: str) -> Standing:
         """The node's standing (a clean one for a node without a record)."""
         values = self.redis.hmget(self.key(name), STANDING_FIELDS)
-        return Standing.from_fields({k: v.decode() if isinstance(v, bytes) else v
+        return Standing.from_fields({k: _text(v) if v is not None else None
                                      for k, v in zip(STANDING_FIELDS, values)})
 
     def save_standing(self, name: str, standing: Standing) -> None:
-        with self.redis.pipeline() as pipe:
+        with self.redis.pipeline(transaction=False) as pipe:
             pipe.hset(self.key(name), mapping=standing.as_fields())
             pipe.expire(self.key(name), NODE_TTL_SEC)
             pipe.execute()
@@ -233,25 +394,47 @@ class NodeRegistry:
     def is_dead(self, name: str) -> bool:
         """True only for a node this registry knows and knows to be gone; an unknown worker (a
         plain ``rq worker``) is left to RQ's own expiry."""
-        data = self._data(name)
-        return data is not None and not self._alive(data)
+        holder = self.holder(name)
+        return holder.score is not None and not _alive(holder.last_beat, holder.data)
 
-    def _data(self, name: str) -> dict[str, str] | None:
-        raw = self.redis.hgetall(self.key(name))
-        if not raw:
-            return None
-        return {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
-                for k, v in raw.items()}
 
-    @staticmethod
-    def _alive(data: dict[str, str]) -> bool:
-        if data.get("state") == "stopped":
-            return False
-        if time.time() - float(data.get("last_seen") or 0) > ALIVE_SEC:
-            return False
-        if data.get("hostname") == socket.gethostname() and (data.get("pid") or "").isdigit():
-            return pid_exists(int(data["pid"]))
-        return True
+IDENTITY_FIELDS = ("hostname", "pid", "pid_started", "state")
+
+
+def _fresh(last_beat: float) -> bool:
+    return time.time() - last_beat <= ALIVE_SEC
+
+
+def _alive(last_beat: float, data: dict[str, str]) -> bool:
+    """A node is alive while it beats, has not stopped and, on this host, its process exists."""
+    if data.get("state") == "stopped" or not _fresh(last_beat):
+        return False
+    if data.get("hostname") == socket.gethostname():
+        return _process_alive(data)
+    return True
+
+
+def _process_alive(data: dict[str, str]) -> bool:
+    """Whether the process a record names exists on this host: its pid, started when the record
+    says (a pid used again by another process is not the node)."""
+    pid = data.get("pid") or ""
+    if not pid.isdigit():
+        return True  # nothing to tell by: the beat alone decides
+    if not pid_exists(int(pid)):
+        return False
+    started = data.get("pid_started") or ""
+    return not started or process_started(int(pid)) in ("", started)
+
+
+def process_started(pid: int) -> str:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat``), as text; ""
+    where that cannot be read (not Linux, or no such process)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat.rpartition(")")[2].split()  # the name, in parentheses, may hold spaces
+    return fields[19] if len(fields) > 19 else ""
 
 
 def pid_exists(pid: int) -> bool:

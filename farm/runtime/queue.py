@@ -27,7 +27,7 @@ from typing import Any
 
 from reelfarm import PARTS
 from reelfarm.farm.runtime.dispatch import ROUND_SEC, Dispatcher, Shares
-from reelfarm.farm.runtime.resilience import is_database_outage
+from reelfarm.farm.runtime.resilience import REDIS, Outage, is_database_outage, is_outage
 from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, Router
 from reelfarm.farm.services.errors import QueueUnavailable, TaskFailed
 from reelfarm.farm.services.fairness import Line
@@ -131,6 +131,7 @@ class RQQueue:
         self.maintenance = maintenance
         self.maintenance_sec = maintenance_sec
         self._line: Line | None = None  # the fair line as last computed by ``standing``
+        self._outage = Outage()  # of the rounds of fair dispatch
         self._timer: _Every | None = None
         self._rounds: _Every | None = None
 
@@ -175,12 +176,18 @@ class RQQueue:
     def dispatch_round(self, worker: Any = None, wait: float = 0.0) -> list[str]:
         """A round of fair dispatch now, if no other process is in one (or, within ``wait``
         seconds, once it is out); never raises (the next round, a moment later, does what this
-        one could not)."""
+        one could not). An outage goes to the process's outage log (one line when it starts, one
+        when it ends), not a line a round."""
         try:
-            return self.dispatcher.round(worker, wait=wait)
-        except Exception:
-            log.warning("a round of fair dispatch failed", exc_info=True)
+            moved = self.dispatcher.round(worker, wait=wait)
+        except Exception as exc:
+            if is_outage(exc):
+                self._outage.lost(exc, "dispatching chunks")
+            else:
+                log.warning("a round of fair dispatch failed", exc_info=True)
             return []
+        self._outage.ok("dispatch resumes", (REDIS,))
+        return moved
 
     def retarget(self, rq_job_id: str, queue: str) -> bool:
         """Send a chunk still waiting for its turn to ``queue`` instead; False when it is not waiting."""

@@ -3,8 +3,10 @@
 A farm process (a ``reelfarm worker`` node, the maintenance round) never quits or gives up work
 because a server it depends on went away: it waits, retrying with ``Backoff`` (0.5 s doubling
 to ``MAX_WAIT_SEC``, jittered so a farm does not reconnect in lockstep), and carries on where it
-was. ``Outage`` keeps the log readable through it: one warning when a dependency is lost, one
-line when it is back and for how long it was gone, nothing in between however long it lasts.
+was. ``OutageLog`` keeps the log readable through it: per process and dependency, one warning
+when it is lost, one line when it is back and for how long it was gone, nothing in between however
+long it lasts and however many of the process's threads and rounds meet it; ``Outage`` is one
+part's view (whether it is in an outage now), reporting to the process's ``OUTAGES``.
 
 ``is_redis_outage`` and ``is_database_outage`` tell such errors from every other failure (those
 still fail work, as before); the second is ``reelfarm.shared.db.database_outage``.
@@ -74,36 +76,103 @@ class Backoff:
         self._next = self.first
 
 
-class Outage:
-    """The state of one dependency as this process sees it, logged only when it changes."""
+REDIS, DATABASE = "Redis", "the database"
 
-    def __init__(self, what: str, logger: logging.Logger = log) -> None:
-        self.what = what
+
+def dependency_of(exc: BaseException) -> str:
+    """The dependency an outage error is about: ``REDIS`` or ``DATABASE``."""
+    return REDIS if is_redis_outage(exc) else DATABASE
+
+
+class OutageLog:
+    """This process's view of the servers it depends on, keyed by dependency (``REDIS``,
+    ``DATABASE``): one warning when one goes (naming it and the error), one info line when it is
+    back (with how long it was gone), debug lines at most in between, however many threads and
+    rounds of the process meet it. Thread-safe; a forked child starts with a view of its own.
+
+    Each line carries ``dependency`` and ``outage`` ("gone", "back"; ``down_sec`` on the second)
+    and the process's ``pid``, so a log reader can count them.
+    """
+
+    def __init__(self, logger: logging.Logger = log) -> None:
         self.log = logger
-        self._since: float | None = None
+        self._since: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def down(self, dependency: str) -> bool:
+        return dependency in self._since
+
+    def lost(self, dependency: str, exc: BaseException, doing: str = "") -> None:
+        """A call to ``dependency`` failed for want of it; the first of an outage logs a warning."""
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        with self._lock:
+            first = dependency not in self._since
+            if first:
+                self._since[dependency] = time.monotonic()
+        if not first:
+            self.log.debug("%s still unreachable%s (%s)", dependency, f" while {doing}" if doing else "", reason)
+            return
+        self.log.warning("%s unreachable%s (%s); retrying until it is back", dependency,
+                         f" while {doing}" if doing else "", reason,
+                         extra={"dependency": dependency, "outage": "gone", "pid": os.getpid()})
+
+    def ok(self, dependency: str, resumed: str = "") -> None:
+        """A call to ``dependency`` succeeded; the first after an outage logs how long it lasted."""
+        if dependency not in self._since:  # the common case, without the lock
+            return
+        with self._lock:
+            since = self._since.pop(dependency, None)
+        if since is None:
+            return
+        gone = time.monotonic() - since
+        self.log.info("%s reachable again after %.1f s%s", dependency, gone, f"; {resumed}" if resumed else "",
+                      extra={"dependency": dependency, "outage": "back", "down_sec": round(gone, 1),
+                             "pid": os.getpid()})
+
+
+OUTAGES = OutageLog()  # this process's
+
+
+def _fresh_outages() -> None:
+    OUTAGES._since = {}  # in place: modules hold it by name
+    OUTAGES._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_outages)
+
+
+class Outage:
+    """One part of a process (a loop, a round) meeting outages: whether it is in one now (``down``),
+    with the log left to the process's ``OUTAGES``.
+
+    ``dependency``: ``REDIS`` or ``DATABASE``; None for a part that meets both, each error telling
+    which (``dependency_of``). ``ok`` reports the dependencies this part lost as back, or those given.
+    """
+
+    def __init__(self, dependency: str | None = None) -> None:
+        self.dependency = dependency
+        self._lost: set[str] = set()
         self._lock = threading.Lock()
 
     @property
     def down(self) -> bool:
-        return self._since is not None
+        return bool(self._lost)
 
     def lost(self, exc: BaseException, doing: str = "") -> None:
-        """Record a failed attempt; the first of an outage logs a warning."""
+        """Record a failed attempt (the process's log says so once)."""
+        dependency = self.dependency or dependency_of(exc)
         with self._lock:
-            if self._since is not None:
-                return
-            self._since = time.monotonic()
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        self.log.warning("%s unreachable%s (%s); retrying with backoff until it is back", self.what,
-                         f" while {doing}" if doing else "", reason)
+            self._lost.add(dependency)
+        OUTAGES.lost(dependency, exc, doing)
 
-    def ok(self, resumed: str = "") -> None:
-        """Record a success; the first after an outage logs how long it lasted."""
+    def ok(self, resumed: str = "", dependencies: tuple[str, ...] | None = None) -> None:
+        """Record a success with ``dependencies`` (default: this part's, or those it lost)."""
+        if dependencies is None:
+            dependencies = (self.dependency,) if self.dependency else tuple(self._lost)
         with self._lock:
-            if self._since is None:
-                return
-            gone, self._since = time.monotonic() - self._since, None
-        self.log.warning("%s reachable again after %.1f s%s", self.what, gone, f"; {resumed}" if resumed else "")
+            self._lost.difference_update(dependencies)
+        for dependency in dependencies:
+            OUTAGES.ok(dependency, resumed)
 
 
 def wait_until(check: Callable[[], Any], outage: Outage, *, doing: str, stop: Callable[[], bool] = lambda: False,

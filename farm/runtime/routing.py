@@ -90,7 +90,7 @@ class Router:
 
     def live(self, nodes: list[dict[str, Any]] | None = None) -> tuple[bool, bool]:
         """(a GPU node is live, a CPU-only node is live), from ``nodes`` (default: the registry now)."""
-        nodes = NodeRegistry(self.redis, self.namespace).nodes() if nodes is None else nodes
+        nodes = NodeRegistry(self.redis, self.namespace).live_nodes() if nodes is None else nodes
         gpu = any(works(n, GPU_QUEUE) for n in nodes)
         cpu = any(works(n, RENDER_QUEUE) and not works(n, GPU_QUEUE) for n in nodes)
         return gpu, cpu
@@ -98,7 +98,7 @@ class Router:
     def chunk_queue(self) -> str:
         """The queue for chunks enqueued now; ``render`` when the registry cannot be read."""
         try:
-            nodes = NodeRegistry(self.redis, self.namespace).nodes()
+            nodes = NodeRegistry(self.redis, self.namespace).live_nodes()
             if any(works(n, NVENC_QUEUE) for n in nodes) and self.oldest_wait(NVENC_QUEUE) < self.gpu_wait_sec:
                 return NVENC_QUEUE
             gpu, cpu = self.live(nodes)  # one read of the registry per request

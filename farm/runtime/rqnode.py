@@ -68,7 +68,9 @@ from reelfarm.farm.runtime.nodehealth import (
 )
 from reelfarm.farm.runtime.queue import task_path
 from reelfarm.farm.runtime.resilience import (
+    DATABASE,
     MAX_WAIT_SEC,
+    REDIS,
     REDIS_ERRORS,
     Backoff,
     Outage,
@@ -130,8 +132,9 @@ class NodeWorker(Worker):
         self.database = database
         self.dispatch = dispatch  # an RQQueue: a round of fair dispatch before each job is taken
         self.stop_grace_sec = stop_grace_sec  # None: a warm shutdown waits for the job however long it runs
-        self.redis_outage = Outage("Redis")
-        self.database_outage = Outage("the database")
+        self.redis_outage = Outage(REDIS)
+        self.database_outage = Outage(DATABASE)
+        self.log = _OutageAwareLog(self.log, self.redis_outage)  # type: ignore[assignment]
         self._interrupted: list[tuple[str, str]] = []  # (job id, queue name) whose end went unrecorded
         self._running: tuple[Any, Any] | None = None  # (job, queue) a work horse runs now
         self._handing_back: str | None = None  # the job whose horse this node stopped
@@ -307,7 +310,7 @@ class NodeWorker(Worker):
         except Exception as exc:
             if not is_outage(exc):
                 raise
-            log.warning("RQ maintenance put off: %s unreachable", "Redis" if _redis_down(exc) else "the database")
+            (self.redis_outage if _redis_down(exc) else self.database_outage).lost(exc, "running RQ's maintenance")
 
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         if pipeline is not None:
@@ -475,6 +478,23 @@ class NodeWorker(Worker):
                 log.exception("could not hand job %s back to its queue", job_id)
             self._interrupted.pop(0)
 
+    def forget_namesake(self) -> None:
+        """Remove RQ's registration of a dead node whose name this one took
+        (``reelfarm.farm.runtime.nodes.NodeRegistry.claim``): RQ refuses to register a name while
+        its worker key lives ("There exists an active worker named ..."), and a killed worker's
+        key lives ``worker_ttl`` + 60 s."""
+        from rq.worker_registration import REDIS_WORKER_KEYS, WORKERS_BY_QUEUE_KEY
+
+        before = self.connection.hget(self.key, "queues")
+        queues = set(self.queue_names()) | {q for q in (before.decode() if isinstance(before, bytes) else
+                                                         before or "").split(",") if q}
+        with self.connection.pipeline() as pipe:
+            pipe.srem(REDIS_WORKER_KEYS, self.key)
+            for name in sorted(queues):
+                pipe.srem(WORKERS_BY_QUEUE_KEY % name, self.key)
+            pipe.delete(self.key)
+            pipe.execute()
+
     def _register_again(self) -> None:
         from rq import worker_registration
 
@@ -488,3 +508,26 @@ class NodeWorker(Worker):
 
 def _redis_down(exc: BaseException) -> bool:
     return isinstance(exc, REDIS_ERRORS)
+
+
+class _OutageAwareLog(logging.LoggerAdapter[logging.Logger]):
+    """RQ's logger for one worker, except that the line RQ's wait for a job logs at each retry while
+    Redis is away ("could not connect to Redis instance") goes to the worker's outage report (one
+    line when the outage starts, one when it ends: ``reelfarm.farm.runtime.resilience.OutageLog``)."""
+
+    RETRY = "could not connect to Redis instance"
+
+    def __init__(self, logger: Any, outage: Outage) -> None:
+        super().__init__(logger, {})
+        self.outage = outage
+
+    @property
+    def level(self) -> int:
+        return int(self.logger.level)
+
+    def error(self, msg: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(msg, str) and self.RETRY in msg:
+            exc = next((a for a in args if isinstance(a, BaseException)), None)
+            self.outage.lost(exc or ConnectionError(self.RETRY), "waiting for jobs")
+            return
+        super().error(msg, *args, **kwargs)

@@ -13,6 +13,14 @@ node runs one heartbeat thread that
   every 30 s, webhook dispatch and chunk rerouting (``reelfarm.farm.runtime.routing``) every 5 s, and the
   retention purge every 5 minutes.
 
+Names: a node is ``--name`` or ``<host>-<n>``, the lowest slot free on its host, so a node started
+again (a restart, a crash, a redeploy) comes back as itself and an autoscaled farm's registry stays
+as large as the farm (``reelfarm.farm.runtime.nodes.NodeRegistry.claim``). A name is free once no
+node of it is alive: a node started under the name of a dead one (killed: its process gone, or
+silent for ``ALIVE_SEC``) takes it over at once, clearing what RQ kept of the dead one's registration
+and handing back the jobs it was running or had taken (``take_over``); under the name of a live one
+it refuses to start.
+
 Rasterizer and queues: the node resolves ``--raster`` (``REELFARM_RASTER``: auto, cpu, gl; auto is GL
 on a node with an NVIDIA GPU, never software GL) once, and when that is GL it makes a GL context
 in a child process first (``reelfarm.farm.runtime.nodes.probe_gl``; EGL state must not reach the forked work
@@ -50,9 +58,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-import socket
 import threading
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -60,7 +66,15 @@ from sqlalchemy import Engine
 
 from reelfarm.farm.runtime.context import configure
 from reelfarm.farm.runtime.dispatch import Shares
-from reelfarm.farm.runtime.maintenance import FarmLocks, Maintenance, lock_key, recover_orphans, rq_repair
+from reelfarm.farm.runtime.maintenance import (
+    QUEUES,
+    FarmLocks,
+    Maintenance,
+    lock_key,
+    recover_orphans,
+    recover_taken,
+    rq_repair,
+)
 from reelfarm.farm.runtime.nodehealth import FrameCounter, NodeHealth, StallWatch
 from reelfarm.farm.runtime.nodes import (
     Capabilities,
@@ -71,7 +85,7 @@ from reelfarm.farm.runtime.nodes import (
     taken_key,
 )
 from reelfarm.farm.runtime.queue import RQQueue
-from reelfarm.farm.runtime.resilience import Outage, is_outage, wait_until
+from reelfarm.farm.runtime.resilience import DATABASE, REDIS, Outage, is_outage, wait_until
 from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, node_queues
 from reelfarm.farm.runtime.scratch import remove_stale
 from reelfarm.farm.runtime.wiring import make_redis, make_task_context
@@ -100,7 +114,7 @@ class NodeHeartbeat(threading.Thread):
         self.caps = caps
         self.queues = list(queues)
         self.queue_names = list(queue_names)
-        self.outage = Outage("Redis (node heartbeat)")
+        self.outage = Outage(REDIS)
         queue = queue or RQQueue(registry.redis, namespace=registry.namespace, gpu_wait_sec=gpu_wait_sec)
         self.maintenance = Maintenance(queue, FarmLocks(registry.redis, maintenance_lock, worker.name),
                                        rq_repair(queue, self.queues), what="node maintenance",
@@ -147,8 +161,17 @@ class NodeHeartbeat(threading.Thread):
         self._stop_event.set()
 
 
-def worker_name() -> str:
-    return f"{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex[:6]}"
+def take_over(worker: Any, registry: NodeRegistry, namespace: str) -> None:
+    """The node took the name of a dead node (``NodeRegistry.claim``): clear what RQ kept of the dead
+    node's registration (RQ refuses a name while its worker key lives, up to ``worker_ttl`` + 60 s), and
+    hand back the jobs it was running or had taken, as the hand-back round would for a dead node (the
+    name is alive again, so the round no longer can)."""
+    worker.forget_namesake()
+    queues = [f"{namespace}{q}" for q in QUEUES]
+    recovered = recover_orphans(registry.redis, queues, registry, gone={worker.name}) + \
+        recover_taken(registry.redis, taken_key(namespace), registry, gone={worker.name})
+    log.info("node %s takes over the name of a node that is gone%s", worker.name,
+             f"; its jobs {', '.join(recovered)} are handed back" if recovered else "")
 
 
 def choose_node_raster(kind: str) -> tuple[Any, str]:
@@ -198,8 +221,8 @@ def _reach_redis_and_database(settings: Settings) -> tuple[Any, Engine]:
     assert settings.redis_url
     redis = make_redis(settings.redis_url)
     engine = process_engine(settings, NODE)
-    wait_until(redis.ping, Outage("Redis"), doing="starting the node")
-    wait_until(lambda: migrate(engine), Outage("the database"), doing="starting the node")
+    wait_until(redis.ping, Outage(REDIS), doing="starting the node")
+    wait_until(lambda: migrate(engine), Outage(DATABASE), doing="starting the node")
     return redis, engine
 
 
@@ -235,6 +258,9 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     choice, gl_renderer = choose_node_raster(raster or settings.raster)
     queues = _queues_for(choice.kind, queues, family.family)
     redis, engine = _reach_redis_and_database(settings)
+    caps = detect_capabilities(choice.kind, gl_renderer, family.family)
+    registry = NodeRegistry(redis, namespace)
+    name, before = registry.claim(name)  # NameTaken (a ValueError) when a live node has the name
     remove_stale()
     context = make_task_context(settings, engine=engine,
                                 progress=RedisProgress(redis, prefix=f"reelfarm:{namespace}progress:"))
@@ -244,15 +270,15 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     queue_names = [f"{namespace}{q}" for q in queues]
     farm_queue = RQQueue(redis, namespace=namespace, gpu_wait_sec=settings.gpu_queue_wait_sec,
                          dispatch=settings.dispatch, shares=Shares(engine))
-    registry = NodeRegistry(redis, namespace)
     health = NodeHealth(registry, SetAsidePolicy(settings.node_setaside_after, settings.node_cooldown_sec))
     worker = MeteredWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
-                           name=name or worker_name(), database=engine, stop_grace_sec=grace, dispatch=farm_queue,
+                           name=name, database=engine, stop_grace_sec=grace, dispatch=farm_queue,
                            health=health, stall=stall, taken=taken_key(namespace))
     if metrics_port:
         describe_node(choice.kind, family.family)
         serve_metrics(metrics_port, queue=farm_queue, engine=engine, standing=lambda: health.standing(worker.name))
-    caps = detect_capabilities(choice.kind, gl_renderer, family.family)
+    if before.score is not None:
+        take_over(worker, registry, namespace)
     heartbeat = NodeHeartbeat(worker, registry, caps, queues, queue_names, maintenance_lock=lock_key(namespace),
                               gpu_wait_sec=settings.gpu_queue_wait_sec, queue=farm_queue)
     log.info("node %s: %d cores, raster %s%s, encoder %s, GPU %s, NVENC %s; queues %s", worker.name, caps.cores,

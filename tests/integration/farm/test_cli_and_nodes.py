@@ -182,7 +182,7 @@ def test_node_liveness(redis: Any, namespace: str) -> None:
                   state="busy", current_job="j")
     registry.beat("quiet", Capabilities("elsewhere", 1, 2, None, False), queues=["render"], state="busy",
                   current_job="j")
-    redis.hset(registry.key("quiet"), "last_seen", f"{time.time() - 120:.3f}")
+    redis.zadd(registry.seen_key, {"quiet": time.time() - 30})  # silent for 30 s: gone, its record still kept
     registry.beat("stopped", caps, queues=["render"], state="idle", current_job=None)
     registry.mark_stopped("stopped")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import Any
 
 import pytest
@@ -43,7 +44,7 @@ def _dead(redis: Any, namespace: str, name: str) -> None:
     registry = NodeRegistry(redis, namespace)
     caps = dataclasses.replace(detect_capabilities(), hostname="elsewhere")
     registry.beat(f"{namespace}{name}", caps, queues=[], state="busy", current_job=None)
-    redis.hset(registry.key(f"{namespace}{name}"), "last_seen", "0")
+    redis.zadd(registry.seen_key, {f"{namespace}{name}": time.time() - 60})  # its last beat, a minute ago
 
 
 @pytest.mark.parametrize("how_many", [1, 2], ids=["one queue (RQ's intermediate list)", "two queues (a pop)"])
