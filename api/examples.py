@@ -88,7 +88,7 @@ _PNG_SHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 _MP3_SHA = "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
 ASSET = {"id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "kind": "image", "content_type": "image/png", "bytes": 48213,
          "key": storage_keys.asset_key(WORKSPACE_ID, _PNG_SHA, "png"),
-         "width": 1200, "height": 800, "duration_sec": None,
+         "width": 1200, "height": 800, "duration_sec": None, "fps": None, "has_audio": None,
          "url": f"{BASE}/assets/{WORKSPACE_ID}/9f86d0.png?expires=1741000000&sig=Yp3n",
          "thumbnail_url": f"{BASE}/assets/{WORKSPACE_ID}/9f86d0.thumb.jpg?expires=1741000000&sig=Q2xv",
          "created_at": CREATED}
@@ -96,9 +96,15 @@ SOUND = {**ASSET, "id": "6e5d4c3b-2a19-4087-b6f5-e4d3c2b1a098", "kind": "audio",
          "bytes": 961024, "key": storage_keys.asset_key(WORKSPACE_ID, _MP3_SHA, "mp3"),
          "width": None, "height": None, "duration_sec": 30.04, "thumbnail_url": None,
          "url": f"{BASE}/assets/{WORKSPACE_ID}/2c26b4.mp3?expires=1741000000&sig=K9vw"}
+_MP4_SHA = "fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68fbf8fb9"
+FOOTAGE = {**ASSET, "id": "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0", "kind": "video", "content_type": "video/mp4",
+           "bytes": 18874368, "key": storage_keys.asset_key(WORKSPACE_ID, _MP4_SHA, "mp4"),
+           "width": 1080, "height": 1920, "duration_sec": 12.5, "fps": 29.97, "has_audio": True,
+           "url": f"{BASE}/assets/{WORKSPACE_ID}/fcde2b.mp4?expires=1741000000&sig=T4pq",
+           "thumbnail_url": f"{BASE}/assets/{WORKSPACE_ID}/fcde2b.thumb.jpg?expires=1741000000&sig=Zm9v"}
 
 RESPONSES: dict[str, Any] = {
-    "Asset": ASSET, "AssetList": {"data": [ASSET, SOUND], "next_cursor": None},
+    "Asset": ASSET, "AssetList": {"data": [FOOTAGE, ASSET, SOUND], "next_cursor": None},
     "Health": {"status": "ok", "checks": {"database": "ok", "queue": "ok"}},
     "Me": {"workspace": {"id": WORKSPACE_ID, "name": "Acme", "plan": "pro", "credits": 98},
            "rate_limit": {"limit": 600, "window_sec": 60, "policy": "600;w=60"},

@@ -261,10 +261,10 @@ class Variants:
 
 @dataclass(frozen=True)
 class Asset:
-    """An image or a sound of the workspace's media library; a VideoDoc names it by ``key``."""
+    """An image, a sound or a video of the workspace's media library; a VideoDoc names it by ``key``."""
 
     id: str
-    kind: str  # "image" or "audio"
+    kind: str  # "image", "audio" or "video"
     content_type: str
     bytes: int
     key: str
@@ -273,7 +273,9 @@ class Asset:
     width: int | None = None
     height: int | None = None
     duration_sec: float | None = None
-    thumbnail_url: str | None = None
+    fps: float | None = None  # videos: frames a second, on average
+    has_audio: bool | None = None  # videos
+    thumbnail_url: str | None = None  # images: a thumbnail; videos: a poster
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
     @classmethod

@@ -433,7 +433,8 @@ users = Table(
 
 # 0011: a workspace's media library (reelfarm.farm.services.library): uploaded images and sounds,
 # one row and one stored copy per distinct content (``sha256``) in a workspace.
-ASSET_KINDS = ("image", "audio")
+# 0013: videos (``fps``, ``has_audio``).
+ASSET_KINDS = ("image", "audio", "video")
 
 assets = Table(
     "assets", metadata,
@@ -447,6 +448,8 @@ assets = Table(
     Column("width", Integer, nullable=True),
     Column("height", Integer, nullable=True),
     Column("duration_sec", Float, nullable=True),
+    Column("fps", Float, nullable=True),
+    Column("has_audio", Boolean, nullable=True),
     _ts("created_at"),
     _one_of("kind", ASSET_KINDS),
     UniqueConstraint("workspace_id", "sha256"),

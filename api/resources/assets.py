@@ -1,5 +1,5 @@
 """The media library: upload (directly, by a presigned URL, or by address), list, get and delete a
-workspace's images and sounds."""
+workspace's images, sounds and videos."""
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -31,14 +31,21 @@ class Assets(MethodView):
     @blp.doc(operationId="uploadAsset")
     @errors(blp, 400, 413, 415)
     def post(self, body):
-        """Upload an image or a sound
+        """Upload an image, a sound or a video
 
         `multipart/form-data` with the file in the part `file`. What it is comes from its bytes,
         not its name: a PNG, JPEG or WebP image (at most 20 MiB, 40 million pixels and 16384 on a
         side, complete), an SVG (no document type or entities; a width and height or a viewBox;
-        elements nested at most 256 deep), or an MP3, AAC/M4A, WAV or Ogg sound (at most 600 s,
-        decoding to its end); at most 50 MiB in all. Anything else is 400 on `/file` and stores
-        nothing. An SVG is sanitised: it is stored rewritten without scripts, event handlers
+        elements nested at most 256 deep), an MP3, AAC/M4A, WAV or Ogg sound (at most 600 s,
+        decoding to its end), or a video (`kind: "video"`): MP4 or MOV holding H.264, HEVC or AV1,
+        or WebM holding VP8, VP9 or AV1, decoding to its end, at most 4096 pixels on a side, 600 s,
+        120 frames a second on average, 72,000 frames and 50 billion pixels decoded in all, its
+        sound (if any) no longer than its pictures by more than 0.5 s; at most 50 MiB in all.
+        A video's `width` and `height` are as displayed (a phone's portrait clip is taller than
+        wide), with `duration_sec`, `fps` (the average), `has_audio` and a poster as
+        `thumbnail_url`. Anything else is 400 on `/file` (`too_large` past a limit, else
+        `unsupported_media`; the message names the reason) and stores nothing. An SVG is
+        sanitised: it is stored rewritten without scripts, event handlers
         (`on*`), `<foreignObject>`, animations, links (their drawing kept), other namespaces'
         elements and references to anything outside it (an `href` names a `#fragment` of it, or
         on an `<image>` a PNG, JPEG, GIF or WebP `data:` URI; CSS `url()` only a `#fragment`; no
@@ -70,7 +77,7 @@ class AssetFromUrl(MethodView):
     @blp.doc(operationId="addAssetFromUrl")
     @errors(blp, 400, 413)
     def post(self, body):
-        """Add an image or a sound from an address
+        """Add an image, a sound or a video from an address
 
         The server fetches `url` (http or https; public addresses only, checked at every redirect,
         so no loopback, private or link-local address is reached; at most 50 MiB, within 30 s)
@@ -122,7 +129,7 @@ class PresignedUploadComplete(MethodView):
         The bytes sent to the upload's URL are checked and stored exactly as an upload to
         `POST /assets` (what they are comes from them; an SVG is sanitised; one copy of the same
         bytes) and the Asset is answered; completing it again answers the same asset. Refused bytes (400 on
-        `/file`: not an image or sound, past a limit, or `size_mismatch` when their size is not
+        `/file`: not an image, sound or video, past a limit, or `size_mismatch` when their size is not
         the one declared) are deleted and nothing is stored; they may be sent again while the URL
         lasts. 409 `upload_incomplete` while nothing has been sent; 413 `quota_exceeded` past
         the plan's quota.

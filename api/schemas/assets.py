@@ -20,12 +20,21 @@ class AssetSchema(Schema):
     key = fields.String(required=True, metadata={
         "description": "the storage key a VideoDoc names the asset by (`assets[].key`, `brand.logo.key`); "
                        "it resolves only in this workspace"})
-    width = fields.Integer(required=True, allow_none=True, metadata={"description": "images: pixels"})
-    height = fields.Integer(required=True, allow_none=True, metadata={"description": "images: pixels"})
-    duration_sec = fields.Float(required=True, allow_none=True, metadata={"description": "sounds: seconds"})
+    width = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "images and videos: pixels (a video's as displayed: its display matrix's turn applied)"})
+    height = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "images and videos: pixels (a video's as displayed: its display matrix's turn applied)"})
+    duration_sec = fields.Float(required=True, allow_none=True, metadata={
+        "description": "sounds and videos: seconds (a video's pictures, first frame to the end of the last)"})
+    fps = fields.Float(required=True, allow_none=True, metadata={
+        "description": "videos: frames a second, on average (frames over duration, so variable-rate footage has one)"})
+    has_audio = fields.Boolean(required=True, allow_none=True, metadata={
+        "description": "videos: whether the clip has sound; null for images and sounds"})
     url = fields.String(required=True, metadata={"description": "signed download URL, valid for a day"})
     thumbnail_url = fields.String(required=True, allow_none=True, metadata={
-        "description": "images: a signed URL of a thumbnail at most 320 pixels on a side (an SVG is its own)"})
+        "description": "images: a signed URL of a thumbnail at most 320 pixels on a side (an SVG is its own); "
+                       "videos: of a poster, a JPEG of the frame a second in (or a tenth of the way), upright, "
+                       "at most 320 pixels on a side"})
     created_at = fields.DateTime(required=True)
 
 
@@ -38,16 +47,16 @@ class AssetListQuerySchema(Schema):
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=[validate.Length(1, 200), Pattern(CURSOR, "not a cursor from this API")],
                            metadata=pattern_meta(CURSOR, description="`next_cursor` of the previous page"))
-    kind = fields.String(validate=validate.OneOf(ASSET_KINDS), metadata={"description": "only images or sounds"})
+    kind = fields.String(validate=validate.OneOf(ASSET_KINDS), metadata={"description": "only images, sounds or videos"})
 
 
 class AssetUploadSchema(Schema):
-    file = Upload(required=True, metadata={"description": "the image or sound file"})
+    file = Upload(required=True, metadata={"description": "the image, sound or video file"})
 
 
 class AssetFromUrlSchema(RequestSchema):
     url = fields.String(required=True, validate=[validate.Length(1, 2048), Pattern(WEBHOOK_URL, "not an http(s) URL")],
-                        metadata=pattern_meta(WEBHOOK_URL, description="where the image or sound is; a public "
+                        metadata=pattern_meta(WEBHOOK_URL, description="where the image, sound or video is; a public "
                                               "http(s) address", example="https://example.com/images/team.png"))
 
 

@@ -207,7 +207,7 @@ class Assets(_Resource):
     def upload(self, file: uploads.Source, *, on_progress: ProgressFn | None = None,
                      filename: str | None = None, idempotency_key: str | None = None,
                      presigned: bool | None = None) -> Asset:
-        """Upload an image or a sound: a path, or a seekable binary file object (read from where it
+        """Upload an image, a sound or a video: a path, or a seekable binary file object (read from where it
         stands), streamed a chunk at a time. ``on_progress(sent, total)`` is told the file's bytes
         handed to the connection so far after each chunk (from 0 again should the upload be retried).
         The same bytes uploaded again answer the asset already stored. Raises ``ValidationError``

@@ -23,6 +23,8 @@ def assets_group() -> None:
 def _size(asset: Asset) -> str:
     if asset.kind == "image":
         return f"{asset.width}x{asset.height}"
+    if asset.kind == "video":
+        return f"{asset.width}x{asset.height} {asset.duration_sec:.1f} s"
     return f"{asset.duration_sec:.1f} s" if asset.duration_sec is not None else ""
 
 
@@ -36,7 +38,7 @@ def _asset_text(asset: Asset) -> str:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @api_command
 def assets_upload(session: Session, file: Path) -> None:
-    """Upload an image or a sound; prints the asset (the same bytes again: the one already stored)."""
+    """Upload an image, a sound or a video; prints the asset (the same bytes again: the one already stored)."""
     asset = upload(session, file)
     session.emit(asset, _asset_text(asset))
 
@@ -45,13 +47,13 @@ def assets_upload(session: Session, file: Path) -> None:
 @click.argument("url")
 @api_command
 def assets_from_url(session: Session, url: str) -> None:
-    """Have the server fetch an image or a sound from a public address and store it."""
+    """Have the server fetch an image, a sound or a video from a public address and store it."""
     asset = session.client.assets.from_url(url)
     session.emit(asset, _asset_text(asset))
 
 
 @assets_group.command("list", epilog=_epilog("reelfarm assets list", "reelfarm assets list --kind audio --json"))
-@click.option("--kind", type=click.Choice(["image", "audio"]), help="Only images or only sounds.")
+@click.option("--kind", type=click.Choice(["image", "audio", "video"]), help="Only images, sounds or videos.")
 @click.option("--limit", type=click.IntRange(min=1), help="Show at most this many (newest first).")
 @api_command
 def assets_list(session: Session, kind: str | None, limit: int | None) -> None:

@@ -1,11 +1,12 @@
-"""The media library: a workspace's uploaded images and sounds (``/api/v1/assets``).
+"""The media library: a workspace's uploaded images, sounds and videos (``/api/v1/assets``).
 
 An upload is probed from its bytes (``reelfarm.farm.services.media``) before anything is stored: a
 refused one leaves no row and no file. What is stored is what was checked: the bytes sent, except an
 SVG's, which are its sanitised rewrite (no script, event handler or outside reference; see
 ``reelfarm.farm.services.svg``), counted, hashed and served as such. An accepted one is stored at
 ``assets/<workspace id>/<sha256>.<ext>`` (``reelfarm.shared.repos.assets.asset_key``), with, for
-a raster image, a thumbnail beside it (``<sha256>.thumb.jpg``; an SVG is its own thumbnail). The
+a raster image, a thumbnail beside it (``<sha256>.thumb.jpg``; an SVG is its own thumbnail), and
+for a video its poster there (a frame a second in, upright, made while it was probed). The
 same bytes uploaded again in the workspace answer the asset already there: one row, one copy, and
 its age (from which the retention round counts) is still that of the first upload.
 
@@ -15,8 +16,8 @@ A stored asset is read only through its workspace: by id here, and by key in a d
 ``import_url`` takes an address instead of bytes: the bytes are fetched through the studio's SSRF
 guard (``reelfarm.studio.fetch``: public addresses only, every redirect checked, at most
 ``MAX_UPLOAD_BYTES``) and then stored exactly as an upload, with the same checks and the same
-one copy. A refused address, an unreachable one, a body too large or bytes that are no image or
-sound are 400s on ``/url`` naming the reason; nothing is stored. The server's declared content type
+one copy. A refused address, an unreachable one, a body too large or bytes that are no image,
+sound or video are 400s on ``/url`` naming the reason; nothing is stored. The server's declared content type
 is not trusted, as an upload's name is not: the bytes decide.
 
 Deleting an asset that a version of a video or a brand kit names (by key or id) is refused with
@@ -115,7 +116,7 @@ class AssetService:
         """Fetch ``url`` through the SSRF guard and store it as an upload; the Asset.
 
         Raises ImportRefused (nothing stored): a refused address (private, loopback, another
-        scheme), no answer or a non-2xx one, a body over the upload limit, or no image or sound.
+        scheme), no answer or a non-2xx one, a body over the upload limit, or no image, sound or video.
         """
         if self.fetcher is None:
             raise RuntimeError("AssetService was built without a fetcher")
@@ -151,7 +152,8 @@ class AssetService:
                 self._check_quota(conn, workspace_id, len(data), lock=True)
                 asset = repo.insert_asset(conn, self.clock, workspace_id=workspace_id, kind=media.kind,
                                           content_type=media.content_type, size=len(data), sha256=sha256, key=key,
-                                          width=media.width, height=media.height, duration_sec=media.duration_sec)
+                                          width=media.width, height=media.height, duration_sec=media.duration_sec,
+                                          fps=media.fps, has_audio=media.has_audio)
         except QuotaExceeded:
             with self.engine.connect() as conn:
                 found = repo.find_by_hash(conn, workspace_id, sha256)
@@ -198,7 +200,7 @@ class AssetService:
 
         Raises NotFound (also another workspace's upload), StateConflict ``upload_incomplete``
         while nothing was sent, UploadRefused (400 on ``/file``) for a size other than the one
-        declared or bytes that are no image or sound, QuotaExceeded; refused bytes are deleted."""
+        declared or bytes that are no image, sound or video, QuotaExceeded; refused bytes are deleted."""
         with self.engine.connect() as conn:
             upload = repo.get_upload(conn, workspace_id, upload_id)
         if upload.asset_id is not None:
@@ -290,12 +292,13 @@ class AssetService:
     def _resource(self, asset: repo.Asset) -> dict[str, Any]:
         url = self.storage.url(asset.key, ASSET_URL_TTL_SEC)
         thumb = None
-        if asset.kind == "image":
+        if asset.kind in ("image", "video"):
             thumb = url if asset.content_type == "image/svg+xml" else self.storage.url(_thumb_key(asset.key),
                                                                                          ASSET_URL_TTL_SEC)
         return {"id": asset.id, "kind": asset.kind, "content_type": asset.content_type, "bytes": asset.bytes,
                 "key": asset.key, "width": asset.width, "height": asset.height, "duration_sec": asset.duration_sec,
-                "url": url, "thumbnail_url": thumb, "created_at": asset.created_at}
+                "fps": asset.fps, "has_audio": asset.has_audio, "url": url, "thumbnail_url": thumb,
+                "created_at": asset.created_at}
 
 
 _thumb_key = storage_keys.asset_thumbnail_key
@@ -315,6 +318,8 @@ def sweep_expired_uploads(engine: Engine, storage: Storage, clock: Clock, limit:
 
 
 def _thumbnail(data: bytes, media: Media) -> bytes | None:
+    if media.kind == "video":
+        return media.poster
     if media.kind != "image" or media.content_type == "image/svg+xml":
         return None
     with Image.open(io.BytesIO(data)) as image:

@@ -15,7 +15,20 @@ The limits are stated here and in the API's documentation:
   nested at most ``svg.MAX_DEPTH`` deep), and the sanitised document must have a size of at most
   ``MAX_SIDE`` and be drawn by Skia;
 - MP3, AAC/M4A, WAV and Ogg are identified by their container (PyAV), must hold an audio stream
-  that decodes to the end, and last at most ``MAX_DURATION_SEC``.
+  that decodes to the end, and last at most ``MAX_DURATION_SEC``;
+- a container holding a video stream (a cover picture does not count) is a video: MP4/MOV with
+  H.264, HEVC or AV1, or WebM with VP8, VP9 or AV1, where the installed FFmpeg decodes it. Its
+  video stream is decoded to the end (a truncated file is refused) within a budget that bounds the
+  work a hostile file can cause: at most ``MAX_VIDEO_SIDE`` pixels on a side (each frame),
+  ``MAX_VIDEO_FRAMES`` frames, ``MAX_VIDEO_PIXELS`` pixels decoded in all, ``MAX_DURATION_SEC``
+  seconds and ``MAX_VIDEO_FPS`` frames a second on average. Its first audio stream, if any, is
+  decoded to the end too, and may not outlast the video by more than ``MAX_AUDIO_OVERRUN_SEC``:
+  such a clip is refused rather than cut, so what the library holds plays as it was sent. Its
+  width and height are as displayed (stretched by the sample aspect ratio, turned by the display
+  matrix, as phones record upright footage), its duration the video's (first frame to the end of
+  the last), its rate the average (frames over duration, so variable-rate footage has one too),
+  and its poster a JPEG of the frame ``POSTER_AT_SEC`` in (or a tenth of the way, if sooner),
+  at most ``POSTER_SIDE`` on a side, turned upright.
 """
 
 from __future__ import annotations
@@ -23,7 +36,8 @@ from __future__ import annotations
 import io
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 from xml.etree import ElementTree
 
 import av
@@ -38,11 +52,21 @@ MAX_PIXELS = 40_000_000
 MAX_SIDE = 16_384
 MAX_DURATION_SEC = 600.0
 MIN_DURATION_SEC = 0.05
+MAX_VIDEO_SIDE = 4096
+MAX_VIDEO_FPS = 120.0
+MAX_VIDEO_FRAMES = 72_000  # MAX_DURATION_SEC at MAX_VIDEO_FPS
+MAX_VIDEO_PIXELS = 50_000_000_000  # ten minutes of 1080p at 60 fps is 75 billion: a budget, not a typical clip
+MAX_AUDIO_OVERRUN_SEC = 0.5
+POSTER_AT_SEC = 1.0
+POSTER_SIDE = 320
 
 _RASTERS = {"PNG": ("image/png", "png"), "JPEG": ("image/jpeg", "jpg"), "WEBP": ("image/webp", "webp")}
 _SOUNDS = {"mp3": ("audio/mpeg", "mp3"), "wav": ("audio/wav", "wav"), "ogg": ("audio/ogg", "ogg"),
            "mov,mp4,m4a,3gp,3g2,mj2": ("audio/mp4", "m4a"), "aac": ("audio/aac", "aac")}
 _SOUND_CODECS = {"mp3", "mp3float", "aac", "vorbis", "opus", "flac"}
+_MP4 = "mov,mp4,m4a,3gp,3g2,mj2"
+_VIDEOS = {_MP4: {"h264", "hevc", "av1"}, "matroska,webm": {"vp8", "vp9", "av1"}}
+_NOT_MEDIA = "the file is not a PNG, JPEG, WebP or SVG image, an MP3, AAC/M4A, WAV or Ogg sound, nor an MP4, MOV or WebM video"
 _LENGTH = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(px)?\s*$")
 
 
@@ -57,12 +81,15 @@ class MediaRefused(ValueError):
 
 @dataclass(frozen=True)
 class Media:
-    kind: str  # "image" or "audio"
+    kind: str  # "image", "audio" or "video"
     content_type: str
     extension: str
     width: int | None = None
     height: int | None = None
     duration_sec: float | None = None
+    fps: float | None = None  # videos: frames a second, on average
+    has_audio: bool | None = None  # videos: whether an audio stream decodes
+    poster: bytes | None = field(default=None, repr=False)  # videos: a JPEG of one frame, upright
 
 
 def admit(data: bytes) -> tuple[bytes, Media]:
@@ -77,7 +104,7 @@ def admit(data: bytes) -> tuple[bytes, Media]:
         return _svg(data)
     if data[:8] == b"\x89PNG\r\n\x1a\n" or data[:3] == b"\xff\xd8\xff" or (data[:4] == b"RIFF" and data[8:12] == b"WEBP"):
         return data, _raster(data)
-    return data, _sound(data)
+    return data, _timed(data)
 
 
 def probe(data: bytes) -> Media:
@@ -158,23 +185,171 @@ def _length(value: str | None) -> float | None:
     return float(match.group(1)) if match and float(match.group(1)) > 0 else None
 
 
-def _sound(data: bytes) -> Media:
+def _timed(data: bytes) -> Media:
+    """A sound or a video, told apart by whether the container holds a video stream."""
     try:
         with av.open(io.BytesIO(data), mode="r") as container:
-            kind = _SOUNDS.get(container.format.name)
-            streams = container.streams.audio
-            if kind is None or not streams or container.streams.video:
-                raise MediaRefused("the file is not a PNG, JPEG, WebP or SVG image, nor MP3, AAC/M4A, WAV or "
-                                   "Ogg sound")
-            stream = streams[0]
-            if stream.codec_context.name not in _SOUND_CODECS and not stream.codec_context.name.startswith("pcm_"):
-                raise MediaRefused(f"the sound's codec ({stream.codec_context.name}) is not supported")
-            duration = _decoded_duration(container, stream)
+            pictures = [s for s in container.streams.video if not s.disposition & av.stream.Disposition.attached_pic]
+            return _video(container, pictures[0], data[:64]) if pictures else _sound(container)
     except MediaRefused:
         raise
-    except (av.FFmpegError, ValueError, IndexError):
-        raise MediaRefused("the file is not a PNG, JPEG, WebP or SVG image, nor MP3, AAC/M4A, WAV or Ogg "
-                           "sound (or it is truncated)") from None
+    except (av.FFmpegError, ValueError, IndexError, OverflowError, ZeroDivisionError):
+        raise MediaRefused(f"{_NOT_MEDIA} (or it is truncated or corrupt)") from None
+
+
+def _video(container: av.container.InputContainer, stream: av.VideoStream, head: bytes) -> Media:
+    context = stream.codec_context
+    codecs = _VIDEOS.get(container.format.name)
+    if codecs is None:
+        raise MediaRefused(_NOT_MEDIA)
+    if context is None:  # a stream no decoder is known for: an MP4 whose index was cut off, say
+        raise MediaRefused(f"{_NOT_MEDIA} (or it is truncated or corrupt)")
+    codec = context.codec.canonical_name
+    if codec not in codecs:
+        raise MediaRefused(f"the video's codec ({codec}) is not supported: MP4 and MOV hold H.264, HEVC or AV1, "
+                           "WebM VP8, VP9 or AV1")
+    _check_video_side(context.width, context.height)
+    if (stream.frames or 0) > MAX_VIDEO_FRAMES:
+        raise MediaRefused(f"the video has {stream.frames} frames, more than the {MAX_VIDEO_FRAMES} allowed", "too_large")
+    declared = _declared_seconds(container, stream)
+    if declared is not None and declared > MAX_DURATION_SEC + 1:
+        raise MediaRefused(f"the video lasts {declared:.1f} s, more than the {MAX_DURATION_SEC:.0f} s allowed",
+                           "too_large")
+    stream.thread_type = "AUTO"
+    audio = container.streams.audio[0] if container.streams.audio else None
+    seen = _Decoding(stream, min(POSTER_AT_SEC, declared / 10) if declared else 0.0)
+    for packet in container.demux(*([stream, audio] if audio is not None else [stream])):
+        for frame in packet.decode():
+            if isinstance(frame, av.VideoFrame):
+                seen.add_picture(frame)
+            elif isinstance(frame, av.AudioFrame):
+                seen.add_sound(frame)
+    if seen.frames == 0:
+        raise MediaRefused("the video holds no frames that decode")
+    duration, (width, height) = seen.duration(), seen.display_size()
+    _check_video_side(width, height)
+    if seen.audio_end is not None and seen.audio_end - seen.video_end > MAX_AUDIO_OVERRUN_SEC:
+        raise MediaRefused(f"the video's sound lasts {seen.audio_end - seen.first:.2f} s, longer than its "
+                           f"{duration:.2f} s of pictures; cut the sound to the pictures' length and send it again")
+    expected = stream.frames or 0
+    if seen.frames < expected or (declared is not None and duration + 0.5 < declared):
+        raise MediaRefused(f"the video is truncated: {seen.frames} frames ({duration:.2f} s) decode of the "
+                           f"{expected or 'unknown number'} ({declared or 0:.2f} s) it declares")
+    fps = seen.frames / duration
+    if fps > MAX_VIDEO_FPS + 0.5:
+        raise MediaRefused(f"the video has {fps:.0f} frames a second; at most {MAX_VIDEO_FPS:.0f} are allowed",
+                           "too_large")
+    content_type, extension = ("video/webm", "webm") if codecs is _VIDEOS["matroska,webm"] else (
+        ("video/quicktime", "mov") if head[4:12] == b"ftypqt  " else ("video/mp4", "mp4"))
+    return Media("video", content_type, extension, width=width, height=height, duration_sec=round(duration, 3),
+                 fps=round(fps, 3), has_audio=(seen.audio_end or 0.0) > seen.first, poster=seen.poster())
+
+
+def _check_video_side(width: int, height: int) -> None:
+    if not (0 < width <= MAX_VIDEO_SIDE and 0 < height <= MAX_VIDEO_SIDE):
+        raise MediaRefused(f"the video is {width}x{height}; at most {MAX_VIDEO_SIDE} pixels on a side are allowed",
+                           "too_large")
+
+
+def _declared_seconds(container: av.container.InputContainer, stream: av.VideoStream) -> float | None:
+    """How long the video stream says it lasts (the container's length if it alone holds pictures)."""
+    if stream.duration and stream.time_base:
+        return float(stream.duration * stream.time_base)
+    if container.duration and not container.streams.audio:
+        return container.duration / av.time_base
+    return None
+
+
+class _Decoding:
+    """What decoding a video has met so far, refusing it as soon as it passes a limit."""
+
+    def __init__(self, stream: av.VideoStream, poster_at: float) -> None:
+        self.rate = float(stream.guessed_rate or stream.average_rate or 0) or None
+        self.sar = stream.codec_context.sample_aspect_ratio or stream.sample_aspect_ratio
+        self.poster_at = poster_at
+        self.frames = self.pixels = 0
+        self.first = self.last_start = self.video_end = 0.0
+        self.audio_end: float | None = None
+        self.shown: Any = None  # the frame the poster is made of
+        self.latest: Any = None
+
+    def add_picture(self, frame: av.VideoFrame) -> None:
+        self.frames += 1
+        self.pixels += frame.width * frame.height
+        _check_video_side(frame.width, frame.height)
+        if self.frames > MAX_VIDEO_FRAMES:
+            raise MediaRefused(f"the video has more than the {MAX_VIDEO_FRAMES} frames allowed", "too_large")
+        if self.pixels > MAX_VIDEO_PIXELS:
+            raise MediaRefused(f"the video holds more than the {MAX_VIDEO_PIXELS} pixels allowed in all "
+                               f"(its frames' pixels added up)", "too_large")
+        start = float(frame.time) if frame.time is not None else (self.frames - 1) / (self.rate or 1.0)
+        if self.frames == 1:
+            self.first = self.last_start = self.video_end = start
+        if start >= self.last_start:  # the last frame shown so far lasts its own length, if it has one
+            length = float(frame.duration * frame.time_base) if frame.duration and frame.time_base else 0.0
+            self.last_start, self.video_end = start, start + length
+        if self.last_start - self.first > MAX_DURATION_SEC:
+            raise MediaRefused(f"the video lasts more than the {MAX_DURATION_SEC:.0f} s allowed", "too_large")
+        if self.shown is None and start - self.first >= self.poster_at:
+            self.shown = frame
+        self.latest = frame
+
+    def add_sound(self, frame: av.AudioFrame) -> None:
+        if not frame.samples or not frame.sample_rate:
+            return
+        start = float(frame.time) if frame.time is not None else self.first + (self.audio_end or 0.0)
+        self.audio_end = max(self.audio_end or 0.0, start + frame.samples / frame.sample_rate)
+
+    def duration(self) -> float:
+        """From the first frame to the end of the last (its own length, or the average interval)."""
+        if self.frames == 0:
+            return 0.0
+        if self.video_end > self.last_start:
+            return self.video_end - self.first
+        span = self.last_start - self.first
+        self.video_end = self.last_start + (span / (self.frames - 1) if self.frames > 1 else 1 / (self.rate or 1.0))
+        return self.video_end - self.first
+
+    def display_size(self) -> tuple[int, int]:
+        frame = self.shown or self.latest
+        if frame is None:
+            return 0, 0
+        width = max(1, round(frame.width * float(self.sar))) if self.sar else frame.width
+        return (frame.height, width) if _quarter_turns(frame) % 2 else (width, frame.height)
+
+    def poster(self) -> bytes:
+        frame = self.shown or self.latest
+        width, height = self.display_size()
+        scale = min(1.0, POSTER_SIDE / max(width, height))
+        width, height = max(1, round(width * scale)), max(1, round(height * scale))
+        turns = _quarter_turns(frame)
+        image = frame.reformat(*((height, width) if turns % 2 else (width, height)), format="rgb24").to_image()
+        if turns:
+            image = image.transpose(_TURNS[turns])
+        out = io.BytesIO()
+        image.save(out, "JPEG", quality=85)
+        return out.getvalue()
+
+
+_TURNS = {1: Image.Transpose.ROTATE_90, 2: Image.Transpose.ROTATE_180, 3: Image.Transpose.ROTATE_270}
+
+
+def _quarter_turns(frame: av.VideoFrame) -> int:
+    """Quarter turns counter-clockwise that the frame's display matrix shows it by."""
+    return round((frame.rotation or 0) / 90.0) % 4
+
+
+def _sound(container: av.container.InputContainer) -> Media:
+    kind = _SOUNDS.get(container.format.name)
+    streams = container.streams.audio
+    if not streams and not container.streams.video:  # an MP4 whose index (at its end) was cut off, too
+        raise MediaRefused(f"{_NOT_MEDIA} (or it is truncated or corrupt)")
+    if kind is None or not streams or container.streams.video:
+        raise MediaRefused(_NOT_MEDIA)
+    stream = streams[0]
+    if stream.codec_context.name not in _SOUND_CODECS and not stream.codec_context.name.startswith("pcm_"):
+        raise MediaRefused(f"the sound's codec ({stream.codec_context.name}) is not supported")
+    duration = _decoded_duration(container, stream)
     if duration < MIN_DURATION_SEC:
         raise MediaRefused("the sound holds no audio that decodes")
     if duration > MAX_DURATION_SEC:

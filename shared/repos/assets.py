@@ -29,6 +29,8 @@ class Asset:
     height: int | None
     duration_sec: float | None
     created_at: datetime
+    fps: float | None = None
+    has_audio: bool | None = None
 
     @property
     def cursor(self) -> tuple[datetime, str]:
@@ -37,10 +39,10 @@ class Asset:
 
 def insert_asset(conn: Connection, clock: Clock, *, workspace_id: str, kind: str, content_type: str, size: int,
                  sha256: str, key: str, width: int | None, height: int | None,
-                 duration_sec: float | None) -> Asset:
+                 duration_sec: float | None, fps: float | None = None, has_audio: bool | None = None) -> Asset:
     values = {"id": new_id(), "workspace_id": workspace_id, "kind": kind, "content_type": content_type,
               "bytes": size, "sha256": sha256, "key": key, "width": width, "height": height,
-              "duration_sec": duration_sec, "created_at": clock.now()}
+              "duration_sec": duration_sec, "fps": fps, "has_audio": has_audio, "created_at": clock.now()}
     conn.execute(assets.insert().values(**values))
     return Asset(**values)  # type: ignore[arg-type]
 

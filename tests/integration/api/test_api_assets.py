@@ -23,8 +23,8 @@ from tests.integration.api.test_api_renders import _video
 from tests.integration.api.test_api_storage_keys import with_image
 
 BUCKET = "reelfarm-assets"
-ASSET_KEYS = {"id", "kind", "content_type", "bytes", "key", "width", "height", "duration_sec", "url",
-              "thumbnail_url", "created_at"}
+ASSET_KEYS = {"id", "kind", "content_type", "bytes", "key", "width", "height", "duration_sec", "fps", "has_audio",
+              "url", "thumbnail_url", "created_at"}
 
 
 @pytest.fixture(scope="module")
