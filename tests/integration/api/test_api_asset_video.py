@@ -13,6 +13,7 @@ from types import MappingProxyType
 import pytest
 from PIL import Image
 
+from reelfarm.farm.services import media
 from reelfarm.shared import plans
 from tests.integration.api.support import assert_error
 from tests.integration.api.test_api_asset_uploads import ON_S3, complete, put, staged, start
@@ -131,3 +132,13 @@ def test_another_workspace_neither_sees_nor_uses_a_video(client, services, make_
     assert [d["field"] for d in error["details"]] == ["/doc/assets/pic/key"]
     assert library(client, b)["used_bytes"] == 0 and stored(services, b) == []
     assert client.get(f"/api/v1/assets/{asset['id']}", headers=a.headers).status_code == 200
+
+
+def test_the_api_document_states_the_video_limits_the_probe_applies(client):
+    spec = client.get("/api/v1/openapi.json").get_json()
+    text = " ".join(spec["paths"]["/api/v1/assets"]["post"]["description"].split())
+    for stated in (f"at most {media.MAX_VIDEO_SIDE} pixels on a side", f"{media.MAX_DURATION_SEC:.0f} s",
+                   f"{media.MAX_VIDEO_FPS:.0f} frames a second on average", f"{media.MAX_VIDEO_FRAMES:,} frames",
+                   f"{media.MAX_VIDEO_PIXELS // 1_000_000_000} billion pixels decoded in all",
+                   f"more than {media.MAX_AUDIO_OVERRUN_SEC} s", f"at most {media.MAX_UPLOAD_BYTES >> 20} MiB in all"):
+        assert stated in text
