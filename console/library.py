@@ -80,7 +80,7 @@ def store(services: Any, workspace_id: str, data: bytes, kind: str) -> tuple[dic
     except MediaRefused as exc:
         return None, exc.reason, 400
     if media.kind != kind:
-        return None, f"this file is {'a sound' if media.kind == 'audio' else 'an image'}, not {_a(kind)}", 400
+        return None, f"this file is {_a(media.kind)}, not {_a(kind)}", 400
     try:
         return services.assets.upload(workspace_id, data), "", 201
     except QuotaExceeded as exc:
@@ -90,7 +90,7 @@ def store(services: Any, workspace_id: str, data: bytes, kind: str) -> tuple[dic
 
 
 def _a(kind: str) -> str:
-    return "a sound" if kind == "audio" else "an image"
+    return {"audio": "a sound", "video": "a video"}.get(kind, "an image")
 
 
 def chosen(services: Any, workspace_id: str, schema: Mapping[str, Any], form: MultiDict[str, str],

@@ -25,7 +25,7 @@ from reelfarm.shared.errors import NotFound
 from reelfarm.shared.ids import is_uuid
 
 PAGE_SIZE = 24
-KINDS = {"image": "Images", "audio": "Sounds"}
+KINDS = {"image": "Images", "audio": "Sounds", "video": "Videos"}
 MAX_FILES = 20  # files in one post without JavaScript
 UPLOAD_BODY_BYTES = MAX_FILES * MAX_UPLOAD_BYTES  # read whole, so a file over its limit is named, not a 413 page
 

@@ -29,6 +29,7 @@ from tests.integration.api.test_api_assets import (  # noqa: F401 - s3_endpoint,
 from tests.integration.api.test_api_renders import _video
 from tests.integration.api.test_api_storage_keys import with_image
 from tests.integration.console.conftest import csrf_token, signed_in_owner
+from tests.unit.farm.test_media_video import clip
 
 
 def _post_files(browser: FlaskClient, *files: tuple[bytes, str]):
@@ -174,3 +175,17 @@ def test_each_workspace_sees_and_deletes_only_its_own_files(app, services, make_
     assert services.assets.get(a.workspace_id, mine["id"])["id"] == mine["id"]
     assert _items(ann.get("/app/media").get_data(as_text=True)) == [mine["id"]]
     assert services.assets.used_by(b.workspace_id, [mine["id"]]) == {}
+
+
+def test_a_video_is_listed_with_its_poster_and_filtered(app, services, make_tenant):
+    tenant = make_tenant()
+    ann = signed_in_owner(app, tenant)
+    made = _post_files(ann, (clip(rotate=-90, audio_sec=1.0), "IMG_0042.MOV"), (png(), "photo.png"))
+    assert made.status_code == 303
+    video = services.assets.list(tenant.workspace_id, 10, kind="video")["data"][0]
+    html = ann.get("/app/media?kind=video").get_data(as_text=True)
+    assert _items(html) == [video["id"]]
+    src = unescape(re.search(r'<img src="([^"]+)" alt="Video poster, 48×64"', html).group(1))
+    assert urlsplit(src).path == urlsplit(video["thumbnail_url"]).path
+    assert "<strong>Video</strong>" in html and "· 48×64 · 0:02" in html
+    assert '<a href="/app/media?kind=video" aria-current="true">Videos</a>' in html
