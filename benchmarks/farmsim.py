@@ -1,8 +1,8 @@
 """A render farm in simulated time, dispatched by the farm's own policy (``FairQueue``).
 
-    python -m benchmarks.farmsim                          # the sweep: 10, 100, 1,000 nodes x 10 .. 10,000 workspaces
-    python -m benchmarks.farmsim --quick                  # a fifth of the simulated time
-    python -m benchmarks.farmsim --nodes 1000 --workspaces 10000 --seconds 600
+    python -m benchmarks.farmsim                # 10, 100, 1,000 nodes x 10 .. 10,000 workspaces, load 1.0 and 1.2
+    python -m benchmarks.farmsim --quick        # a fifth of the simulated time
+    python -m benchmarks.farmsim --caps none --nodes 1000 --workspaces 10000 --load 1.0 --seconds 600
 
 A discrete-event model (a heap of events, simulated seconds) of ``nodes`` render nodes and
 ``workspaces`` workspaces. Nothing of the policy is copied: every dispatch decision is
@@ -36,7 +36,8 @@ number of seconds (shape ``--alpha``, from 6 s to ``--max-sec``), at 30 fps, cut
 (``renderer.chunks``: a 1 s leading chunk, then pieces of about 5 s). The request rate is set so
 that the frames asked for per second are ``--load`` times what the nodes can render (chunk
 start-up and latency counted). Workspaces' shares are their plans' (``reelfarm.shared.plans``),
-drawn with odds 1/weight^2 (the cheaper plans are the common ones).
+drawn with odds 1/weight^2 (the cheaper plans are the common ones), with their caps, or with
+none (``--caps none``: each may take every node, its weight kept).
 
 **The probe.** At 40% of the run a workspace on the heaviest plan's weight with no cap (the
 worst neighbour) asks for ``--backlog`` chunks of 150 frames at once; 10 s later a new
