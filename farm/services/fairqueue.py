@@ -1,7 +1,7 @@
 """Who runs next, kept between decisions: ``fairness.pick``'s policy over a queue maintained chunk by chunk.
 
-``fairness.pick`` reads every waiting chunk on every call (about 145 ms at 100,000 chunks, more
-than linear in them). ``FairQueue`` keeps what it needs to decide as chunks arrive, run, finish
+``fairness.pick`` reads every waiting chunk on every call (70 to 150 ms at 100,000 chunks, more
+than linear in them: ``benchmarks/fairqueue.py``). ``FairQueue`` keeps what it needs to decide as chunks arrive, run, finish
 and leave, so that a decision costs heap operations, not a pass over the backlog:
 
 - ``take(slots)``: O(slots x log(workspaces) + admissions since the last take), whatever waits;
@@ -43,7 +43,7 @@ render's) share is a whole number of chunks, so the exact figure is never lower 
 and exceeds it by at most one largest waiting chunk of each other workspace, plus, because ``S``
 itself rests on the estimate inside the workspace, one largest chunk of each other render of its
 class in its workspace times ``1 + (the other waiting workspaces' weights) / its weight``
-(``place_bound``; the property test holds both sides). That is the scale of what ``line`` cannot
+(``place_bound`` in the property test, which holds both sides). That is the scale of what ``line`` cannot
 know either (the caps it ignores, every arrival after the read, chunks that fail and run again),
 and it is what a render's estimated start needs (``fairness.place``). When every chunk has one
 size and each workspace one render, the error is at most one chunk per workspace.
@@ -274,7 +274,7 @@ class FairQueue:
 
     def frames_ahead(self, render: str) -> int:
         """Frames dispatched before the render's next chunk under the policy with no cap binding,
-        in fluid form: ``fairness.line``'s figure or a little less (module docstring; ``place_bound``).
+        in fluid form: ``fairness.line``'s figure or a little less (module docstring).
         Every frame waiting for a render none of whose chunks waits."""
         record = self._renders.get(render)
         if record is None or not record.chunks:
@@ -427,23 +427,16 @@ class FairQueue:
             if self._status.get(workspace) == (READY if ready else CAPPED) and \
                     entry[0] == self._ledger.served[workspace] and \
                     (not ready or entry[1] == self._first_seq(self._spaces[workspace])):
-                return tuple(entry)
+                return entry
             heapq.heappop(heap)
         return None
 
     def _next_render(self, space: _Space) -> str:
         """The workspace's render whose turn it is: normal renders while any waits, then low ones."""
-        for low in (False, True):
-            heap = space.turns[low]
-            while heap:
-                served, seq, render = heap[0]
-                if render in space.renders and render not in self._unranked:
-                    head = self._renders[render].head()
-                    if (head.priority == "low") == low and head.seq == seq and \
-                            self._ledger.render_served[render] == served:
-                        return render
-                heapq.heappop(heap)
-        raise LookupError("no render of the workspace waits")
+        heap = self._clean(space, False) or self._clean(space, True)
+        if not heap:
+            raise LookupError("no render of the workspace waits")
+        return heap[0][2]
 
     def _serve(self, workspace: str) -> Chunk:
         """Dispatch the next chunk of the workspace on top of the ready heap (whose entry, and its
@@ -541,7 +534,7 @@ class FairQueue:
         """``fairness._admit`` for what changed since the last take (module docstring)."""
         pending = list(self._pending)
         self._pending.clear()
-        floor = self._clock(pending)
+        floor = self._ledger.clock = self._clock(pending)
         for workspace in pending:
             self._ledger.served[workspace] = self._admitted(workspace, floor, self._spaces[workspace].running)
         for workspace in pending:
@@ -573,12 +566,11 @@ class FairQueue:
         return heap
 
     def _clock(self, pending: Iterable[str]) -> float:
-        """The virtual time after admission: never back, up to the least service of those waiting."""
+        """The virtual time admission sets: never back, up to the least service of those waiting
+        (the admitted ones' and those of ``pending`` already in the ledger)."""
         known = [self._ledger.served[w] for w in pending if w in self._ledger.served]
         known += [entry[0] for entry in (self._top(True), self._top(False)) if entry is not None]
-        if known:
-            self._ledger.clock = max(self._ledger.clock, min(known))
-        return self._ledger.clock
+        return max(self._ledger.clock, min(known)) if known else self._ledger.clock
 
     def _admitted(self, workspace: str, floor: float, running: int) -> float:
         credit = ARRIVAL_CREDIT / self._share(workspace).weight
@@ -589,11 +581,8 @@ class FairQueue:
     def _would_serve(self) -> Callable[[str], float]:
         """Each waiting workspace's virtual service as the next take (with nothing running, as
         ``fairness.order`` sees it) would admit it, the ledger left as it is."""
-        pending = list(self._pending)
-        known = [self._ledger.served[w] for w in pending if w in self._ledger.served]
-        known += [entry[0] for entry in (self._top(True), self._top(False)) if entry is not None]
-        floor = max(self._ledger.clock, min(known)) if known else self._ledger.clock
-        admitted = {w: self._admitted(w, floor, 0) for w in pending}
+        floor = self._clock(self._pending)
+        admitted = {w: self._admitted(w, floor, 0) for w in self._pending}
         return lambda w: admitted[w] if w in admitted else self._ledger.served[w]
 
     def _would_rank(self, space: _Space) -> dict[str, float]:
