@@ -103,7 +103,7 @@ def make_serve_command(create_app: Callable[..., Any]) -> click.Command:
         services = _services(migrate=migrate, settings=_served_settings(host, port))
         configure_logging(services.settings.log_level)
         _first_start(services)
-        services.engine.dispose()  # the master needs no connection while it serves, only its workers
+        services.release_connections()  # the master needs no connection while it serves, only its workers
         apps: list[Any] = []  # in a worker, the app it serves
 
         def load() -> Any:

@@ -184,6 +184,11 @@ class Services:
         the console's farm page, probed once per process."""
         return _this_machine()
 
+    def release_connections(self) -> None:
+        """Close the database connections this process's pool holds (a server's master before it
+        forks its workers, which make their own)."""
+        self.engine.dispose()
+
     def signed_file(self, key: str, expires: str, sig: str) -> tuple[Path, str]:
         """The local path and type of a file behind a signed download URL.
 

@@ -241,7 +241,9 @@ def test_an_image_is_added_by_url_and_listed_in_small_results(served: Served) ->
             assert sounds.structured_content["data"] == []
             full = await session.call_tool("list_assets", {"full": True})
             assert full.structured_content["data"][0]["content_type"] == "image/png"
-            wrong = await session.call_tool("list_assets", {"kind": "video"})
+            clips = await session.call_tool("list_assets", {"kind": "video"})
+            assert not clips.is_error and clips.structured_content["data"] == []
+            wrong = await session.call_tool("list_assets", {"kind": "font"})
             assert wrong.is_error
 
     anyio.run(session_run)
