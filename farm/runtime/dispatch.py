@@ -16,8 +16,10 @@ render chunk first lands:
   waiting queue (a chunk is never moved twice), into its ready queue (``render``,
   ``render-gpu`` or ``render-nvenc``) with RQ's ``enqueue_job``. Moved chunks are remembered in
   ``fair:active`` until RQ calls them finished or failed, which is what the caps count.
-- Rounds run after each enqueue (in the API), before a node takes a job, and every
-  ``ROUND_SEC`` on a thread of each node and API process: whoever holds the lock dispatches.
+- Rounds run before a node takes a job, and in the farm's one dispatcher
+  (``reelfarm.farm.runtime.dispatchlease``: the process holding a Redis lease), woken by each
+  enqueue of a chunk and each chunk's end, and every few seconds as a sweep; whoever holds the
+  round lock dispatches.
 - A retry goes straight back to the ready queue (RQ retries into the job's origin): the chunk had
   its turn. Cancel takes a waiting chunk out of its waiting queue (RQ's ``Job.cancel``).
   Reconciliation after Redis came back empty enqueues lost chunks again the same way, through the
@@ -48,7 +50,6 @@ from reelfarm.shared.tables import workspaces
 
 log = logging.getLogger("reelfarm.farm")
 
-ROUND_SEC = 0.5
 LOCK_MS = 5_000
 MAX_HELD_READ = 2000  # per workspace and round: the policy needs the heads, not the whole tail
 THROUGHPUT_WINDOW_SEC = 120.0
@@ -202,11 +203,12 @@ class Dispatcher:
     def _round(self, worker: Any, slots: int | None) -> list[str]:
         held = self.held()
         running = self._running()
+        ledger = self._load_ledger()
+        before = ledger.scopes()  # written back only when the round changed it
         if not held:
-            self._save_ledger(self._load_ledger(), running)
+            self._save_ledger(ledger, running, before=before)
             self._publish_backlog([])
             return []
-        ledger = self._load_ledger()
         share = self.shares({h.chunk.workspace for h in held} | set(running))
         moved: list[str] = []
         from reelfarm.farm.runtime.routing import works
@@ -236,7 +238,7 @@ class Dispatcher:
                 if self._move(chunk, target):
                     moved.append(chunk.id)
                     running[chunk.workspace] = running.get(chunk.workspace, 0) + 1
-        self._save_ledger(ledger, running, held)
+        self._save_ledger(ledger, running, held, before=before)
         self._publish_backlog([h for h in held if h.chunk.id not in set(moved)])
         if waited & set(moved):
             log.warning("moved %d chunk(s) that waited over %.0f s for a GPU node to %s: %s", len(waited & set(moved)),
@@ -420,6 +422,9 @@ class Dispatcher:
         by_target: dict[str, list[str]] = {}
         for h in held:
             by_target.setdefault(h.target, []).append(h.chunk.id)
+        if not by_target:  # an idle farm's round: one command
+            self.redis.delete(*(self.backlog_list(q) for q in (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE)))
+            return
         with self.redis.pipeline() as pipe:  # MULTI: a reader sees the old list or the new one
             for queue in (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE):
                 pipe.delete(self.backlog_list(queue))
@@ -430,12 +435,15 @@ class Dispatcher:
     def _load_ledger(self) -> Ledger:
         return Ledger.from_scopes(self.redis.hgetall(self.key("ledger")).items())
 
-    def _save_ledger(self, ledger: Ledger, running: dict[str, int], held: Sequence[Held] = ()) -> None:
+    def _save_ledger(self, ledger: Ledger, running: dict[str, int], held: Sequence[Held] = (),
+                     before: dict[str, float] | None = None) -> None:
         if self.policy != "fair":
             return
         ledger.prune({h.chunk.workspace for h in held} | {w for w, n in running.items() if n},
                      {h.chunk.render for h in held})
         mapping = ledger.scopes()
+        if mapping == before:
+            return  # as stored (rounds are one at a time, under the lock)
         with self.redis.pipeline() as pipe:
             pipe.delete(self.key("ledger"))
             if mapping:

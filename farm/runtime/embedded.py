@@ -337,7 +337,7 @@ class EmbeddedQueue:
                     log.exception("embedded queue: dispatch round failed")
             else:
                 if touched:
-                    self._outage.ok("the embedded queue resumes", (DATABASE,))
+                    self._outage.ok("the embedded queue resumes", (DATABASE,), now)
             self._wake.wait(self.poll_sec)
             self._wake.clear()
 

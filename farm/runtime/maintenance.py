@@ -23,7 +23,8 @@ starts, one when it is over, whichever of the process's rounds meets it), never 
 Who runs it, and with which gate:
 
 - each ``reelfarm worker``'s heartbeat thread, every beat (5 s), with ``FarmLocks``: one Redis lock
-  per chore, taken for the chore's period, so one node of the farm does each chore per period
+  per chore, taken for the chore's period (which are free is read in one ``MGET`` a round, and only
+  those are tried), so one node of the farm does each chore per period
   (repairs and reaping every ``ROUND_SEC``, hand-backs, webhooks and rerouting every 5 s, retention
   every ``reelfarm.farm.runtime.retention.PURGE_EVERY_SEC``), whichever node's beat comes first;
 - the embedded executor's timer (``EmbeddedQueue``'s maintenance hook, every ``WEBHOOK_SEC``) with
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -108,8 +110,31 @@ class FarmLocks:
     def due(self, chore: str) -> bool:
         if chore not in self.chores:
             return False
-        key = self.lock if chore == REPAIR else f"{self.lock}:{chore}"
-        return bool(self.redis.set(key, self.owner or "maintenance", nx=True, ex=int(self.PERIODS[chore])))
+        return bool(self.redis.set(self.key(chore), self.owner or "maintenance", nx=True,
+                                   ex=int(self.PERIODS[chore])))
+
+    def key(self, chore: str) -> str:
+        return self.lock if chore == REPAIR else f"{self.lock}:{chore}"
+
+    def round(self) -> Gate:
+        """The locks for one round: which are free is read in one command (``MGET``), and only those
+        are tried, so a node whose beat finds every chore taken by others sends one command, not one
+        a chore."""
+        return _LockRound(self)
+
+
+class _LockRound:
+    def __init__(self, locks: FarmLocks) -> None:
+        self.locks = locks
+        self._held: set[str] | None = None
+
+    def due(self, chore: str) -> bool:
+        if chore not in self.locks.chores:
+            return False
+        if self._held is None:
+            values = self.locks.redis.mget([self.locks.key(c) for c in self.locks.chores])
+            self._held = {c for c, value in zip(self.locks.chores, values) if value is not None}
+        return chore not in self._held and self.locks.due(chore)
 
 
 class EveryRound:
@@ -299,20 +324,21 @@ class Maintenance:
         self.outage = Outage()  # Redis or the database, as each error says
 
     def run_once(self) -> RoundResult | None:
-        gate = _Recorded(self.gate)
+        gate = _Recorded(self.gate.round() if isinstance(self.gate, FarmLocks) else self.gate)
+        began = time.monotonic()
         try:
             result = farm_round(self.queue, gate, self.repair, self.reroute)
         except Exception as exc:
             if not is_outage(exc):
                 log.exception("%s failed", self.what)
                 return None
-            self.outage.lost(exc, self.what)
+            self.outage.lost(exc, f"running {self.what}")
             return None
         # what this round reached: Redis on a farm on RQ (its locks, its repairs), the database
         # through the chores that always read it
         used = ((REDIS,) if self.repair is not None else ()) + \
             ((DATABASE,) if gate.ran & {REPAIR, WEBHOOKS, RETENTION} else ())
-        self.outage.ok(f"{self.what} resumes", used)
+        self.outage.ok(f"{self.what} resumes", used, began)
         return result
 
 

@@ -37,7 +37,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -190,8 +190,9 @@ class NameTaken(ValueError):
     """A node was started under the name of a node that is alive."""
 
 
-# Take a name if its entry in the liveness set is still the one the caller judged (a compare and set):
-# KEYS seen set, node hash; ARGV name, score judged ("" for none), now, hostname, pid, pid_started, ttl
+# Take a name if its entry in the liveness set is still the one the caller judged (a compare and set),
+# writing the node's record: KEYS seen set, node hash; ARGV name, score judged ("" for none), now, ttl,
+# then the record's fields and values
 _CLAIM = """
 local score = redis.call('zscore', KEYS[1], ARGV[1])
 if ARGV[2] == '' then
@@ -200,9 +201,8 @@ elseif not score or tonumber(score) ~= tonumber(ARGV[2]) then
   return 0
 end
 redis.call('zadd', KEYS[1], ARGV[3], ARGV[1])
-redis.call('hset', KEYS[2], 'hostname', ARGV[4], 'pid', ARGV[5], 'pid_started', ARGV[6], 'state', 'starting',
-           'current_job', '', 'last_seen', ARGV[3])
-redis.call('expire', KEYS[2], ARGV[7])
+redis.call('hset', KEYS[2], unpack(ARGV, 5))
+redis.call('expire', KEYS[2], ARGV[4])
 return 1
 """
 
@@ -247,10 +247,8 @@ class NodeRegistry:
     def beat(self, name: str, caps: Capabilities, *, queues: list[str], state: str,
              current_job: str | None, gpu: GpuSample | None = None) -> None:
         """Record that the node is alive and what it is doing (and its GPU's state, when sampled)."""
-        values = {**asdict(caps), **(asdict(gpu) if gpu is not None else {})}
-        fields = {k: ("" if v is None else str(int(v) if isinstance(v, bool) else v)) for k, v in values.items()}
         now = time.time()
-        fields.update(queues=",".join(queues), state=state, current_job=current_job or "", last_seen=f"{now:.3f}")
+        fields = _record(caps, gpu, queues, state, current_job, now)
         with self.redis.pipeline(transaction=False) as pipe:
             pipe.hset(self.key(name), mapping=fields)
             pipe.expire(self.key(name), NODE_TTL_SEC)
@@ -272,11 +270,13 @@ class NodeRegistry:
 
     # -- names --------------------------------------------------------------------------------
 
-    def claim(self, name: str | None, hostname: str | None = None, pid: int | None = None) -> tuple[str, Holder]:
-        """Take ``name`` (None: ``<host>-<n>``, the lowest slot free on this host) for the process
-        ``pid`` on ``hostname`` (default: this one). Returns the name and what the registry held
-        under it before (``Holder.score`` None: nobody), so that the caller can take over what a
-        dead holder left.
+    def claim(self, name: str | None, caps: Capabilities | None = None, queues: Sequence[str] = (), *,
+              pid: int | None = None) -> tuple[str, Holder]:
+        """Take ``name`` (None: ``<host>-<n>``, the lowest slot free on this host) for the node
+        ``caps`` describes, which will work ``queues`` (without ``caps``: the process ``pid`` of this
+        host), writing its record as a beat would, in state "starting". Returns the name and what the
+        registry held under it before (``Holder.score`` None: nobody), so that the caller can take
+        over what a dead holder left.
 
         A name whose holder is alive on another host cannot be judged by its process: this waits
         until the holder beats again (alive: refused) or its last beat is ``ALIVE_SEC`` old (dead),
@@ -285,16 +285,16 @@ class NodeRegistry:
         Raises:
             NameTaken: a node of that name is alive.
         """
-        hostname = hostname or socket.gethostname()
-        pid = pid or os.getpid()
+        pid = caps.pid if caps is not None else pid or os.getpid()
+        caps = caps or Capabilities(socket.gethostname(), pid, 0, None, False, pid_started=process_started(pid))
         if name is None:
-            return self._claim_slot(hostname, pid)
+            return self._claim_slot(caps, queues)
         first: Holder | None = None
         while True:
             holder = self.holder(name)
-            verdict = self._judge(holder, hostname, pid)
+            verdict = self._judge(holder, caps)
             if verdict == "free":
-                if self._take(holder, hostname, pid):
+                if self._take(holder, caps, queues):
                     return name, holder
                 continue  # it changed under us: judge it again
             now = time.time()
@@ -302,16 +302,19 @@ class NodeRegistry:
                 raise NameTaken(f"a node named {name!r} is alive: {holder.describe(now)}. Two nodes cannot share a "
                                 "name: stop that node first, or start this one under another --name (without "
                                 "--name it takes <host>-<n>, the lowest slot free on its host)")
+            if first is None:
+                log.info("node name %r: %s; waiting up to %.0f s to see whether it beats again", name,
+                         holder.describe(now), holder.last_beat + ALIVE_SEC - now)
             first = first or holder
             time.sleep(min(0.5, max(0.05, holder.last_beat + ALIVE_SEC - now)))
 
-    def _claim_slot(self, hostname: str, pid: int) -> tuple[str, Holder]:
+    def _claim_slot(self, caps: Capabilities, queues: Sequence[str]) -> tuple[str, Holder]:
         slot = 1
         while True:
-            holder = self.holder(f"{self.namespace}{hostname}-{slot}")
-            if self._judge(holder, hostname, pid) != "free":
+            holder = self.holder(f"{self.namespace}{caps.hostname}-{slot}")
+            if self._judge(holder, caps) != "free":
                 slot += 1  # a live node's
-            elif self._take(holder, hostname, pid):
+            elif self._take(holder, caps, queues):
                 return holder.name, holder
 
     def holder(self, name: str) -> Holder:
@@ -323,22 +326,23 @@ class NodeRegistry:
         return Holder(name, None if score is None else float(score),
                       {k: _text(v) for k, v in zip(IDENTITY_FIELDS, values) if v is not None})
 
-    def _judge(self, holder: Holder, hostname: str, pid: int) -> str:
+    def _judge(self, holder: Holder, caps: Capabilities) -> str:
         """"free" (nobody, or a dead node), "live" (a live node), or "unsure" (a recent beat from
         another host)."""
         if holder.score is None or not _fresh(holder.last_beat) or holder.data.get("state") == "stopped":
             return "free"
-        if holder.data.get("hostname") != hostname:
+        if holder.data.get("hostname") != caps.hostname:
             return "unsure"
-        if holder.data.get("pid") == str(pid):  # a dead holder that had this process's pid (a container's)
+        if holder.data.get("pid") == str(caps.pid):  # a dead holder that had this process's pid (a container's)
             return "free"
         return "live" if _process_alive(holder.data) else "free"
 
-    def _take(self, holder: Holder, hostname: str, pid: int) -> bool:
+    def _take(self, holder: Holder, caps: Capabilities, queues: Sequence[str]) -> bool:
         now = time.time()
         judged = "" if holder.score is None else repr(holder.score)
-        return bool(self.redis.eval(_CLAIM, 2, self.seen_key, self.key(holder.name), holder.name, judged,
-                                    repr(now), hostname, str(pid), process_started(pid), NODE_TTL_SEC))
+        fields = _record(caps, None, queues, "starting", None, now)
+        return bool(self.redis.eval(_CLAIM, 2, self.seen_key, self.key(holder.name), holder.name, judged, repr(now),
+                                    NODE_TTL_SEC, *(item for pair in fields.items() for item in pair)))
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -399,6 +403,15 @@ class NodeRegistry:
 
 
 IDENTITY_FIELDS = ("hostname", "pid", "pid_started", "state")
+
+
+def _record(caps: Capabilities, gpu: GpuSample | None, queues: Sequence[str], state: str, current_job: str | None,
+            now: float) -> dict[str, str]:
+    """A node's hash as a beat writes it."""
+    values = {**asdict(caps), **(asdict(gpu) if gpu is not None else {})}
+    fields = {k: ("" if v is None else str(int(v) if isinstance(v, bool) else v)) for k, v in values.items()}
+    fields.update(queues=",".join(queues), state=state, current_job=current_job or "", last_seen=f"{now:.3f}")
+    return fields
 
 
 def _fresh(last_beat: float) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC
@@ -26,7 +27,8 @@ from types import MappingProxyType
 from typing import Any
 
 from reelfarm import PARTS
-from reelfarm.farm.runtime.dispatch import ROUND_SEC, Dispatcher, Shares
+from reelfarm.farm.runtime.dispatch import Dispatcher, Shares
+from reelfarm.farm.runtime.dispatchlease import DispatchLease, wake
 from reelfarm.farm.runtime.resilience import REDIS, Outage, is_database_outage, is_outage
 from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, Router
 from reelfarm.farm.services.errors import QueueUnavailable, TaskFailed
@@ -111,7 +113,8 @@ class RQQueue:
 
     The tasks run on ``reelfarm worker`` nodes, so ``start`` only runs the ``maintenance`` hook
     (when one is set: the API's share of ``reelfarm.farm.runtime.maintenance``) every ``maintenance_sec`` in a
-    daemon thread. Chunks go to the queue ``router`` picks from the nodes' heartbeats
+    daemon thread, and this process's bid to be the farm's dispatcher
+    (``reelfarm.farm.runtime.dispatchlease``) in another. Chunks go to the queue ``router`` picks from the nodes' heartbeats
     (``reelfarm.farm.runtime.routing``; ``gpu_wait_sec`` is ``REELFARM_GPU_QUEUE_WAIT_SEC``).
     """
 
@@ -133,7 +136,7 @@ class RQQueue:
         self._line: Line | None = None  # the fair line as last computed by ``standing``
         self._outage = Outage()  # of the rounds of fair dispatch
         self._timer: _Every | None = None
-        self._rounds: _Every | None = None
+        self._lease: DispatchLease | None = None  # this process's bid to be the farm's dispatcher
 
     def queue_name(self, queue: str) -> str:
         return f"{self.namespace}{queue}"
@@ -167,17 +170,24 @@ class RQQueue:
                 retry=retry, timeout=self.timeout, result_ttl=RESULT_TTL_SEC, failure_ttl=FAILURE_TTL_SEC,
                 on_failure=Callback(RQ_ON_FAILURE), meta={"failure_handler": self.failure_handler},
                 description=f"{func_path}{tuple(args)!r}")
-        if turn is not None:  # its turn may be now: the rounds' thread where there is one, else here
-            if self._rounds is not None:
-                self._rounds.poke()
+        if turn is not None:  # its turn may be now: the farm's dispatcher where this process bids for it, else here
+            if self._lease is not None:
+                self.wake()
             else:
                 self.dispatch_round()
+
+    def wake(self) -> None:
+        """Ask the farm's dispatcher for a round now (``reelfarm.farm.runtime.dispatchlease``): a
+        chunk was enqueued, or one ended."""
+        with self._guard("wake"):
+            wake(self.redis, self.namespace)
 
     def dispatch_round(self, worker: Any = None, wait: float = 0.0) -> list[str]:
         """A round of fair dispatch now, if no other process is in one (or, within ``wait``
         seconds, once it is out); never raises (the next round, a moment later, does what this
         one could not). An outage goes to the process's outage log (one line when it starts, one
         when it ends), not a line a round."""
+        began = time.monotonic()
         try:
             moved = self.dispatcher.round(worker, wait=wait)
         except Exception as exc:
@@ -186,7 +196,7 @@ class RQQueue:
             else:
                 log.warning("a round of fair dispatch failed", exc_info=True)
             return []
-        self._outage.ok("dispatch resumes", (REDIS,))
+        self._outage.ok("dispatch resumes", (REDIS,), began)
         return moved
 
     def retarget(self, rq_job_id: str, queue: str) -> bool:
@@ -227,15 +237,15 @@ class RQQueue:
         if self.maintenance is not None and self._timer is None:
             self._timer = _Every(self.maintenance_sec, self.maintenance)
             self._timer.start()
-        if self._rounds is None:
-            self._rounds = _Every(ROUND_SEC, self.dispatch_round, name="reelfarm-dispatch")
-            self._rounds.start()
+        if self._lease is None:
+            self._lease = DispatchLease(self.redis, self.namespace, self.dispatch_round)
+            self._lease.start()
 
     def stop(self, timeout: float | None = None) -> None:
-        for timer in (self._timer, self._rounds):
+        for timer in (self._timer, self._lease):
             if timer is not None:
                 timer.stop(timeout)
-        self._timer = self._rounds = None
+        self._timer, self._lease = None, None
 
     def chunk_queue(self) -> str:
         return self.router.chunk_queue()

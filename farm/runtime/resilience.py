@@ -116,14 +116,17 @@ class OutageLog:
                          f" while {doing}" if doing else "", reason,
                          extra={"dependency": dependency, "outage": "gone", "pid": os.getpid()})
 
-    def ok(self, dependency: str, resumed: str = "") -> None:
-        """A call to ``dependency`` succeeded; the first after an outage logs how long it lasted."""
+    def ok(self, dependency: str, resumed: str = "", began: float | None = None) -> None:
+        """A call to ``dependency`` succeeded; the first after an outage logs how long it lasted.
+        ``began``: when the work that succeeded began (``time.monotonic()``); work begun before the
+        outage was seen tells nothing of its end (its calls may all have come first)."""
         if dependency not in self._since:  # the common case, without the lock
             return
         with self._lock:
-            since = self._since.pop(dependency, None)
-        if since is None:
-            return
+            since = self._since.get(dependency)
+            if since is None or (began is not None and began < since):
+                return
+            del self._since[dependency]
         gone = time.monotonic() - since
         self.log.info("%s reachable again after %.1f s%s", dependency, gone, f"; {resumed}" if resumed else "",
                       extra={"dependency": dependency, "outage": "back", "down_sec": round(gone, 1),
@@ -165,14 +168,38 @@ class Outage:
             self._lost.add(dependency)
         OUTAGES.lost(dependency, exc, doing)
 
-    def ok(self, resumed: str = "", dependencies: tuple[str, ...] | None = None) -> None:
-        """Record a success with ``dependencies`` (default: this part's, or those it lost)."""
+    def ok(self, resumed: str = "", dependencies: tuple[str, ...] | None = None, began: float | None = None) -> None:
+        """Record a success with ``dependencies`` (default: this part's, or those it lost), of work
+        begun at ``began`` (``OutageLog.ok``)."""
         if dependencies is None:
             dependencies = (self.dependency,) if self.dependency else tuple(self._lost)
         with self._lock:
             self._lost.difference_update(dependencies)
         for dependency in dependencies:
-            OUTAGES.ok(dependency, resumed)
+            OUTAGES.ok(dependency, resumed, began)
+
+
+class OutageAwareLog(logging.LoggerAdapter[logging.Logger]):
+    """RQ's worker logger for one worker, except that the line RQ's wait for a job logs at each retry
+    while Redis is away ("could not connect to Redis instance") goes to the worker's ``Outage`` (one
+    line when the outage starts, one when it ends, in the process's ``OUTAGES``)."""
+
+    RETRY = "could not connect to Redis instance"
+
+    def __init__(self, logger: logging.Logger, outage: Outage) -> None:
+        super().__init__(logger, {})
+        self.outage = outage
+
+    @property
+    def level(self) -> int:  # RQ reads its logger's level
+        return int(self.logger.level)
+
+    def error(self, msg: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(msg, str) and self.RETRY in msg:
+            exc = next((a for a in args if isinstance(a, BaseException)), None)
+            self.outage.lost(exc or RedisConnectionError(self.RETRY), "waiting for jobs")
+            return
+        super().error(msg, *args, **kwargs)
 
 
 def wait_until(check: Callable[[], Any], outage: Outage, *, doing: str, stop: Callable[[], bool] = lambda: False,
@@ -183,6 +210,7 @@ def wait_until(check: Callable[[], Any], outage: Outage, *, doing: str, stop: Ca
     """
     backoff = Backoff()
     while not stop():
+        began = time.monotonic()
         try:
             check()
         except Exception as exc:
@@ -191,7 +219,7 @@ def wait_until(check: Callable[[], Any], outage: Outage, *, doing: str, stop: Ca
             outage.lost(exc, doing)
             time.sleep(backoff.next())
             continue
-        outage.ok(resumed)
+        outage.ok(resumed, began=began)
         return True
     return False
 
@@ -281,6 +309,17 @@ def keepalive_options() -> dict[int, int]:
     if hasattr(socket, "TCP_USER_TIMEOUT"):
         options[socket.TCP_USER_TIMEOUT] = REDIS_USER_TIMEOUT_MS
     return options
+
+
+def blocking_client(redis: Any, timeout: float) -> Any:
+    """A client for ``redis``'s server whose replies may take ``timeout`` seconds: for a blocking
+    command (``BLPOP``), which a serving process's short timeouts would cut (and count against its
+    breaker). Its connections are its own; every other option is ``redis``'s."""
+    from redis import ConnectionPool, Redis
+
+    pool = redis.connection_pool
+    kwargs = {**pool.connection_kwargs, "socket_timeout": timeout}
+    return Redis(connection_pool=ConnectionPool(connection_class=pool.connection_class, **kwargs))
 
 
 def redis_client(url: str, *, fail_fast: bool = False, timeout: float | None = None) -> Any:

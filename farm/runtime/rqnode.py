@@ -74,11 +74,12 @@ from reelfarm.farm.runtime.resilience import (
     REDIS_ERRORS,
     Backoff,
     Outage,
+    OutageAwareLog,
     is_database_outage,
     is_outage,
     wait_until,
 )
-from reelfarm.farm.runtime.rqscheduler import NodeScheduler, free_dead_scheduler_locks, hand_back
+from reelfarm.farm.runtime.rqscheduler import NodeScheduler, forget_worker, free_dead_scheduler_locks, hand_back
 from reelfarm.farm.services.nodehealth import Standing
 
 log = logging.getLogger("reelfarm.farm")
@@ -134,7 +135,7 @@ class NodeWorker(Worker):
         self.stop_grace_sec = stop_grace_sec  # None: a warm shutdown waits for the job however long it runs
         self.redis_outage = Outage(REDIS)
         self.database_outage = Outage(DATABASE)
-        self.log = _OutageAwareLog(self.log, self.redis_outage)  # type: ignore[assignment]
+        self.log = OutageAwareLog(self.log, self.redis_outage)  # type: ignore[assignment]
         self._interrupted: list[tuple[str, str]] = []  # (job id, queue name) whose end went unrecorded
         self._running: tuple[Any, Any] | None = None  # (job, queue) a work horse runs now
         self._handing_back: str | None = None  # the job whose horse this node stopped
@@ -146,6 +147,13 @@ class NodeWorker(Worker):
         self._horse_death: tuple[str, str] | None = None  # (job id, why) of the horse that just died
         self._stuck: tuple[str, str] | None = None  # (job id, why) of the chunk this node stopped as stuck
         self.taken = taken  # the farm's taken key (``nodes.taken_key``); None: jobs taken are not noted
+
+    @property
+    def running_job_id(self) -> str | None:
+        """The job a work horse of this node runs now, as the node's main process knows it (no
+        Redis read: the heartbeat asks every beat)."""
+        running = self._running
+        return str(running[0].id) if running is not None else None
 
     # -- the work loop's steps ----------------------------------------------------------------
 
@@ -243,6 +251,16 @@ class NodeWorker(Worker):
             self._running = None
             if self._grace is not None:
                 self._grace.cancel()
+            if self.dispatch is not None and is_chunk(job.func_name):
+                self._wake_dispatcher()
+
+    def _wake_dispatcher(self) -> None:
+        """A chunk ended: its place, and its workspace's share, are free for the farm's dispatcher."""
+        try:
+            self.dispatch.wake()
+        except Exception as exc:  # noqa: BLE001 - the dispatcher's sweep moves the chunks anyway
+            if not is_outage(exc):
+                log.warning("could not wake the farm's dispatcher (%s)", exc)
 
     def handle_job_failure(self, job: Any, queue: Any, started_job_registry: Any = None, exc_string: str = "") -> None:
         died, self._horse_death = self._horse_death, None
@@ -479,21 +497,8 @@ class NodeWorker(Worker):
             self._interrupted.pop(0)
 
     def forget_namesake(self) -> None:
-        """Remove RQ's registration of a dead node whose name this one took
-        (``reelfarm.farm.runtime.nodes.NodeRegistry.claim``): RQ refuses to register a name while
-        its worker key lives ("There exists an active worker named ..."), and a killed worker's
-        key lives ``worker_ttl`` + 60 s."""
-        from rq.worker_registration import REDIS_WORKER_KEYS, WORKERS_BY_QUEUE_KEY
-
-        before = self.connection.hget(self.key, "queues")
-        queues = set(self.queue_names()) | {q for q in (before.decode() if isinstance(before, bytes) else
-                                                         before or "").split(",") if q}
-        with self.connection.pipeline() as pipe:
-            pipe.srem(REDIS_WORKER_KEYS, self.key)
-            for name in sorted(queues):
-                pipe.srem(WORKERS_BY_QUEUE_KEY % name, self.key)
-            pipe.delete(self.key)
-            pipe.execute()
+        """Remove RQ's registration of a dead node whose name this one took (``forget_worker``)."""
+        forget_worker(self.connection, self.key, self.queue_names())
 
     def _register_again(self) -> None:
         from rq import worker_registration
@@ -508,26 +513,3 @@ class NodeWorker(Worker):
 
 def _redis_down(exc: BaseException) -> bool:
     return isinstance(exc, REDIS_ERRORS)
-
-
-class _OutageAwareLog(logging.LoggerAdapter[logging.Logger]):
-    """RQ's logger for one worker, except that the line RQ's wait for a job logs at each retry while
-    Redis is away ("could not connect to Redis instance") goes to the worker's outage report (one
-    line when the outage starts, one when it ends: ``reelfarm.farm.runtime.resilience.OutageLog``)."""
-
-    RETRY = "could not connect to Redis instance"
-
-    def __init__(self, logger: Any, outage: Outage) -> None:
-        super().__init__(logger, {})
-        self.outage = outage
-
-    @property
-    def level(self) -> int:
-        return int(self.logger.level)
-
-    def error(self, msg: Any, *args: Any, **kwargs: Any) -> None:
-        if isinstance(msg, str) and self.RETRY in msg:
-            exc = next((a for a in args if isinstance(a, BaseException)), None)
-            self.outage.lost(exc or ConnectionError(self.RETRY), "waiting for jobs")
-            return
-        super().error(msg, *args, **kwargs)

@@ -1,5 +1,6 @@
 """RQ's scheduler and the Redis repairs a node makes: the scheduler that waits out Redis outages,
-the scheduler locks a dead node left, and a job whose end Redis could not record.
+the scheduler locks a dead node left, the registration of a dead node whose name a new one took, and
+a job whose end Redis could not record.
 
 ``reelfarm.farm.runtime.rqnode``'s ``NodeWorker`` starts ``NodeScheduler`` and calls the others;
 its docstring tells the whole story of outages.
@@ -48,6 +49,24 @@ def hand_back(redis: Any, job_id: str, queue_name: str) -> bool:
     Queue(queue_name, connection=redis).enqueue_job(job)
     log.warning("job %s was running when Redis went away; handed back to its queue", job_id)
     return True
+
+
+def forget_worker(redis: Any, key: str, queue_names: list[str]) -> None:
+    """Remove RQ's registration of a dead worker (its key ``rq:worker:<name>``, and its entries in RQ's
+    sets of workers, for ``queue_names`` and the queues its record names), whose name a new node took
+    (``reelfarm.farm.runtime.nodes.NodeRegistry.claim``): RQ refuses to register a name while its worker
+    key lives ("There exists an active worker named ..."), and a killed worker's key lives ``worker_ttl``
+    + 60 s."""
+    from rq.worker_registration import REDIS_WORKER_KEYS, WORKERS_BY_QUEUE_KEY
+
+    before = redis.hget(key, "queues")
+    listed = (before.decode() if isinstance(before, bytes) else before or "").split(",")
+    with redis.pipeline() as pipe:
+        pipe.srem(REDIS_WORKER_KEYS, key)
+        for name in sorted({*queue_names, *(q for q in listed if q)}):
+            pipe.srem(WORKERS_BY_QUEUE_KEY % name, key)
+        pipe.delete(key)
+        pipe.execute()
 
 
 def free_dead_scheduler_locks(redis: Any, queue_names: list[str]) -> list[str]:
@@ -127,6 +146,7 @@ class NodeScheduler(RQScheduler):
         outage, backoff, born = Outage(REDIS), Backoff(), False
         parent = os.getppid()
         while not self._stop_requested and os.getppid() == parent:
+            began = time.monotonic()
             try:
                 if not born:
                     self.register_birth()
@@ -142,7 +162,7 @@ class NodeScheduler(RQScheduler):
                 born = False
                 time.sleep(backoff.next())
                 continue
-            outage.ok("the scheduler resumes")
+            outage.ok("the scheduler resumes", began=began)
             backoff.reset()
             time.sleep(self.interval)
         if os.getppid() != parent:

@@ -59,6 +59,7 @@ import logging
 import math
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -124,18 +125,18 @@ class NodeHeartbeat(threading.Thread):
 
     def beat(self) -> None:
         """Write the node's record."""
+        began = time.monotonic()
         try:
             state = self.worker.get_state()
             state = getattr(state, "value", state)
-            job = self.worker.get_current_job_id()
             self.registry.beat(self.worker.name, self.caps, queues=self.queues, state=str(state),
-                               current_job=job.decode() if isinstance(job, bytes) else job, gpu=sample_gpu())
+                               current_job=self.worker.running_job_id, gpu=sample_gpu())
         except Exception as exc:
             if not is_outage(exc):
                 log.exception("node heartbeat failed")
             self.outage.lost(exc, "sending the node's heartbeat")
             return
-        self.outage.ok("node heartbeats resume")
+        self.outage.ok("node heartbeats resume", began=began)
 
     def maintain(self) -> None:
         """The farm's maintenance round; its locks decide which chores are this node's now."""
@@ -260,7 +261,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     redis, engine = _reach_redis_and_database(settings)
     caps = detect_capabilities(choice.kind, gl_renderer, family.family)
     registry = NodeRegistry(redis, namespace)
-    name, before = registry.claim(name)  # NameTaken (a ValueError) when a live node has the name
+    name, before = registry.claim(name, caps, queues)  # NameTaken (a ValueError): a live node has the name
     remove_stale()
     context = make_task_context(settings, engine=engine,
                                 progress=RedisProgress(redis, prefix=f"reelfarm:{namespace}progress:"))
@@ -271,7 +272,11 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     farm_queue = RQQueue(redis, namespace=namespace, gpu_wait_sec=settings.gpu_queue_wait_sec,
                          dispatch=settings.dispatch, shares=Shares(engine))
     health = NodeHealth(registry, SetAsidePolicy(settings.node_setaside_after, settings.node_cooldown_sec))
-    worker = MeteredWorker([Queue(q, connection=redis) for q in queue_names], connection=redis,
+    # RQ lengthens its client's socket timeout for its wait for a job (BLPOP, 60 s), for connections
+    # made from then on: on a client of its own, no connection made before (10 s) is handed to that
+    # wait, and the node's other commands keep their shorter timeout
+    rq_redis = make_redis(settings.redis_url)
+    worker = MeteredWorker([Queue(q, connection=rq_redis) for q in queue_names], connection=rq_redis,
                            name=name, database=engine, stop_grace_sec=grace, dispatch=farm_queue,
                            health=health, stall=stall, taken=taken_key(namespace))
     if metrics_port:
@@ -287,7 +292,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     heartbeat.beat()
     recover_orphans(redis, queue_names, registry)
     heartbeat.start()
-    farm_queue.start()  # rounds of fair dispatch (reelfarm.farm.runtime.dispatch) on a thread of this node
+    farm_queue.start()  # its bid to be the farm's dispatcher (reelfarm.farm.runtime.dispatchlease)
     try:
         return bool(worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level))
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -101,3 +102,14 @@ def test_a_forked_child_starts_with_a_view_of_its_own(monkeypatch: pytest.Monkey
     os.waitpid(pid, 0)
     assert os.read(read, 8) == b"up" and resilience.OUTAGES.down(REDIS)
     resilience.OUTAGES.ok(REDIS)
+
+
+def test_a_success_of_work_begun_before_the_outage_was_seen_does_not_end_it(caplog: pytest.LogCaptureFixture) -> None:
+    outages = OutageLog(logging.getLogger("reelfarm.farm"))
+    with caplog.at_level(logging.INFO, logger="reelfarm.farm"):
+        began = time.monotonic()  # a round that made its Redis calls, then slept a while
+        outages.lost(REDIS, REFUSED, "waiting for jobs")  # meanwhile another thread met the outage
+        outages.ok(REDIS, began=began)  # the round's end: nothing known of Redis since the outage began
+        assert outages.down(REDIS)
+        outages.ok(REDIS, began=time.monotonic())
+    assert [(r.dependency, r.outage) for r in _lines(caplog)] == [(REDIS, "gone"), (REDIS, "back")]
