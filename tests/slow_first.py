@@ -24,6 +24,13 @@ SLOW_FILES: tuple[str, ...] = (
     "tests/e2e/test_storage_freeze.py",
     "tests/e2e/test_console_browser.py",
     "tests/integration/api/test_api_story_uploads.py",
+    # new with issues #44 and #45, long by their own runs (40 to 113 s for the first), not yet measured
+    # with --durations under -n 4
+    "tests/e2e/test_connection_bounds.py",
+    "tests/e2e/test_quiet_outages.py",
+    "tests/e2e/test_dispatch_lease.py",
+    "tests/e2e/test_node_names.py",
+    "tests/e2e/test_file_scripts.py",
 )
 
 
