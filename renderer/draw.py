@@ -101,36 +101,27 @@ class ImageStore:
     def _fit(self, src: skia.Image | skia.SVGDOM, box_w: int, box_h: int, fit: str, zoom: float) -> tuple[skia.Image, Rect]:
         sw, sh = _source_size(src)
         if fit == "fill":
-            return self._stretched(src, sw, sh, box_w, box_h), (0.0, 0.0, float(box_w), float(box_h))
+            return _drawn_at(src, sw, sh, box_w, box_h), (0.0, 0.0, float(box_w), float(box_h))
         scale = (max if fit == "cover" else min)(box_w / sw, box_h / sh) * (zoom if fit == "cover" else 1.0)
         tw, th = max(1, round(sw * scale)), max(1, round(sh * scale))
-        surface = skia.Surface(tw, th)
-        canvas = surface.getCanvas()
-        canvas.clear(0)
-        if isinstance(src, skia.SVGDOM):
-            src.setContainerSize(skia.Size(sw, sh))
-            canvas.scale(tw / sw, th / sh)
-            src.render(canvas)
-        else:
-            canvas.drawImageRect(src, skia.Rect.MakeWH(tw, th), _HQ)
-        image = surface.makeImageSnapshot()
+        image = _drawn_at(src, sw, sh, tw, th)
         if fit == "cover":
             return image, (0.0, 0.0, float(box_w), float(box_h))
         return image, ((box_w - tw) / 2.0, (box_h - th) / 2.0, float(tw), float(th))
 
 
-    @staticmethod
-    def _stretched(src: skia.Image | skia.SVGDOM, sw: float, sh: float, box_w: int, box_h: int) -> skia.Image:
-        surface = skia.Surface(box_w, box_h)
-        canvas = surface.getCanvas()
-        canvas.clear(0)
-        if isinstance(src, skia.SVGDOM):
-            src.setContainerSize(skia.Size(sw, sh))
-            canvas.scale(box_w / sw, box_h / sh)
-            src.render(canvas)
-        else:
-            canvas.drawImageRect(src, skia.Rect.MakeWH(box_w, box_h), _HQ)
-        return surface.makeImageSnapshot()
+def _drawn_at(src: skia.Image | skia.SVGDOM, sw: float, sh: float, width: int, height: int) -> skia.Image:
+    """``src`` (``sw`` x ``sh``) drawn at ``width`` x ``height``."""
+    surface = skia.Surface(width, height)
+    canvas = surface.getCanvas()
+    canvas.clear(0)
+    if isinstance(src, skia.SVGDOM):
+        src.setContainerSize(skia.Size(sw, sh))
+        canvas.scale(width / sw, height / sh)
+        src.render(canvas)
+    else:
+        canvas.drawImageRect(src, skia.Rect.MakeWH(width, height), _HQ)
+    return surface.makeImageSnapshot()
 
 
 def _source_size(src: skia.Image | skia.SVGDOM) -> tuple[float, float]:

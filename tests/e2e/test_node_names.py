@@ -32,25 +32,11 @@ from rq.job import Job, JobStatus
 from rq.scheduler import RQScheduler
 from rq.utils import utcformat
 
+from tests.e2e.test_node_drain import end_tree
 from tests.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = socket.gethostname()
-
-
-def end_tree(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL a node and every process it started, at once."""
-    try:
-        tree = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        tree = []
-    for proc in tree:
-        try:
-            proc.kill()
-        except psutil.NoSuchProcess:
-            pass
-    if process.poll() is None:
-        process.wait(timeout=10)
 
 
 class Nodes:

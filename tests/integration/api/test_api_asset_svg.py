@@ -18,10 +18,9 @@ from PIL import Image
 
 from reelfarm.farm.services.media import admit
 from reelfarm.shared.config import Settings
-from reelfarm.shared.storage import make_s3_client
 from reelfarm.studio.brand.logo import decode_logo
 from tests.integration.api.test_api_asset_uploads import complete, put, start
-from tests.integration.api.test_api_assets import BUCKET, s3_endpoint, upload  # noqa: F401  (fixture)
+from tests.integration.api.test_api_assets import s3_endpoint, storage_settings, upload  # noqa: F401  (fixture)
 
 SCRIPTED = (b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60" '
             b'onload="document.title=\'ran\'"><script>alert(1)</script>'
@@ -35,18 +34,7 @@ STRICT = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 @pytest.fixture(params=["local", "s3"])
 def settings(request: pytest.FixtureRequest, tmp_path, db_url: str, monkeypatch) -> Settings:
     """Local files or S3 (as in ``test_api_assets.py``), with the fetcher allowed to reach loopback."""
-    env = {"REELFARM_DATA_DIR": str(tmp_path / "data"), "REELFARM_DATABASE_URL": db_url,
-           "REELFARM_FETCH_ALLOW_PRIVATE": "1"}
-    if request.param == "s3":
-        endpoint = request.getfixturevalue("s3_endpoint")
-        for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                            ("AWS_DEFAULT_REGION", "us-east-1")):
-            monkeypatch.setenv(name, value)
-        client = make_s3_client(endpoint)
-        if not any(b["Name"] == BUCKET for b in client.list_buckets()["Buckets"]):
-            client.create_bucket(Bucket=BUCKET)
-        env.update(REELFARM_STORAGE_URL=f"s3://{BUCKET}/{tmp_path.name}", REELFARM_S3_ENDPOINT_URL=endpoint)
-    return Settings.from_env(env)
+    return storage_settings(request, tmp_path, db_url, monkeypatch, REELFARM_FETCH_ALLOW_PRIVATE="1")
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,12 @@ def s3_endpoint() -> Iterator[str]:
 
 @pytest.fixture(params=["local", "s3"])
 def settings(request: pytest.FixtureRequest, tmp_path, db_url: str, monkeypatch) -> Settings:
-    env = {"REELFARM_DATA_DIR": str(tmp_path / "data"), "REELFARM_DATABASE_URL": db_url}
+    return storage_settings(request, tmp_path, db_url, monkeypatch)
+
+
+def storage_settings(request: pytest.FixtureRequest, tmp_path, db_url: str, monkeypatch, **extra: str) -> Settings:
+    """Settings on local files or moto's S3 (``request.param``), with ``extra`` variables."""
+    env = {"REELFARM_DATA_DIR": str(tmp_path / "data"), "REELFARM_DATABASE_URL": db_url, **extra}
     if request.param == "s3":
         endpoint = request.getfixturevalue("s3_endpoint")
         for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),

@@ -57,15 +57,14 @@ def test_migrate_is_idempotent_and_reversible(empty_db_url: str) -> None:
         engine.dispose()
 
 
-def test_processes_starting_together_migrate_once(empty_db_url: str) -> None:
-    """An API process and a worker booting at the same moment both call migrate()."""
-    engines = [make_engine(empty_db_url) for _ in range(4)]
+def migrate_together(engines: list[Engine]) -> list[BaseException]:
+    """Each engine migrates in a thread of its own, all at once (processes booting together); what they raised."""
     errors: list[BaseException] = []
 
     def run(engine: Engine) -> None:
         try:
             migrate(engine)
-        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted by the caller
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(e,)) for e in engines]
@@ -73,6 +72,13 @@ def test_processes_starting_together_migrate_once(empty_db_url: str) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+    return errors
+
+
+def test_processes_starting_together_migrate_once(empty_db_url: str) -> None:
+    """An API process and a worker booting at the same moment both call migrate()."""
+    engines = [make_engine(empty_db_url) for _ in range(4)]
+    errors = migrate_together(engines)
     try:
         assert errors == []
         assert current_revision(engines[0]) == "0013"

@@ -7,7 +7,6 @@ PgBouncer's reason. The farm behind it, end to end: ``tests/e2e/test_farm_pooled
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,12 +14,13 @@ from pathlib import Path
 import psycopg2
 import pytest
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
-from reelfarm.shared.db import TRANSACTION, alembic_config, make_engine, migrate, transaction
+from reelfarm.shared.db import TRANSACTION, alembic_config, make_engine, transaction
 from tests.integration.conftest import PostgresServer
+from tests.integration.shared.test_shared_migrations import migrate_together
 from tests.servers import start_pgbouncer
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -89,19 +89,7 @@ def test_an_engine_sending_its_limits_at_connection_start_is_refused(one_server_
 
 def test_processes_starting_together_migrate_once_behind_the_pooler(three_server_connections: str) -> None:
     engines = [make_engine(three_server_connections, pooling=TRANSACTION) for _ in range(4)]
-    errors: list[BaseException] = []
-
-    def run(engine: Engine) -> None:
-        try:
-            migrate(engine)
-        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(e,)) for e in engines]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    errors = migrate_together(engines)
     try:
         assert errors == []
         with engines[0].connect() as conn:
