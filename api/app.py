@@ -13,7 +13,7 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from reelfarm.api import document, examples, metrics
+from reelfarm.api import document, examples, metrics, operator
 from reelfarm.api import errors as err
 from reelfarm.api.auth import PUBLIC_ENDPOINTS, Caller, authenticate
 from reelfarm.api.document import ServedDocument
@@ -29,6 +29,7 @@ from reelfarm.api.resources import (
     renders,
     stories,
     system,
+    usage,
     videos,
     webhooks,
 )
@@ -36,6 +37,7 @@ from reelfarm.api.schemas.common import ErrorEnvelopeSchema, VideoDocField
 from reelfarm.api.server import ENVIRON_REQUEST_ID
 from reelfarm.api.services import Services
 from reelfarm.farm.services.errors import (
+    AllowanceExceeded,
     InvalidRequest,
     PlanFeatureUnavailable,
     QueueUnavailable,
@@ -61,7 +63,8 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
 log = logging.getLogger("reelfarm.api")
 BLUEPRINTS = (system.blp, me.blp, brand_kits.extract_blp, brand_kits.blp, stories.blp, locales.blp, videos.blp,
-              comments.blp, renders.blp, renders.jobs_blp, webhooks.blp, assets.blp)
+              comments.blp, renders.blp, renders.jobs_blp, webhooks.blp, assets.blp, usage.blp,
+              usage.estimate_blp)
 
 
 # The OpenAPI document of each configuration (``_config``'s values) this process has built, by
@@ -127,6 +130,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         _refine(api)
         _DOCUMENTS[key] = api.spec
     metrics.install(app)  # before the other hooks, so it times them too
+    operator.install(app)  # /api/v1/operator: operator keys only, outside the published document
     _install_hooks(app, services)
     logging.getLogger("reelfarm").setLevel(settings.log_level)
     if start_farm:
@@ -228,7 +232,8 @@ def _install_request_checks(app: Flask, services: Services) -> None:
         request.environ[ENVIRON_REQUEST_ID] = g.request_id  # for the server's log of a request cut at shutdown
         logs.clear_context()
         logs.bind_context(request_id=g.request_id)
-        if request.endpoint in PUBLIC_ENDPOINTS | document.PUBLIC or request.endpoint is None or request.blueprint == "console":
+        if request.endpoint in PUBLIC_ENDPOINTS | document.PUBLIC or request.endpoint is None \
+                or request.blueprint in ("console", "operator"):  # each its own sign-in (operator keys: api/operator.py)
             return None
         caller = authenticate(services)
         logs.bind_context(workspace_id=caller.workspace.id)
@@ -262,6 +267,7 @@ def _check_path_and_body() -> None:
     if request.endpoint == assets.UPLOAD_ENDPOINT and request.method == "POST":
         # an upload is multipart (its limits, larger than a JSON body's, are the library's own)
         request.max_content_length = MAX_UPLOAD_BYTES + 64 * 1024
+        g.upload_limit = MAX_UPLOAD_BYTES  # a body past it is 413 on `/file`, as a file past it read
         if request.mimetype != "multipart/form-data":
             raise _UnsupportedMediaType("Send the file as multipart/form-data in a part named 'file'.")
         return
@@ -287,7 +293,7 @@ def _install_error_handlers(app: Flask) -> None:
         err.ConflictError(str(e), code=e.code)))
     app.register_error_handler(InsufficientCredits, lambda e: err.handle_api_error(
         err.InsufficientCreditsError(str(e))))
-    app.register_error_handler(InvalidRequest, lambda e: err.handle_api_error(err.invalid(e.details)))
+    app.register_error_handler(InvalidRequest, lambda e: err.handle_api_error(err.refusal(e.details)))
     app.register_error_handler(BriefRejected, lambda e: err.handle_api_error(
         err.invalid([err.detail("/brief", "moderation_rejected", e.reason)])))
     app.register_error_handler(StateConflict, lambda e: err.handle_api_error(err.ConflictError(str(e), code=e.code)))
@@ -295,6 +301,7 @@ def _install_error_handlers(app: Flask) -> None:
         err.Forbidden(str(e), code="plan_feature_unavailable")))
     app.register_error_handler(QuotaExceeded, lambda e: err.handle_api_error(
         err.QuotaExceededError(str(e))))
+    app.register_error_handler(AllowanceExceeded, lambda e: err.handle_api_error(err.allowance_exceeded(e)))
     app.register_error_handler(QueueUnavailable, lambda e: err.handle_api_error(
         err.Unavailable("The render queue is unavailable; nothing was created. Try again shortly.",
                         headers={"Retry-After": "5"})))

@@ -10,8 +10,8 @@ from reelfarm.shared import keys
 from reelfarm.shared.workspaces import Workspace
 
 # Endpoint names are "<blueprint>.<MethodView class name>" for flask-smorest routes.
-PUBLIC_ENDPOINTS = {"system.Health", "system.File", "system.Stream", "api-docs.openapi_json", "static",
-                    "ops.live", "ops.ready", "ops.metrics"}
+PUBLIC_ENDPOINTS = {"system.Health", "system.File", "system.Stream", "system.StreamPart", "api-docs.openapi_json",
+                    "static", "ops.live", "ops.ready", "ops.metrics"}
 
 
 @dataclass(frozen=True)

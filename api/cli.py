@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reelfarm.api.server import DRAIN_SEC, GRACEFUL_SEC, THREADS
+from reelfarm.farm.runtime.controlcli import operator_option
 from reelfarm.shared import plans
 
 if TYPE_CHECKING:
@@ -282,15 +283,47 @@ def create_workspace(name: str, plan: str, credits_: int, as_json: bool) -> None
 @click.option("--expires-in-days", type=click.IntRange(min=1), default=None)
 @click.option("--json", "as_json", is_flag=True)
 def create_key(workspace_id: str, name: str, expires_in_days: int | None, as_json: bool) -> None:
-    """Create an API key; the key is printed once and never stored."""
+    """Create an API key; the key is printed once and never stored. A workspace whose plan has no
+    API gets its key all the same (for when it moves to one), with a warning that it answers 403."""
     from reelfarm.shared.errors import NotFound
 
+    services = _services()
     try:
-        record, key = _services().api_keys.create(workspace_id, name, timedelta(days=expires_in_days)
-                                                  if expires_in_days else None)
+        record, key = services.api_keys.create(workspace_id, name, timedelta(days=expires_in_days)
+                                               if expires_in_days else None)
+        plan = services.workspaces.get(workspace_id).plan
     except NotFound as exc:
         raise click.ClickException(f"no workspace {workspace_id}") from exc
-    _emit(as_json, {"id": record.id, "key": key, "prefix": record.prefix, "expires_at": record.expires_at}, key)
+    if not plans.PLANS[plan].api:
+        click.echo(f"warning: workspace {workspace_id} is on plan {plan}, which has no API: this key is answered "
+                   f"403 plan_without_api until the workspace moves to a plan with one "
+                   f"(`reelfarm admin set-plan {workspace_id} pro`)", err=True)
+    _emit(as_json, {"id": record.id, "key": key, "prefix": record.prefix, "expires_at": record.expires_at,
+                    "plan": plan, "api": plans.PLANS[plan].api}, key)
+
+
+@admin_group.command("set-plan")
+@click.argument("workspace_id")
+@click.argument("plan", type=click.Choice(PLANS))
+@operator_option
+@click.option("--json", "as_json", is_flag=True)
+def set_plan(workspace_id: str, plan: str, operator: str | None, as_json: bool) -> None:
+    """Move a workspace to another plan: its API access, rate limit, farm share (unless overridden by
+    `admin share`) and media quota follow at once; prints what the plan allows. Recorded in the
+    audit log (`admin audit`) with the plan it had."""
+    from reelfarm.farm.services.audit import operator_name
+    from reelfarm.shared.errors import NotFound
+
+    services = _services()
+    try:  # the entry with the change, or neither
+        ws = services.workspace_controls.set_plan(operator_name(operator), workspace_id, plan)
+    except NotFound as exc:
+        raise click.ClickException(f"no workspace {workspace_id}") from exc
+    found = plans.PLANS[ws.plan]
+    _emit(as_json, {"workspace_id": ws.id, "plan": ws.plan, "api": found.api, "rate_limit": found.rate_limit,
+                    "locales": found.locales},
+          f"plan {ws.plan}: API {'yes' if found.api else 'no'}"
+          + (f", {found.rate_limit} requests a minute a key" if found.rate_limit else ""))
 
 
 @admin_group.command("revoke-key")
@@ -329,16 +362,22 @@ def add_credits(workspace_id: str, amount: int, as_json: bool) -> None:
 @click.option("--weight", type=click.FloatRange(min=0.01), default=None, help="share against other workspaces")
 @click.option("--cap", type=click.IntRange(min=1), default=None, help="chunks running at once, at most")
 @click.option("--plan-default", is_flag=True, help="back to the plan's weight and cap")
+@operator_option
 @click.option("--json", "as_json", is_flag=True)
-def share(workspace_id: str, weight: float | None, cap: int | None, plan_default: bool, as_json: bool) -> None:
-    """Set a workspace's share of the render farm (weight and cap); prints the share in force."""
+def share(workspace_id: str, weight: float | None, cap: int | None, plan_default: bool, operator: str | None,
+          as_json: bool) -> None:
+    """Set a workspace's share of the render farm (weight and cap); prints the share in force.
+    Recorded in the audit log (`admin audit`)."""
+    from reelfarm.farm.services.audit import operator_name
     from reelfarm.farm.services.fairness import plan_share
     from reelfarm.shared.errors import NotFound
 
     if plan_default and (weight is not None or cap is not None):
         raise click.UsageError("--plan-default takes no --weight or --cap")
-    try:
-        ws = _services().workspaces.set_share(workspace_id, weight=weight, cap=cap, plan_default=plan_default)
+    services = _services()
+    try:  # the entry with the change, or neither
+        ws = services.workspace_controls.set_share(operator_name(operator), workspace_id, weight=weight, cap=cap,
+                                                   plan_default=plan_default)
     except NotFound as exc:
         raise click.ClickException(f"no workspace {workspace_id}") from exc
     found = plan_share(ws.plan, ws.dispatch_weight, ws.dispatch_cap)
@@ -397,4 +436,35 @@ def sign_in_link(email: str, as_json: bool) -> None:
     _emit(as_json, {"id": made.user.id, "email": made.user.email, "link": made.link}, made.link)
 
 
+@admin_group.command("audit")
+@click.option("--limit", type=click.IntRange(min=1, max=1000), default=50, show_default=True)
+@click.option("--action", default=None, help="One control (render.suspend), or every control of a kind (render.).")
+@click.option("--target", default=None, metavar="KIND[:ID]",
+              help="What it acted on: workspace, node, farm or render, and its id (render:ID).")
+@click.option("--workspace", "workspace_id", default=None, metavar="ID", help="Controls concerning this workspace.")
+@click.option("--actor", default=None, help="Controls by this operator.")
+@click.option("--json", "as_json", is_flag=True)
+def audit(limit: int, action: str | None, target: str | None, workspace_id: str | None, actor: str | None,
+          as_json: bool) -> None:
+    """What operators did, newest first: when, who, which control, on what, with its details."""
+    kind, _, target_id = (target or "").partition(":")
+    entries = _services().audit_log.entries(limit, action=action, target_kind=kind or None,
+                                         target_id=target_id or None, workspace_id=workspace_id, actor=actor)
+    rows = [e.as_dict() for e in entries]
+    text = "\n".join(f"{r['at']}\t{r['actor']}\t{r['action']}\t{r['target_kind']}"
+                     f"{':' + r['target_id'] if r['target_id'] else ''}\t{json.dumps(r['details'])}" for r in rows)
+    _emit(as_json, rows, text or "no entries")
+
+
 COMMANDS = (migrate_command, admin_group)  # `serve`: reelfarm/serve.py
+
+
+def _add_backup_commands() -> None:
+    from reelfarm.api.backupcli import COMMANDS as BACKUP_COMMANDS
+    from reelfarm.api.usagecli import COMMANDS as USAGE_COMMANDS
+
+    for command in (*BACKUP_COMMANDS, *USAGE_COMMANDS):
+        admin_group.add_command(command)
+
+
+_add_backup_commands()

@@ -30,7 +30,7 @@ from typing import Any, Self
 
 from marshmallow import ValidationError, validate
 
-from reelfarm.studio.stories.fields import with_soundtrack
+from reelfarm.studio.stories.fields import with_common_fields
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOST = rf"{_LABEL}(?:\.{_LABEL})*\.?"
@@ -95,7 +95,7 @@ def refine(schemas: dict[str, dict[str, Any]], stories: Iterable[Any]) -> None:
     """Add the whole-body rules to the built component schemas (in place)."""
     stories = list(stories)
     for story in stories:
-        schemas[f"StoryFields.{story.id}"] = _as_checked(with_soundtrack(story.fields))
+        schemas[f"StoryFields.{story.id}"] = _as_checked(with_common_fields(story.fields))
     schemas.update(create_variants(schemas["VideoCreate"], stories))
     schemas["VideoCreate"] = {
         "description": "Either `storyId` (with `fields` valid for that story, defaults filling the rest), or a "

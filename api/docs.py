@@ -18,7 +18,7 @@ from reelfarm.api.schemas.common import ErrorEnvelopeSchema
 DESCRIPTIONS = {
     400: "Invalid request: every problem is listed in `error.details` (JSON pointers).",
     401: "Missing, unknown, revoked or expired API key.",
-    402: "Not enough credits.",
+    402: "Not enough credits (`insufficient_credits`), or past the monthly compute allowance (`allowance_exceeded`).",
     403: "The workspace's plan does not include this.",
     404: "No such object in this workspace.",
     405: "Method not allowed.",

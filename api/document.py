@@ -13,6 +13,11 @@ present" (openapi-typescript's ``defaultNonNullable``, on unless turned off, mak
 of a component schema required), and the smallest bodies the API takes would not type-check.
 Schemas that answers use too keep their ``default``, which there is what an answer carries.
 
+A file sent as a part of a ``multipart/form-data`` body is binary, not a JSON string: its schema is
+written as OpenAPI 3.1 says for binary data, ``contentMediaType`` without ``type`` (marshmallow's
+upload field comes out as 3.0's ``type: string, format: binary``). Generators then give it a type a
+``Blob`` or ``File`` fits (openapi-typescript 7: ``unknown``), not ``string``.
+
 Swagger UI is flask-smorest's own page (``OPENAPI_SWAGGER_UI_PATH``) at ``/api/v1/docs``; its
 scripts and styles come from the ``swagger-ui-bundle-v2`` package (Swagger UI 5, which reads
 OpenAPI 3.1) and are served by the app itself at ``/api/v1/docs/assets/``, so the page needs no
@@ -64,7 +69,7 @@ class ServedDocument:
 
     def _openapi_json(self) -> flask.Response:
         if self._document is None:
-            self._document = request_defaults_in_words(self.spec.to_dict())
+            self._document = binary_parts(request_defaults_in_words(self.spec.to_dict()))
             self._served = {}
         url = server_url(self._app.config["REELFARM_PUBLIC_URL"])
         if url not in self._served:
@@ -101,6 +106,24 @@ def request_defaults_in_words(document: dict[str, Any]) -> dict[str, Any]:
                 answers.append(operation.get("responses"))
     for name in _reached(requests, schemas) - _reached(answers, schemas):
         _describe_defaults(schemas[name])
+    return document
+
+
+def binary_parts(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with each file part of a ``multipart/form-data`` body (3.0's ``type: string,
+    format: binary``) as 3.1's binary data, ``contentMediaType`` alone (in place; returned)."""
+    schemas = document.get("components", {}).get("schemas", {})
+    for item in document.get("paths", {}).values():
+        for operation in item.values():
+            content = (operation.get("requestBody") or {}).get("content", {}) if isinstance(operation, dict) else {}
+            form = content.get("multipart/form-data", {}).get("schema") or {}
+            ref = form.get("$ref", "")
+            form = schemas.get(ref[len(_SCHEMAS):], {}) if ref.startswith(_SCHEMAS) else form
+            properties = form.get("properties") or {}
+            for name, part in properties.items():
+                if isinstance(part, dict) and part.get("format") == "binary":
+                    kept = {k: v for k, v in part.items() if k not in ("type", "format")}
+                    properties[name] = {**kept, "contentMediaType": "application/octet-stream"}
     return document
 
 

@@ -3,11 +3,12 @@
     ApiError                      every error a client sees: status, code, message, details
     ├── ValidationFailed          400 validation_failed (details: one entry per problem)
     ├── Unauthorized              401 unauthorized
-    ├── InsufficientCreditsError  402 insufficient_credits
+    ├── InsufficientCreditsError  402 insufficient_credits | allowance_exceeded (the monthly compute allowance)
     ├── Forbidden                 403 plan_without_api | plan_feature_unavailable
     ├── NotFoundError             404 not_found
     ├── ConflictError             409 conflict | video_not_ready | idempotency_key_in_use
     ├── PreconditionFailed        412 version_conflict (If-Match names another version: api/preconditions.py)
+    ├── PayloadTooLarge           413 payload_too_large (a body, or a file however it came, past a limit)
     ├── QuotaExceededError        413 quota_exceeded (the media library's bytes)
     ├── IdempotencyMismatch       422 idempotency_key_mismatch (api/idempotency.py)
     ├── RateLimited               429 rate_limited (with Retry-After)
@@ -16,6 +17,12 @@
 
 Views and services raise domain errors; `to_api_error` maps them, so no view builds a response
 for an error and no trace ever reaches a client.
+
+A file past a limit is one answer however it arrives (an upload, a presigned upload's declared
+`bytes`, an address the server fetches, or a body past the upload's length limit): 413
+`payload_too_large`, whose `details[0]` points at what was too large (`/file`, `/bytes`, `/url`)
+and whose message names the limit. Services say it as a `too_large` detail; `refusal` turns one
+into this answer, so the code a client branches on is always `payload_too_large`.
 
 An unreachable database is an outage, not a bug: whatever raised it (a view, authentication, a
 service), `handle_unexpected` recognises it (`reelfarm.shared.db.database_outage`) and answers 503
@@ -78,6 +85,14 @@ class InsufficientCreditsError(ApiError):
     status, code = 402, "insufficient_credits"
 
 
+def allowance_exceeded(error: Any) -> InsufficientCreditsError:
+    """402 ``allowance_exceeded`` for a ``farm.services.errors.AllowanceExceeded``: its one detail
+    carries the allowance, the CPU seconds used this month and the request's estimate."""
+    return InsufficientCreditsError(str(error), [{
+        "field": "/", "code": "allowance_exceeded", "message": str(error), "allowance_cpu_sec": error.allowance,
+        "used_cpu_sec": error.used, "estimate_cpu_sec": error.estimate}], code="allowance_exceeded")
+
+
 class Forbidden(ApiError):
     status, code = 403, "plan_without_api"
 
@@ -92,6 +107,10 @@ class ConflictError(ApiError):
 
 class PreconditionFailed(ApiError):
     status, code = 412, "version_conflict"
+
+
+class PayloadTooLarge(ApiError):
+    status, code = 413, "payload_too_large"
 
 
 class QuotaExceededError(ApiError):
@@ -113,6 +132,27 @@ def detail(field: str, code: str, message: str) -> dict[str, str]:
 def invalid(details: Iterable[dict[str, str]], message: str | None = None) -> ValidationFailed:
     details = list(details)
     return ValidationFailed(message or f"The request has {len(details)} problem(s); see details.", details)
+
+
+TOO_LARGE_FIELDS = frozenset({"/file", "/bytes", "/url"})
+"""Where a file past a limit is pointed at: an upload's part, a presigned upload's size, a fetched address."""
+
+
+def refusal(details: Iterable[dict[str, str]]) -> ApiError:
+    """A service's refusal as the client sees it: 413 ``payload_too_large`` for a file past a limit
+    (a ``too_large`` detail on ``/file``, ``/bytes`` or ``/url``), else 400 ``validation_failed``."""
+    details = list(details)
+    large = [d for d in details if d.get("code") == "too_large" and d.get("field") in TOO_LARGE_FIELDS]
+    if not large:
+        return invalid(details)
+    return PayloadTooLarge(f"The file is too large: {large[0]['message']}.",
+                           [{**d, "code": "payload_too_large"} for d in large])
+
+
+def upload_too_large(limit: int) -> PayloadTooLarge:
+    """The answer to an upload whose body passed its length limit before it was read."""
+    return PayloadTooLarge(f"The file is too large: an upload is at most {limit} bytes.",
+                           [detail("/file", "payload_too_large", f"an upload is at most {limit} bytes")])
 
 
 def envelope(status: int, code: str, message: str, details: Any = None,
@@ -143,6 +183,8 @@ def handle_http_exception(error: HTTPException) -> Response:
     if status == 404 and request.path.startswith(f"{API_BASE}{API_BASE}/"):
         message = (f"No such endpoint: this path has {API_BASE} twice. The API's base URL is the server root "
                    f"({request.host_url.rstrip('/')}); every path starts with {API_BASE}.")
+    if status == 413 and g.get("upload_limit"):  # an upload's body past its limit, before it was read
+        return handle_api_error(upload_too_large(g.upload_limit))
     if status == 400:
         return envelope(400, "validation_failed", "The request body is not valid JSON.",
                         [detail("", "invalid_json", "the body could not be parsed as JSON")], headers)

@@ -62,10 +62,16 @@ RENDER = {"id": RENDER_ID, "video_id": VIDEO_ID, "version_id": VERSION_ID, "form
           "url": f"{BASE}/renders/{RENDER_ID}.mp4?expires=1773047721&sig=Jd3kq0cV9Xo2mZbN4Lp7",
           "poster_url": f"{BASE}/renders/{RENDER_ID}.jpg?expires=1773047721&sig=Qw8eR2tY6uI0oP4aS1dF",
           "stream_url": f"{BASE.removesuffix('/files')}/streams/{RENDER_ID}.m3u8?expires=1773047721&sig=Zp4xV7nB1mK9cR3tY6uE",
+          "captions_url": None, "container": "mp4", "transparent": False, "clamped": [],
           "duration_sec": 6.0, "bytes": 1843207, "error": None, "priority": "normal", "queue": None,
-          "held_up": None, "reused_frames": 72, "created_at": CREATED, "finished_at": FINISHED}
+          "held_up": None, "reused_frames": 72, "pool": "",
+          "cost": {"cpu_sec": 41.27, "gpu_sec": None, "wall_sec": 44.9, "frames_rendered": 108, "frames_reused": 72,
+                   "storage_bytes": 3710522, "peak_memory_bytes": 287309824},
+          "created_at": CREATED, "finished_at": FINISHED}
 RENDER_QUEUED = {**RENDER, "status": "queued", "progress": 0.0, "url": None, "poster_url": None, "stream_url": None,
                  "duration_sec": None, "bytes": None, "reused_frames": 0, "finished_at": None,
+                 "cost": {"cpu_sec": 0.0, "gpu_sec": None, "wall_sec": 0.0, "frames_rendered": 0, "frames_reused": 0,
+                          "storage_bytes": 0, "peak_memory_bytes": 0},
                  "queue": {"frames_ahead": 1350, "chunks_waiting": 3, "estimated_start_at": "2026-03-02T09:15:41.000000+00:00"}}
 BRAND_KIT = {"id": KIT_ID, "name": "Neutral", "source_url": None, "is_default": True, "tokens": NEUTRAL_BRAND,
              "created_at": CREATED, "updated_at": CREATED}
@@ -86,24 +92,40 @@ def story() -> dict[str, Any]:
 
 _PNG_SHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 _MP3_SHA = "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
-ASSET = {"id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "kind": "image", "content_type": "image/png", "bytes": 48213,
+ASSET = {"id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "name": "team-photo.png", "kind": "image", "content_type": "image/png", "bytes": 48213,
          "key": storage_keys.asset_key(WORKSPACE_ID, _PNG_SHA, "png"),
-         "width": 1200, "height": 800, "duration_sec": None, "fps": None, "has_audio": None,
+         "width": 1200, "height": 800, "duration_sec": None, "fps": None, "has_audio": None, "cues": None,
          "url": f"{BASE}/assets/{WORKSPACE_ID}/9f86d0.png?expires=1741000000&sig=Yp3n",
          "thumbnail_url": f"{BASE}/assets/{WORKSPACE_ID}/9f86d0.thumb.jpg?expires=1741000000&sig=Q2xv",
          "created_at": CREATED}
-SOUND = {**ASSET, "id": "6e5d4c3b-2a19-4087-b6f5-e4d3c2b1a098", "kind": "audio", "content_type": "audio/mpeg",
+SOUND = {**ASSET, "id": "6e5d4c3b-2a19-4087-b6f5-e4d3c2b1a098", "name": "launch-jingle.mp3", "kind": "audio", "content_type": "audio/mpeg",
          "bytes": 961024, "key": storage_keys.asset_key(WORKSPACE_ID, _MP3_SHA, "mp3"),
          "width": None, "height": None, "duration_sec": 30.04, "thumbnail_url": None,
          "url": f"{BASE}/assets/{WORKSPACE_ID}/2c26b4.mp3?expires=1741000000&sig=K9vw"}
 _MP4_SHA = "fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68fbf8fb9"
-FOOTAGE = {**ASSET, "id": "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0", "kind": "video", "content_type": "video/mp4",
+FOOTAGE = {**ASSET, "id": "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0", "name": "factory-floor.mp4", "kind": "video", "content_type": "video/mp4",
            "bytes": 18874368, "key": storage_keys.asset_key(WORKSPACE_ID, _MP4_SHA, "mp4"),
            "width": 1080, "height": 1920, "duration_sec": 12.5, "fps": 29.97, "has_audio": True,
            "url": f"{BASE}/assets/{WORKSPACE_ID}/fcde2b.mp4?expires=1741000000&sig=T4pq",
            "thumbnail_url": f"{BASE}/assets/{WORKSPACE_ID}/fcde2b.thumb.jpg?expires=1741000000&sig=Zm9v"}
 
 RESPONSES: dict[str, Any] = {
+    "RenderEstimate": {"format": "9:16", "existing_render_id": None, "frames_to_render": 135, "frames_reused": 135,
+                       "cpu_sec": 9.6, "wall_sec": 8.1, "credits": 1, "node_kind": "cpu", "basis": "measured",
+                       "sampled_frames": 4320},
+    "VariantsEstimate": {"frames_to_render": 405, "frames_reused": 135, "cpu_sec": 31.2, "wall_sec": 26.4, "credits": 1,
+                         "renders": [{"format": "9:16", "existing_render_id": None, "frames_to_render": 135,
+                                      "frames_reused": 135, "cpu_sec": 9.6, "wall_sec": 8.1, "credits": 1,
+                                      "node_kind": "cpu", "basis": "measured", "sampled_frames": 4320},
+                                     {"format": "1:1", "existing_render_id": None, "frames_to_render": 270,
+                                      "frames_reused": 0, "cpu_sec": 21.6, "wall_sec": 18.3, "credits": 0,
+                                      "node_kind": "cpu", "basis": "measured", "sampled_frames": 4320}]},
+    "Usage": {"from": "2026-03-01", "to": "2026-03-02", "group_by": "day", "renders": 3, "frames_rendered": 450,
+              "frames_reused": 180, "cpu_sec": 212.4, "gpu_sec": 0.0, "storage_bytes": 9421770, "credits": 2,
+              "groups": [{"day": "2026-03-01", "renders": 2, "frames_rendered": 270, "frames_reused": 180,
+                          "cpu_sec": 131.9, "gpu_sec": 0.0, "storage_bytes": 5710394, "credits": 1},
+                         {"day": "2026-03-02", "renders": 1, "frames_rendered": 180, "frames_reused": 0,
+                          "cpu_sec": 80.5, "gpu_sec": 0.0, "storage_bytes": 3711376, "credits": 1}]},
     "Asset": ASSET, "AssetList": {"data": [FOOTAGE, ASSET, SOUND], "next_cursor": None},
     "Health": {"status": "ok", "checks": {"database": "ok", "queue": "ok"}},
     "Me": {"workspace": {"id": WORKSPACE_ID, "name": "Acme", "plan": "pro", "credits": 98},

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hmac
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,13 +31,17 @@ from flask import Blueprint, Flask, Response, g, jsonify, request
 from reelfarm.api.errors import Unauthorized, Unavailable
 from reelfarm.api.server import ENVIRON_DRAINING
 from reelfarm.api.services import services
+from reelfarm.farm.services.fairness import OTHER
+from reelfarm.farm.services.farmgauges import FarmGauges
 from reelfarm.farm.services.queues import ALL_QUEUES
+from reelfarm.farm.services.usagemetrics import usage_families
 from reelfarm.shared import logs
 from reelfarm.shared.readmodels import FarmFigures, Totals
 from reelfarm.shared.statuses import DELIVERY_STATES
 
 QUEUES = ALL_QUEUES  # render-gpu, render, jobs
 ENDPOINTS = {"ops.live", "ops.ready", "ops.metrics"}
+BACKLOG_TOP = 10  # workspaces named in reelfarm_workspace_oldest_queued_seconds; the rest are (other)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 _http: tuple[Any, Any] | None = None
@@ -81,8 +85,11 @@ def metrics() -> Response:
     svc = services()
     _check_scraper(svc.settings.metrics_token)
     registry = _registry()
-    registry.register(FarmCollector(svc.figures))
+    farm = getattr(svc.farm.queue, "redis", None) is not None
+    registry.register(FarmCollector(svc.figures, svc.read_models.workspace_names, "redis" if farm else "queue"))
     registry.register(WorkspaceLoadCollector(svc.farm.queue, svc.read_models.workspace_names))
+    if farm:
+        registry.register(FarmGaugesCollector(svc.farm_gauges))
     return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
 
 
@@ -143,17 +150,55 @@ class _ProcessMetrics:
 
 
 class FarmCollector:
-    """The farm-wide figures (``services().figures``, cached there) as Prometheus families."""
+    """The farm-wide figures (``services().figures``, cached there) as Prometheus families, and
+    whether their sources answered: ``reelfarm_dependency_up{dependency}``, ``database``, and
+    ``redis`` in a farm (``queue``: the embedded queue's table)."""
 
-    def __init__(self, figures: FarmFigures) -> None:
-        self.figures = figures
+    def __init__(self, figures: FarmFigures, names: Callable[[list[str]], Mapping[str, str]],
+                 queue: str = "queue") -> None:
+        self.figures, self.names, self.queue = figures, names, queue
 
     def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
         read = self.figures.read()
+        up = GaugeMetricFamily("reelfarm_dependency_up", "1 while the API reaches the service, else 0",
+                               labels=["dependency"])
+        up.add_metric(["database"], 0.0 if read.totals is None else 1.0)
+        up.add_metric([self.queue], 0.0 if read.waiting is None else 1.0)
+        yield up
         if read.totals is not None:
             yield from _totals(read.totals, read.taken_at)
+            yield _backlog_age(read.totals.oldest_queued, read.taken_at, self.names)
+            yield from usage_families(read.totals.used, lambda ids: self.names(list(ids)))
         if read.waiting is not None:
             yield from _waiting(read.waiting, read.taken_at)
+
+
+class FarmGaugesCollector:
+    """A farm's live nodes by state and its dispatcher (``reelfarm.farm.runtime.farmgauges``)."""
+
+    def __init__(self, gauges: Callable[[], FarmGauges | None]) -> None:
+        self.gauges = gauges
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        try:
+            read = self.gauges()
+        except Exception:  # noqa: BLE001 - Redis unreachable: reelfarm_dependency_up says so
+            return
+        if read is None:
+            return
+        nodes = GaugeMetricFamily("reelfarm_nodes", "Live render nodes by state (working: taking work)",
+                                  labels=["state"])
+        for state, count in read.nodes.items():
+            nodes.add_metric([state], float(count))
+        yield nodes
+        yield GaugeMetricFamily("reelfarm_dispatch_lease_held", "1 while a process holds the dispatch lease, else 0",
+                                value=1.0 if read.dispatch_lease_held else 0.0)
+        yield GaugeMetricFamily("reelfarm_dispatch_paused", "1 while an operator has paused dispatch, else 0",
+                                value=1.0 if read.dispatch_paused else 0.0)
 
 
 class WorkspaceLoadCollector:
@@ -190,6 +235,23 @@ def _totals(totals: Totals, now: datetime) -> list[Any]:
                             "Age of the oldest event not yet dispatched, or of the most overdue pending retry")
     lag.add_metric([], max(_age(now, totals.oldest_event), _age(now, totals.oldest_due)))
     return [statuses, credits, deliveries, lag]
+
+
+def _backlog_age(oldest: Mapping[str, datetime], now: datetime,
+                 names: Callable[[list[str]], Mapping[str, str]]) -> Any:
+    """``reelfarm_workspace_oldest_queued_seconds{workspace}``: the age of each workspace's oldest
+    render not started, by name for the ``BACKLOG_TOP`` oldest, the rest's oldest as ``(other)``."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    family = GaugeMetricFamily("reelfarm_workspace_oldest_queued_seconds",
+                               "Age of the workspace's oldest render that has not started", labels=["workspace"])
+    ranked = sorted(oldest, key=lambda w: (oldest[w], w))
+    shown = names(ranked[:BACKLOG_TOP]) if ranked else {}
+    for workspace in ranked[:BACKLOG_TOP]:
+        family.add_metric([shown.get(workspace, workspace)], _age(now, oldest[workspace]))
+    if len(ranked) > BACKLOG_TOP:
+        family.add_metric([OTHER], _age(now, oldest[ranked[BACKLOG_TOP]]))
+    return family
 
 
 def _waiting(waiting: dict[str, tuple[int, datetime | None]], now: datetime) -> list[Any]:

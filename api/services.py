@@ -22,6 +22,8 @@ transaction (``tests/unit/api/test_views_seam.py``).
     drafts         farm.services.drafts.DraftService    animated previews of unsaved values, played as streams
     figures        shared.readmodels.FarmFigures        the farm-wide figures behind /metrics
     assets         farm.services.library.AssetService   the media library: uploads, imports by URL, list, get, delete
+    usage          farm.services.usage.UsageService     what renders used and cost, per workspace and period
+    estimates      farm.services.estimates.EstimateService  what a render would cost, before asking
 
 The console (``console/``) and ``/metrics`` (``api/metrics.py``) reach them the same way, through
 ``services()``; ``tests/unit/api/test_views_seam.py`` keeps all three behind it. ``api/auth.py`` and
@@ -46,17 +48,23 @@ from reelfarm.api.errors import Forbidden, Unavailable
 from reelfarm.api.idempotency import Idempotency
 from reelfarm.api.ratelimit import RateLimiter, make_rate_limiter
 from reelfarm.api.server import THREADS
+from reelfarm.farm.runtime.farmgauges import read_farm_gauges
 from reelfarm.farm.runtime.nodes import detect_capabilities
 from reelfarm.farm.runtime.status import collect_status
 from reelfarm.farm.runtime.webhooks import WebhookSender
 from reelfarm.farm.runtime.wiring import Farm, make_farm
+from reelfarm.farm.services.audit import AuditLog
 from reelfarm.farm.services.drafts import DraftService
 from reelfarm.farm.services.errors import QueueUnavailable
+from reelfarm.farm.services.estimates import EstimateService
+from reelfarm.farm.services.farmgauges import FarmGauges
 from reelfarm.farm.services.jobs import JobService
 from reelfarm.farm.services.library import URL_FETCH_OPTIONS, AssetService
 from reelfarm.farm.services.queues import ALL_QUEUES
 from reelfarm.farm.services.renders import RenderService
+from reelfarm.farm.services.usage import UsageService
 from reelfarm.farm.services.videos import Videos
+from reelfarm.farm.services.workspacecontrols import WorkspaceControls
 from reelfarm.renderer.hls import TS_CONTENT_TYPE
 from reelfarm.shared.accounts import AccountService
 from reelfarm.shared.apikeys import ApiKeyService
@@ -125,6 +133,12 @@ class Services:
         self.accounts = accounts if accounts is not None else AccountService(engine, clock, self.rate_limiter)
         self.api_keys = api_keys if api_keys is not None else ApiKeyService(engine, clock)
         self.workspaces = workspaces if workspaces is not None else WorkspaceService(engine, clock)
+        self.workspace_controls = WorkspaceControls(engine, clock)  # an operator's: audited (admin set-plan, share)
+        self.usage = UsageService(engine, clock)  # what renders used and cost, by workspace (GET /usage, admin usage)
+        self.estimates = EstimateService(engine, storage)  # what a render would cost (POST .../renders/estimate)
+        # what operators did (farm.services.audit); entries the database cannot take wait in the farm's Redis
+        self.audit_log = AuditLog(engine, clock, getattr(farm.queue, "redis", None),
+                                  getattr(farm.queue, "namespace", ""))
         self.read_models = read_models if read_models is not None else ReadModels(engine, storage)
         self.previews = previews if previews is not None else \
             StoryPreviews(engine, storage, settings.data_dir / "previews")
@@ -172,6 +186,13 @@ class Services:
         except QueueUnavailable as exc:
             raise Unavailable(f"queue unavailable: {exc}") from exc
         return {"status": "ok", "checks": {"database": "ok", "queue": "ok"}}
+
+    def farm_gauges(self) -> FarmGauges | None:
+        """The farm's live nodes by state and its dispatcher (``/metrics``); None in the embedded mode.
+        Raises Redis's errors when it cannot be reached."""
+        queue = self.farm.queue
+        redis = getattr(queue, "redis", None)
+        return None if redis is None else read_farm_gauges(redis, getattr(queue, "namespace", ""))
 
     def farm_status(self) -> dict[str, Any]:
         """What the farm is doing (``reelfarm farm status``): nodes, queue depths, renders in flight."""

@@ -36,7 +36,8 @@ number of seconds (shape ``--alpha``, from 6 s to ``--max-sec``), at 30 fps, cut
 (``renderer.chunks``: a 1 s leading chunk, then pieces of about 5 s). The request rate is set so
 that the frames asked for per second are ``--load`` times what the nodes can render (chunk
 start-up and latency counted). Workspaces' shares are their plans' (``reelfarm.shared.plans``),
-drawn with odds 1/weight^2 (the cheaper plans are the common ones), with their caps, or with
+drawn with odds 1/weight^2 (the cheaper plans are the common ones), with their caps, with their
+caps giving way to places nothing else takes (``--caps spare``: ``REELFARM_CAPS=spare``), or with
 none (``--caps none``: each may take every node, its weight kept).
 
 **The probe.** At 40% of the run a workspace on the heaviest plan's weight with no cap (the
@@ -128,6 +129,7 @@ class Config:
     window: float = 0.0  # seconds; 0: 60 x sqrt(1000 / nodes), at least 60
     backlog: int = 10_000
     caps: bool = True  # the plans' caps; False: every workspace may take every node (weights kept)
+    spare: bool = False  # the caps give way to places nothing else takes (REELFARM_CAPS=spare)
     probe: bool = True
     drain: bool = False  # go on after ``seconds`` (no new requests) until every chunk is done
     seed: int = 1
@@ -185,7 +187,7 @@ class FarmSim:
         count = len(self.kind)
         self.bad = set(self.rng.sample(range(count), round(config.bad_fraction * count)))
         self.shares = dict(shares or {})
-        self.queue = FairQueue(self._share)
+        self.queue = FairQueue(self._share, spare=config.spare)
         self.events: list[tuple[float, int, int, Any, Any]] = []
         self.sequence = 0
         self.alive = [True] * count
@@ -568,23 +570,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="a fifth of the simulated time")
     parser.add_argument("--load", type=float, nargs="*", default=[1.0, 1.2],
                         help="frames asked per second over what the nodes can render")
-    parser.add_argument("--caps", choices=("plans", "none", "both"), default="plans",
-                        help="the plans' caps, none (weights kept), or a sweep of each")
+    parser.add_argument("--caps", choices=("plans", "spare", "none", "both", "all"), default="plans",
+                        help="the plans' caps, the plans' caps giving way to idle places (REELFARM_CAPS=spare), "
+                             "none (weights kept), plans and none, or all three")
     for name, default in asdict(Config()).items():
-        if name not in ("nodes", "workspaces", "seconds", "probe", "drain", "caps", "load"):
+        if name not in ("nodes", "workspaces", "seconds", "probe", "drain", "caps", "spare", "load"):
             parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default)
     args = parser.parse_args(argv)
     base = {k: getattr(args, k) for k in asdict(Config())
-            if k not in ("nodes", "workspaces", "seconds", "probe", "drain", "caps", "load")}
+            if k not in ("nodes", "workspaces", "seconds", "probe", "drain", "caps", "spare", "load")}
     rows = []
     print(f"{'caps':>5} {'load':>4} {'nodes':>5} {'workspaces':>10} {'sim s':>6} {'util':>6} {'util*':>6} {'capped':>6} "
           f"{'jain':>6} {'p5':>6} {'groups':>6} {'frames':>6} {'small wait p90':>14} {'probe':>6} {'alone':>6} {'slow':>5} {'cpu s':>6}")
-    variants = {"plans": [True], "none": [False], "both": [True, False]}[args.caps]
+    variants = {"plans": [(True, False)], "spare": [(True, True)], "none": [(False, False)],
+                "both": [(True, False), (False, False)], "all": [(True, False), (True, True), (False, False)]}[args.caps]
     for caps, load, nodes, workspaces in ((c, x, n, w) for c in variants for x in args.load
                                           for n in args.nodes for w in args.workspaces):
         seconds = args.seconds or sweep_seconds(nodes)
         seconds = seconds / 5 if args.quick else seconds
-        row = simulate(Config(nodes=nodes, workspaces=workspaces, seconds=seconds, caps=caps, load=load, **base))
+        row = simulate(Config(nodes=nodes, workspaces=workspaces, seconds=seconds, caps=caps[0], spare=caps[1],
+                              load=load, **base))
         rows.append(row)
         print(_line(row), flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -597,7 +602,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _line(row: dict[str, Any]) -> str:
     cfg, probe, fair = row["config"], row["probe"] or {}, row["jain"]
-    return (f"{'plans' if cfg['caps'] else 'none':>5} {cfg['load']:>4} {cfg['nodes']:>5} {cfg['workspaces']:>10} "
+    name = ("spare" if cfg.get("spare") else "plans") if cfg["caps"] else "none"
+    return (f"{name:>5} {cfg['load']:>4} {cfg['nodes']:>5} {cfg['workspaces']:>10} "
             f"{cfg['seconds']:>6.0f} {_show(row['utilisation_while_waiting'])} "
             f"{_show(row['utilisation_while_uncapped_work_waits'])} {_show(row['capped_share_of_waiting_time'])} "
             f"{_show(fair['mean'])} {_show(fair['p5'])} {fair['groups']:>6} {_show(fair['frames_per_workspace'])} "

@@ -167,6 +167,7 @@ def print_result(res: dict[str, Any]) -> None:
               f"{row['cpu_ms_per_frame']:.1f} CPU ms/frame")
     wp = res["whole_process"]
     print(f"  whole process: {wp['seconds']:.2f} s, in-process {wp['in_process_fps']:.1f} frames/s")
+    print(f"  in-process / x264 alone {wp['in_process_fps'] / res['x264_alone_fps']:.2f}x")
     r = res["ratios"]
     print(f"  whole / encode-only {r['whole_process_over_encode_only']:.2f}x, "
           f"whole / x264 alone {r['whole_process_over_x264_alone']:.2f}x")

@@ -60,13 +60,16 @@ class TreeCpu:
     def __init__(self) -> None:
         self.seen: dict[tuple[int, float], float] = {}  # (pid, create time) -> CPU seconds
 
+    def processes(self, me: Any) -> list[Any]:
+        """The processes counted (psutil's): this one and its descendants."""
+        return [me, *me.children(recursive=True)]
+
     def sample(self) -> float:
         try:
             import psutil
         except ImportError:
             return float("nan")
-        me = psutil.Process()
-        for proc in [me, *me.children(recursive=True)]:
+        for proc in self.processes(psutil.Process()):
             try:
                 with proc.oneshot():
                     times = proc.cpu_times()

@@ -17,8 +17,11 @@ from reelfarm.client.models import (
     Job,
     Me,
     Render,
+    RenderEstimate,
     Story,
+    Usage,
     Variants,
+    VariantsEstimate,
     Version,
     Video,
     Webhook,
@@ -88,6 +91,10 @@ def me() -> Call[Me]:
 
 def list_stories() -> Call[list[Story]]:
     return Call("GET", "/stories", _data(Story.from_dict))
+
+
+def get_story(story_id: str) -> Call[Story]:
+    return Call("GET", f"/stories/{_id(story_id)}", Story.from_dict)
 
 
 def list_locales() -> Call[list[dict[str, Any]]]:
@@ -181,8 +188,22 @@ def create_render(video_id: str, body: dict[str, Any]) -> Call[Render]:
 
 
 def render_body(format: str, resolution: int | None = None, fps: int | None = None,
-                priority: str | None = None) -> dict[str, Any]:
-    return _compact(format=format, resolution=resolution, fps=fps, priority=priority)
+                priority: str | None = None, container: str | None = None,
+                transparent: bool | None = None, pool: str | None = None) -> dict[str, Any]:
+    return _compact(format=format, resolution=resolution, fps=fps, priority=priority, container=container,
+                    transparent=transparent or None, pool=pool)
+
+
+def estimate_render(video_id: str, body: dict[str, Any]) -> Call[RenderEstimate]:
+    return Call("POST", f"/videos/{_id(video_id)}/renders/estimate", RenderEstimate.from_dict, body=body)
+
+
+def estimate_variants(video_id: str, body: dict[str, Any]) -> Call[VariantsEstimate]:
+    return Call("POST", f"/videos/{_id(video_id)}/variants/estimate", VariantsEstimate.from_dict, body=body)
+
+
+def get_usage(start: str | None = None, end: str | None = None, group_by: str | None = None) -> Call[Usage]:
+    return Call("GET", "/usage", Usage.from_dict, params=_compact(**{"from": start, "to": end, "group_by": group_by}))
 
 
 def create_stills(video_id: str, body: dict[str, Any]) -> Call[Job]:
@@ -198,9 +219,10 @@ def create_variants(video_id: str, body: dict[str, Any]) -> Call[Variants]:
 
 
 def variants_body(formats: Sequence[str], locales: Sequence[str] | None = None,
-                  resolution: int | None = None, priority: str | None = None) -> dict[str, Any]:
+                  resolution: int | None = None, priority: str | None = None, container: str | None = None,
+                  transparent: bool | None = None) -> dict[str, Any]:
     return _compact(formats=list(formats), locales=list(locales) if locales else None, resolution=resolution,
-                    priority=priority)
+                    priority=priority, container=container, transparent=transparent or None)
 
 
 def get_render(render_id: str) -> Call[Render]:
@@ -237,8 +259,13 @@ def add_asset_from_url(url: str) -> Call[Asset]:
     return Call("POST", "/assets/from-url", Asset.from_dict, body={"url": url})
 
 
-def list_assets(kind: str | None = None, limit: int | None = None, cursor: str | None = None) -> Call[Page[Asset]]:
-    return Call("GET", "/assets", _page(Asset.from_dict), params=_compact(kind=kind, limit=limit, cursor=cursor))
+def list_assets(kind: str | None = None, limit: int | None = None, cursor: str | None = None,
+                q: str | None = None) -> Call[Page[Asset]]:
+    return Call("GET", "/assets", _page(Asset.from_dict), params=_compact(kind=kind, limit=limit, cursor=cursor, q=q))
+
+
+def rename_asset(asset_id: str, name: str) -> Call[Asset]:
+    return Call("PATCH", f"/assets/{_id(asset_id)}", Asset.from_dict, body={"name": name})
 
 
 def get_asset(asset_id: str) -> Call[Asset]:

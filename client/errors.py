@@ -13,6 +13,7 @@ ReelfarmError                       anything the client raises
 │   │   │   └── AssetInUseError     409 ``asset_in_use``: a version or a brand kit names the asset (the message says which)
 │   │   ├── VersionConflictError    412 ``version_conflict``: an edit made from a version that is no longer current;
 │   │   │                           ``current_version`` names the current one, nothing was saved
+│   │   ├── PayloadTooLargeError    413 ``payload_too_large``: a file (or body) past a limit, however it was sent
 │   │   ├── QuotaExceededError      413 ``quota_exceeded``: the upload would pass the plan's library quota; nothing was stored
 │   │   ├── IdempotencyMismatchError 422: the ``Idempotency-Key`` was used with another request
 │   │   ├── RateLimitError          429: ``retry_after`` seconds
@@ -108,6 +109,14 @@ class VersionConflictError(APIStatusError):
         return None
 
 
+class PayloadTooLargeError(APIStatusError):
+    """413 ``payload_too_large``: the file (or the request's body) is past one of the API's limits;
+    nothing was stored. The same error whichever way a file went (sent to the API, by a presigned
+    upload, fetched from an address) and whichever limit it passed (bytes, pixels, seconds): the
+    message names the limit, ``details[0]["field"]`` what was too large (``/file``, ``/bytes``,
+    ``/url``). A 413 without the API's envelope (from a proxy in front of it) is one too."""
+
+
 class QuotaExceededError(APIStatusError):
     """413 ``quota_exceeded``: the upload would take the media library past its plan's bytes;
     nothing was stored (the message gives the figures). Delete unused assets, or move to a larger plan."""
@@ -143,8 +152,8 @@ class APITimeoutError(APIConnectionError):
 
 _BY_STATUS: dict[int, type[APIStatusError]] = {
     400: ValidationError, 401: AuthenticationError, 402: InsufficientCreditsError, 403: PermissionDeniedError,
-    404: NotFoundError, 409: ConflictError, 412: VersionConflictError, 422: IdempotencyMismatchError,
-    429: RateLimitError,
+    404: NotFoundError, 409: ConflictError, 412: VersionConflictError, 413: PayloadTooLargeError,
+    422: IdempotencyMismatchError, 429: RateLimitError,
 }
 
 _BY_CODE: dict[tuple[int, str], type[APIStatusError]] = {(409, "asset_in_use"): AssetInUseError,
@@ -153,8 +162,8 @@ _BY_CODE: dict[tuple[int, str], type[APIStatusError]] = {(409, "asset_in_use"): 
 
 def status_error(status: int, code: str, message: str, details: list[dict[str, Any]] | None = None,
                  request_id: str | None = None, retry_after: float | None = None) -> APIStatusError:
-    """The ``APIStatusError`` subclass for ``status`` and ``code`` (a 4xx without one, 405 or a 413 other
-    than ``quota_exceeded``, is a plain ``APIStatusError``)."""
+    """The ``APIStatusError`` subclass for ``status`` and ``code`` (a 4xx without one, 405 say, is a
+    plain ``APIStatusError``)."""
     cls = _BY_CODE.get((status, code)) or _BY_STATUS.get(status) or (
         InternalServerError if status >= 500 else APIStatusError)
     return cls(status, code, message, details, request_id, retry_after)

@@ -3,18 +3,26 @@ generated from it): what to send for a ``Call``, what an answer means, when to t
 """
 from __future__ import annotations
 
+import dataclasses
+import logging
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
-from reelfarm.client.calls import Call
+from reelfarm.client import __version__
+from reelfarm.client.calls import Call, Page
 from reelfarm.client.errors import APIConnectionError, APIStatusError, APITimeoutError, ReelfarmError, status_error
-from reelfarm.client.retry import Retry, parse_retry_after
+from reelfarm.client.models import RateLimitState, ResponseInfo
+from reelfarm.client.retry import Retry, RetryEvent, parse_retry_after
 
-USER_AGENT = "reelfarm-python"
+USER_AGENT = f"reelfarm-python/{__version__}"
 ProgressFn = Callable[[int, int | None], None]  # bytes so far, total bytes (None when unknown)
+ResponseHook = Callable[[ResponseInfo], None]
+RetryHook = Callable[[RetryEvent], None]
+T = TypeVar("T")
+log = logging.getLogger("reelfarm.client")
 
 
 def prepare(call: Call[Any], headers: dict[str, str] | None = None) -> dict[str, Any]:
@@ -100,7 +108,69 @@ def headers(api_key: str | None) -> dict[str, str]:
     return headers
 
 
+def refuse_empty_key(api_key: str | None) -> None:
+    """An ``api_key`` given but empty is a mistake (an unset variable read as ""), not a request
+    for the saved login: refused before anything is read."""
+    if api_key is not None and not api_key.strip():
+        raise ReelfarmError("api_key is empty: pass the key (rf_live_...), or leave api_key out to use "
+                            "REELFARM_API_KEY or the key `reelfarm login` saved")
+
+
 def check_key(api_key: str | None) -> None:
     if not api_key:
         raise ReelfarmError("no API key: pass api_key= (the command line: --api-key), set REELFARM_API_KEY, "
                             "or run `reelfarm login`")
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def response_info(method: str, path: str, response: httpx.Response) -> ResponseInfo:
+    """What ``response`` said besides its body."""
+    found = response.headers
+    rate_limit = None
+    if any(name in found for name in ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")):
+        rate_limit = RateLimitState(_int(found.get("RateLimit-Limit")), _int(found.get("RateLimit-Remaining")),
+                                    _int(found.get("RateLimit-Reset")), found.get("RateLimit-Policy"))
+    return ResponseInfo(method, path, response.status_code, found.get("X-Request-Id"), rate_limit,
+                        found.get("Idempotent-Replayed", "").lower() == "true", dict(found.items()))
+
+
+def attach(result: T, info: ResponseInfo) -> T:
+    """``result`` with ``last_response`` set: a model, each model of a list or a page."""
+    items = result.data if isinstance(result, Page) else result if isinstance(result, list) else [result]
+    for item in items:
+        if dataclasses.is_dataclass(item) and hasattr(item, "last_response"):
+            object.__setattr__(item, "last_response", info)  # frozen: set once, as it is made
+    return result
+
+
+def announce_retry(event: RetryEvent, hook: RetryHook | None) -> None:
+    """Say that a request is tried again: a WARNING when the server asked for a wait of a second or
+    more (``Retry-After``, as a 429 sends it), else INFO; then ``hook``."""
+    level = logging.WARNING if (event.retry_after or 0) >= 1 else logging.INFO
+    log.log(level, "retrying %s %s in %.1f s (retry %d): %s", event.method, event.path, event.delay, event.attempt,
+            event.reason, extra={"retry_method": event.method, "retry_path": event.path,
+                                 "retry_delay": round(event.delay, 3), "retry_number": event.attempt,
+                                 "retry_reason": event.reason})
+    if hook is not None:
+        hook(event)
+
+
+def give_up_waiting(method: str, path: str, delay: float, waited: float, retry: Retry) -> None:
+    """Log that a retry is not made because its wait would pass ``retry.max_wait``."""
+    log.warning("not retrying %s %s: waiting %.1f s more would pass max_wait (%.1f s, %.1f s waited)",
+                method, path, delay, retry.max_wait or 0.0, waited)
+
+
+def retry_event(method: str, path: str, attempt: int, delay: float, outcome: httpx.Response | httpx.TransportError,
+                waited: float) -> RetryEvent:
+    """The ``RetryEvent`` of retry ``attempt + 1``, after ``outcome``."""
+    if isinstance(outcome, httpx.TransportError):
+        return RetryEvent(method, path, attempt + 1, delay, retry_reason(outcome), None, None, waited)
+    return RetryEvent(method, path, attempt + 1, delay, retry_reason(outcome), outcome.status_code,
+                      parse_retry_after(outcome.headers.get("Retry-After")), waited)

@@ -4,8 +4,11 @@ Each model keeps the fields the contract names and the whole answer in ``raw``, 
 server adds later is never lost on the way through. Timestamps are aware ``datetime``s; statuses
 and priorities are ``StrEnum`` members, which compare equal to the API's strings
 (``render.status == "succeeded"``), and a value a newer server sends that this client does not know
-stays a plain string. A field an older server does not send takes its default (``Render.priority``
-``normal``, ``Render.queue`` None).
+stays a plain string. Formats, resolutions, frame rates and asset kinds are typed as the
+``Literal`` sets the SDK's parameters take (``reelfarm.client.literals``), so a value read can be
+passed back (``videos.render(v.id, format=v.default_format)``). A field an older server does not send takes its default (``Render.priority``
+``normal``, ``Render.queue`` None). Every result the client returns carries ``last_response`` (a
+``ResponseInfo``: request id, status, rate limit, headers) and ``request_id``, its shortcut.
 """
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from reelfarm.client.literals import AssetKind, ContainerName, Fps, Resolution, VideoFormat
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -61,6 +66,42 @@ def parse_time(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
 
 
+@dataclass(frozen=True)
+class RateLimitState:
+    """The key's rate limit as an answer's ``RateLimit-*`` headers gave it."""
+
+    limit: int | None  # requests allowed per window
+    remaining: int | None  # requests left in this window
+    reset_sec: int | None  # seconds until the window resets
+    policy: str | None  # ``600;w=60``
+
+
+@dataclass(frozen=True)
+class ResponseInfo:
+    """What the HTTP answer behind a result said besides its body: which request it was (quote
+    ``request_id`` to support), its status, the key's rate limit, whether it was an idempotent
+    replay, and every header."""
+
+    method: str
+    path: str  # below /api/v1
+    status: int
+    request_id: str | None
+    rate_limit: RateLimitState | None
+    replayed: bool  # ``Idempotent-Replayed: true``: the first answer to this ``Idempotency-Key``
+    headers: dict[str, str] = field(repr=False, default_factory=dict)
+
+
+class _Answered:
+    """A result that knows the answer it came in (``last_response``; None for one built by hand)."""
+
+    last_response: ResponseInfo | None
+
+    @property
+    def request_id(self) -> str | None:
+        """The ``X-Request-Id`` of the answer this result came in."""
+        return self.last_response.request_id if self.last_response is not None else None
+
+
 def _typed(annotation: Any, value: Any) -> Any:
     """A JSON value as its field's type says: timestamps as ``datetime``, statuses as enum members."""
     kind = str(annotation).split(" | ")[0]
@@ -86,7 +127,7 @@ def build(cls: type[T], data: dict[str, Any], **nested: Any) -> T:
 
 
 @dataclass(frozen=True)
-class Story:
+class Story(_Answered):
     id: str
     name: str
     category: str
@@ -94,6 +135,7 @@ class Story:
     default_duration_sec: float
     fields: dict[str, Any]
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Story:
@@ -101,7 +143,7 @@ class Story:
 
 
 @dataclass(frozen=True)
-class BrandKit:
+class BrandKit(_Answered):
     id: str
     name: str
     source_url: str | None
@@ -110,6 +152,7 @@ class BrandKit:
     created_at: datetime
     updated_at: datetime
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BrandKit:
@@ -117,7 +160,7 @@ class BrandKit:
 
 
 @dataclass(frozen=True)
-class Job:
+class Job(_Answered):
     id: str
     kind: str
     status: TaskStatus | str
@@ -128,6 +171,7 @@ class Job:
     created_at: datetime
     finished_at: datetime | None
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @property
     def done(self) -> bool:
@@ -139,7 +183,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class Version:
+class Version(_Answered):
     id: str
     number: int
     source: str
@@ -148,6 +192,7 @@ class Version:
     note: str | None = None
     lint: list[dict[str, Any]] = field(default_factory=list)
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Version:
@@ -155,13 +200,13 @@ class Version:
 
 
 @dataclass(frozen=True)
-class Video:
+class Video(_Answered):
     id: str
     title: str
     status: VideoStatus | str
     story_id: str | None
     brand_kit_id: str | None
-    default_format: str
+    default_format: VideoFormat
     duration_sec: float | None
     current_version: Version | None
     job: Job | None
@@ -170,6 +215,7 @@ class Video:
     locale: str | None = None
     source_video_id: str | None = None
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @property
     def etag(self) -> str | None:
@@ -184,13 +230,14 @@ class Video:
 
 
 @dataclass(frozen=True)
-class RenderQueue:
+class RenderQueue(_Answered):
     """Where a render stands in the farm's queue while some of its chunks wait to be dispatched."""
 
     frames_ahead: int  # waiting frames fair dispatch would serve before this render's next chunk
     chunks_waiting: int  # this render's own chunks still waiting
     estimated_start_at: datetime | None  # when its next chunk should start; None without recent throughput
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RenderQueue:
@@ -198,13 +245,14 @@ class RenderQueue:
 
 
 @dataclass(frozen=True)
-class RenderHeldUp:
+class RenderHeldUp(_Answered):
     """A chunk of a render that cannot finish where it was running, until the farm hands it on."""
 
     chunk: int  # the earliest such chunk, numbered from 0
-    reason: str  # "node_stopped"
+    reason: str  # "node_silent", "node_stopped", "no_frames", "suspended" or "no_node_in_pool"
     message: str  # for people: "waiting for chunk 3 (its node stopped)"
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RenderHeldUp:
@@ -212,13 +260,97 @@ class RenderHeldUp:
 
 
 @dataclass(frozen=True)
-class Render:
+class RenderCost(_Answered):
+    """What a render's tasks used on the farm's nodes, as measured there (so far, while it runs)."""
+
+    cpu_sec: float  # CPU seconds, every attempt of every task counted
+    gpu_sec: float | None  # seconds its tasks held a GPU; None when none ran on a GPU node
+    wall_sec: float  # the tasks' wall seconds summed
+    frames_rendered: int  # frames it drew and encoded itself; 0 when every segment was reused
+    frames_reused: int  # frames reused from segments an earlier render made
+    storage_bytes: int  # bytes its tasks stored
+    peak_memory_bytes: int  # the highest process memory high-water mark among its tasks
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RenderCost:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
+class RenderEstimate(_Answered):
+    """What asking for a render would cost, before asking."""
+
+    format: str  # the format estimated
+    existing_render_id: str | None  # an identical render finished or in flight: asking would answer it, at 0
+    frames_to_render: int  # frames the farm would draw
+    frames_reused: int  # frames copied from segments the workspace keeps (they cost nothing)
+    cpu_sec: float  # CPU seconds the farm's nodes would spend
+    wall_sec: float  # seconds its tasks would run, summed (not the time to wait)
+    credits: int  # credits asking would charge
+    node_kind: str  # "cpu" or "gl": the kind of node the figures are for
+    basis: str  # "measured" (scaled by the farm's recent chunks), "baseline" or "identical_render"
+    sampled_frames: int  # frames of the recent chunks it was calibrated on
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RenderEstimate:
+        return build(cls, data)
+
+
+@dataclass(frozen=True)
+class VariantsEstimate(_Answered):
+    """What asking for variants would cost, before asking: the figures summed over the formats."""
+
+    frames_to_render: int
+    frames_reused: int
+    cpu_sec: float
+    wall_sec: float
+    credits: int  # charged once for all the formats
+    renders: list[RenderEstimate]  # each format's, in the order asked
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VariantsEstimate:
+        return build(cls, {k: v for k, v in data.items() if k != "renders"},
+                     renders=[RenderEstimate.from_dict(r) for r in data.get("renders") or []])
+
+
+@dataclass(frozen=True)
+class Usage(_Answered):
+    """What the workspace's renders used on the farm and cost over days ``start`` to ``end`` (UTC)."""
+
+    start: str  # the first day counted, YYYY-MM-DD (the API's `from`)
+    end: str  # the last day counted (the API's `to`)
+    group_by: str | None  # "day", "video" or None
+    renders: int  # renders created
+    frames_rendered: int  # frames the farm drew for them
+    frames_reused: int  # frames reused from earlier renders' segments
+    cpu_sec: float  # CPU seconds on the farm's nodes, every attempt counted
+    gpu_sec: float  # seconds their tasks held a GPU
+    storage_bytes: int  # bytes their tasks stored
+    credits: int  # credits charged, less refunds
+    groups: list[dict[str, Any]] | None = None  # the same figures by day or video, with group_by
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return build(cls, {k: v for k, v in data.items() if k not in ("from", "to")},
+                     start=data.get("from"), end=data.get("to"))
+
+
+@dataclass(frozen=True)
+class Render(_Answered):
     id: str
     video_id: str
     version_id: str
-    format: str
-    resolution: int
-    fps: int
+    format: VideoFormat
+    resolution: Resolution
+    fps: Fps
     status: TaskStatus | str
     progress: float
     url: str | None
@@ -233,8 +365,15 @@ class Render:
     queue: RenderQueue | None = None  # None once nothing of it waits (or from a server without the field)
     held_up: RenderHeldUp | None = None  # a chunk whose node stopped, until the farm hands it on
     stream_url: str | None = None  # the HLS playlist of the part rendered so far, once a chunk is stored
+    captions_url: str | None = None  # the video's captions as WebVTT, once it succeeded (None without captions)
     progress_stale: bool = False  # the farm's progress store was out of reach: progress may be behind
+    cost: RenderCost | None = None  # what its tasks used so far (None from a server without the field)
+    container: ContainerName | str = "mp4"  # the file: mp4, gif or webm (a server from before containers: mp4)
+    transparent: bool = False  # a WebM with alpha where its scenes have no background
+    clamped: list[str] = field(default_factory=list)  # the values asked for lowered to the container's limits
+    pool: str | None = None  # the node pool it is drawn in ("" or None: any node)
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @property
     def done(self) -> bool:
@@ -242,16 +381,18 @@ class Render:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Render:
-        queue, held_up = data.get("queue"), data.get("held_up")
+        queue, held_up, cost = data.get("queue"), data.get("held_up"), data.get("cost")
         return build(cls, data, queue=RenderQueue.from_dict(queue) if queue is not None else None,
-                     held_up=RenderHeldUp.from_dict(held_up) if held_up is not None else None)
+                     held_up=RenderHeldUp.from_dict(held_up) if held_up is not None else None,
+                     cost=RenderCost.from_dict(cost) if cost is not None else None)
 
 
 @dataclass(frozen=True)
-class Variants:
+class Variants(_Answered):
     renders: list[Render]
     translations: list[Video]
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Variants:
@@ -260,11 +401,12 @@ class Variants:
 
 
 @dataclass(frozen=True)
-class Asset:
-    """An image, a sound or a video of the workspace's media library; a VideoDoc names it by ``key``."""
+class Asset(_Answered):
+    """An image, a sound, a video or a captions file of the workspace's media library; a VideoDoc names
+    it by ``key``, a story's field by ``id``."""
 
     id: str
-    kind: str  # "image", "audio" or "video"
+    kind: AssetKind
     content_type: str
     bytes: int
     key: str
@@ -275,8 +417,11 @@ class Asset:
     duration_sec: float | None = None
     fps: float | None = None  # videos: frames a second, on average
     has_audio: bool | None = None  # videos
+    cues: int | None = None  # captions files: how many cues
     thumbnail_url: str | None = None  # images: a thumbnail; videos: a poster
+    name: str | None = None  # the file's name (as uploaded, or as renamed); None for one sent without
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Asset:
@@ -284,7 +429,7 @@ class Asset:
 
 
 @dataclass(frozen=True)
-class AssetUpload:
+class AssetUpload(_Answered):
     """A presigned upload (S3 servers): send the file's bytes with ``method`` to ``url`` carrying
     ``headers`` before ``expires_at``, then complete it."""
 
@@ -295,6 +440,7 @@ class AssetUpload:
     bytes: int
     expires_at: datetime
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AssetUpload:
@@ -302,7 +448,7 @@ class AssetUpload:
 
 
 @dataclass(frozen=True)
-class Webhook:
+class Webhook(_Answered):
     id: str
     url: str
     description: str | None
@@ -313,6 +459,7 @@ class Webhook:
     disabled_reason: str | None = None
     secret: str | None = None  # only in the answer to create
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Webhook:
@@ -320,11 +467,12 @@ class Webhook:
 
 
 @dataclass(frozen=True)
-class Me:
+class Me(_Answered):
     workspace: dict[str, Any]
     rate_limit: dict[str, Any]
     api_key: dict[str, Any]
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    last_response: ResponseInfo | None = field(default=None, repr=False, compare=False)
 
     @property
     def credits(self) -> int:

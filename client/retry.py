@@ -13,6 +13,12 @@ it, connection failures count against ``max_retries`` like any other error.
 
 Backoff is exponential with "equal jitter" (half fixed, half random), capped; a ``Retry-After``
 is honoured as given, plus a little jitter so that clients sharing a key spread out.
+
+``max_wait`` caps the seconds one call spends waiting between its tries, all retries together
+(default 60 s): a retry whose wait would pass it is not made, and the last answer (a 429's
+``RateLimitError``, with ``retry_after``) is raised at once. Each retry is announced: logged (a
+WARNING when the server asked for a wait of a second or more, INFO otherwise) and told to the
+client's ``on_retry`` hook as a ``RetryEvent``.
 """
 from __future__ import annotations
 
@@ -32,6 +38,11 @@ class Retry:
     max_backoff: float = 8.0
     max_retry_after: float = 120.0
     connect_window: float | None = None
+    max_wait: float | None = 60.0  # seconds of waiting between one call's tries, in all; None: no cap
+
+    def allows_wait(self, waited: float, delay: float) -> bool:
+        """Whether a retry that first waits ``delay`` seconds, after ``waited`` seconds so far, is made."""
+        return self.max_wait is None or waited + delay <= self.max_wait
 
     def _backoff(self, attempt: int) -> float:
         ceiling = min(self.max_backoff, self.backoff * 2 ** attempt)
@@ -62,6 +73,20 @@ class Retry:
         if attempt >= self.max_retries:
             return None
         return self._backoff(attempt)
+
+
+@dataclass(frozen=True)
+class RetryEvent:
+    """A request about to be tried again, as ``on_retry`` is told it."""
+
+    method: str
+    path: str  # below /api/v1, or the URL of a presigned upload
+    attempt: int  # 1 for the first retry
+    delay: float  # seconds it waits first
+    reason: str  # ``429 rate_limited``, ``ConnectError: ...``
+    status: int | None  # the answer's status; None after a transport error
+    retry_after: float | None  # the server's ``Retry-After``, if it sent one
+    waited: float  # seconds this call had waited before this retry
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -13,6 +13,7 @@ to the URL the server answered, declaring its size and a type guessed from its n
 from __future__ import annotations
 
 import dataclasses
+import io
 import mimetypes
 import os
 import re
@@ -25,9 +26,13 @@ CHUNK = 1 << 16
 PRESIGNED_OVER = 8 * 1024 * 1024
 """Files larger than this go by a presigned upload where the server offers one (``presigned=None``)."""
 _UNSAFE = re.compile(r'[^A-Za-z0-9 ._()+,-]')
+_MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,62}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,62}")
 
-Source = str | os.PathLike[str] | IO[bytes]
-"""What ``assets.upload`` takes: a path, or a binary file object open for reading (read from where it stands)."""
+Content = str | os.PathLike[str] | IO[bytes] | bytes | bytearray | memoryview
+Source = Content | tuple[str, Content] | tuple[str, Content, str]
+"""What ``assets.upload`` takes: a path, a binary file object open for reading (read from where it
+stands), the bytes themselves, or as httpx and requests take files, a tuple ``(name, content)`` or
+``(name, content, content_type)``."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,7 @@ class Form:
     tail: bytes
     boundary: str
     name: str = "upload"
+    declared_type: str | None = None  # the type a tuple named; else guessed from the name where needed
 
     @property
     def length(self) -> int:
@@ -54,6 +60,16 @@ class Form:
 
 def form_of(source: Source, filename: str | None = None) -> Form:
     """The upload of ``source``; ``filename`` is sent as the part's name (the server ignores it)."""
+    declared: str | None = None
+    if isinstance(source, tuple):
+        if len(source) not in (2, 3) or not isinstance(source[0], str):
+            raise TypeError("an upload tuple is (name, content) or (name, content, content_type)")
+        filename = filename or source[0]
+        declared = source[2] if len(source) == 3 else None
+        source = source[1]
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        source = io.BytesIO(bytes(source))
+        filename = filename or "upload"
     if isinstance(source, (str, os.PathLike)):
         path: Path | None = Path(source)
         file, start, size = None, 0, Path(source).stat().st_size
@@ -67,10 +83,11 @@ def form_of(source: Source, filename: str | None = None) -> Form:
         name = filename or Path(str(getattr(source, "name", "") or "upload")).name
     boundary = f"reelfarm-{uuid.uuid4().hex}"
     safe = _UNSAFE.sub("_", name)[:200] or "upload"
+    part_type = declared if declared and _MEDIA_TYPE.fullmatch(declared) else "application/octet-stream"
     head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{safe}\"\r\n"
-            "Content-Type: application/octet-stream\r\n\r\n").encode("ascii")
+            f"Content-Type: {part_type}\r\n\r\n").encode("ascii")
     tail = f"\r\n--{boundary}--\r\n".encode("ascii")
-    return Form(path, file, start, size, head, tail, boundary, safe)
+    return Form(path, file, start, size, head, tail, boundary, safe, declared)
 
 
 def bare(form: Form) -> Form:
@@ -78,7 +95,10 @@ def bare(form: Form) -> Form:
     return dataclasses.replace(form, head=b"", tail=b"")
 
 
-def content_type_of(name: str) -> str:
-    """The type a presigned upload of a file called ``name`` declares: guessed from its extension."""
+def content_type_of(name: str, declared: str | None = None) -> str:
+    """The type a presigned upload of a file called ``name`` declares: the one given with it, else
+    guessed from its extension."""
+    if declared and _MEDIA_TYPE.fullmatch(declared):
+        return declared
     guessed, _ = mimetypes.guess_type(name, strict=False)
     return guessed or "application/octet-stream"

@@ -32,6 +32,7 @@ from reelfarm.console.pages import (  # noqa: F401  (routes)
     new_video,
     session,
     settings,
+    usage,
     video,
     videos,
     webhooks,

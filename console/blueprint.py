@@ -7,6 +7,8 @@ the console's security headers. Errors become HTML pages (``console/errors.py``)
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Flask, Response, g, request
 from flask.blueprints import BlueprintSetupState
 
@@ -78,6 +80,17 @@ def form_token() -> str:
 @blp.app_template_global()
 def refresh_url(anchor: str = "") -> str:
     return web.refresh_url(anchor)
+
+
+CONTAINER_NAMES = {"mp4": "MP4", "gif": "GIF", "webm": "WebM"}
+TRANSPARENT_WEBM = "webm-transparent"
+"""The render form's choice of a WebM with alpha (``container: webm, transparent: true``)."""
+"""The containers a render is made in, as people say them (the render buttons, the render list)."""
+
+
+@blp.app_context_processor
+def _container_names() -> dict[str, Any]:
+    return {"container_names": CONTAINER_NAMES, "transparent_webm": TRANSPARENT_WEBM}
 
 
 @blp.app_template_global()

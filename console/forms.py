@@ -12,9 +12,17 @@ Form names are ``f.<field>`` for scalars, ``f.<field>.<i>`` for list items and
 form without JavaScript. A list offers ``maxItems`` slots (the values first, then empty ones;
 without ``maxItems``, two spare); empty slots are dropped when read back.
 
+A field whose default is a sample (``reelfarm.studio.stories.samples``: "Aurora Lamp", not a
+setting) carries it (``Control.sample``) and whether the value still equals it (``unchanged``): the
+template marks such a field "sample, change it" and the story form lists them all above its button.
+
+The soundtrack's ``fit`` (``soundtrack.fit``: loop, the default, or once) is read by ``read_fit``
+beside the rest of the soundtrack (``reelfarm.console.library``).
+
 Kinds of control:
     text, textarea (``maxLength`` over 80)    strings
     url                                       ``format: uri`` (images by URL); empty -> null
+    video                                     a video field (``upload_kind``: a library clip's id); empty -> null
     color                                     ``format: color``; empty -> null (the brand's colour)
     number, integer                           numbers, with minimum/maximum
     select                                    ``enum`` (strings or integers)
@@ -25,11 +33,18 @@ Kinds of control:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from reelfarm.studio.stories.fields import SOUNDTRACK, SOUNDTRACK_SCHEMA, upload_kind
+from reelfarm.studio.stories.samples import sample_of
+
 PREFIX = "f."
+FIT = "soundtrack.fit"
+FITS: tuple[str, ...] = tuple(SOUNDTRACK_SCHEMA["properties"]["fit"]["enum"])
+DEFAULT_FIT: str = SOUNDTRACK_SCHEMA["properties"]["fit"]["default"]
 TEXTAREA_OVER = 80
 SPARE_SLOTS = 2
 
@@ -48,6 +63,14 @@ class Control:
     attrs: Mapping[str, Any] = field(default_factory=dict)
     options: tuple[tuple[str, str], ...] = ()
     items: tuple[tuple[Control, ...], ...] = ()  # list slots; each slot one control, or a row of them
+    sample: Any = None  # the story's sample for this field, where its default is one
+    unchanged: bool = False  # the value still equals the sample
+
+    @property
+    def sample_texts(self) -> list[str]:
+        """A list field's sample as its slots' texts in order (row by row), as a page compares them."""
+        items = self.sample if isinstance(self.sample, list) else []
+        return [str(v) for item in items for v in (item.values() if isinstance(item, Mapping) else [item])]
 
     @property
     def id(self) -> str:
@@ -77,8 +100,41 @@ def controls(schema: Mapping[str, Any], values: Mapping[str, Any] | None = None)
     """The controls for every property of ``schema``, filled with ``values`` or the defaults."""
     values = values or {}
     required = set(schema.get("required", ()))
-    return [_control(PREFIX + name, prop, values.get(name, prop.get("default")), name in required)
-            for name, prop in schema.get("properties", {}).items()]
+    made = []
+    for name, prop in schema.get("properties", {}).items():
+        value = values.get(name, prop.get("default"))
+        control = _control(PREFIX + name, prop, value, name in required)
+        sample = sample_of(prop)
+        if sample is not None:
+            control = dataclasses.replace(control, sample=sample, unchanged=_same(value, sample))
+        made.append(control)
+    return made
+
+
+def _same(value: Any, sample: Any) -> bool:
+    """Whether a value (as typed: text for a scalar) still equals its sample."""
+    return value == sample if isinstance(sample, list) else str(value if value is not None else "") == sample
+
+
+def unchanged(fields: Sequence[Control]) -> list[Control]:
+    """The controls still holding their story's sample, in the form's order."""
+    return [c for c in fields if c.unchanged]
+
+
+def read_fit(form: Mapping[str, Any], values: dict[str, Any], typed: dict[str, str]) -> dict[str, str]:
+    """Put the fit chosen in ``soundtrack.fit`` into ``values``' soundtrack (when there is one) and
+    into ``typed`` (the soundtrack as the form shows it again); a message by form name for a fit
+    that is no choice. Nothing posted leaves the soundtrack to its default (``DEFAULT_FIT``)."""
+    raw = str(form.get(FIT, "") or "").strip()
+    typed["fit"] = raw[:20]
+    if not raw:
+        return {}
+    if raw not in FITS:
+        return {FIT: f"When the sound is shorter: choose {' or '.join(FITS)}"}
+    track = values.get(SOUNDTRACK)
+    if isinstance(track, Mapping):
+        values[SOUNDTRACK] = {**track, "fit": raw}
+    return {}
 
 
 def _control(name: str, prop: Mapping[str, Any], value: Any, required: bool, label: str | None = None) -> Control:
@@ -112,6 +168,8 @@ def kind_of(prop: Mapping[str, Any]) -> tuple[str, bool]:
         return "checkbox", nullable
     if prop.get("format") == "uri":
         return "url", nullable
+    if upload_kind(dict(prop)) == "video":
+        return "video", nullable
     if prop.get("format") == "color":
         return "color", nullable
     return ("textarea" if prop.get("maxLength", 0) > TEXTAREA_OVER else "text"), nullable
@@ -246,7 +304,7 @@ def _read(name: str, prop: Mapping[str, Any], form: Mapping[str, Any], label: st
         return _read_choice(name, prop, text, nullable, label)
     if kind in ("integer", "number"):
         return _read_number(name, kind, text.strip(), nullable, label)
-    if kind in ("url", "color"):
+    if kind in ("url", "color", "video"):
         text = text.strip()
     return None if (text == "" and nullable) else text
 

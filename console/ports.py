@@ -14,6 +14,7 @@ from reelfarm.farm.services.drafts import DraftService
 from reelfarm.farm.services.jobs import JobService
 from reelfarm.farm.services.library import AssetService
 from reelfarm.farm.services.renders import RenderService
+from reelfarm.farm.services.usage import UsageService
 from reelfarm.farm.services.videos import Videos
 from reelfarm.shared.accounts import AccountService
 from reelfarm.shared.apikeys import ApiKeyService
@@ -90,6 +91,8 @@ class ConsoleServices(Protocol):
     def read_models(self) -> ReadModels: ...
     @property
     def renders(self) -> RenderService: ...
+    @property
+    def usage(self) -> UsageService: ...
     @property
     def videos(self) -> Videos: ...
     @property

@@ -16,12 +16,15 @@ modules it touches (a still never loads PyAV, a lint never loads an encoder).
 | ``linter`` | ``lint``: errors that stop a render, warnings that advise |
 | ``raster`` / ``gl`` / ``backends`` | Skia on the CPU, Skia on GL (EGL), and the choice between them |
 | ``encode`` / ``nvenc`` | H.264 with x264 (PyAV) or NVENC (PyNvVideoCodec) |
+| ``encode_web`` | the other containers: VP9 (with alpha) and Opus for WebM, one-palette animated GIFs |
 | ``render`` | ``render_segment``, ``render_video``, ``finish_video`` (concat and audio) |
 | ``stills`` | PNG stills and JPEG posters |
+| ``captions`` / ``caption_layout`` | cues read from SRT and WebVTT (line-numbered errors) and written as WebVTT; how they are drawn and linted |
+| ``audio`` / ``soundtrack`` | the audio mix (whole or any span of it) and AAC; how a track loops or fades to fit |
 | ``assets`` / ``fonts`` / ``text`` / ``tokens`` | images and audio, packaged fonts, text layout, brand tokens |
 | ``footage`` | video clips: the clip frame shown at an instant, decoded by seeking to a keyframe and forward |
 | ``errors`` | ``RendererError`` and its kinds (``DocInvalid``, ``AssetError``, ``FontError``, ...) |
 """
 from __future__ import annotations
 
-RENDERER_VERSION = "1.0.0"
+RENDERER_VERSION = "1.1.0"  # 1.1: an audio track loops or fades to fit the video (``soundtrack``)

@@ -19,7 +19,7 @@ import av
 import numpy as np
 
 from reelfarm.renderer.audio import add_aac_stream, iter_aac_packets
-from reelfarm.renderer.encode import open_mp4
+from reelfarm.renderer.encode_web import add_opus_stream, iter_opus_packets, open_output
 from reelfarm.renderer.errors import EncodeError, SegmentsMismatch
 
 __all__ = ["check_segments", "concat_segments", "probe"]
@@ -181,8 +181,9 @@ def concat_segments(
     out_path: str,
     audio: np.ndarray | None = None,
     rate: int = 48000,
+    container: str = "mp4",
 ) -> None:
-    """Join MP4 segments (each starting with a keyframe) into ``out_path`` without re-encoding.
+    """Join MP4 (or, with ``container`` "webm", VP9 WebM) segments (each starting with a keyframe) into ``out_path`` without re-encoding.
 
     Timestamps continue across joints (frame i of the result is at i/fps), colour tags and
     SPS/PPS come from the first segment, and ``audio`` (float32 (2, n) at ``rate``), if
@@ -198,9 +199,9 @@ def concat_segments(
         ref, tb = _Layout.of(template), Fraction(template.time_base)
         if ref.fps <= 0:
             raise EncodeError(f"segment {segment_paths[0]!r} has no frame rate")
-        output = open_mp4(out_path)
+        output = open_output(out_path, container)
         try:
-            _write(output, template, segment_paths, ref, tb, audio, rate)
+            _write(output, template, segment_paths, ref, tb, audio, rate, container)
             output.close()
         except av.FFmpegError as exc:
             _discard(output, out_path)
@@ -226,11 +227,15 @@ def _write(
     tb: Fraction,
     audio: np.ndarray | None,
     rate: int,
+    container: str = "mp4",
 ) -> None:
-    """Add the streams, copy every segment in order, then flush the remaining audio."""
+    """Add the streams, copy every segment in order, then flush the remaining audio (AAC in an
+    MP4, Opus in a WebM)."""
     out_video = output.add_stream_from_template(template)
     feed = None
-    if audio is not None:
+    if audio is not None and container == "webm":
+        feed = _AudioFeed(output, iter_opus_packets(add_opus_stream(output, rate), audio, rate))
+    elif audio is not None:
         out_audio = add_aac_stream(output, rate)
         feed = _AudioFeed(output, iter_aac_packets(out_audio, audio, rate))
     offset = 0

@@ -15,8 +15,12 @@ from collections.abc import Callable, Sequence
 import skia
 
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in pixels, x1 and y1 excluded
+# A flat drawing's outline: ("ellipse" | "rect" | "rrect", left, top, right, bottom, corner radius)
+Outline = tuple[str, float, float, float, float, float]
 
 PAD = 2  # pixels around Skia's bounds, for anti-aliased edges
+STRIP = 64  # rows of one band of an outline's damage (fewer, taller boxes convert faster)
+EDGE = 3  # pixels either side of an outline that its drawing may change (anti-aliasing, filtering)
 
 
 def recorded(draw: Callable[[skia.Canvas], None], width: int, height: int) -> tuple[skia.Picture, Box | None]:
@@ -78,3 +82,66 @@ def _merged(boxes: list[Box]) -> list[Box]:
 
 def area(boxes: Sequence[Box]) -> int:
     return sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in boxes)
+
+
+
+def outline_boxes(old: Outline, new: Outline, width: int, height: int) -> list[Box]:
+    """Boxes holding every pixel where a flat drawing (one colour inside its outline) at outline
+    `old` and at `new` may differ: per band of `STRIP` rows, what either reaches at all less what
+    both cover on every row, `EDGE` pixels in from their edges."""
+    top = max(0, math.floor(min(old[2], new[2])) - EDGE)
+    bottom = min(height, math.ceil(max(old[4], new[4])) + EDGE)
+    out: list[Box] = []
+    for band in range(top // STRIP * STRIP, bottom, STRIP):
+        y0, y1 = max(band, top), min(band + STRIP, bottom)
+        # reach from the outlines grown by EDGE, cover from them shrunk by EDGE
+        reach = [r for r in (_spans(_grown(o, EDGE), y0, y1)[0] for o in (old, new)) if r is not None]
+        if not reach:
+            continue
+        lo, hi = min(r[0] for r in reach) - EDGE, max(r[1] for r in reach) + EDGE
+        inner = [i for i in (_spans(_grown(o, -EDGE), y0, y1)[1] for o in (old, new)) if i is not None]
+        pieces = [(lo, hi)]
+        if len(inner) == 2:
+            a, b = max(i[0] for i in inner) + EDGE, min(i[1] for i in inner) - EDGE
+            if b - a >= STRIP:
+                pieces = [(lo, a), (b, hi)]
+        for x0, x1 in pieces:
+            box = (max(0, math.floor(x0)), y0, min(width, math.ceil(x1)), y1)
+            if box[2] > box[0]:
+                out.append(box)
+    return out
+
+
+def _grown(o: Outline, by: float) -> Outline:
+    kind, left, top, right, bottom, radius = o
+    return (kind, left - by, top - by, right + by, bottom + by, max(0.0, radius + by))
+
+
+def _spans(o: Outline, y0: float, y1: float) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """Over rows [y0, y1): the x span the outline reaches on any row, and the span it covers on
+    every row (None: none)."""
+    _, left, top, right, bottom, _ = o
+    if y1 <= top or y0 >= bottom:
+        return None, None
+    cx, cy = (left + right) / 2.0, (top + bottom) / 2.0
+    wide = _half_width(o, min(max(cy, y0), y1))
+    reach = (cx - wide, cx + wide)
+    if y0 < top or y1 > bottom:
+        return reach, None
+    narrow = _half_width(o, y0 if abs(y0 - cy) > abs(y1 - cy) else y1)
+    return reach, ((cx - narrow, cx + narrow) if narrow > 0 else None)
+
+
+def _half_width(o: Outline, y: float) -> float:
+    kind, left, top, right, bottom, radius = o
+    a, b = (right - left) / 2.0, (bottom - top) / 2.0
+    d = abs(y - (top + bottom) / 2.0)
+    if d >= b or a <= 0:
+        return 0.0
+    if kind == "ellipse":
+        return a * math.sqrt(max(0.0, 1.0 - (d / b) ** 2))
+    if kind == "rect":
+        return a
+    r = min(radius, a, b)
+    corner = d - (b - r)
+    return a if corner <= 0 else a - r + math.sqrt(max(0.0, r * r - corner * corner))

@@ -19,6 +19,8 @@ from reelfarm.renderer.tokens import Brand, argb
 Rect = tuple[float, float, float, float]  # left, top, width, height
 SAMPLING = skia.SamplingOptions(skia.FilterMode.kLinear, skia.MipmapMode.kNone)
 _HQ = skia.SamplingOptions(skia.CubicResampler.Mitchell())
+BACKDROP_BLUR = 0.03  # the blur of a bounded picture's backdrop, as a share of the box's long side
+BACKDROP_SHADE = 0x33000000  # laid over the blurred backdrop, so the picture itself stands out
 
 
 def gradient_shader(g: Gradient, brand: Brand, rect: Rect) -> skia.Shader:
@@ -60,6 +62,7 @@ class ImageStore:
         self.assets = assets
         self._decoded: dict[str, skia.Image | skia.SVGDOM] = {}
         self._scaled: dict[tuple[str, int, int, str], tuple[skia.Image, Rect]] = {}
+        self._backdrops: dict[tuple[str, int, int], skia.Image] = {}
 
     def source(self, asset_id: str) -> skia.Image | skia.SVGDOM:
         if asset_id not in self._decoded:
@@ -76,6 +79,23 @@ class ImageStore:
         if key not in self._scaled:
             self._scaled[key] = self._fit(self.source(asset_id), box_w, box_h, fit, max_zoom)
         return self._scaled[key]
+
+    def backdrop(self, asset_id: str, box_w: int, box_h: int) -> skia.Image:
+        """The image covering a ``box_w`` x ``box_h`` box about its centre, blurred and a little
+        darkened: what fills the rest of a box around a picture kept whole by ``crop_max``. The
+        same for every frame, so made once."""
+        key = (asset_id, box_w, box_h)
+        if key not in self._backdrops:
+            image, _ = self.fitted(asset_id, box_w, box_h, "cover")
+            surface = skia.Surface(box_w, box_h)
+            canvas = surface.getCanvas()
+            sigma = max(box_w, box_h) * BACKDROP_BLUR
+            blur = skia.Paint(ImageFilter=skia.ImageFilters.Blur(sigma, sigma, skia.TileMode.kClamp))
+            left, top = (box_w - image.width()) / 2.0, (box_h - image.height()) / 2.0
+            canvas.drawImage(image, left, top, SAMPLING, blur)
+            canvas.drawColor(BACKDROP_SHADE)
+            self._backdrops[key] = surface.makeImageSnapshot()
+        return self._backdrops[key]
 
     def _decode(self, asset_id: str) -> skia.Image | skia.SVGDOM:
         asset = self.doc.asset(asset_id)
@@ -154,6 +174,28 @@ def draw_fitted(canvas: skia.Canvas, image: skia.Image, dest: Rect, box: Rect, f
     src = skia.Rect.MakeXYWH(cx - crop_w / 2, cy - crop_h / 2, crop_w, crop_h)
     canvas.drawImageRect(image, src, skia.Rect.MakeXYWH(bx, by, bw, bh), SAMPLING,
                          paint, skia.Canvas.kFast_SrcRectConstraint)
+
+
+def draw_bounded(canvas: skia.Canvas, image: skia.Image, backdrop: skia.Image, box: Rect, view: View | None,
+                 crop_max: float) -> None:
+    """Draw ``image`` (scaled for ``cover``) into ``box`` hiding at most ``crop_max`` of its width
+    or height, the Ken Burns ``view``'s zoom included; where that leaves part of the box uncovered,
+    ``backdrop`` shows there. The crop is centred on the view's focus, kept inside the picture."""
+    bx, by, bw, bh = box
+    view = view or View()
+    iw, ih = image.width(), image.height()
+    covering = max(bw / iw, bh / ih)  # box pixels per image pixel when the box is just covered
+    bound = min(bw / iw, bh / ih) / (1.0 - crop_max)  # the most that hides no more than crop_max
+    k = min(covering * max(1.0, view.scale), bound)
+    src_w, src_h = min(iw, bw / k), min(ih, bh / k)
+    dest_w, dest_h = src_w * k, src_h * k
+    if dest_w < bw - 0.5 or dest_h < bh - 0.5:
+        canvas.drawImageRect(backdrop, skia.Rect.MakeXYWH(bx, by, bw, bh), SAMPLING)
+    cx = min(max(view.x * iw, src_w / 2), iw - src_w / 2)
+    cy = min(max(view.y * ih, src_h / 2), ih - src_h / 2)
+    src = skia.Rect.MakeXYWH(cx - src_w / 2, cy - src_h / 2, src_w, src_h)
+    dest = skia.Rect.MakeXYWH(bx + (bw - dest_w) / 2, by + (bh - dest_h) / 2, dest_w, dest_h)
+    canvas.drawImageRect(image, src, dest, SAMPLING, None, skia.Canvas.kFast_SrcRectConstraint)
 
 
 def draw_background(canvas: skia.Canvas, bg: Background, brand: Brand, images: ImageStore,

@@ -121,6 +121,28 @@ def check_frame(rgba: np.ndarray, width: int, height: int, pixel_format: str = "
     return rgba
 
 
+def yuv420p_frame(pixels: np.ndarray) -> av.VideoFrame:
+    """A yuv420p frame of the planes in ``pixels`` (``height * 3 // 2`` rows of ``width``: Y, then
+    U and V, as ``reelfarm.renderer.yuv.Bt709Planes`` lays them out).
+
+    Wrapped without a copy where PyAV can: its ``from_numpy_buffer`` finds the planes by whole
+    rows, which works only while the height is a multiple of 4; a frame whose chroma planes have an
+    odd number of rows (4:5 at 1080p: 1080 x 1350) is copied plane by plane instead (wrapped, it
+    came out 1348 rows high, its chroma read from the wrong place).
+    """
+    height, width = pixels.shape[0] * 2 // 3, pixels.shape[1]
+    if height % 4 == 0:
+        return av.VideoFrame.from_numpy_buffer(pixels, format="yuv420p")
+    frame = av.VideoFrame(width, height, "yuv420p")
+    flat = pixels.reshape(-1)
+    luma, chroma = width * height, (width // 2) * (height // 2)
+    parts = (flat[:luma], flat[luma:luma + chroma], flat[luma + chroma:luma + 2 * chroma])
+    for plane, part, (w, h) in zip(frame.planes, parts, ((width, height), (width // 2, height // 2),
+                                                          (width // 2, height // 2)), strict=True):
+        np.frombuffer(memoryview(plane), np.uint8).reshape(plane.height, plane.line_size)[:, :w] = part.reshape(h, w)
+    return frame
+
+
 def to_bt709_frame(
     sws: VideoReformatter, pixels: np.ndarray, pixel_format: str, pix_fmt: str = "yuv420p"
 ) -> av.VideoFrame:
@@ -131,7 +153,7 @@ def to_bt709_frame(
     """
     if pixel_format != "yuv420p":
         return rgba_to_bt709(sws, pixels, pix_fmt, src_format=pixel_format)
-    frame = av.VideoFrame.from_numpy_buffer(pixels, format="yuv420p")
+    frame = yuv420p_frame(pixels)
     if pix_fmt != "yuv420p":
         frame = sws.reformat(frame, format=pix_fmt, src_colorspace=Colorspace.ITU709, dst_colorspace=Colorspace.ITU709,
                              src_color_range="MPEG", dst_color_range="MPEG")
@@ -201,26 +223,16 @@ def close_quietly(container: Any) -> None:
 # --------------------------------------------------------------------------------------
 
 
-class X264Encoder:
-    """H.264 High, yuv420p, BT.709 tv range, through PyAV's libx264.
+class PyAVEncoder:
+    """What every encoder through PyAV shares: the ``start``/``write``/``finish`` lifecycle of one
+    output file, frames checked and converted to BT.709, a failure closing what was opened. A
+    codec's class says its name (``codec``), the file it writes (``_open``), its stream
+    (``_add_stream``) and, where it differs, how a frame is converted (``_frame``)."""
 
-    ``crf`` 20 keeps text and flat colour clean at 1080p. ``preset`` "veryfast" because, on a
-    1080p gradient + moving shapes scene at CRF 20, it cost 18-34 ms of CPU per frame against
-    29-57 ms for "faster" and "medium" (about 1.6x faster), with files no larger and luma
-    PSNR 1-2 dB lower but still above 47 dB. ``threads`` 0 lets x264 choose; threading is
-    by frame (about 30% faster than PyAV's default slice threading). When several processes each
-    encode a segment, give each a few threads (``reelfarm.renderer.render`` gives 2), not one per core.
-    """
+    codec = ""
+    file_kind = "MP4"  # for messages: "writing the MP4 trailer failed"
 
-    def __init__(
-        self,
-        crf: int = 20,
-        preset: str = "veryfast",
-        threads: int = 0,
-        gop_seconds: float = DEFAULT_GOP_SECONDS,
-    ) -> None:
-        self.crf = crf
-        self.preset = preset
+    def __init__(self, threads: int = 0, gop_seconds: float = DEFAULT_GOP_SECONDS) -> None:
         self.threads = threads
         self.gop_seconds = gop_seconds
         self.frames_written = 0
@@ -231,8 +243,24 @@ class X264Encoder:
         self._pixel_format = "rgba"
         self._failed = False
 
+    def _settings(self) -> str:
+        """The settings named when the codec cannot be opened."""
+        return ""
+
+    def _check_start(self, pixel_format: str) -> None:
+        """Refuse, before anything is opened, what this codec cannot take."""
+
+    def _open(self, path: str) -> Any:
+        return open_mp4(path)
+
+    def _add_stream(self, width: int, height: int, fps: int) -> Any:
+        raise NotImplementedError
+
+    def _frame(self, pixels: np.ndarray) -> av.VideoFrame:
+        return to_bt709_frame(self._sws, pixels, self._pixel_format)
+
     def start(self, path: str, width: int, height: int, fps: int, pixel_format: str = "rgba") -> None:
-        """Create the file and open libx264 now, so bad settings fail here, not mid-render.
+        """Create the file and open the codec now, so bad settings fail here, not mid-render.
 
         A failed start closes what it opened, so callers that only ``finish()`` after a
         successful start leak nothing either.
@@ -241,18 +269,81 @@ class X264Encoder:
             raise EncodeError("encoder already started; call finish() first")
         check_geometry(width, height, fps)
         check_pixel_format(pixel_format)
+        self._check_start(pixel_format)
         self._size, self.frames_written, self._failed = (width, height), 0, False
         self._pixel_format = pixel_format
-        self._container = open_mp4(path)
+        self._container = self._open(path)
         try:
             self._stream = self._add_stream(width, height, fps)
             self._container.start_encoding()
         except (av.FFmpegError, ValueError) as exc:
             close_quietly(self._container)
             self._container = self._stream = None
-            raise EncodeError(
-                f"cannot open libx264 (preset={self.preset!r}, crf={self.crf}): {exc}"
-            ) from exc
+            raise EncodeError(f"cannot open {self.codec} ({self._settings()}): {exc}") from exc
+
+    def write(self, rgba: np.ndarray) -> None:
+        """Convert one frame (swscale) and encode it; both release the GIL. The codec copies the
+        picture in before ``encode()`` returns, so the caller may reuse its buffer."""
+        if self._stream is None or self._failed:
+            raise EncodeError("write() called on an encoder that is not started or has failed")
+        try:
+            frame = self._frame(check_frame(rgba, *self._size, self._pixel_format))
+            frame.pts = self.frames_written
+            self._container.mux(self._stream.encode(frame))
+        except EncodeError:
+            self._failed = True
+            raise
+        except av.FFmpegError as exc:
+            self._failed = True
+            raise EncodeError(f"{self.codec} failed on frame {self.frames_written}: {exc}") from exc
+        self.frames_written += 1
+
+    def finish(self) -> None:
+        """Flush delayed frames and write the trailer; after a failure, only close the file."""
+        container, self._container = self._container, None
+        stream, self._stream = self._stream, None
+        if container is None:
+            return
+        if self._failed or stream is None:
+            close_quietly(container)
+            return
+        try:
+            container.mux(stream.encode(None))
+        except av.FFmpegError as exc:
+            close_quietly(container)
+            raise EncodeError(f"flushing {self.codec} failed: {exc}") from exc
+        try:
+            container.close()
+        except av.FFmpegError as exc:
+            raise EncodeError(f"writing the {self.file_kind} trailer failed: {exc}") from exc
+
+
+class X264Encoder(PyAVEncoder):
+    """H.264 High, yuv420p, BT.709 tv range, through PyAV's libx264.
+
+    ``crf`` 20 keeps text and flat colour clean at 1080p. ``preset`` "veryfast" because, on a
+    1080p gradient + moving shapes scene at CRF 20, it cost 18-34 ms of CPU per frame against
+    29-57 ms for "faster" and "medium" (about 1.6x faster), with files no larger and luma
+    PSNR 1-2 dB lower but still above 47 dB. ``threads`` 0 lets x264 choose; threading is
+    by frame (about 30% faster than PyAV's default slice threading). When several processes each
+    encode a segment, give each a few threads (``reelfarm.renderer.render`` gives 2), not one per core.
+    """
+
+    codec = "libx264"
+
+    def __init__(
+        self,
+        crf: int = 20,
+        preset: str = "veryfast",
+        threads: int = 0,
+        gop_seconds: float = DEFAULT_GOP_SECONDS,
+    ) -> None:
+        super().__init__(threads, gop_seconds)
+        self.crf = crf
+        self.preset = preset
+
+    def _settings(self) -> str:
+        return f"preset={self.preset!r}, crf={self.crf}"
 
     def _add_stream(self, width: int, height: int, fps: int) -> Any:
         """Configure the libx264 stream: explicit preset/crf, High profile, closed GOP, tags."""
@@ -269,43 +360,6 @@ class X264Encoder:
         cc.flags = int(cc.flags) | int(Flags.closed_gop)
         _tag_bt709(cc)
         return stream
-
-    def write(self, rgba: np.ndarray) -> None:
-        """Convert one frame (swscale) and encode it (libx264); both release the GIL."""
-        if self._stream is None or self._failed:
-            raise EncodeError("write() called on an encoder that is not started or has failed")
-        try:
-            pixels = check_frame(rgba, *self._size, self._pixel_format)
-            # x264 copies the picture in before encode() returns, so the caller may reuse it.
-            frame = to_bt709_frame(self._sws, pixels, self._pixel_format)
-            frame.pts = self.frames_written
-            self._container.mux(self._stream.encode(frame))
-        except EncodeError:
-            self._failed = True
-            raise
-        except av.FFmpegError as exc:
-            self._failed = True
-            raise EncodeError(f"libx264 failed on frame {self.frames_written}: {exc}") from exc
-        self.frames_written += 1
-
-    def finish(self) -> None:
-        """Flush delayed frames and write the trailer; after a failure, only close the file."""
-        container, self._container = self._container, None
-        stream, self._stream = self._stream, None
-        if container is None:
-            return
-        if self._failed or stream is None:
-            close_quietly(container)
-            return
-        try:
-            container.mux(stream.encode(None))
-        except av.FFmpegError as exc:
-            close_quietly(container)
-            raise EncodeError(f"flushing libx264 failed: {exc}") from exc
-        try:
-            container.close()
-        except av.FFmpegError as exc:
-            raise EncodeError(f"writing the MP4 trailer failed: {exc}") from exc
 
 
 # --------------------------------------------------------------------------------------

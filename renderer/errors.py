@@ -58,7 +58,9 @@ class SpecInvalid(RendererError):
 
 
 class AssetError(RendererError):
-    """An asset (image, audio) is missing, unreadable, or not a format we can decode."""
+    """An asset (image, audio, video clip) is missing, unreadable, or not a format we can decode; a
+    clip damaged or cut short partway fails where a frame from the damage is first shown, naming
+    the asset and the second into the clip."""
 
 
 class EncodeError(RendererError):

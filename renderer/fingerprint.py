@@ -5,10 +5,12 @@ A segment (frames ``[a, b)`` of a document) depends on: the scenes shown in thos
 one before the first of them when a transition blends from its last frame; where those scenes
 start (the timing before them); the document-wide parts they use (brand, fonts, safe area,
 duration, schema version); the assets they draw, by the *content* digest the caller gives for each
-(a key's bytes may change behind the same key); the frame range; the ``RenderSpec``; the encoder
-family and its settings; and the renderer's version. Audio is mixed at the stitch and is not part
-of a segment. ``None`` when an asset's content is not known (a URL not fetched yet): such a
-segment is always drawn.
+(a key's bytes may change behind the same key), video clips included, whose trim, speed and loop
+are part of the scene that plays them; the frame range; the ``RenderSpec``; the encoder family and
+its settings; the captions' style and the cues shown from the first of those scenes' start to the
+range's end; and the renderer's version. Audio is mixed at the stitch and is not part of a
+segment. ``None`` when an asset's content is not known (a URL not fetched yet): such a segment is
+always drawn.
 """
 from __future__ import annotations
 
@@ -77,5 +79,10 @@ def segment_fingerprint(doc: Doc, spec: RenderSpec, frames: tuple[int, int], enc
         "scenes": [[i, round(starts[i], 9), raw_scenes[i]] for i in drawn],
         "assets": assets,
     }
+    if source.get("captions"):  # the cues shown from the first drawn scene's start to the span's end
+        t0, t1 = (starts[drawn[0]] if drawn else frames[0] / spec.fps), frames[1] / spec.fps
+        captions = dict(source["captions"])
+        captions["cues"] = [c for c in captions.get("cues", ()) if c["start"] < t1 and c["end"] > t0]
+        payload["captions"] = captions
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -10,8 +10,12 @@ on the last frame before ``trim_end`` when it does not (`clip_frame`).
 A `ClipReader` brings a frame's pixels by seeking to the nearest keyframe at or before it and
 decoding forward; the frame decoded last is kept, so the frames of one chunk, asked in order,
 are each decoded once and a seek happens only when a keyframe lies between the frame held and
-the one wanted (or the wanted one is earlier). Frames are turned as the clip's display matrix says
-(phone footage), stretched by its sample aspect ratio, and scaled by swscale to the size drawn.
+the one wanted (or the wanted one is earlier). A frame the index lists that decoding does not
+deliver intact (a damaged file: the decoder refuses a packet, drops the picture, or patches it
+from its neighbours), or one presented from where the file ends inside a packet (an upload cut
+short), is an `AssetError` naming the clip and the second into it: never the frame before it
+shown in its place. Frames are turned as the clip's display matrix says (phone footage),
+stretched by its sample aspect ratio, and scaled by swscale to the size drawn.
 `ClipStore` keeps at most `MAX_OPEN_READERS` decoders open per rasterizer, least recently used
 first out, so memory stays bounded however many clips a video uses.
 """
@@ -47,6 +51,11 @@ class ClipIndex:
     starts: tuple[float, ...]
     keyframes: tuple[int, ...]
     duration: float
+    damaged_from: int | None = None  # the timestamp of the first packet the file holds only part of
+
+    def start(self, number: int) -> float:
+        """Where frame `number` is presented, in seconds from the clip's first frame."""
+        return self.starts[number]
 
     def frame_at(self, u: float, limit: float | None = None) -> int:
         """The frame whose presentation interval contains clip second `u`, among the frames that
@@ -81,10 +90,13 @@ def clip_frame(index: ClipIndex, footage: Footage, elapsed: float) -> int:
 def index_clip(container: Any, stream: Any) -> ClipIndex:
     """Read the packets of `stream` (without decoding them) into a `ClipIndex`."""
     frames: dict[int, tuple[bool, int]] = {}
+    damaged: int | None = None
     for packet in container.demux(stream):
         if packet.pts is None or packet.size == 0 or packet.is_discard:
             continue
         frames[packet.pts] = (bool(packet.is_keyframe), int(packet.duration or 0))
+        if packet.is_corrupt and (damaged is None or packet.pts < damaged):
+            damaged = packet.pts  # read in part: the file ends inside it
     if not frames:
         frames = _decoded_frames(container, stream)
     if not frames:
@@ -100,7 +112,7 @@ def index_clip(container: Any, stream: Any) -> ClipIndex:
         rate = stream.average_rate or stream.guessed_rate or 25
         duration = starts[-1] + 1.0 / float(rate)
     keys = tuple(p for p in pts if frames[p][0]) or (pts[0],)
-    return ClipIndex(pts, starts, keys, duration)
+    return ClipIndex(pts, starts, keys, duration, damaged)
 
 
 def _decoded_frames(container: Any, stream: Any) -> dict[int, tuple[bool, int]]:
@@ -173,7 +185,8 @@ def frame_image(frame: Any, width: int, height: int) -> skia.Image:
 class ClipReader:
     """One decoder over one clip; see the module docstring for when it seeks."""
 
-    def __init__(self, path: str, index: ClipIndex | None = None) -> None:
+    def __init__(self, path: str, index: ClipIndex | None = None, name: str | None = None) -> None:
+        self.name = f"video asset {name!r}" if name is not None else "the clip"
         self.container, self.stream = _open(path)
         self.index = index or index_clip(self.container, self.stream)
         self.sar = self.stream.codec_context.sample_aspect_ratio or self.stream.sample_aspect_ratio
@@ -185,19 +198,43 @@ class ClipReader:
         self.seeks = 0
 
     def frame(self, number: int) -> Any:
-        """The decoded frame number `number` of the index."""
+        """The decoded frame number `number` of the index.
+
+        Raises:
+            AssetError: when the file does not yield that frame (damaged, or cut short).
+        """
         target = self.index.pts[number]
         if self._last is not None and self._last.pts == target:
-            return self._last
-        if not self._can_continue(target):
-            self._seek(self.index.keyframe_before(target))
-        found = self._decode_to(target)
-        if found is None:  # the seek landed past the frame: decode from the clip's start
-            self._seek(None)
-            found = self._decode_to(target)
-        if found is None:
-            raise AssetError(f"frame {number} of the clip could not be decoded")
+            found = self._last
+        else:
+            found = self._find(number, target)
+        if found.is_corrupt:  # a picture patched from its neighbours, not the one the file meant to show
+            raise self._undecodable(number, "the file is damaged there (the decoder could only patch the picture)")
         return found
+
+    def _find(self, number: int, target: int) -> Any:
+        damaged = self.index.damaged_from
+        if damaged is not None and target >= damaged:
+            raise self._undecodable(number, "the file is cut short before this point")
+        try:
+            if not self._can_continue(target):
+                self._seek(self.index.keyframe_before(target))
+            found = self._decode_to(target)
+            if found is None and self._last is None:  # the seek landed past the frame: from the start
+                self._seek(None)
+                found = self._decode_to(target)
+        except av.FFmpegError as exc:
+            self._frames = None  # the decoder stopped at the damage: a later ask starts afresh
+            self._last = self._ahead = None
+            said = str(getattr(exc, "strerror", None) or exc).rstrip(".").lower()
+            raise self._undecodable(number, f"the file is damaged there (the decoder reports: {said})") from None
+        if found is None:  # decoded up to it, and it is not there: the decoder dropped a damaged packet
+            raise self._undecodable(number, "the file is damaged there (the decoder gave no picture for it)")
+        return found
+
+    def _undecodable(self, number: int, why: str) -> AssetError:
+        return AssetError(f"{self.name} could not be decoded at {self.index.start(number):.2f} s into the clip "
+                          f"(frame {number + 1} of {len(self.index.pts)}): {why}")
 
     def image(self, number: int, width: int, height: int) -> skia.Image:
         """Frame `number` as shown, scaled to `width` x `height` (the last one asked is kept)."""
@@ -228,7 +265,7 @@ class ClipReader:
     def _decode_to(self, target: int) -> Any:
         if self._ahead is not None:
             if self._ahead.pts > target:
-                return self._last if self._last is not None and self._last.pts <= target else None
+                return self._last if self._last is not None and self._last.pts == target else None
             self._last, self._ahead = self._ahead, None
             if self._last.pts == target:
                 return self._last
@@ -243,7 +280,7 @@ class ClipReader:
             self._last = frame
             if frame.pts == target:
                 break
-        if self._last is None or self._last.pts > target:
+        if self._last is None or self._last.pts != target:
             return None
         return self._last
 
@@ -286,7 +323,7 @@ class ClipStore:
         reader = self._readers.get(key)
         if reader is None:
             index = self.index(asset_id)
-            reader = self._named(asset_id, lambda: ClipReader(self.path(asset_id), index))
+            reader = self._named(asset_id, lambda: ClipReader(self.path(asset_id), index, asset_id))
             self._readers[key] = reader
             while len(self._readers) > self.max_open:
                 self._readers.popitem(last=False)[1].close()

@@ -11,6 +11,15 @@ Sound: the document's audio is mixed and encoded to AAC once for the whole rende
 (``write_stream_audio``, the same mix as the final MP4's), and each segment carries the slice of
 those packets that falls in its time span, copied (``AudioSpan``): no segment re-encodes audio,
 so the sound runs on across segment boundaries without a gap or a restarted fade.
+
+A stream whose segments are made apart, with nothing shared between them (a draft's: any node draws
+any chunk, and nothing is stitched), carries each segment's own part of the mix instead
+(``AudioPart``, from ``segment_sound``): the mix is computable for any span of the timeline
+(``reelfarm.renderer.audio``), and each segment encodes its span with two AAC frames of the mix
+before and after it, on the timeline's grid of 1024-sample frames, and keeps the packets that start
+in its own grid span. So the segments' packets follow each other with no gap or overlap, and each
+was encoded from the sound around it as one long encoding would have been (an AAC frame decodes
+overlapped with the one before); the joints are inaudible, not bit-exact.
 """
 from __future__ import annotations
 
@@ -21,6 +30,7 @@ from fractions import Fraction
 from typing import Any
 
 import av
+import numpy as np
 
 TS_CONTENT_TYPE = "video/mp2t"
 # Every segment's timestamps start this much later than its place on the video's timeline. A chunk's
@@ -57,14 +67,19 @@ def write_stream_audio(samples: Any, dst: str) -> None:
         encode_audio_into(out, samples)
 
 
-def remux_to_ts(src: str, dst: str, offset_sec: float, audio: AudioSpan | None = None) -> None:
+def remux_to_ts(src: str, dst: str, offset_sec: float, audio: AudioSpan | AudioPart | None = None) -> None:
     """Copy the video stream of the MP4 ``src`` into the MPEG-TS ``dst``, its timestamps moved
     ``offset_sec`` later (the segment's start on the video's timeline), with ``audio``'s packets
-    (copied, interleaved by time) when the video has sound."""
+    (copied from the render's audio, or encoded from the segment's own part; interleaved by time)
+    when the video has sound."""
     with av.open(src) as source, av.open(dst, "w", format="mpegts") as out:
         stream = source.streams.video[0]
         copy = out.add_stream_from_template(stream)
-        sound = _AudioCopy(audio, out) if audio is not None else None
+        sound: _AudioCopy | _AudioEncode | None = None
+        if isinstance(audio, AudioSpan):
+            sound = _AudioCopy(audio, out)
+        elif audio is not None:
+            sound = _AudioEncode(audio, out)
         base = stream.time_base or Fraction(1, 90000)
         offset = round((offset_sec + TS_LEAD_SEC) / base)
         try:
@@ -113,6 +128,81 @@ class _AudioCopy:
         self._source.close()
 
 
+AAC_FRAME = 1024  # samples per AAC-LC frame: the grid the segments' packets are cut on
+_ROLL = 2 * AAC_FRAME  # encoded either side of a segment's part and dropped
+
+
+@dataclass(frozen=True)
+class AudioPart:
+    """A segment's own part of the mix (``segment_sound``): ``samples`` (float32 (2, n) at 48 kHz)
+    from timeline sample ``at``, encoded with the segment; the packets kept are those that start in
+    [``keep_from``, ``keep_to``) (timeline samples; None: open, for the first and last segment)."""
+
+    samples: Any
+    at: int
+    keep_from: int | None
+    keep_to: int | None
+
+    def holds(self, pts: int) -> bool:
+        return (self.keep_from is None or pts >= self.keep_from) and (self.keep_to is None or pts < self.keep_to)
+
+
+def segment_sound(doc: Any, assets: Any, fmt: str | None, frames: range, fps: int, last: bool,
+                  rate: int = 48000) -> AudioPart | None:
+    """The part of ``doc``'s mix (as heard in format ``fmt``) that the segment of ``frames`` carries
+    when segments are made apart (module docstring); None for a document with nothing to hear.
+    ``last``: the video's last segment, which keeps every packet to the end."""
+    from reelfarm.renderer.render import mix_doc_audio  # the mixer, loaded where a segment has sound
+
+    total = round(doc.duration * rate)
+    s0, s1 = round(frames.start * rate / fps), round(frames.stop * rate / fps)
+    k0, k1 = _on_grid(s0), _on_grid(s1)
+    first = max(0, k0 - _ROLL)
+    end = total if last else min(total, k1 + _ROLL)
+    samples = mix_doc_audio(doc, assets, fmt, first=first, count=max(0, end - first))
+    if samples is None:
+        return None
+    return AudioPart(samples, first, k0 if s0 > 0 else None, None if last else k1)
+
+
+def _on_grid(sample: int) -> int:
+    return -(-sample // AAC_FRAME) * AAC_FRAME
+
+
+class _AudioEncode:
+    """Encodes an ``AudioPart`` into a TS muxer's AAC stream, muxing the packets it keeps."""
+
+    def __init__(self, part: AudioPart, out: Any) -> None:
+        from reelfarm.renderer.audio import add_aac_stream
+
+        self._stream = add_aac_stream(out)
+        self._lead = round(TS_LEAD_SEC * 48000)
+        self._out = out
+        self._packets = (p for p in self._encoded(part) if p.pts is not None and part.holds(p.pts))
+        self._next = next(self._packets, None)
+
+    def _encoded(self, part: AudioPart) -> Any:
+        samples = part.samples
+        for start in range(0, samples.shape[1], AAC_FRAME):
+            chunk = np.ascontiguousarray(samples[:, start : start + AAC_FRAME], dtype=np.float32)
+            frame = av.AudioFrame.from_ndarray(chunk, format="fltp", layout="stereo")
+            frame.sample_rate = 48000
+            frame.pts = part.at + start
+            yield from self._stream.encode(frame)
+        yield from self._stream.encode(None)
+
+    def mux_until(self, at_sec: float) -> None:
+        """Mux the kept packets that start before ``at_sec`` on the TS timeline."""
+        while self._next is not None and (self._next.pts + self._lead) / 48000 <= at_sec:
+            packet, self._next = self._next, next(self._packets, None)
+            packet.pts += self._lead
+            packet.dts = packet.pts
+            self._out.mux(packet)
+
+    def close(self) -> None:
+        self._packets.close()
+
+
 @dataclass(frozen=True)
 class Segment:
     uri: str
@@ -136,3 +226,34 @@ def media_playlist(segments: Sequence[Segment], target: int, *, ended: bool) -> 
     if ended:
         lines.append("#EXT-X-ENDLIST")
     return "\n".join(lines) + "\n"
+
+
+SUBTITLES_GROUP = "subs"
+WEBVTT_CONTENT_TYPE = "text/vtt"
+
+
+def ts_timestamp_map() -> str:
+    """The WebVTT header line (RFC 8216 3.5) that puts a stream's cue times on its segments' clock:
+    the video's second 0 is MPEG-TS time ``TS_LEAD_SEC`` (90 kHz)."""
+    return f"X-TIMESTAMP-MAP=MPEGTS:{round(TS_LEAD_SEC * 90000)},LOCAL:00:00:00.000"
+
+
+def master_playlist(media_uri: str, subtitles_uri: str, *, width: int, height: int, bandwidth: int,
+                    language: str | None = None) -> str:
+    """A multivariant playlist: the one video rendition (``media_uri``) with a ``SUBTITLES`` rendition
+    (``subtitles_uri``, shown by default) in the group ``SUBTITLES_GROUP``."""
+    lang = f',LANGUAGE="{language}"' if language else ""
+    return "\n".join([
+        "#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-INDEPENDENT-SEGMENTS",
+        (f'#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="{SUBTITLES_GROUP}",NAME="Captions"{lang},DEFAULT=YES,'
+         f'AUTOSELECT=YES,URI="{subtitles_uri}"'),
+        f'#EXT-X-STREAM-INF:BANDWIDTH={bandwidth},RESOLUTION={width}x{height},SUBTITLES="{SUBTITLES_GROUP}"',
+        media_uri]) + "\n"
+
+
+def subtitles_playlist(vtt_uri: str, duration_sec: float) -> str:
+    """The media playlist of a subtitles rendition: one WebVTT segment spanning the whole video (its
+    cues are known before any frame is drawn), complete from the start."""
+    return "\n".join(["#EXTM3U", "#EXT-X-VERSION:3", f"#EXT-X-TARGETDURATION:{max(1, math.ceil(duration_sec - 1e-9))}",
+                      "#EXT-X-MEDIA-SEQUENCE:0", "#EXT-X-PLAYLIST-TYPE:VOD", f"#EXTINF:{duration_sec:.6f},", vtt_uri,
+                      "#EXT-X-ENDLIST"]) + "\n"

@@ -4,12 +4,15 @@ Errors: schema violations, unknown asset / font / brand-token references, timing
 scene, duplicate ids, total duration outside 6 s to 10 min, a video trimmed to nothing, and (when
 clips can be measured: an asset source or a ``clip_duration`` is given) a clip that cannot be read
 or a trim past its end. A clip shorter than the time it must fill (and not looping) is a warning:
-its last frame is held. Warnings are checked in all four
+its last frame is held; so is a sound played ``once`` that ends before the video does
+(``sound_ends_early``, ``reelfarm.renderer.soundtrack``), measured the same way. Warnings are checked in all four
 formats by laying the document out for real: text under 24 px at 1080p, WCAG contrast under
 4.5:1 against the pixels actually drawn behind the text, text overflowing its box, and text or
 images leaving the safe area. Children of groups are checked at any depth, placed in the frame
 as the rasterizer draws them, and their warnings point at the child
-(``/scenes/0/layers/2/children/1/text``).
+(``/scenes/0/layers/2/children/1/text``). Captions are checked as they are drawn
+(``reelfarm.renderer.caption_layout``): a cue ending before it starts is an error; a cue too long
+for its lines, one after the video's end and text in low contrast against its box are warnings.
 """
 from __future__ import annotations
 
@@ -24,17 +27,18 @@ from typing import Any
 import numpy as np
 
 from reelfarm.renderer.cache import BoundedCache
+from reelfarm.renderer.caption_lint import caption_errors, caption_problems
 from reelfarm.renderer.draw import Rect
 from reelfarm.renderer.errors import AssetError, Problem
 from reelfarm.renderer.fonts import available_families
 from reelfarm.renderer.model import Doc, FontRef, Footage, Layer, Scene, build_doc, iter_layers, schema_problems
-from reelfarm.renderer.spec import FORMATS, frame_size
+from reelfarm.renderer.soundtrack import doc_sound_problems
+from reelfarm.renderer.spec import FORMATS, LINT_RESOLUTION, frame_size
 from reelfarm.renderer.tokens import Brand, contrast_ratio, parse_hex
 
 MIN_DURATION, MAX_DURATION = 6.0, 600.0
 MIN_TEXT_PX_AT_1080 = 24.0
 MIN_CONTRAST = 4.5
-LINT_RESOLUTION = 360
 ClipDuration = Callable[[str], float]  # a video asset id -> its clip's length in seconds
 
 
@@ -61,8 +65,8 @@ def lint(data: Mapping[str, Any], assets: Any = None, check_layout: bool = True,
         assets: an AssetSource, needed to measure contrast over image backgrounds and, without
             `clip_duration`, to measure video clips (their files are read).
         check_layout: also lay out every format for the warnings (slower).
-        clip_duration: a video asset id -> its clip's length in seconds (a media library knows it);
-            it raises ``AssetError`` for a clip that cannot be had.
+        clip_duration: a video or audio asset id -> its clip's or sound's length in seconds (a media
+            library knows it); it raises ``AssetError`` for one that cannot be had.
     """
     report = LintReport(errors=schema_problems(data))
     if report.errors:
@@ -70,12 +74,15 @@ def lint(data: Mapping[str, Any], assets: Any = None, check_layout: bool = True,
     doc = report.doc = build_doc(data)  # valid: checked just above
     report.errors.extend(_reference_errors(doc))
     report.errors.extend(_timing_errors(doc))
+    report.errors.extend(caption_errors(doc))
     report.errors.extend(_duplicate_ids(doc))
     measure = clip_duration or (_clip_prober(doc, assets) if assets is not None else None)
     for problem in _footage_problems(doc, measure):
         (report.warnings if problem.code == "clip_too_short" else report.errors).append(problem)
+    report.warnings.extend(doc_sound_problems(doc, clip_duration or _sound_reader(doc, assets)))
     if check_layout and not report.errors:
         report.warnings.extend(_layout_warnings(doc, assets))
+        report.warnings.extend(caption_problems(doc))
     return report
 
 
@@ -127,6 +134,11 @@ def _clip_prober(doc: Doc, assets: Any) -> ClipDuration:
 
     store = ClipStore(doc, assets)
     return lambda asset_id: store.index(asset_id).duration
+
+
+def _sound_reader(doc: Doc, assets: Any) -> ClipDuration | None:
+    from reelfarm.renderer.audio import sound_lengths  # the decoder, loaded only where files are read
+    return sound_lengths(doc, assets) if assets is not None else None
 
 
 def _footage_uses(doc: Doc) -> Iterator[tuple[str, str, Footage, float]]:
@@ -416,7 +428,7 @@ def _contrast(doc: Doc, raster: Any, fmt: str, scene: Scene, below: tuple[Layer,
     region = (x0, y0, x1 - x0, y1 - y0)
     below = _meeting(raster, scene, below, t, region)
     backdrop = dataclasses.replace(scene, layers=below, transition=dataclasses.replace(scene.transition, type="cut"))
-    solo = dataclasses.replace(doc, scenes=(backdrop,), duration=scene.duration)
+    solo = dataclasses.replace(doc, scenes=(backdrop,), duration=scene.duration, captions=None)
     key = _backdrop_key(solo, fmt, raster.width, raster.height, t)
     known = None if key is None else _ratios.get((key, region, color))
     if known is not None:  # the same text over the same backdrop: every video of a story has some

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from reelfarm.renderer.captions import Captions
 from reelfarm.renderer.errors import DocInvalid, Problem
 from reelfarm.renderer.spec import DEFAULT_FORMAT, FORMATS
 
@@ -160,6 +161,7 @@ class Layer:
     # image
     asset: str | None = None
     fit: str = "cover"
+    crop_max: float | None = None
     radius: float | str = 0.0
     ken_burns: KenBurns | None = None
     # video
@@ -223,6 +225,7 @@ class AudioTrack:
     volume: float = 1.0
     fade_in: float = 0.0
     fade_out: float = 0.0
+    fit: str = "loop"  # "loop" | "once" (``reelfarm.renderer.soundtrack``)
 
 
 @dataclass(frozen=True)
@@ -238,6 +241,7 @@ class Doc:
     fonts: tuple[str, ...] = ()
     safe_area: tuple[float, float] = DEFAULT_SAFE_AREA
     audio: tuple[AudioTrack, ...] = ()
+    captions: Captions | None = None
     source: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def asset(self, asset_id: str) -> Asset | None:
@@ -349,6 +353,7 @@ def build_doc(data: Mapping[str, Any]) -> Doc:
         fonts=tuple(data.get("fonts", ())),
         safe_area=_safe_area(data.get("safe_area")),
         audio=tuple(AudioTrack(**a) for a in data.get("audio", ())),
+        captions=Captions.from_json(data["captions"]) if data.get("captions") else None,
         source=data,
     )
 

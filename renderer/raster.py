@@ -5,12 +5,15 @@ copied into the frame with one memcpy; static layers above moving ones are recor
 picture. Every frame's visible state is a hashable key: when it equals the previous frame's, the
 buffer already holds the answer and nothing is drawn (nor converted).
 
-Between two frames of one scene only the layers whose state changed are drawn again, on a CPU
-target: each moving layer is recorded as a picture with its bounds, the boxes it covered before
-and covers now are restored from the scene's base and every drawing that meets them is played
-back there (`reelfarm.renderer.damage`), and with `yuv=True` only those boxes are converted to
-yuv420p again (`reelfarm.renderer.yuv`). `reuse=False` draws and converts every frame whole, the
-way the exactness tests compare against.
+Between two frames of one scene only the boxes that changed are restored from the scene's base
+and drawn again (`reelfarm.renderer.redraw`); faint shapes and unscaled text are drawn as images
+made once (`reelfarm.renderer.sprites`), so a box may cut them and a drifting orb changes only
+along its outline. With `yuv=True` only those boxes are converted to yuv420p again
+(`reelfarm.renderer.yuv`), and crossfades and slides are composed from each scene's planes
+(`reelfarm.renderer.compose`). A frame is the same whatever was drawn before it.
+
+`reuse=False` draws and converts every frame whole with paths and glyphs: the reference that
+`tests/unit/renderer/test_fidelity.py` holds every frame close to.
 """
 from __future__ import annotations
 
@@ -21,13 +24,16 @@ from typing import Any, Protocol
 import numpy as np
 import skia
 
-from reelfarm.renderer import damage
+from reelfarm.renderer import compose, damage, redraw
 from reelfarm.renderer.assets import AssetSource
 from reelfarm.renderer.cache import BoundedCache
-from reelfarm.renderer.draw import ImageStore, Rect, draw_background, draw_fitted, draw_shape, lerp_view
+from reelfarm.renderer.caption_layout import caption_layers
+from reelfarm.renderer.draw import ImageStore, Rect, draw_background, draw_bounded, draw_fitted, draw_shape, lerp_view
 from reelfarm.renderer.easing import ease
 from reelfarm.renderer.fonts import FontBook, font_book
 from reelfarm.renderer.model import Doc, Footage, Layer, Scene, View
+from reelfarm.renderer.sprites import LayerImages, Sprites
+from reelfarm.renderer.target import PIXEL_COLOR_TYPE, PIXEL_FORMAT, CpuTarget
 from reelfarm.renderer.text import TextBlock, TextSpec, shown_chars
 from reelfarm.renderer.timeline import LayerState, Timeline, layer_state
 from reelfarm.renderer.tokens import Brand, argb
@@ -41,10 +47,9 @@ _DEFAULT_TEXT_W = 0.9
 # Text blocks shaped per rasterizer: one per text layer and box size, so a video's own texts fit.
 TEXT_BLOCKS_MAX_ENTRIES = 512
 TEXT_BLOCKS_MAX_BYTES = 64 * 1024 * 1024
-# Skia's raster fast paths are for its native 32-bit order, BGRA on x86 Linux: filtered image
-# draws into an RGBA surface measured about 9x slower here. Encoders take BGRA as it is.
-PIXEL_FORMAT = "bgra"
-PIXEL_COLOR_TYPE = skia.kBGRA_8888_ColorType
+
+
+_Target = CpuTarget  # the name the linter's contrast check imports
 
 
 class Rasterizer(Protocol):
@@ -65,60 +70,19 @@ class Rasterizer(Protocol):
 
 
 @dataclass
-class _Target:
-    """A CPU drawing target: a Skia surface over a numpy buffer that the encoder reads in place.
-
-    The rasterizer reaches its targets only through these methods, so a GPU target (see
-    `reelfarm.renderer.gl`) runs the very same drawing code.
-    """
-
-    array: np.ndarray
-    surface: skia.Surface
-    partial = True  # boxes of it can be restored and redrawn (a GPU target redraws whole frames)
-    held: Any = None  # what it holds, when a scene drawn by `SkiaRasterizer._update_scene` (_Held)
-
-    @classmethod
-    def make(cls, width: int, height: int) -> _Target:
-        array = np.zeros((height, width, 4), np.uint8)
-        surface = skia.Surface(array, colorType=PIXEL_COLOR_TYPE, alphaType=skia.kPremul_AlphaType)
-        return cls(array, surface)
-
-    def keep(self) -> Any:
-        """What `restore` needs to bring these pixels back (a scene's cached base)."""
-        return self.array.copy()
-
-    def restore(self, kept: Any) -> None:
-        np.copyto(self.array, kept)
-
-    def restore_box(self, kept: Any, box: damage.Box) -> None:
-        x0, y0, x1, y1 = box
-        self.array[y0:y1, x0:x1] = kept[y0:y1, x0:x1]
-
-    def image(self) -> skia.Image:
-        """The pixels now, as an image that later drawing here does not change."""
-        # A copy, not makeImageSnapshot(): a snapshot would make the surface copy-on-write and
-        # detach it from the numpy buffer that scene bases are copied into.
-        return skia.Image.fromarray(self.array, colorType=PIXEL_COLOR_TYPE)
-
-    def pixels(self) -> np.ndarray:
-        """The frame as the rasterizer hands it out (here: the buffer itself)."""
-        return self.array
-
-
-@dataclass
 class _ScenePlan:
     base: Any                                     # background + static layers below motion (None: none)
-    # ("layer", Layer) | ("picture", (Picture, its box or None)), in drawing order
+    # ("layer", Layer) | ("picture", (Picture, its box or None, cuttable)), in drawing order
     items: list[tuple[str, Any]] = field(default_factory=list)
 
 
 @dataclass
 class _Held:
     """What the main target holds: scene `index` drawn whole (no transition), and per plan item
-    its state key (None for static pictures) and the box it drew into."""
+    what it drew (`redraw.Drawn`)."""
 
     index: int
-    items: list[tuple[Any, damage.Box | None]]
+    items: list[redraw.Drawn]
 
 
 class SkiaRasterizer:
@@ -132,18 +96,26 @@ class SkiaRasterizer:
 
     def __init__(self, doc: Doc, fmt: str, width: int, height: int,
                  assets: AssetSource | None = None, book: FontBook | None = None,
-                 yuv: bool = False, reuse: bool = True) -> None:
+                 yuv: bool = False, reuse: bool = True, transparent: bool = False) -> None:
         self.doc, self.fmt, self.width, self.height = doc, fmt, width, height
         self.reuse = reuse
+        # a transparent output (WebM with alpha) shows nothing behind scenes that name no background
+        self._bare = {s.get("id") for s in doc.source.get("scenes", []) if "background" not in s} \
+            if transparent else set()
         self._planes: Any = None
         if yuv:  # PyAV loads only where frames are encoded
             from reelfarm.renderer.yuv import Bt709Planes
             self._planes = Bt709Planes(width, height)
             self.pixel_format = "yuv420p"
+        # crossfades and slides composed from each scene's planes (a CPU target handing out yuv420p)
+        self._mixer = compose.PlaneTransitions(width, height) if yuv and reuse else None
         self.unit = float(min(width, height))
         self.brand = Brand(doc.brand)
         self.book = book or font_book()
         self.images = ImageStore(doc, assets)
+        # faint shapes drawn as images: not on the reference path, which draws every path itself
+        self._sprites = Sprites(self.brand, self.unit) if reuse else None
+        self._layer_images = LayerImages(width, height) if reuse else None
         self._clips: Any = None  # a footage.ClipStore, made for the first video drawn (PyAV loads then)
         self.timeline = Timeline(doc)
         self._main = self._new_target()
@@ -154,10 +126,14 @@ class SkiaRasterizer:
         self._last_frames: dict[int, skia.Image] = {}
         self._last_key: Any = None
         self.drawn_pixels = 0  # pixels restored and redrawn so far (a whole frame counts them all)
-        self._scenes = [tuple(l.for_format(fmt) for l in s.layers) for s in doc.scenes]
+        # captions are the last layers of each scene, and drawn over its transition in, not blended
+        # with it (``reelfarm.renderer.caption_layout``)
+        self._scenes = [tuple(l.for_format(fmt) for l in s.layers) + caption_layers(doc, i, fmt)
+                        for i, s in enumerate(doc.scenes)]
+        self._over = [caption_layers(doc, i, fmt, during_transition=True) for i in range(len(doc.scenes))]
 
     def _new_target(self) -> Any:
-        return _Target.make(self.width, self.height)
+        return CpuTarget.make(self.width, self.height)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -169,6 +145,7 @@ class SkiaRasterizer:
                 self._draw_scene(self._main, index, local)
             else:
                 self._draw_transition(index, local, progress)
+                self._draw_over(index, local)
             self.drawn_pixels += self.width * self.height
             self._frame = self._out(None)
             return self._frame
@@ -180,8 +157,13 @@ class SkiaRasterizer:
         boxes: list[damage.Box] | None = None
         if progress is None:
             boxes = self._update_scene(self._main, index, local, keys)
+        elif self._mixes(index):
+            self._frame = self._mix_transition(index, local, progress, keys)
+            self._last_key = key
+            return self._frame
         else:
             self._draw_transition(index, local, progress, keys)
+            self._draw_over(index, local)
             self.drawn_pixels += self.width * self.height
         self._frame = self._out(boxes)
         self._last_key = key
@@ -193,6 +175,11 @@ class SkiaRasterizer:
         self._plans.clear()
         self._texts.clear()
         self._last_frames.clear()
+        if self._sprites is not None and self._layer_images is not None:
+            self._sprites.clear()
+            self._layer_images.clear()
+        if self._mixer is not None:
+            self._mixer.clear()
         for target in (self._main, self._scratch):
             if target is not None and getattr(target, "partial", False):
                 target.held = None
@@ -273,7 +260,9 @@ class SkiaRasterizer:
         plan = _ScenePlan(base)
         for layer, is_static in list(zip(layers, static))[prefix:]:
             if is_static:
-                plan.items.append(("picture", self._record(layer, 0.0, scene.duration)))
+                state = layer_state(layer, 0.0, scene.duration)
+                cut = redraw.cuttable(layer, state, self._imaged(layer, state))
+                plan.items.append(("picture", (*self._record(layer, 0.0, scene.duration), cut)))
             else:
                 plan.items.append(("layer", layer))
         return plan
@@ -299,44 +288,56 @@ class SkiaRasterizer:
             return None
         scene = self.doc.scenes[index]
         held = target.held if target.held is not None and target.held.index == index else None
-        items: list[tuple[Any, damage.Box | None]] = []
+        items: list[redraw.Drawn] = []
         changed: list[damage.Box] = []
         moving = iter(keys)
         for j, (kind, item) in enumerate(plan.items):
             if kind == "picture":
-                items.append((None, item[1]))
+                items.append(redraw.Drawn(None, item[1], item[2]))
                 continue
             key = next(moving)
-            if held is not None and held.items[j][0] == key:
+            if held is not None and held.items[j].key == key:
                 items.append(held.items[j])
                 continue
-            # Recorded for its bounds only: a picture folds a layer's opacity into its paint when
-            # played back, which rounds differently from the layer drawn directly.
-            _, box = self._record(item, local, scene.duration)
-            items.append((key, box))
+            items.append(self._drawn(item, key, local, scene.duration))
             if held is not None:
-                changed += [b for b in (held.items[j][1], box) if b is not None]
+                changed += redraw.damaged(held.items[j], items[-1], self.width, self.height)
         target.held = _Held(index, items)
         if held is None:
             self._draw_scene(target, index, local)
             self.drawn_pixels += self.width * self.height
             return None
-        boxes = damage.settle(changed, [box for _, box in items if box is not None])
-        canvas = target.surface.getCanvas()
-        for box in boxes:
-            target.restore_box(plan.base, box)
-            canvas.save()
-            canvas.clipRect(skia.Rect.MakeLTRB(*box))
-            for (kind, item), (_, drew) in zip(plan.items, items):
-                if drew is None or not damage.meets(drew, box):
-                    continue
-                if kind == "picture":
-                    canvas.drawPicture(item[0])
-                else:
-                    self._draw_layer(canvas, item, local, scene.duration, self._frame_box())
-            canvas.restore()
+        boxes = redraw.redraw(target, plan.base, changed, items,
+                              lambda canvas, i: self._draw_item(canvas, plan.items[i], local, scene.duration)
+                              if items[i].picture is None else canvas.drawPicture(items[i].picture))
         self.drawn_pixels += damage.area(boxes)
         return boxes
+
+    def _drawn(self, layer: Layer, key: Any, local: float, duration: float) -> redraw.Drawn:
+        """A moving layer as drawn at `local`: its bounds, whether a box may cut it, its outline."""
+        # Recorded for its bounds only: a picture folds a layer's opacity into its paint when
+        # played back, which rounds differently from the layer drawn directly.
+        # A cuttable drawing (one image drawn) is played back from it in every box it meets.
+        picture, box = self._record(layer, local, duration)
+        state = layer_state(layer, local, duration)
+        sprite = self._sprites is not None and self._sprites.used(layer, state)
+        if state is None or not sprite:
+            cut = redraw.cuttable(layer, state, self._imaged(layer, state))
+            return redraw.Drawn(key, box, cut, picture=picture if cut else None)
+        rect, _ = self._box(layer, state, self._frame_box())
+        outline = redraw.flat_outline(layer, state, rect, self.brand.number(layer.radius) * self.unit)
+        return redraw.Drawn(key, box, True, outline, state.opacity, picture)
+
+    def _imaged(self, layer: Layer, state: Any) -> bool:
+        """Whether top-level `layer` is drawn as an image at `state` (see `reelfarm.renderer.sprites`)."""
+        return self._sprites is not None and (self._sprites.used(layer, state) or LayerImages.used(layer, state))
+
+    def _draw_item(self, canvas: skia.Canvas, entry: tuple[str, Any], local: float, duration: float) -> None:
+        kind, item = entry
+        if kind == "picture":
+            canvas.drawPicture(item[0])
+        else:
+            self._draw_layer(canvas, item, local, duration, self._frame_box())
 
     def _draw_scene(self, target: Any, index: int, local: float) -> None:
         scene = self.doc.scenes[index]
@@ -353,6 +354,9 @@ class SkiaRasterizer:
                 self._draw_layer(canvas, item, local, scene.duration, self._frame_box())
 
     def _paint_background(self, canvas: skia.Canvas, scene: Scene, local: float) -> None:
+        if scene.id in self._bare:
+            canvas.clear(0x00000000)
+            return
         kb = 0.0
         bg = scene.background
         if bg.ken_burns is not None:
@@ -375,45 +379,52 @@ class SkiaRasterizer:
             self._scratch = self._new_target()
         if getattr(self._main, "partial", False):
             self._main.held = None  # it will hold a blend, not a scene
+        if self._mixer is not None:
+            self._mixer.forget()  # the incoming scene's planes no longer follow its pixels
         if keys is None:
             self._draw_scene(self._scratch, index, local)
         else:
             self._update_scene(self._scratch, index, local, keys)
-        incoming = self._scratch.image()
-        previous = self._last_frame(index - 1)
-        tr = self.doc.scenes[index].transition
-        canvas = self._main.surface.getCanvas()
-        w, h = self.width, self.height
-        copy = skia.Paint(BlendMode=skia.BlendMode.kSrc)
-        if tr.type == "slide":
-            ux, uy = {"left": (-1, 0), "right": (1, 0), "up": (0, -1), "down": (0, 1)}[tr.direction]
-            canvas.clear(0xFF000000)
-            canvas.drawImage(previous, ux * w * p, uy * h * p)
-            canvas.drawImage(incoming, -ux * w * (1 - p), -uy * h * (1 - p))
-            return
-        canvas.drawImage(previous, 0, 0, skia.SamplingOptions(), copy)
-        if tr.type == "wipe":
-            canvas.save()
-            canvas.clipRect(_wipe_rect((0.0, 0.0, float(w), float(h)), p, tr.direction))
-            canvas.drawImage(incoming, 0, 0)
-            canvas.restore()
-        elif tr.type == "zoom":
-            canvas.save()
-            s = 0.85 + 0.15 * p
-            canvas.translate(w / 2, h / 2)
-            canvas.scale(s, s)
-            canvas.translate(-w / 2, -h / 2)
-            canvas.drawImage(incoming, 0, 0, skia.SamplingOptions(skia.FilterMode.kLinear), skia.Paint(Alphaf=p))
-            canvas.restore()
-        else:  # crossfade
-            canvas.drawImage(incoming, 0, 0, skia.SamplingOptions(), skia.Paint(Alphaf=p))
+        compose.draw_transition(self._main.surface.getCanvas(), self._last_frame(index - 1), self._scratch.image(),
+                                self.doc.scenes[index].transition, p, self.width, self.height)
+
+    def _mixes(self, index: int) -> bool:
+        """Whether scene `index`'s transition in is composed from planes (nothing drawn over it)."""
+        return (self._mixer is not None and getattr(self._main, "partial", False) and not self._over[index]
+                and self.doc.scenes[index].transition.type in compose.PLANE_KINDS)
+
+    def _mix_transition(self, index: int, local: float, p: float, keys: tuple) -> np.ndarray:
+        """The yuv420p planes at progress `p` of scene `index`'s transition, from both scenes' planes."""
+        assert self._mixer is not None and self._planes is not None
+        if self._scratch is None:
+            self._scratch = self._new_target()
+        self._main.held = None  # its pixels stay behind: the next scene frame is drawn whole
+        boxes = self._update_scene(self._scratch, index, local, keys)
+        incoming = self._mixer.update_incoming(self._scratch.pixels(), boxes)
+        previous = self._mixer.previous(index - 1, lambda: self._last_frame(index - 1).toarray(
+            colorType=PIXEL_COLOR_TYPE, alphaType=skia.kPremul_AlphaType))
+        self._mixer.compose(self._planes.buffer, previous, incoming, self.doc.scenes[index].transition, p)
+        self.drawn_pixels += damage.area(boxes) if boxes is not None else self.width * self.height
+        return self._planes.buffer
+
+    def _draw_over(self, index: int, local: float) -> None:
+        """Draw what goes over scene ``index``'s transition in, not blended with it: its captions."""
+        for layer in self._over[index]:
+            self._draw_layer(self._main.surface.getCanvas(), layer, local, self.doc.scenes[index].duration,
+                             self._frame_box())
 
     def _last_frame(self, index: int) -> skia.Image:
-        """The previous scene's final frame, which transitions blend from (drawn once)."""
+        """The previous scene's final frame, which transitions blend from (drawn once), without captions."""
         if index not in self._last_frames:
             target = self._new_target()
             scene = self.doc.scenes[index]
-            self._draw_scene(target, index, max(0.0, scene.duration - 1.0 / self.doc.fps))
+            t = max(0.0, scene.duration - 1.0 / self.doc.fps)
+            if len(self._scenes[index]) > len(scene.layers):  # its own layers alone, not its captions
+                self._paint_background(target.surface.getCanvas(), scene, t)
+                for layer in self._scenes[index][:len(scene.layers)]:
+                    self._draw_layer(target.surface.getCanvas(), layer, t, scene.duration, self._frame_box())
+            else:
+                self._draw_scene(target, index, t)
             self._last_frames[index] = target.surface.makeImageSnapshot()
         return self._last_frames[index]
 
@@ -428,6 +439,17 @@ class SkiaRasterizer:
             return
         box, block = self._box(layer, state, parent)
         x, y, w, h = box
+        if self._sprites is not None and self._sprites.used(layer, state):
+            self._sprites.draw(canvas, layer, box, state)
+            return
+        if self._layer_images is not None and LayerImages.used(layer, state) and canvas.getTotalMatrix().isIdentity():
+            if block is not None:
+                key: Any = (id(layer), id(block), box, shown_chars(_display_text(layer), state.reveal, state.reveal_mode))
+                self._layer_images.draw(canvas, key, lambda c: self._draw_text(c, layer, block, box, state), state.opacity)
+            else:
+                self._layer_images.draw(canvas, (id(layer), box), lambda c: draw_shape(c, layer, box, self.brand, self.unit),
+                                        state.opacity)
+            return
         depth = canvas.save()
         cx, cy = x + w / 2.0, y + h / 2.0
         if state.rotation or state.scale != 1.0:
@@ -436,7 +458,7 @@ class SkiaRasterizer:
             canvas.scale(state.scale, state.scale)
             canvas.translate(-cx, -cy)
         if state.wipe < 1.0:
-            canvas.clipRect(_wipe_rect(_outset(box, block, layer, self.unit), state.wipe, state.wipe_dir))
+            canvas.clipRect(compose.wipe_rect(_outset(box, block, layer, self.unit), state.wipe, state.wipe_dir))
         if state.opacity < 0.999:
             canvas.saveLayerAlpha(_bounds(_outset(box, block, layer, self.unit), 0.02 * self.unit),
                                   round(state.opacity * 255))
@@ -523,10 +545,13 @@ class SkiaRasterizer:
         if radius > 0:
             canvas.save()
             canvas.clipRRect(skia.RRect.MakeRectXY(skia.Rect.MakeXYWH(x, y, w, h), radius, radius), True)
-        draw_fitted(canvas, image, dest, box, layer.fit, view)
+        if layer.crop_max is not None and layer.fit == "cover":
+            backdrop = self.images.backdrop(layer.asset or "", max(1, round(w)), max(1, round(h)))
+            draw_bounded(canvas, image, backdrop, box, view, layer.crop_max)
+        else:
+            draw_fitted(canvas, image, dest, box, layer.fit, view)
         if radius > 0:
             canvas.restore()
-
 
     def _draw_video(self, canvas: skia.Canvas, layer: Layer, box: Rect, t: float) -> None:
         x, y, w, h = box
@@ -575,17 +600,6 @@ def _outset(box: Rect, block: TextBlock | None, layer: Layer, unit: float) -> Re
 def _bounds(box: Rect, margin: float) -> skia.Rect:
     x, y, w, h = box
     return skia.Rect.MakeXYWH(x - margin, y - margin, w + 2 * margin, h + 2 * margin)
-
-
-def _wipe_rect(box: Rect, p: float, direction: str) -> skia.Rect:
-    x, y, w, h = box
-    if direction == "left":
-        return skia.Rect.MakeXYWH(x + w * (1 - p), y, w * p, h)
-    if direction == "up":
-        return skia.Rect.MakeXYWH(x, y + h * (1 - p), w, h * p)
-    if direction == "down":
-        return skia.Rect.MakeXYWH(x, y, w, h * p)
-    return skia.Rect.MakeXYWH(x, y, w * p, h)
 
 
 def to_rgba(frame: np.ndarray, pixel_format: str = PIXEL_FORMAT) -> np.ndarray:

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from reelfarm.renderer.assets import AssetSource
-from reelfarm.renderer.audio import mix_audio
+from reelfarm.renderer.audio import clip_sounds, has_audio, mix_audio
 from reelfarm.renderer.backends import EncoderChoice, RasterChoice, choose_encoder, choose_raster
 from reelfarm.renderer.chunks import plan_chunks
 from reelfarm.renderer.concat import concat_segments
 from reelfarm.renderer.encode import Encoder, X264Encoder
+from reelfarm.renderer.errors import AssetError
 from reelfarm.renderer.model import Doc, frame_count, parse_doc
 from reelfarm.renderer.raster import Rasterizer, SkiaRasterizer
 from reelfarm.renderer.spec import RenderSpec
@@ -83,26 +84,47 @@ def render_segment(doc: Doc | Mapping[str, Any], path: str, spec: RenderSpec, fr
 
 
 def finish_video(doc: Doc | Mapping[str, Any], segments: Sequence[str], out_path: str,
-                 assets: AssetSource | None = None) -> None:
-    """Join segments by stream copy and mux the document's audio mix once."""
-    concat_segments(list(segments), out_path, audio=mix_doc_audio(doc, assets))
+                 assets: AssetSource | None = None, fmt: str | None = None, container: str = "mp4",
+                 fps: int | None = None) -> None:
+    """Join segments by stream copy and mux the document's audio mix once (as heard in format
+    ``fmt``, the document's own when None); a GIF (``container``) is made from the segments' frames
+    at ``fps`` with one palette and no sound (``reelfarm.renderer.encode_web``)."""
+    if container == "gif":
+        from reelfarm.renderer.encode_web import write_gif
+        write_gif(list(segments), out_path, fps or as_doc(doc).fps)
+        return
+    concat_segments(list(segments), out_path, audio=mix_doc_audio(doc, assets, fmt), container=container)
 
 
-def mix_doc_audio(doc: Doc | Mapping[str, Any], assets: AssetSource | None = None) -> Any:
-    """The document's audio tracks mixed over its whole timeline (``reelfarm.renderer.audio``:
-    float32 (2, n) at 48 kHz); None for a document without audio. The final MP4 and the render's
-    stream (``reelfarm.renderer.hls``) both take their sound from this one mix."""
+def mix_doc_audio(doc: Doc | Mapping[str, Any], assets: AssetSource | None = None,
+                  fmt: str | None = None, first: int = 0, count: int | None = None) -> Any:
+    """The document's audio tracks and the sound of its video clips (as shown in format ``fmt``,
+    the document's own when None) mixed over its whole timeline, or over timeline samples
+    ``[first, first + count)`` (``reelfarm.renderer.audio``: float32 (2, n) at 48 kHz); None for a
+    document with nothing to hear (no tracks, and no clip shown with its sound). The final MP4 and
+    the render's stream (``reelfarm.renderer.hls``) both take their sound from this one mix; a
+    draft's segments each mix their own span of it."""
     doc = as_doc(doc)
-    if not doc.audio:
-        return None
 
-    def resolve(asset_id: str) -> str:
-        asset = doc.asset(asset_id)
-        if asset is None or assets is None:
-            from reelfarm.renderer.errors import AssetError
-            raise AssetError(f"audio asset {asset_id!r} cannot be found")
-        return assets.path(asset_id, asset)
-    return mix_audio(doc.audio, resolve, doc.duration)
+    def resolver(kind: str) -> Callable[[str], str]:
+        def resolve(asset_id: str) -> str:
+            asset = doc.asset(asset_id)
+            if asset is None or assets is None:
+                raise AssetError(f"{kind} asset {asset_id!r} cannot be found")
+            return assets.path(asset_id, asset)
+        return resolve
+
+    sounding: dict[str, bool] = {}  # asset id -> whether its file has sound (opened once)
+    clips = []
+    for clip in clip_sounds(doc, fmt):
+        if clip.asset not in sounding:
+            sounding[clip.asset] = has_audio(resolver("video")(clip.asset))
+        if sounding[clip.asset]:
+            clips.append(clip)
+    if not doc.audio and not clips:
+        return None
+    return mix_audio(doc.audio, resolver("audio"), doc.duration, clips=clips, resolve_clip=resolver("video"),
+                     first=first, count=count)
 
 
 # -- whole videos -----------------------------------------------------------------------------
@@ -134,20 +156,44 @@ def _worker_chunk(job: _Job) -> int:
                           w["raster"])
 
 
+@dataclass(frozen=True)
+class _VP9Choice(EncoderChoice):
+    """WebM chunks: VP9 (with alpha for a transparent WebM), whatever encoder was asked for."""
+
+    family: str = "vp9"
+    alpha: bool = False
+
+    def make(self, **overrides: Any) -> Encoder:
+        from reelfarm.renderer.encode_web import VP9Encoder
+        return VP9Encoder(alpha=self.alpha, threads=int(overrides.get("threads", 0)))
+
+
+@dataclass(frozen=True)
+class _TransparentChoice(RasterChoice):
+    """A transparent WebM's chunks: drawn on the CPU in RGBA, nothing behind scenes without a background."""
+
+    def make(self, doc: Doc, spec: RenderSpec, assets: AssetSource | None = None, yuv: bool = False) -> Rasterizer:
+        return SkiaRasterizer(doc, spec.format, spec.width, spec.height, assets, transparent=True)
+
+
 def render_video(doc: Doc | Mapping[str, Any], out_path: str, spec: RenderSpec | None = None,
                  workers: int | None = None, assets: AssetSource | None = None,
                  progress: Progress | None = None, encoder_kw: dict[str, Any] | None = None,
-                 raster: str | RasterChoice = "cpu", encoder: str | EncoderChoice = "x264") -> RenderStats:
-    """Render a whole MP4 on this machine, chunks spread over `workers` processes.
+                 raster: str | RasterChoice = "cpu", encoder: str | EncoderChoice = "x264",
+                 container: str = "mp4", transparent: bool = False) -> RenderStats:
+    """Render a whole MP4 (or a `container` "gif" or "webm") on this machine, chunks spread over
+    `workers` processes.
 
     `spec` defaults to the document's format and fps at 1080. `raster` names the rasterizer
     ("cpu", "gl", "auto"; see `reelfarm.renderer.backends`); a GL one also converts to YUV on the GPU.
-    `encoder` names the encoder family ("x264", "nvenc", "auto"); every chunk uses the same one.
+    `encoder` names the encoder family ("x264", "nvenc", "auto"); every chunk uses the same one. A
+    WebM's chunks are VP9 whatever `encoder` says, and a `transparent` one is drawn on the CPU; a
+    GIF is made from H.264 chunks with one palette (`reelfarm.renderer.encode_web`).
     """
     doc = as_doc(doc)
     spec = spec or RenderSpec.for_doc(doc)
-    choice = choose_raster(raster)
-    family = choose_encoder(encoder)
+    choice = _TransparentChoice() if container == "webm" and transparent else choose_raster(raster)
+    family = _VP9Choice(alpha=transparent) if container == "webm" else choose_encoder(encoder)
     workers = max(1, workers or os.cpu_count() or 1)
     total = frame_count(doc.duration, spec.fps)
     began = time.perf_counter()
@@ -159,7 +205,7 @@ def render_video(doc: Doc | Mapping[str, Any], out_path: str, spec: RenderSpec |
             _render_inline(doc, jobs, spec, choice, assets, progress, total, family, encoder_kw or {})
         else:
             _render_pool(doc, jobs, spec, choice, assets, progress, total, workers, family, encoder_kw or {})
-        finish_video(doc, [j[0] for j in jobs], out_path, assets)
+        finish_video(doc, [j[0] for j in jobs], out_path, assets, spec.format, container, spec.fps)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     seconds = time.perf_counter() - began

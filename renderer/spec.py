@@ -31,6 +31,19 @@ FPS_CHOICES: tuple[int, ...] = (24, 30, 60)
 MIN_RESOLUTION = 16
 MAX_RESOLUTION = 4320
 MAX_FPS = 120
+LINT_RESOLUTION = 360  # the short side the linter draws and measures at (reelfarm.renderer.linter)
+
+# What a render's file is (``reelfarm.renderer.encode_web``): an MP4 (H.264 + AAC), an animated GIF
+# (no sound, one palette for the whole video) or a WebM (VP9 + Opus; VP9 with alpha when
+# transparent). A GIF is capped: a GIF frame costs a byte per pixel uncompressed per frame and
+# players decode it on the CPU, so its short side is at most `GIF_MAX_RESOLUTION` pixels (720:
+# 1280x720 at 16:9) and its rate at most `GIF_MAX_FPS`; larger values asked for are lowered to
+# these, and the render says which (`clamp_for_container`).
+CONTAINERS: tuple[str, ...] = ("mp4", "gif", "webm")
+DEFAULT_CONTAINER = "mp4"
+TRANSPARENT_CONTAINERS: tuple[str, ...] = ("webm",)
+GIF_MAX_RESOLUTION = 720
+GIF_MAX_FPS = 24
 
 _UNSET: Any = object()
 
@@ -73,6 +86,40 @@ def spec_problems(fmt: Any = _UNSET, resolution: Any = _UNSET, fps: Any = _UNSET
     if fps is not _UNSET and not (_whole(fps) and 1 <= fps <= MAX_FPS):
         problems.append(Problem("/fps", "out_of_range", f"must be a whole number from 1 to {MAX_FPS}"))
     return problems
+
+
+def container_problems(container: Any = DEFAULT_CONTAINER, transparent: Any = False) -> list[Problem]:
+    """Every reason `container` and `transparent` cannot be rendered together (pointers
+    `/container` and `/transparent`).
+
+    >>> [p.pointer for p in container_problems("gif", True)]
+    ['/transparent']
+    """
+    problems = []
+    if container not in CONTAINERS:
+        problems.append(Problem("/container", "invalid_choice", f"must be one of {', '.join(CONTAINERS)}"))
+    if not isinstance(transparent, bool):
+        problems.append(Problem("/transparent", "invalid", "must be true or false"))
+    elif transparent and container in CONTAINERS and container not in TRANSPARENT_CONTAINERS:
+        problems.append(Problem("/transparent", "unsupported",
+                                f"transparent needs container {' or '.join(TRANSPARENT_CONTAINERS)}, not {container}"))
+    return problems
+
+
+def clamp_for_container(container: str, resolution: int, fps: int) -> tuple[int, int, list[str]]:
+    """The resolution and fps a `container` file is made at, and the names of those lowered.
+
+    >>> clamp_for_container("gif", 1080, 30), clamp_for_container("mp4", 1080, 30)
+    ((720, 24, ['resolution', 'fps']), (1080, 30, []))
+    """
+    if container != "gif":
+        return resolution, fps, []
+    clamped: list[str] = []
+    if resolution > GIF_MAX_RESOLUTION:
+        resolution, clamped = GIF_MAX_RESOLUTION, [*clamped, "resolution"]
+    if fps > GIF_MAX_FPS:
+        fps, clamped = GIF_MAX_FPS, [*clamped, "fps"]
+    return resolution, fps, clamped
 
 
 @dataclass(frozen=True)

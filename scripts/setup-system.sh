@@ -9,7 +9,11 @@
 #                                    Chromium, the headless browser of the console's tests,
 #                                    Node.js with npm, for the TypeScript client's test, and
 #                                    iproute2 and util-linux (ip, unshare), with which the tests put
-#                                    servers and nodes on hosts of their own (tests/netbed.py)
+#                                    servers and nodes on hosts of their own (tests/netbed.py), and
+#                                    Docker (docker.io, docker-compose) with debootstrap, which build
+#                                    and run the deploy/ images and compose farm (tests/deploy/), and
+#                                    Prometheus, for promtool, which checks and unit-tests the alert
+#                                    rules (deploy/prometheus)
 #
 # Runs apt-get as root, or through sudo otherwise. Safe to run again: when everything is there
 # it does nothing, not even `apt-get update`.
@@ -17,7 +21,7 @@ set -eu
 
 packages="libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
 case "${1:-}" in
-  --test) packages="$packages postgresql pgbouncer redis-server apertium apertium-eng-spa chromium iproute2 util-linux" ;;
+  --test) packages="$packages postgresql pgbouncer redis-server apertium apertium-eng-spa chromium iproute2 util-linux docker.io docker-compose debootstrap prometheus" ;;
   "") ;;
   *) echo "usage: $0 [--test]" >&2; exit 2 ;;
 esac

@@ -25,9 +25,12 @@ Nothing reads settings at import time: ``Settings.from_env()`` is called once by
 | REELFARM_LOG_LEVEL | ``INFO`` |
 | REELFARM_RETENTION_DAYS | ``30``: days dispatched events, webhook delivery attempts, unused kept segments and unused library assets are kept |
 | REELFARM_GPU_QUEUE_WAIT_SEC | ``30``: seconds a chunk waits for a GPU node before CPU nodes may take it |
+| REELFARM_CAPS | ``hold``: a workspace's cap holds even when places are idle; ``spare``: places nothing else takes go to workspaces at their caps |
 | REELFARM_NODE_SETASIDE_AFTER | ``3``: chunk failures in a row, through a node's fault, that set it aside |
 | REELFARM_NODE_COOLDOWN_SEC | ``600``: seconds a node set aside takes no work (unless an operator clears it) |
 | REELFARM_CHUNK_STALL_SEC | ``120``: seconds without a new frame after which a node stops its chunk |
+| REELFARM_TASK_PRIORITY | ``idle``: the embedded farm's task processes run at niceness +19 in SCHED_IDLE, on cores nothing else wants; ``low``: niceness +10 only; ``normal``: as the server |
+| REELFARM_OPERATOR_KEYS | unset: no operator API; ``name:key,...`` (each key 32+ characters) opens ``/api/v1/operator`` to those keys |
 
 An empty variable counts as unset.
 """
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +62,8 @@ DEFAULT_GPU_QUEUE_WAIT_SEC = 30.0
 DEFAULT_NODE_SETASIDE_AFTER = 3  # reelfarm.farm.services.nodehealth's policy
 DEFAULT_NODE_COOLDOWN_SEC = 600.0
 DEFAULT_CHUNK_STALL_SEC = 120.0
+TASK_PRIORITIES = ("idle", "low", "normal")  # reelfarm.farm.runtime.taskprocess.lower_priority
+DEFAULT_TASK_PRIORITY = "idle"
 DEFAULT_DATABASE_POOL_TIMEOUT_SEC = 10.0  # a thread waiting for a connection (reelfarm.shared.db.pool_bound)
 MAX_RETENTION_DAYS = 36_500  # 100 years; far beyond it, "now minus the period" falls off the calendar
 SECRET_FILE = "secret_key"
@@ -111,11 +117,15 @@ class Settings:
     gpu_queue_wait_sec: float = DEFAULT_GPU_QUEUE_WAIT_SEC  # REELFARM_GPU_QUEUE_WAIT_SEC (farm.runtime.routing)
     trusted_proxies: int = 0  # REELFARM_TRUSTED_PROXIES: proxies in front whose X-Forwarded-* are believed
     metrics_token: str | None = field(default=None, repr=False)  # REELFARM_METRICS_TOKEN: guards /metrics
+    # REELFARM_OPERATOR_KEYS: (name, key) of each operator key of /api/v1/operator (api/operator.py)
+    operator_keys: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     dispatch: str = "fair"  # REELFARM_DISPATCH: fair (farm.services.fairness) or fifo (arrival order, to compare)
+    caps: str = "hold"  # REELFARM_CAPS: hold (a workspace's cap always holds) or spare (gives way to idle places)
     # farm.runtime.nodehealth: a node set aside after this many chunk failures in a row, for this long
     node_setaside_after: int = DEFAULT_NODE_SETASIDE_AFTER  # REELFARM_NODE_SETASIDE_AFTER
     node_cooldown_sec: float = DEFAULT_NODE_COOLDOWN_SEC  # REELFARM_NODE_COOLDOWN_SEC
     chunk_stall_sec: float = DEFAULT_CHUNK_STALL_SEC  # REELFARM_CHUNK_STALL_SEC: a chunk this long without a frame
+    task_priority: str = DEFAULT_TASK_PRIORITY  # REELFARM_TASK_PRIORITY: the embedded farm's task processes
     # reelfarm.shared.db: what a connection is on the server (session, or one transaction behind a
     # pooler), and each process's pool (unset size: by process kind)
     database_pooling: str = "session"  # REELFARM_DATABASE_POOLING
@@ -132,7 +142,7 @@ class Settings:
             ConfigError: a variable is malformed; ``.variable`` names it.
         """
         env = _Env(os.environ if environ is None else environ)
-        data_dir = Path(env.get("REELFARM_DATA_DIR") or "./.reelfarm").expanduser().resolve()
+        data_dir = data_dir_from_env(os.environ if environ is None else environ)
         return cls(
             **_places(env, data_dir), **_database(env), **_limits(env), **_farm(env), **_studio(env),
             log_level=env.parse("REELFARM_LOG_LEVEL", _log_level) or "INFO",
@@ -146,6 +156,13 @@ class Settings:
         return self.rate_limits.get(plan)
 
 
+def data_dir_from_env(environ: Mapping[str, str] | None = None) -> Path:
+    """``REELFARM_DATA_DIR`` (default ``./.reelfarm``), resolved; reads nothing else and creates nothing
+    (``reelfarm admin restore`` looks at the folder before anything is put there)."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("REELFARM_DATA_DIR", "").strip() or "./.reelfarm").expanduser().resolve()
+
+
 def _places(env: _Env, data_dir: Path) -> dict[str, Any]:
     """Where the service keeps its data and where it is reached."""
     return {
@@ -157,6 +174,7 @@ def _places(env: _Env, data_dir: Path) -> dict[str, Any]:
         "s3_endpoint_url": env.parse("REELFARM_S3_ENDPOINT_URL", _http_url),
         "trusted_proxies": env.parse("REELFARM_TRUSTED_PROXIES", _proxy_count) or 0,
         "metrics_token": env.parse("REELFARM_METRICS_TOKEN", _secret),
+        "operator_keys": env.parse("REELFARM_OPERATOR_KEYS", _operator_keys) or (),
     }
 
 
@@ -191,9 +209,11 @@ def _farm(env: _Env) -> dict[str, Any]:
         "encoder": env.parse("REELFARM_ENCODER", _encoder) or "auto",
         "gpu_queue_wait_sec": env.parse("REELFARM_GPU_QUEUE_WAIT_SEC", _seconds) or DEFAULT_GPU_QUEUE_WAIT_SEC,
         "dispatch": env.parse("REELFARM_DISPATCH", _dispatch) or "fair",
+        "caps": env.parse("REELFARM_CAPS", _caps) or "hold",
         "node_setaside_after": env.parse("REELFARM_NODE_SETASIDE_AFTER", _positive_int) or DEFAULT_NODE_SETASIDE_AFTER,
         "node_cooldown_sec": env.parse("REELFARM_NODE_COOLDOWN_SEC", _seconds) or DEFAULT_NODE_COOLDOWN_SEC,
         "chunk_stall_sec": env.parse("REELFARM_CHUNK_STALL_SEC", _seconds) or DEFAULT_CHUNK_STALL_SEC,
+        "task_priority": env.parse("REELFARM_TASK_PRIORITY", _task_priority) or DEFAULT_TASK_PRIORITY,
     }
 
 
@@ -367,6 +387,18 @@ def _secret(raw: str) -> str:
     return raw
 
 
+def _operator_keys(raw: str) -> tuple[tuple[str, str], ...]:
+    found: list[tuple[str, str]] = []
+    for item in (part.strip() for part in raw.split(",") if part.strip()):
+        name, sep, key = item.partition(":")
+        if not sep or not re.fullmatch(r"[A-Za-z0-9_.@-]{1,100}", name.strip()):
+            raise ValueError("expected name:key,... (a name of letters, digits and _.@-)")
+        if name.strip() in {n for n, _ in found}:
+            raise ValueError(f"the name {name.strip()} is given twice")
+        found.append((name.strip(), _secret(key.strip())))
+    return tuple(found)
+
+
 def _raster(raw: str) -> str:
     if raw not in ("auto", "cpu", "gl"):
         raise ValueError("expected auto, cpu or gl")
@@ -376,6 +408,18 @@ def _raster(raw: str) -> str:
 def _encoder(raw: str) -> str:
     if raw not in ("auto", "x264", "nvenc"):
         raise ValueError("expected auto, x264 or nvenc")
+    return raw
+
+
+def _caps(raw: str) -> str:
+    if raw not in ("hold", "spare"):
+        raise ValueError("must be hold or spare")
+    return raw
+
+
+def _task_priority(raw: str) -> str:
+    if raw not in TASK_PRIORITIES:
+        raise ValueError(f"must be one of {', '.join(TASK_PRIORITIES)}")
     return raw
 
 

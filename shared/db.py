@@ -140,6 +140,12 @@ def process_engine(settings: Settings, kind: str, threads: int = 1) -> Engine:
     return make_engine(settings.database_url, bound=bound, pooling=settings.database_pooling)
 
 
+def file_engine(path: Any) -> Engine:
+    """A command's engine for one SQLite file outside the configured service (a backup being
+    restored into a data folder), bounded as a command's."""
+    return make_engine(f"sqlite:///{path}", bound=pool_bound(COMMAND))
+
+
 def make_engine(url: str, *, bound: PoolBound | None = None, pooling: str = SESSION,
                 statement_timeout_ms: int = PG_STATEMENT_TIMEOUT_MS, **kwargs: Any) -> Engine:
     """An engine for ``url`` set up for this service.

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,6 +35,7 @@ from reelfarm.shared.tables import (
     jobs,
     queued_tasks,
     renders,
+    task_costs,
     versions,
     videos,
     webhook_deliveries,
@@ -183,6 +184,23 @@ class Totals:
     deliveries: dict[str, int]         # webhook delivery attempts kept, by state
     oldest_event: datetime | None      # the oldest event not yet dispatched
     oldest_due: datetime | None        # the most overdue pending delivery
+    oldest_queued: dict[str, datetime] = field(default_factory=dict)  # per workspace: its oldest render not started
+    used: dict[str, WorkspaceUse] = field(default_factory=dict)  # per workspace: what its render tasks used, all time
+
+
+@dataclass(frozen=True)
+class WorkspaceUse:
+    """What a workspace's render tasks used on the farm, all time (``task_costs``, every attempt)."""
+
+    cpu_sec: float = 0.0
+    gpu_sec: float = 0.0
+    wall_sec: float = 0.0
+    frames: int = 0  # frames encoded and stored
+    storage_bytes: int = 0
+
+    def __add__(self, other: WorkspaceUse) -> WorkspaceUse:
+        return WorkspaceUse(self.cpu_sec + other.cpu_sec, self.gpu_sec + other.gpu_sec, self.wall_sec + other.wall_sec,
+                            self.frames + other.frames, self.storage_bytes + other.storage_bytes)
 
 
 @dataclass(frozen=True)
@@ -242,10 +260,19 @@ class FarmFigures:
                                         .where(event_outbox.c.dispatched_at.is_(None))).scalar_one()
             oldest_due = conn.execute(select(func.min(webhook_deliveries.c.next_attempt_at))
                                       .where(webhook_deliveries.c.state == "pending")).scalar_one()
+            queued = conn.execute(select(renders.c.workspace_id, func.min(renders.c.created_at))
+                                  .where(renders.c.status == "queued").group_by(renders.c.workspace_id)).all()
+            used = conn.execute(select(
+                task_costs.c.workspace_id, func.sum(task_costs.c.cpu_sec), func.coalesce(func.sum(task_costs.c.gpu_sec), 0),
+                func.sum(task_costs.c.wall_sec), func.sum(task_costs.c.frames), func.sum(task_costs.c.storage_bytes),
+            ).group_by(task_costs.c.workspace_id)).all()
         counts = {status: int(n) for status, n in by_status}
         return Totals(renders={status: counts.get(status, 0) for status in RENDER_STATUSES}, charged=abs(int(charged)),
                       refunded=abs(int(refunded)), deliveries={state: int(n) for state, n in outcomes},
-                      oldest_event=oldest_event, oldest_due=oldest_due)
+                      oldest_event=oldest_event, oldest_due=oldest_due,
+                      oldest_queued={str(workspace): since for workspace, since in queued},
+                      used={str(w): WorkspaceUse(float(cpu or 0), float(gpu or 0), float(wall or 0), int(frames or 0),
+                                                 int(stored or 0)) for w, cpu, gpu, wall, frames, stored in used})
 
     def waiting_tasks(self) -> dict[str, tuple[int, datetime | None]]:
         """Per queue of the embedded farm: tasks waiting to run and the earliest they could."""

@@ -5,6 +5,8 @@ owns it (a render, a job, a draft or a workspace), so retention, deletion and th
 workspaces never share a file can read ownership from the key.
 
     renders/<render>/seg<i>.mp4, video.mp4, poster.jpg   a render's chunks, video and poster
+                                                          (video.gif, video.webm in those containers;
+                                                          a WebM's chunks are VP9 under the same names)
     renders/<render>/assets/...                           its imported remote assets
     renders/<render>/stream/seg<i>.ts, audio.m4a           its HLS stream
     jobs/<job>/still-<i>.png                               a stills job's images (and assets/...)
@@ -13,6 +15,8 @@ workspaces never share a file can read ownership from the key.
     brand-kits/<kit>/logo.png, logo-<hash>.png             a brand kit's extracted or uploaded logo
     previews/<workspace>/thumbnails/<story>-<w>x<h>.png    a workspace's story gallery thumbnails
     assets/<workspace>/<sha256>.<ext>, <sha256>.thumb.jpg  its media library: an upload and its thumbnail
+                                                           (.thumb.webp where it keeps transparency)
+    assets/<workspace>/<sha256>.proxy.mp4, .proxy.claim    a clip's draft proxy, and who is making it
     uploads/<workspace>/<upload>                           a presigned upload's bytes, until checked
 
 A render's or stills job's remote assets are imported below its own folder
@@ -41,12 +45,21 @@ def segment_key(render_id: str, index: int) -> str:
     return f"{render_prefix(render_id)}/seg{index}.mp4"
 
 
-def video_key(render_id: str) -> str:
-    return f"{render_prefix(render_id)}/video.mp4"
+def video_key(render_id: str, container: str = "mp4") -> str:
+    """The render's file; its extension is its container's (``mp4``, ``gif``, ``webm``), which
+    names its downloads and gives its content type."""
+    if container not in ("mp4", "gif", "webm"):
+        raise ValueError(f"unknown container {container!r}")
+    return f"{render_prefix(render_id)}/video.{container}"
 
 
 def poster_key(render_id: str) -> str:
     return f"{render_prefix(render_id)}/poster.jpg"
+
+
+def captions_key(render_id: str) -> str:
+    """The WebVTT file of a render of a video with captions."""
+    return f"{render_prefix(render_id)}/captions.vtt"
 
 
 def stream_folder(render_id: str) -> str:
@@ -107,9 +120,20 @@ def asset_key(workspace_id: str, sha256: str, extension: str) -> str:
     return f"{ASSETS}/{workspace_id}/{sha256}.{extension}"
 
 
-def asset_thumbnail_key(key: str) -> str:
-    """Where a library image's thumbnail is stored, beside it."""
-    return key.rsplit(".", 1)[0] + ".thumb.jpg"
+def asset_thumbnail_key(key: str, alpha: bool = False) -> str:
+    """Where a library image's thumbnail is stored, beside it: a JPEG, or with ``alpha`` a WebP
+    that keeps the image's transparency."""
+    return key.rsplit(".", 1)[0] + (".thumb.webp" if alpha else ".thumb.jpg")
+
+
+def asset_proxy_key(key: str) -> str:
+    """Where a library clip's draft proxy is stored, beside it (``reelfarm.farm.services.proxies``)."""
+    return key.rsplit(".", 1)[0] + ".proxy.mp4"
+
+
+def asset_proxy_claim_key(key: str) -> str:
+    """Where the claim of whoever is making a library clip's draft proxy is stored, beside it."""
+    return key.rsplit(".", 1)[0] + ".proxy.claim"
 
 
 def staging_key(workspace_id: str, upload_id: str) -> str:

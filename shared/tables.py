@@ -120,10 +120,15 @@ workspaces = Table(
     Column("name", String(200), nullable=False),
     Column("plan", String(20), nullable=False),
     Column("credits", Integer, nullable=False, server_default="0"),
+    # 0018: CPU seconds of the farm its renders may use a calendar month (NULL: no allowance)
+    Column("cpu_allowance_sec", Float, nullable=True),
     _ts("created_at"), _ts("updated_at"),
     # 0007: the operator's overrides of the plan's share of the farm (NULL: the plan's)
     Column("dispatch_weight", Float, nullable=True),
     Column("dispatch_cap", Integer, nullable=True),
+    # 0020: the pools of nodes its renders are limited to, its default first (NULL: any node;
+    # reelfarm.farm.services.pools)
+    Column("pools", json_type(), nullable=True),
     _one_of("plan", PLANS),
     CheckConstraint("credits >= 0", name="credits_not_negative"),
 )
@@ -237,10 +242,18 @@ renders = Table(
     Column("chunk_starts", json_type(), nullable=True),
     # 0007: normal, or low (batch work that yields to the workspace's normal renders)
     Column("priority", String(8), nullable=False, server_default="normal"),
+    # 0020: the pool of nodes its chunks run in ("": any node; reelfarm.farm.services.pools)
+    Column("pool", String(200), nullable=False, server_default=text("''")),
     # 0008: when the first chunk's part of its HLS stream was stored (NULL: no stream yet, or made before streams)
     _ts("stream_at", True),
     # 0010: the X-Request-Id of the request that asked for it, bound to its tasks' log lines
     Column("request_id", String(128), nullable=True),
+    # 0017: the kind of file (mp4, gif, webm), a WebM's alpha, and the request's values lowered to the
+    # container's limits (reelfarm.renderer.spec.clamp_for_container)
+    Column("container", String(8), nullable=False, server_default="mp4"),
+    Column("transparent", Boolean, nullable=False, server_default=false()),
+    Column("clamped", json_type(), nullable=True),
+    Column("captions_key", Text, nullable=True),
     _one_of("status", RENDER_STATUSES),
     # Identical requests coalesce: one live or finished render per (video, dedup hash).
     Index("uq_renders_active_dedup", "video_id", "dedup_hash", unique=True,
@@ -433,8 +446,8 @@ users = Table(
 
 # 0011: a workspace's media library (reelfarm.farm.services.library): uploaded images and sounds,
 # one row and one stored copy per distinct content (``sha256``) in a workspace.
-# 0013: videos (``fps``, ``has_audio``).
-ASSET_KINDS = ("image", "audio", "video")
+# 0013: videos (``fps``, ``has_audio``). 0014: ``name``, the file's name as the person knows it.
+ASSET_KINDS = ("image", "audio", "video", "captions")
 
 assets = Table(
     "assets", metadata,
@@ -450,6 +463,9 @@ assets = Table(
     Column("duration_sec", Float, nullable=True),
     Column("fps", Float, nullable=True),
     Column("has_audio", Boolean, nullable=True),
+    Column("name", String(255), nullable=True),
+    Column("thumbnail_alpha", Boolean, nullable=False, server_default=false()),
+    Column("cues", json_type(), nullable=True),
     _ts("created_at"),
     _one_of("kind", ASSET_KINDS),
     UniqueConstraint("workspace_id", "sha256"),
@@ -468,4 +484,50 @@ asset_uploads = Table(
     _ts("expires_at"),
     _ts("created_at"),
     Index("ix_asset_uploads_expires_at", "expires_at"),
+)
+
+# 0015: what operators did (reelfarm.farm.services.audit): who (``actor``), when, which control
+# (``action``) on what (``target_kind`` and ``target_id``: a workspace, node, render or the farm),
+# and its details. No foreign key: a record outlives the workspace or render it names.
+audit_log = Table(
+    "audit_log", metadata,
+    _id(),
+    _ts("at"),
+    Column("actor", String(200), nullable=False),
+    Column("action", String(40), nullable=False),
+    Column("target_kind", String(20), nullable=False),
+    Column("target_id", String(200), nullable=True),
+    Column("workspace_id", String(36), nullable=True, index=True),
+    Column("details", json_type(), nullable=False),
+    Index("ix_audit_log_at", "at", "id"),
+    Index("ix_audit_log_target", "target_kind", "target_id"),
+    Index("ix_audit_log_action", "action"),
+)
+
+
+# 0016: what each attempt of a render's task used on the node that ran it
+# (reelfarm.farm.runtime.accounting): CPU seconds of its process and waited-for children, wall
+# seconds, GPU seconds (null on a CPU node), the process's memory high-water mark, bytes it stored,
+# frames it encoded, the node and its kind. One row an attempt, retries included; an attempt whose
+# process died wrote none. No foreign key: usage outlives the render it measured.
+task_costs = Table(
+    "task_costs", metadata,
+    _id(),
+    Column("workspace_id", String(36), nullable=False, index=True),
+    Column("video_id", String(36), nullable=False),
+    Column("render_id", String(36), nullable=False, index=True),
+    Column("task", String(20), nullable=False),
+    Column("chunk", Integer, nullable=True),
+    Column("outcome", String(20), nullable=False),
+    Column("node", String(200), nullable=False),
+    Column("node_kind", String(20), nullable=False),
+    Column("cpu_sec", Float, nullable=False),
+    Column("wall_sec", Float, nullable=False),
+    Column("gpu_sec", Float, nullable=True),
+    Column("peak_memory_bytes", BigInteger, nullable=False),
+    Column("storage_bytes", BigInteger, nullable=False),
+    Column("frames", Integer, nullable=False),
+    _ts("started_at"),
+    _ts("finished_at"),
+    Index("ix_task_costs_workspace_finished", "workspace_id", "finished_at"),
 )

@@ -84,6 +84,11 @@ class WorkspaceService:
             return repo.add_credits(conn, self.clock, workspace_id=workspace_id, delta=amount,
                                     reason="admin_grant" if amount >= 0 else "admin_debit")
 
+    def set_plan(self, workspace_id: str, plan: str) -> Workspace:
+        """Move the workspace to another plan. Raises NotFound."""
+        with transaction(self.engine) as conn:
+            return repo.set_plan(conn, self.clock, workspace_id, plan)
+
     def set_share(self, workspace_id: str, *, weight: float | None = None, cap: int | None = None,
                   plan_default: bool = False) -> Workspace:
         """Override the plan's weight and cap on the farm; the one not given stays as it is, and

@@ -13,6 +13,7 @@ import click
 
 from reelfarm.renderer.errors import RendererError, SpecInvalid
 from reelfarm.renderer.spec import (
+    CONTAINERS,
     DEFAULT_FORMAT,
     ENCODER_KINDS,
     FORMATS,
@@ -21,6 +22,7 @@ from reelfarm.renderer.spec import (
     MIN_RESOLUTION,
     RASTER_KINDS,
     RenderSpec,
+    container_problems,
 )
 
 if TYPE_CHECKING:  # the document model and assets load in the commands that read a document
@@ -96,28 +98,34 @@ _ENCODER = click.option("--encoder", type=click.Choice(ENCODER_KINDS), default="
 
 @click.command("render", epilog="\b\nA video stored on a reelfarm server: reelfarm videos render VIDEO_ID")
 @click.argument("doc_path", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="MP4 to write.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="File to write.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Aspect ratio (default: the doc's).")
 @click.option("--resolution", type=_RESOLUTION, default=1080, show_default=True,
               help="Short side in pixels (the API offers 720, 1080, 2160).")
 @click.option("--fps", type=_FPS, help="Frame rate (default: the doc's; the API offers 24, 30, 60).")
+@click.option("--container", type=click.Choice(CONTAINERS), default="mp4", show_default=True,
+              help="mp4, gif (one palette, no sound) or webm (VP9 and Opus).")
+@click.option("--transparent", is_flag=True, help="With --container webm: nothing behind scenes without a background.")
 @click.option("--workers", type=int, default=None, help="Processes (default: one per core).")
 @click.option("--assets", "assets_dir", type=click.Path(file_okay=False), help="Root of asset keys.")
 @click.option("--poster", type=click.Path(dir_okay=False), help="Also write a JPEG poster here.")
 @_RASTER
 @_ENCODER
 def render_command(doc_path: str, output: str, fmt: str | None, resolution: int, fps: int | None,
-                   workers: int | None, assets_dir: str | None, poster: str | None, raster: str,
-                   encoder: str) -> None:
-    """Render a VideoDoc to an H.264 MP4 with a progress bar."""
+                   container: str, transparent: bool, workers: int | None, assets_dir: str | None,
+                   poster: str | None, raster: str, encoder: str) -> None:
+    """Render a VideoDoc to an H.264 MP4 (or a GIF, a WebM) with a progress bar."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     from reelfarm.renderer.backends import choose_encoder
     from reelfarm.renderer.render import render_video
     from reelfarm.renderer.stills import write_poster
 
+    problems = container_problems(container, transparent)
+    if problems:
+        raise click.UsageError("; ".join(p.message for p in problems))
     try:
-        family = choose_encoder(encoder)  # once, before drawing: a refusal is one line
+        family = choose_encoder("x264" if container != "mp4" else encoder)  # once, before drawing
     except RendererError as exc:
         raise click.ClickException(str(exc)) from exc
     doc = _check(_load_doc(doc_path))
@@ -131,14 +139,14 @@ def render_command(doc_path: str, output: str, fmt: str | None, resolution: int,
             bar.update(task, completed=done, total=total)
         try:
             stats = render_video(doc, output, spec, workers=workers, assets=assets, progress=update,
-                                 raster=raster, encoder=family)
+                                 raster=raster, encoder=family, container=container, transparent=transparent)
         except RendererError as exc:
             raise click.ClickException(str(exc)) from exc
     if poster:
         write_poster(doc, poster, spec, assets, raster=raster)
     click.echo(f"wrote {output}: {stats.width}x{stats.height} {stats.fps} fps, {stats.frames} frames, "
                f"{stats.bytes / 1e6:.1f} MB in {stats.seconds:.2f} s = {stats.frames_per_second:.1f} frames/s "
-               f"({family.family})")
+               f"({family.family if container != 'webm' else 'vp9'})")
 
 
 @click.command("still")

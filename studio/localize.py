@@ -2,11 +2,11 @@
 
 `localize` runs two stages, reported through ``progress(stage, fraction)``:
 
-- ``translate``: every text string (text layers at any depth, their per-format text overrides and
-  the title) goes to the engines in one deduplicated batch.
+- ``translate``: every text string (text layers at any depth, their per-format text overrides,
+  caption cues and the title) goes to the engines in one deduplicated batch.
 - ``fit``: right-to-left languages get ``direction: rtl`` and a horizontally mirrored layout;
   scripts the chosen family lacks (Arabic, Hebrew, Devanagari, CJK) get the renderer's family for
-  that script at the same weight; then text (inside groups too) that overflows its box in any of
+  that script at the same weight, in text layers and caption cues alike; then text (inside groups too) that overflows its box in any of
   the four formats is allowed to shrink further, one lint pass at a time, for a bounded number
   of passes.
 
@@ -178,7 +178,8 @@ def _flip(x: float) -> float:
 # -- fonts ------------------------------------------------------------------------------------
 
 def _switch_fonts(doc: JSON, script: str) -> None:
-    """Give text written in `script` the renderer's family for it, keeping the weight.
+    """Give text written in `script` (text layers, and caption cues) the renderer's family for it,
+    keeping the weight.
 
     Arabic and Devanagari letters join, so their letter spacing is dropped as well.
     """
@@ -199,6 +200,11 @@ def _switch_fonts(doc: JSON, script: str) -> None:
             current = props.get("font")
             if not (isinstance(current, dict) and current.get("family") == family):
                 props["font"] = {"family": family, "weight": weight}
+    captions = doc.get("captions")
+    if isinstance(captions, dict) and any(chars.search(str(c.get("text", ""))) for c in captions.get("cues", ())):
+        # the cues take the family the text layers take, at the body's weight, not the brand's Latin family
+        weight = _font_weight(captions.get("font", "$brand.fonts.body"), brand_fonts)
+        captions["font"] = {"family": family, "weight": weight}
 
 
 def _font_weight(font: Any, brand_fonts: JSON) -> int:

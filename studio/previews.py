@@ -46,7 +46,7 @@ from reelfarm.studio.assets import StorageAssets, is_remote
 from reelfarm.studio.errors import InvalidFieldsError
 from reelfarm.studio.stories import get_story
 from reelfarm.studio.stories.base import request_problems
-from reelfarm.studio.videos import story_uploads
+from reelfarm.studio.videos import story_uploads, uploaded_cues
 
 PREVIEW_RESOLUTION = 540
 THUMBNAIL_RESOLUTION = 360
@@ -112,7 +112,9 @@ class StoryPreviews:
         with self.engine.connect() as conn:
             kit = _kit(conn, workspace_id, None)
             uploads = story_uploads(conn, workspace_id, story, draft.fields)
-        return round(poster_time(as_doc(story.build(dict(draft.fields), kit.tokens, draft.format, None, uploads))), 1)
+            cues = uploaded_cues(conn, workspace_id, uploads)
+        return round(poster_time(as_doc(story.build(dict(draft.fields), kit.tokens, draft.format, None, uploads, cues))),
+                     1)
 
     def doc(self, workspace_id: str, draft: StoryDraft, locale: str | None = None) -> dict[str, Any]:
         """The document ``draft`` makes, as saving it would (an animated preview draws it:
@@ -140,7 +142,8 @@ class StoryPreviews:
         with self.engine.connect() as conn:
             kit = _kit(conn, workspace_id, draft.brand_kit_id)
             uploads = story_uploads(conn, workspace_id, story, draft.fields)
-        return story.build(dict(draft.fields), kit.tokens, draft.format, draft.duration_sec, uploads)
+            cues = uploaded_cues(conn, workspace_id, uploads)
+        return story.build(dict(draft.fields), kit.tokens, draft.format, draft.duration_sec, uploads, cues)
 
     def assets(self, workspace_id: str) -> _PreviewAssets:
         """The workspace's stored objects; an image given only by address draws as a placeholder."""

@@ -2,7 +2,7 @@
 
 What a person corrects in a video that has no story fields (a translated copy, a document edit):
 ``doc_texts(doc)`` lists every distinct text the video shows (the title, text layers at any
-depth, their per-format overrides), in order of first appearance, each with a label naming where
+depth, their per-format overrides, caption cues), in order of first appearance, each with a label naming where
 it first appears and how many places use it; ``with_texts(doc, {index: new})`` gives a new
 document in which every place that showed text ``index`` shows ``new``. A string repeated across
 scenes (a headline in the opening and the outro) is one text, changed everywhere at once.
@@ -50,6 +50,10 @@ def text_slots(doc: JSON) -> Iterator[tuple[str, JSON, str]]:
             for fmt, override in layer.get("formats", {}).items():
                 if isinstance(override, dict) and isinstance(override.get("text"), str):
                     yield f"{label} ({fmt})", override, "text"
+    captions = doc.get("captions")
+    for number, cue in enumerate(captions.get("cues", []) if isinstance(captions, dict) else [], start=1):
+        if isinstance(cue, dict) and isinstance(cue.get("text"), str):
+            yield f"Captions · cue {number}", cue, "text"
 
 
 def _all_layers(layers: list[JSON]) -> Iterator[JSON]:
@@ -67,10 +71,13 @@ def _layer_name(layer: JSON, scene: JSON) -> str:
 
 
 def _max_length(doc: JSON, holder: JSON) -> int:
-    """The VideoDoc schema's maxLength of the string at ``holder``: the title's, or a text layer's."""
+    """The VideoDoc schema's maxLength of the string at ``holder``: the title's, a caption cue's, or a
+    text layer's."""
     schema = doc_schema()
     if holder is doc:
         return int(schema["properties"]["title"]["maxLength"])
+    if "type" not in holder and "start" in holder and "end" in holder:
+        return int(schema["$defs"]["cue"]["properties"]["text"]["maxLength"])
     return int(schema["$defs"]["layer_props"]["properties"]["text"]["maxLength"])
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import math
 import os
 import threading
 from collections.abc import Collection, Mapping
@@ -23,7 +24,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from reelfarm.renderer.linter import lint
+from reelfarm.renderer.linter import ClipDuration, lint
 from reelfarm.renderer.spec import DEFAULT_FORMAT
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.db import transaction
@@ -36,6 +37,7 @@ from reelfarm.shared.repos import videos as repo
 from reelfarm.studio.errors import InvalidFieldsError, StudioError, VersionConflict
 from reelfarm.studio.stories import get_story, validate_fields
 from reelfarm.studio.stories.base import Story, uploads_named
+from reelfarm.studio.stories.samples import sample_warnings
 
 MAX_TITLE = 200
 # Characters of a version's note and of a generation's brief, wherever they are written (the API's
@@ -43,6 +45,7 @@ MAX_TITLE = 200
 MAX_NOTE = 2000
 MAX_BRIEF = 5000
 MAX_EDIT_ATTEMPTS = 3
+MEASURED = ("video", "audio")  # the kinds of upload whose lengths the linter is given
 
 
 class VideoStateError(StudioError):
@@ -96,12 +99,14 @@ class VideoService:
         with self.engine.connect() as conn:
             kit = self._brand_kit(conn, workspace_id, brand_kit_id)
             uploads = story_uploads(conn, workspace_id, story, values)
+            clips = uploaded_clip_lengths(conn, workspace_id, uploads)
+            cues = uploaded_cues(conn, workspace_id, uploads)
         # Building and linting take a while: no write lock is held meanwhile (SQLite has one for all).
         with _building():
-            doc = story.build(dict(values), kit.tokens, fmt, duration_sec, uploads)
+            doc = story.build(dict(values), kit.tokens, fmt, duration_sec, uploads, cues)
             if locale:
                 doc["locale"] = locale
-            version = self._new_version(doc, "story", values, None)
+            version = self._new_version(doc, "story", values, None, clips, story)
         with transaction(self.engine) as conn:
             video, first = repo.create_video(
                 conn, self.clock, workspace_id=workspace_id, title=title or _title_from(story, values),
@@ -223,8 +228,9 @@ class VideoService:
         return kit
 
     def _doc_version(self, conn: Any, workspace_id: str, doc: Mapping[str, Any], note: str | None) -> repo.NewVersion:
+        clips = assets_repo.clip_lengths(conn, workspace_id, _clip_keys(doc), MEASURED)
         with _building():
-            report = lint(doc)
+            report = lint(doc, clip_duration=clip_duration(doc, clips))
         problems = [_with_prefix(p.as_dict(), "/doc") for p in report.errors]
         problems += [{"field": f"/doc{pointer}", "code": "unknown_storage_key",
                       "message": f"no object of this workspace is stored under key {key!r}; use a key of this "
@@ -255,11 +261,13 @@ class VideoService:
         kit = self._brand_kit(conn, workspace_id, video.brand_kit_id)
         duration = float(current.doc["duration"])
         uploads = story_uploads(conn, workspace_id, story, merged)
+        clips = uploaded_clip_lengths(conn, workspace_id, uploads)
+        cues = uploaded_cues(conn, workspace_id, uploads)
         with _building():
-            doc = story.build(dict(merged), kit.tokens, video.default_format, duration, uploads)
+            doc = story.build(dict(merged), kit.tokens, video.default_format, duration, uploads, cues)
             if video.locale:
                 doc["locale"] = video.locale
-            return self._new_version(doc, "fields", merged, note)
+            return self._new_version(doc, "fields", merged, note, clips, story)
 
     @staticmethod
     def _last_fields(conn: Any, workspace_id: str, video_id: str, current: repo.Version | None) -> dict[str, Any]:
@@ -274,10 +282,14 @@ class VideoService:
 
     @staticmethod
     def _new_version(doc: dict[str, Any], source: str, fields: Mapping[str, Any] | None,
-                     note: str | None) -> repo.NewVersion:
-        warnings = lint(doc).warnings
+                     note: str | None, clips: Mapping[str, float], story: Story | None = None) -> repo.NewVersion:
+        """A version of ``doc``, its lint the document's warnings and, for one built from ``story``'s
+        ``fields``, a ``sample_value`` warning per field still holding its sample."""
+        warnings = [p.as_dict() for p in lint(doc, clip_duration=clip_duration(doc, clips)).warnings]
+        if story is not None and fields is not None:
+            warnings += sample_warnings(story.fields, fields)
         return repo.NewVersion(doc=doc, source=source, note=note, fields=dict(fields) if fields else None,
-                               lint=[p.as_dict() for p in warnings], duration_sec=float(doc["duration"]))
+                               lint=warnings, duration_sec=float(doc["duration"]))
 
 
 # Building a version and linting it is CPU alone (no I/O), and Python runs one thread of a process at
@@ -331,6 +343,45 @@ def story_uploads(conn: Any, workspace_id: str, story: Story, values: Mapping[st
             continue
         found[asset_id] = (asset.kind, asset.key)
     return found
+
+
+def uploaded_clip_lengths(conn: Any, workspace_id: str, uploads: Mapping[str, tuple[str, str]]) -> dict[str, float]:
+    """``{key: seconds}`` of the clips and sounds among a story's ``uploads`` (as ``story_uploads``
+    gives them): the linter names a clip too short to fill its place, and a soundtrack played once
+    that ends before the video."""
+    return assets_repo.clip_lengths(conn, workspace_id, [key for kind, key in uploads.values() if kind in MEASURED],
+                                    MEASURED)
+
+
+def uploaded_cues(conn: Any, workspace_id: str, uploads: Mapping[str, tuple[str, str]]) -> dict[str, list[dict]]:
+    """``{asset id: cues}`` of the captions files among a story's ``uploads`` (as ``story_uploads``
+    gives them, the workspace's own): what a story draws is the cues read when the file was uploaded."""
+    return assets_repo.captions_cues(conn, workspace_id, [i for i, (kind, _) in uploads.items() if kind == "captions"])
+
+
+def _clip_keys(doc: Mapping[str, Any]) -> list[str]:
+    """The storage keys a document's video and audio assets name (before the schema is checked:
+    anything else is skipped)."""
+    table = doc.get("assets")
+    if not isinstance(table, Mapping):
+        return []
+    return [a["key"] for a in table.values()
+            if isinstance(a, Mapping) and a.get("type") in MEASURED and isinstance(a.get("key"), str)]
+
+
+def clip_duration(doc: Mapping[str, Any], lengths: Mapping[str, float]) -> ClipDuration:
+    """The linter's ``clip_duration`` for ``doc``: a video or audio asset's length as the workspace's
+    media library measured it at upload (``lengths``, by storage key), so a clip shorter than the
+    time it must fill, trimmed past its end, or a sound played once that ends before the video, is
+    named without reading the file.
+
+    A clip the library does not hold (an address, the key of a render) is not measured here: it
+    counts as long enough, as when no lengths are known at all; its file is checked when it renders.
+    """
+    table = doc.get("assets")
+    entries = table.items() if isinstance(table, Mapping) else ()
+    keys = {name: entry.get("key") for name, entry in entries if isinstance(entry, Mapping)}
+    return lambda asset_id: lengths.get(str(keys.get(asset_id)), math.inf)
 
 
 def _title_from(story: Story, values: Mapping[str, Any]) -> str:

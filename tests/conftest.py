@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import importlib.abc
 import os
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from types import ModuleType
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from reelfarm.farm.runtime.queue import FORMER_TOP_LEVEL
+from reelfarm.shared import config
 from tests.servers import ServerError, start_postgres, start_redis
 from tests.slow_first import slow_files_first
 
@@ -36,6 +38,22 @@ class NoFormerTopLevelNames(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, NoFormerTopLevelNames())
+
+# A suite started in the background by a script (``cmd &`` without job control) runs with SIGINT
+# ignored, which every child would inherit and Python would keep ignoring: the tests that stop a
+# child with Ctrl-C (``farm status --watch``, a node's warm shutdown) would then wait for nothing.
+# A handler of our own is not inherited across exec: the children start with SIGINT's default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# The suite runs four workers on two cores, so every core is always wanted: the embedded farm's
+# task processes in SCHED_IDLE (the shipped ``REELFARM_TASK_PRIORITY``) would get almost none of
+# them, and a GIF's stitch waited past the ten-minute ceiling. Here they share the cores evenly, in
+# this process (the default Settings.from_env and EmbeddedQueue take) and in every server the tests
+# start (the variable). ``tests/integration/farm/test_embedded_queue.py`` runs each priority.
+SHIPPED_TASK_PRIORITY = config.DEFAULT_TASK_PRIORITY
+config.DEFAULT_TASK_PRIORITY = "normal"
+os.environ["REELFARM_TASK_PRIORITY"] = "normal"
 
 BASE_DOC: dict[str, Any] = {
     "version": 1,

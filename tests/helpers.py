@@ -121,3 +121,11 @@ def wait_until(check: Callable[[], T], what: str, every: float = 0.2) -> T:
         if time.monotonic() > deadline:
             raise AssertionError(hung(what))
         time.sleep(every)
+
+
+def slide(control: Any, value: float) -> None:
+    """Move a console slider (a Playwright locator of an ``<input type=range>``) to ``value`` as a
+    person's drag does, firing ``input``; first waits for the page's deferred script to have run,
+    since the heading of a page just opened shows before its script listens."""
+    control.page.wait_for_load_state("domcontentloaded")
+    control.evaluate("(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }", value)

@@ -43,9 +43,21 @@ class VideoRenders(MethodView):
         answer is that render, now `normal`, and its chunks still waiting take their place as
         `normal` ones (chunks already running go on as they are). Asking at a lower priority never
         lowers it.
+
+        `container` asks for a `gif` or `webm` file instead of an MP4 (`transparent` with `webm`):
+        another render than the MP4's, free like it once the version is paid. A GIF is made at
+        most 720 px on its short side and 24 fps; larger values are lowered and named in
+        `clamped`.
+
+        `pool` runs it on the farm's nodes of that pool (nodes carrying every tag of it, such as
+        `region=eu`): one of the pools the farm's operator limited the workspace to, else 400
+        `forbidden_pool`; without it, the workspace's default pool, or any node. An identical render
+        is the same render whatever pool it is asked in (the file does not depend on where it is drawn).
+        While no live node serves its pool, `held_up` says `no_node_in_pool`.
         """
         return services().renders.request(current_workspace_id(), video_id, body["format"],
-                                           body["resolution"], body.get("fps"), body["priority"])
+                                           body["resolution"], body.get("fps"), body["priority"],
+                                           body["container"], body["transparent"], body.get("pool"))
 
     @blp.response(200, RenderListSchema, example=ex.RESPONSES["RenderList"])
     @blp.doc(operationId="listRenders")
@@ -117,10 +129,12 @@ class Variants(MethodView):
         right-to-left layout for Arabic, Hebrew, Persian and Urdu and picks fonts for the script;
         the copy is then `ready` (version source `translate`). The renders cover the original;
         render each copy when it is ready. Large sets are batch work: ask for them with
-        `priority: "low"` so the workspace's other renders go first.
+        `priority: "low"` so the workspace's other renders go first. `container` and
+        `transparent` apply to every format's render, as for a single render, and so does `pool`.
         """
         return services().videos.request_variants(current_workspace_id(), video_id, body["formats"],
-                                                  body["resolution"], body.get("locales") or [], body["priority"])
+                                                  body["resolution"], body.get("locales") or [], body["priority"],
+                                                  body["container"], body["transparent"], body.get("pool"))
 
 
 jobs_blp = Blueprint("jobs", __name__, url_prefix="/api/v1/jobs", description="Asynchronous jobs")

@@ -11,6 +11,7 @@ from reelfarm.api.errors import Forbidden
 from reelfarm.api.schemas.common import ErrorEnvelopeSchema
 from reelfarm.api.schemas.system import HealthSchema
 from reelfarm.api.services import served_type, services
+from reelfarm.farm.services.captions import STREAM_PARTS, WEBVTT_TYPE
 from reelfarm.renderer.hls import PLAYLIST_CONTENT_TYPE
 from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.storage import DOWNLOAD_PARAM, NAME_PARAM, attachment_name, content_disposition
@@ -43,9 +44,9 @@ as media, which ``default-src 'none'`` would block and an opaque sandboxed origi
 (CORS); still no script may run there (no ``allow-scripts``), and with ``nosniff`` the file is
 never read as anything but its type."""
 
-FILE_TYPES = ("video/mp4", "image/jpeg", "image/png", "video/mp2t", "application/octet-stream")
+FILE_TYPES = ("video/mp4", "image/jpeg", "image/png", "video/mp2t", "text/vtt", "application/octet-stream")
 """What a file is served as: a render's MP4, its JPEG poster, a still's or a logo's PNG, a stream's
-MPEG-TS segment; any other
+MPEG-TS segment, a render's WebVTT captions; any other
 stored file as bytes. OpenAPI 3.1 describes raw bytes by the media type alone (no schema)."""
 _SIGNED = [{"in": "query", "name": "expires", "required": True, "schema": {"type": "string"},
             "description": "when the URL stops working, seconds since the epoch (as handed out)"},
@@ -56,7 +57,8 @@ _SIGNED = [{"in": "query", "name": "expires", "required": True, "schema": {"type
            {"in": "query", "name": NAME_PARAM, "required": False, "schema": {"type": "string"},
             "description": "with `download=1`, the file name to save as (sanitised; the file's own extension "
                            "is kept); not signed. A render's and a still's URLs carry one already, from the "
-                           "video's title, format and resolution (`spring-sale-9x16-1080p.mp4`)"}]
+                           "video's title, the number of the version they show, the format and the resolution "
+                           "(`spring-sale-v2-9x16-1080p.mp4`)"}]
 
 
 @blp.route("/streams/<render_id>.m3u8")
@@ -77,7 +79,10 @@ class Stream(MethodView):
 
         The HLS playlist of the part of a render already rendered, behind the Render's signed
         `stream_url`: segments are added as chunks finish, and it ends with `#EXT-X-ENDLIST` once
-        the render succeeded (or where a failed or canceled render stopped). A tampered or expired
+        the render succeeded (or where a failed or canceled render stopped). For a video with
+        captions it is a multivariant playlist instead: the video rendition (that playlist, at
+        `/streams/{render_id}/video.m3u8`) with a `SUBTITLES` rendition of its cues in WebVTT
+        (`/streams/{render_id}/captions.m3u8`), both signed as this link is. A tampered or expired
         link, or one made for another render, gives 403.
         """
         if not is_uuid(render_id):
@@ -88,6 +93,37 @@ class Stream(MethodView):
                             code="forbidden")
         shown_as = request.accept_mimetypes.best_match([PLAYLIST_CONTENT_TYPE, "text/plain"]) or PLAYLIST_CONTENT_TYPE
         return Response(made, mimetype=shown_as, headers={"Cache-Control": "no-cache"})
+
+
+@blp.route("/streams/<render_id>/<part>")
+class StreamPart(MethodView):
+    @blp.alt_response(403, schema=ErrorEnvelopeSchema, description="The URL was tampered with or has expired.",
+                      example=ex.error(403, *ex.DOWNLOAD_ERRORS[403]))
+    @blp.alt_response(404, schema=ErrorEnvelopeSchema, description="No such render or part (a captions part of a "
+                      "render without captions), or no stream yet.", example=ex.error(404, *ex.DOWNLOAD_ERRORS[404]))
+    @blp.doc(security=[], operationId="getRenderStreamPart", parameters=[
+        {"in": "path", "name": "part", "required": True, "schema": {"enum": list(STREAM_PARTS)},
+         "description": "`video.m3u8`: the video rendition's media playlist; `captions.m3u8`: the subtitles "
+                        "rendition's; `captions.vtt`: its one WebVTT segment"}, *_SIGNED[:2]],
+        responses={"200": {"description": "A playlist, or the captions as WebVTT on the stream's clock.",
+                           "content": {PLAYLIST_CONTENT_TYPE: {}, WEBVTT_TYPE: {}}}})
+    def get(self, render_id, part):
+        """A part of a render's stream
+
+        The renditions of the multivariant playlist a render of a video with captions answers at
+        its `stream_url`, signed as that link is: the video's media playlist, the subtitles'
+        media playlist (one WebVTT segment spanning the video, complete from the start), and that
+        segment, whose `X-TIMESTAMP-MAP` puts its cues on the MPEG-TS segments' clock.
+        """
+        if not is_uuid(render_id) or part not in STREAM_PARTS:
+            raise HttpNotFound()
+        made = services().renders.playlist(render_id, request.args.get("expires", ""), request.args.get("sig", ""),
+                                           part)
+        if made is None:
+            raise Forbidden("This stream link is invalid or has expired; fetch the render again for a fresh one.",
+                            code="forbidden")
+        mimetype = WEBVTT_TYPE if part.endswith(".vtt") else PLAYLIST_CONTENT_TYPE
+        return Response(made, mimetype=mimetype, headers={"Cache-Control": "no-cache"})
 
 
 @blp.route("/files/<path:key>")

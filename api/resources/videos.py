@@ -84,7 +84,10 @@ class Video(MethodView):
     def patch(self, body, video_id):
         """Update a video
 
-        A complete `doc` (linted: errors give 400, warnings are stored on the version) or a
+        A complete `doc` (linted: errors give 400, warnings are stored on the version; its clips of
+        the media library are measured by the lengths stored at upload, so one shorter than the
+        time it must fill, and not looping, is a `clip_too_short` warning, a trim past its end a
+        400 `bad_trim`) or a
         `fields` patch (merged with the current values and rebuilt through the story) becomes
         a new immutable version; `title` renames; `note` is kept in the history. A `doc` equal
         to the current one, or `fields` that leave the current values as they are, make no

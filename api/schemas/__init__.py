@@ -18,5 +18,6 @@ document's component names (``VideoCreateSchema`` is ``VideoCreate``): keep them
 ``me``          the calling key's workspace, rate-limit policy and key reference
 ``system``      health
 ``assets``      the media library: the Asset, its list and page query, the upload body
+``usage``       what a workspace's renders used and cost over a period, and its query
 ==============  ==============================================================================
 """

@@ -111,6 +111,12 @@ class ErrorDetailSchema(Schema):
     message = fields.String(required=True)
     current_version = fields.Integer(metadata={
         "description": "On 412 `version_conflict` only: the number of the video's current version."})
+    allowance_cpu_sec = fields.Float(metadata={
+        "description": "On 402 `allowance_exceeded` only: the workspace's monthly compute allowance, CPU seconds."})
+    used_cpu_sec = fields.Float(metadata={
+        "description": "On 402 `allowance_exceeded` only: the CPU seconds its renders used this month (UTC)."})
+    estimate_cpu_sec = fields.Float(metadata={
+        "description": "On 402 `allowance_exceeded` only: the CPU seconds the refused request was estimated at."})
 
 
 class ErrorBodySchema(Schema):

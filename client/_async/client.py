@@ -16,10 +16,24 @@ import httpx
 from reelfarm.client import calls, config, uploads, webhooks
 from reelfarm.client._async import io
 from reelfarm.client._async.transport import AsyncTransport
-from reelfarm.client.errors import ConflictError, NotFoundError, WaitTimeout
-from reelfarm.client.http import ProgressFn
-from reelfarm.client.literals import AssetKind, Fps, PriorityName, Resolution, VideoFormat
-from reelfarm.client.models import Asset, BrandKit, Job, Me, Render, Story, Variants, Version, Video, Webhook
+from reelfarm.client.errors import ConflictError, WaitTimeout
+from reelfarm.client.http import ProgressFn, ResponseHook, RetryHook, refuse_empty_key
+from reelfarm.client.literals import AssetKind, ContainerName, Fps, PriorityName, Resolution, VideoFormat
+from reelfarm.client.models import (
+    Asset,
+    BrandKit,
+    Job,
+    Me,
+    Render,
+    RenderEstimate,
+    Story,
+    Usage,
+    Variants,
+    VariantsEstimate,
+    Version,
+    Video,
+    Webhook,
+)
 from reelfarm.client.retry import Retry
 from reelfarm.client.waiting import finished, intervals, making, timed_out
 
@@ -36,11 +50,8 @@ class Stories(_Resource):
         return await self._t.run(calls.list_stories())
 
     async def get(self, story_id: str) -> Story:
-        """One story by id (from the list; there is no single-story endpoint)."""
-        for story in await self.list():
-            if story.id == story_id:
-                return story
-        raise NotFoundError(404, "not_found", f"No story {story_id!r}.")
+        """One story by id, with its fields' JSON Schema; ``NotFoundError`` (404) for an id no story has."""
+        return await self._t.run(calls.get_story(story_id))
 
 
 class BrandKits(_Resource):
@@ -163,13 +174,27 @@ class Videos(_Resource):
 
     async def render(self, video_id: str, *, format: VideoFormat, resolution: Resolution | None = None,
                      fps: Fps | None = None, priority: PriorityName | None = None,
-                     idempotency_key: str | None = None) -> Render:
-        """Start an MP4 render (an identical finished one is returned instead).
+                     container: ContainerName | None = None, transparent: bool = False,
+                     pool: str | None = None, idempotency_key: str | None = None) -> Render:
+        """Start a render (an identical finished one is returned instead): an MP4, or a ``container``
+        ``"gif"`` (at most 720 px and 24 fps: ``Render.clamped`` names what was lowered) or ``"webm"``
+        (``transparent``: no background where a scene has none).
 
         ``priority``: ``"normal"`` (the API's default) or ``"low"`` for batch work, which yields to the
-        workspace's normal renders. While it waits for the farm, ``Render.queue`` says where it stands."""
-        body = calls.render_body(format, resolution, fps, priority)
+        workspace's normal renders. While it waits for the farm, ``Render.queue`` says where it stands.
+        ``pool``: the node pool to draw it in (``"region=eu"``), one of those the operator allowed the
+        workspace; the workspace's default pool when None."""
+        body = calls.render_body(format, resolution, fps, priority, container, transparent, pool)
         return await self._t.run(calls.create_render(video_id, body), idempotency_key=idempotency_key)
+
+    async def estimate_render(self, video_id: str, *, format: VideoFormat, resolution: Resolution | None = None,
+                              fps: Fps | None = None, container: ContainerName | None = None,
+                              transparent: bool = False) -> RenderEstimate:
+        """What ``render`` with the same values would cost, without asking: frames to draw and those
+        reused from segments the workspace keeps, the farm's CPU and task seconds and credits; an
+        identical render finished or in flight is named (``existing_render_id``), at 0."""
+        body = calls.render_body(format, resolution, fps, None, container, transparent)
+        return await self._t.run(calls.estimate_render(video_id, body))
 
     async def stills(self, video_id: str, times: Sequence[float], *, format: VideoFormat | None = None,
                      idempotency_key: str | None = None) -> Job:
@@ -177,11 +202,21 @@ class Videos(_Resource):
 
     async def variants(self, video_id: str, formats: Sequence[VideoFormat], *, locales: Sequence[str] | None = None,
                        resolution: Resolution | None = None, priority: PriorityName | None = None,
+                       container: ContainerName | None = None, transparent: bool = False,
                        idempotency_key: str | None = None) -> Variants:
         """Render several formats at once (each ``locale`` also starts a translated copy); ``priority``
-        ``"low"`` suits a large set: its renders yield to the workspace's normal ones."""
-        body = calls.variants_body(formats, locales, resolution, priority)
+        ``"low"`` suits a large set: its renders yield to the workspace's normal ones. ``container`` and
+        ``transparent`` as for ``render``."""
+        body = calls.variants_body(formats, locales, resolution, priority, container, transparent)
         return await self._t.run(calls.create_variants(video_id, body), idempotency_key=idempotency_key)
+
+    async def estimate_variants(self, video_id: str, formats: Sequence[VideoFormat], *,
+                                resolution: Resolution | None = None, container: ContainerName | None = None,
+                                transparent: bool = False) -> VariantsEstimate:
+        """What ``variants`` with the same formats would cost, without asking: one estimate summed over
+        them (credits charged once), each format's in ``renders``."""
+        body = calls.variants_body(formats, None, resolution, None, container, transparent)
+        return await self._t.run(calls.estimate_variants(video_id, body))
 
     async def wait(self, video_id: str, *, timeout: float = 600, on_progress: io.Listener | None = None) -> Video:
         """Poll until the video is made: a generation no longer ``generating``, a translated copy's
@@ -206,12 +241,14 @@ class Assets(_Resource):
     async def upload(self, file: uploads.Source, *, on_progress: ProgressFn | None = None,
                      filename: str | None = None, idempotency_key: str | None = None,
                      presigned: bool | None = None) -> Asset:
-        """Upload an image, a sound or a video: a path, or a seekable binary file object (read from where it
-        stands), streamed a chunk at a time. ``on_progress(sent, total)`` is told the file's bytes
+        """Upload an image, a sound or a video: a path, a seekable binary file object (read from where it
+        stands), its bytes, or a tuple ``(name, content)`` / ``(name, content, content_type)`` of one
+        of those (as httpx takes files), streamed a chunk at a time. ``on_progress(sent, total)`` is told the file's bytes
         handed to the connection so far after each chunk (from 0 again should the upload be retried).
-        The same bytes uploaded again answer the asset already stored. Raises ``ValidationError``
-        (400) when the server refuses it: ``details[0]["code"]`` says why (``too_large``, ...);
-        ``QuotaExceededError`` (413) past the plan's library quota.
+        The same bytes uploaded again answer the asset already stored. Raises
+        ``PayloadTooLargeError`` (413) for a file past a limit, whichever way it went;
+        ``ValidationError`` (400) when the server refuses it otherwise (``details[0]["code"]``:
+        ``unsupported_media``, ...); ``QuotaExceededError`` (413) past the plan's library quota.
 
         ``presigned``: True sends the bytes straight to the server's storage by a presigned URL
         and then completes the upload (S3 servers; elsewhere ``ConflictError``
@@ -230,7 +267,8 @@ class Assets(_Resource):
 
     async def _presigned(self, form: uploads.Form, on_progress: ProgressFn | None,
                          idempotency_key: str | None) -> Asset:
-        staged = await self._t.run(calls.create_asset_upload(form.size, uploads.content_type_of(form.name), form.name),
+        declared = uploads.content_type_of(form.name, form.declared_type)
+        staged = await self._t.run(calls.create_asset_upload(form.size, declared, form.name),
                                    idempotency_key=idempotency_key)
         body = uploads.bare(form)
         await self._t.send_to(staged.method, staged.url, staged.headers,
@@ -240,15 +278,17 @@ class Assets(_Resource):
 
     async def from_url(self, url: str, *, idempotency_key: str | None = None) -> Asset:
         """Have the server fetch ``url`` (public http(s) addresses only) and store it as an upload.
-        Raises ``ValidationError`` (400 on ``/url``): ``address_refused``, ``unreachable``,
-        ``too_large`` or ``unsupported_media``."""
+        Raises ``ValidationError`` (400 on ``/url``): ``address_refused``, ``unreachable`` or
+        ``unsupported_media``; ``PayloadTooLargeError`` (413) when what it sent is past a limit."""
         return await self._t.run(calls.add_asset_from_url(url), idempotency_key=idempotency_key)
 
-    async def list(self, *, kind: AssetKind | None = None, page_size: int | None = None) -> AsyncIterator[Asset]:
-        """Every asset (of one ``kind`` if given), newest first, following ``next_cursor`` page by page."""
+    async def list(self, *, kind: AssetKind | None = None, name: str | None = None,
+                   page_size: int | None = None) -> AsyncIterator[Asset]:
+        """Every asset (of one ``kind``, and whose name holds ``name`` in any case, if given), newest
+        first, following ``next_cursor`` page by page."""
         cursor: str | None = None
         while True:
-            page = await self._t.run(calls.list_assets(kind, page_size, cursor))
+            page = await self._t.run(calls.list_assets(kind, page_size, cursor, name))
             for asset in page.data:
                 yield asset
             if not page.next_cursor:
@@ -258,6 +298,12 @@ class Assets(_Resource):
     async def get(self, asset_id: str) -> Asset:
         """One asset, with fresh signed URLs."""
         return await self._t.run(calls.get_asset(asset_id))
+
+    async def rename(self, asset_id: str, name: str) -> Asset:
+        """Give an asset a new name (its label only: not its key or file). ``ValidationError`` (400
+        on ``/name``) for a blank name, one over 255 characters, or one with a control character,
+        ``/`` or ``\\``."""
+        return await self._t.run(calls.rename_asset(asset_id, name))
 
     async def delete(self, asset_id: str) -> None:
         """Delete an asset and its files; ``AssetInUseError`` (409) while a version or a brand kit names it."""
@@ -345,19 +391,29 @@ class AsyncClient:
         base_url: the server's root (``https://host``); default ``REELFARM_API_URL``, then the login
             file, then ``http://127.0.0.1:8000``.
         timeout: seconds for each HTTP request (or an ``httpx.Timeout``).
-        retry: how 429, 502/503/504 and connection errors are retried (each retry is logged at INFO
-            on the ``reelfarm.client`` logger with its reason and delay).
+        retry: how 429, 502/503/504 and connection errors are retried, and how long one call may
+            wait between its tries in all (``Retry.max_wait``, 60 s by default: a longer
+            ``Retry-After`` raises the ``RateLimitError`` at once). Each retry is logged on the
+            ``reelfarm.client`` logger with its reason and delay (a WARNING when the server asked
+            for a wait, as a 429 does).
         http: an httpx client to use instead of a new one (its base URL and headers are yours).
+        on_retry: called with a ``RetryEvent`` before each retry waits (method, path, delay, reason).
+        on_response: called with the ``ResponseInfo`` of each answer (request id, status, rate
+            limit), lists and deletes included; every result also carries it as ``last_response``.
 
     Options for some calls only: ``client.with_options(timeout=5, max_retries=0).videos.get(id)``.
     """
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
                  timeout: float | httpx.Timeout = DEFAULT_TIMEOUT, retry: Retry | None = None,
-                 http: httpx.AsyncClient | None = None) -> None:
+                 http: httpx.AsyncClient | None = None, on_retry: RetryHook | None = None,
+                 on_response: ResponseHook | None = None) -> None:
+        refuse_empty_key(api_key)
         found = config.resolve(api_key, base_url)
         self.api_key, self.base_url = found.api_key, found.base_url
-        self._bind(AsyncTransport(found.api_key, found.base_url, timeout, retry or Retry(), http))
+        transport = AsyncTransport(found.api_key, found.base_url, timeout, retry or Retry(), http)
+        transport.on_retry, transport.on_response = on_retry, on_response
+        self._bind(transport)
 
     def _bind(self, transport: AsyncTransport) -> None:
         self._t = transport
@@ -371,21 +427,36 @@ class AsyncClient:
         self.assets = Assets(self._t)
 
     def with_options(self, *, timeout: float | httpx.Timeout | None = None, max_retries: int | None = None,
-                     retry: Retry | None = None) -> Self:
+                     max_wait: float | None = None, retry: Retry | None = None, on_retry: RetryHook | None = None,
+                     on_response: ResponseHook | None = None) -> Self:
         """This client with other options for the calls made through it, sharing its connection pool
         (the Stripe and OpenAI SDKs' per-request options): ``timeout`` per HTTP request, ``max_retries``
-        (0: none), or a whole ``retry`` policy. Closing it leaves this client's pool open."""
+        (0: none), ``max_wait`` (seconds of waiting between one call's tries), or a whole ``retry``
+        policy; ``on_retry`` and ``on_response`` hooks in place of this client's. Closing it leaves
+        this client's pool open."""
         policy = retry or self._t.retry
         if max_retries is not None:
             policy = dataclasses.replace(policy, max_retries=max_retries)
+        if max_wait is not None:
+            policy = dataclasses.replace(policy, max_wait=max_wait)
         made = type(self).__new__(type(self))
         made.api_key, made.base_url = self.api_key, self.base_url
-        made._bind(self._t.with_options(timeout, policy))
+        transport = self._t.with_options(timeout, policy)
+        transport.on_retry = on_retry or self._t.on_retry
+        transport.on_response = on_response or self._t.on_response
+        made._bind(transport)
         return made
 
     async def me(self) -> Me:
         """The key's workspace, plan, credits and rate limit."""
         return await self._t.run(calls.me())
+
+    async def usage(self, *, start: str | None = None, end: str | None = None,
+                    group_by: str | None = None) -> Usage:
+        """What the workspace's renders used on the farm and cost over days ``start`` to ``end``
+        (``YYYY-MM-DD``, UTC, both included; by default the 30 days to today), by ``"day"`` or
+        ``"video"`` with ``group_by``."""
+        return await self._t.run(calls.get_usage(start, end, group_by))
 
     async def locales(self) -> list[dict[str, Any]]:
         return await self._t.run(calls.list_locales())
@@ -393,12 +464,13 @@ class AsyncClient:
     async def render_video(self, video_id: str, *, format: VideoFormat | None = None,
                            resolution: Resolution | None = None, fps: Fps | None = None, priority: PriorityName | None = None, wait: bool = True,
                            timeout: float = 900, on_progress: io.Listener | None = None,
-                           idempotency_key: str | None = None) -> Render:
+                           idempotency_key: str | None = None, container: ContainerName | None = None,
+                           transparent: bool = False) -> Render:
         """Render a video (in its default format unless told) and, with ``wait``, return it finished
         (``on_progress`` sees each state, ``Render.queue`` set while it waits for the farm)."""
-        fmt = format or cast(VideoFormat, (await self.videos.get(video_id)).default_format)
+        fmt = format or (await self.videos.get(video_id)).default_format
         render = await self.videos.render(video_id, format=fmt, resolution=resolution, fps=fps, priority=priority,
-                                          idempotency_key=idempotency_key)
+                                          container=container, transparent=transparent, idempotency_key=idempotency_key)
         if not wait:
             return render
         return await self.renders.wait(render.id, timeout=timeout, on_progress=on_progress)

@@ -6,13 +6,15 @@ A POST gets its ``Idempotency-Key`` once, before the first try, so every retry o
 carries the same key and the server creates and charges at most once.
 Downloads go to signed URLs without the API key: those URLs may point at another host; so do the
 bytes of a presigned upload (``send_to``).
-Each retry is logged at INFO on the ``reelfarm.client`` logger, with its reason and delay.
+Each retry is announced on the ``reelfarm.client`` logger (a WARNING for a server-asked wait)
+with its reason and delay, and told to ``on_retry``; one call waits at most ``Retry.max_wait``
+seconds between its tries in all. Each answer is told to ``on_response`` and set on the result as
+``last_response`` (request id, status, rate limit).
 """
 from __future__ import annotations
 
 import copy
 import itertools
-import logging
 import time
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,19 +25,25 @@ from reelfarm.client._async import io
 from reelfarm.client.calls import Call, Stream
 from reelfarm.client.http import (
     ProgressFn,
+    ResponseHook,
+    RetryHook,
+    announce_retry,
+    attach,
     check_key,
     decode,
     error_from,
+    give_up_waiting,
     headers,
     prepare,
+    response_info,
     retry_delay,
-    retry_reason,
+    retry_event,
     unreachable,
 )
+from reelfarm.client.models import ResponseInfo
 from reelfarm.client.retry import Retry
 
 T = TypeVar("T")
-log = logging.getLogger("reelfarm.client")
 
 
 class AsyncTransport:
@@ -48,6 +56,8 @@ class AsyncTransport:
         self.sleep: io.Sleep = io.sleep
         self.timeout: float | httpx.Timeout | None = None  # None: the pool's own; else sent with each request
         self.owns_http = True  # a copy made by ``with_options`` shares the pool and leaves it open
+        self.on_retry: RetryHook | None = None
+        self.on_response: ResponseHook | None = None
 
     def with_options(self, timeout: float | httpx.Timeout | None, retry: Retry) -> AsyncTransport:
         """A transport over the same connection pool with another timeout and retry policy."""
@@ -57,16 +67,17 @@ class AsyncTransport:
         return made
 
     async def run(self, call: Call[T], idempotency_key: str | None = None) -> T:
-        return call.parse(await self.send(call, idempotency_key))
+        answer, info = await self.send(call, idempotency_key)
+        return attach(call.parse(answer), info)
 
-    async def send(self, call: Call[Any], idempotency_key: str | None = None) -> Any:
-        """``call``'s answer; a POST carries ``idempotency_key`` (default: a new key for this call,
-        kept through its retries)."""
+    async def send(self, call: Call[Any], idempotency_key: str | None = None) -> tuple[Any, ResponseInfo]:
+        """``call``'s answer and what its response said; a POST carries ``idempotency_key``
+        (default: a new key for this call, kept through its retries)."""
         check_key(self.api_key)
         kwargs = prepare(call, {"Idempotency-Key": idempotency_key} if idempotency_key else None)
         if self.timeout is not None:
             kwargs["timeout"] = self.timeout
-        started = time.monotonic()
+        started, waited = time.monotonic(), 0.0
         for attempt in itertools.count():
             if call.stream is not None:
                 kwargs["content"] = call.stream.open()  # a fresh read of the body for each try
@@ -77,20 +88,24 @@ class AsyncTransport:
             delay = retry_delay(self.retry, attempt, call.method, outcome, time.monotonic() - started)
             if delay is None:
                 break
-            reason = retry_reason(outcome)
-            log.info("retrying %s %s in %.1f s (retry %d): %s", call.method, call.path, delay, attempt + 1, reason,
-                     extra={"retry_method": call.method, "retry_path": call.path, "retry_delay": round(delay, 3),
-                            "retry_number": attempt + 1, "retry_reason": reason})
+            if not self.retry.allows_wait(waited, delay):
+                give_up_waiting(call.method, call.path, delay, waited, self.retry)
+                break
+            announce_retry(retry_event(call.method, call.path, attempt, delay, outcome, waited), self.on_retry)
             await self.sleep(delay)
+            waited += delay
         if isinstance(outcome, httpx.TransportError):
             raise unreachable(f"{self.base_url.rstrip('/')}/api/v1{call.path}", outcome,
                               f"{call.method} {call.path}: ") from outcome
-        return decode(outcome)
+        info = response_info(call.method, call.path, outcome)
+        if self.on_response is not None:
+            self.on_response(info)
+        return decode(outcome), info
 
     async def send_to(self, method: str, url: str, sent_headers: dict[str, str], stream: Stream) -> None:
         """Send ``stream`` to a presigned ``url`` (another host: without the API key), with
         ``sent_headers`` as given; retried as an idempotent request, the whole body again each try."""
-        started = time.monotonic()
+        started, waited = time.monotonic(), 0.0
         async with httpx.AsyncClient(timeout=self.timeout or 300) as plain:
             for attempt in itertools.count():
                 try:
@@ -102,9 +117,12 @@ class AsyncTransport:
                 delay = retry_delay(self.retry, attempt, method, outcome, time.monotonic() - started)
                 if delay is None:
                     break
-                log.info("retrying the upload's %s in %.1f s (retry %d): %s", method, delay, attempt + 1,
-                         retry_reason(outcome))
+                if not self.retry.allows_wait(waited, delay):
+                    give_up_waiting(method, "the upload's URL", delay, waited, self.retry)
+                    break
+                announce_retry(retry_event(method, "the upload's URL", attempt, delay, outcome, waited), self.on_retry)
                 await self.sleep(delay)
+                waited += delay
         if isinstance(outcome, httpx.TransportError):
             raise unreachable(url, outcome, "upload: ") from outcome
         if outcome.status_code >= 400:
@@ -148,3 +166,4 @@ class AsyncTransport:
     async def aclose(self) -> None:
         if self.owns_http:
             await self.http.aclose()
+

@@ -11,7 +11,7 @@ import click
 from reelfarm.client import config
 from reelfarm.client.cli.common import EXIT_CODES_HELP, Session, api_command, table, writable_target
 from reelfarm.client.cli.progress import download, follow_job, follow_render, render_state
-from reelfarm.client.errors import TaskFailed, WaitTimeout
+from reelfarm.client.errors import ReelfarmError, TaskFailed, WaitTimeout
 
 
 def _epilog(*examples: str) -> str:
@@ -158,13 +158,33 @@ def renders_group() -> None:
 @click.argument("render_id")
 @api_command
 def renders_show(session: Session, render_id: str) -> None:
-    """Show a render's status, progress, place in the queue while it waits, and URLs."""
+    """Show a render's status, progress, place in the queue while it waits, URLs, and what it cost."""
     r = session.client.renders.get(render_id)
+    session.emit(r, render_details(r))
+
+
+def render_details(r: Any) -> str:
+    """A render as ``renders show`` prints it: only the URLs it has; until its MP4 exists, what to run."""
     low = " (low priority)" if r.priority == "low" else ""
-    session.emit(r, f"render {r.id} {r.format} {r.resolution}p {r.fps} fps {r.status}{low} {r.progress:.0%}\n"
-                    + (f"{render_state(r)}\n" if r.queue is not None else "")
-                    + f"url: {r.url}\nposter: {r.poster_url}" + (f"\nstream: {r.stream_url}" if r.stream_url else "")
-                    + (f"\nerror: {r.error}" if r.error else ""))
+    lines = [f"render {r.id} {r.format} {r.resolution}p {r.fps} fps {r.status}{low} {r.progress:.0%}"]
+    lines += [render_state(r)] if r.queue is not None else []
+    lines += [f"{name}: {value}" for name, value in (("url", r.url), ("poster", r.poster_url),
+                                                       ("stream", r.stream_url),
+                                                       ("captions", getattr(r, "captions_url", None)),
+                                                       ("error", r.error)) if value]
+    if getattr(r, "cost", None) is not None:
+        lines.append(cost_line(r.cost))
+    if r.url is None and not r.done:
+        lines.append(f"no MP4 yet: `reelfarm renders wait {r.id} --download FILE` waits for it and saves it")
+    return "\n".join(lines)
+
+
+def cost_line(cost: Any) -> str:
+    """``cost: 12.4 CPU s, 0.8 GPU s, 13.0 s wall, 150 frames rendered, 30 reused, 2.1 MB stored, 310 MB peak memory``."""
+    gpu = f", {cost.gpu_sec:.1f} GPU s" if cost.gpu_sec is not None else ""
+    return (f"cost: {cost.cpu_sec:.1f} CPU s{gpu}, {cost.wall_sec:.1f} s wall, {cost.frames_rendered} frames rendered, "
+            f"{cost.frames_reused} reused, {cost.storage_bytes / 1e6:.1f} MB stored, "
+            f"{cost.peak_memory_bytes / 1e6:.0f} MB peak memory")
 
 
 @renders_group.command("watch", epilog=_epilog("reelfarm renders watch RENDER_ID", "reelfarm renders watch RENDER_ID --open"))
@@ -204,6 +224,28 @@ def renders_wait(session: Session, render_id: str, timeout: float, target: Path 
     if target is not None and r.url:
         download(session, r.url, target)
     session.emit(r, f"render {r.id} {r.status}: {target or r.url}")
+
+
+@renders_group.command("download", epilog=_epilog("reelfarm renders download RENDER_ID",
+                                                  "reelfarm renders download RENDER_ID -o launch-9x16.mp4"))
+@click.argument("render_id")
+@click.option("--output", "-o", "target", type=click.Path(dir_okay=False, path_type=Path), callback=writable_target,
+              help="Where to save the MP4 (default: RENDER_ID.mp4 here; its folder must exist).")
+@api_command
+def renders_download(session: Session, render_id: str, target: Path | None) -> None:
+    """Save a finished render's MP4 (its URL signed afresh). A render not finished yet is exit 2
+    (`renders wait --download` waits for it first); a failed or canceled one exit 5."""
+    r = session.client.renders.get(render_id)
+    if r.url is None and r.status in ("failed", "canceled"):
+        raise TaskFailed(f"render {r.id} {r.status}: it has no MP4" + (f" ({r.error})" if r.error else ""), r)
+    if r.url is None:
+        raise ReelfarmError(f"render {r.id} is {r.status}, with no MP4 yet: `reelfarm renders wait {r.id} "
+                            "--download FILE` waits for it and saves it")
+    path = target or Path(f"{r.id}.mp4")
+    if target is None:  # the default, checked as --output is
+        writable_target(click.get_current_context(), click.get_current_context().command.params[0], path)
+    path = download(session, r.url, path)
+    session.emit({**r.raw, "path": str(path)}, f"render {r.id} saved to {path}")
 
 
 @click.group("webhooks")

@@ -4,6 +4,11 @@ Exit codes: 0 done; 2 a usage error (click's own, or no API key); 3 the API answ
 or could not be reached; 4 a wait ran past ``--timeout``; 5 the render or job ended failed or
 canceled. With ``--json`` the answer (or the error envelope) is printed as JSON on stdout, and
 progress bars are not drawn; without it, text and tables, and bars on stderr.
+
+``--progress`` says how a wait, an upload or a download reports on stderr: ``bar`` (rich), ``lines``
+(a line per change of state, for a log or a pipe), ``json`` (the same as JSON lines), ``none``;
+``auto`` (the default) draws a bar on a terminal, prints lines when stderr is piped, and nothing
+with ``--json``.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from reelfarm.client.errors import APIConnectionError, APIError, ReelfarmError, 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_USAGE, EXIT_API, EXIT_TIMEOUT, EXIT_FAILED = 2, 3, 4, 5
 DEFAULT_CONNECT_TIMEOUT = 3.0
+PROGRESS_MODES = ("auto", "bar", "lines", "json", "none")
 EXIT_CODES_HELP = "Exit codes: 0 ok, 2 usage, 3 API error or unreachable, 4 timed out, 5 render/job failed."
 
 
@@ -34,6 +40,7 @@ class Session:
     api_url: str | None
     as_json: bool
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    progress: str = "auto"
     _client: Any = field(default=None, repr=False)
 
     @property
@@ -60,8 +67,16 @@ class Session:
         else:
             click.echo(text)
 
+    def progress_mode(self) -> str:
+        """``bar``, ``lines``, ``json`` or ``none``: what ``--progress`` asked, ``auto`` decided here."""
+        if self.progress != "auto":
+            return self.progress
+        if self.as_json:
+            return "none"
+        return "bar" if sys.stderr.isatty() else "lines"
+
     def show_progress(self) -> bool:
-        return not self.as_json
+        return self.progress_mode() == "bar"
 
 
 def writable_target(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
@@ -93,6 +108,10 @@ def api_command(func: F) -> F:
     """Adds ``--api-key``, ``--api-url`` and ``--json``; hands the command a ``Session``; maps errors."""
 
     @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON (for scripts).")
+    @click.option("--progress", type=click.Choice(PROGRESS_MODES), default="auto", show_default=True,
+                  envvar="REELFARM_PROGRESS", help="How waits and transfers report on stderr: a bar, a line per "
+                  "change of state, JSON lines, or nothing (auto: a bar on a terminal, lines when piped, "
+                  "nothing with --json).")
     @click.option("--connect-timeout", envvar="REELFARM_CONNECT_TIMEOUT", type=click.FloatRange(min=0.1),
                   default=DEFAULT_CONNECT_TIMEOUT, show_default=True, metavar="SECONDS",
                   help="How long to keep trying to reach the server before exit 3.")
@@ -101,9 +120,9 @@ def api_command(func: F) -> F:
     @click.option("--api-key", envvar="REELFARM_API_KEY", metavar="KEY",
                   help="API key (default: REELFARM_API_KEY, then the key saved by `reelfarm login`).")
     @functools.wraps(func)
-    def wrapper(api_key: str | None, api_url: str | None, as_json: bool, connect_timeout: float,
+    def wrapper(api_key: str | None, api_url: str | None, as_json: bool, connect_timeout: float, progress: str,
                 **kwargs: Any) -> Any:
-        session = Session(api_key, api_url, as_json, connect_timeout)
+        session = Session(api_key, api_url, as_json, connect_timeout, progress)
         try:
             return func(session, **kwargs)
         except APIConnectionError as exc:  # before APIError, its base: no answer to describe
@@ -142,6 +161,10 @@ def fail(session: Session, code: int, error: dict[str, Any], text: str) -> None:
     sys.exit(code)
 
 
+WHOLE = frozenset({"id", "key"})
+"""Columns never cut, whatever the width: what is copied from a table into the next command."""
+
+
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> Callable[[], None]:
     """A printer of a plain rich table on stdout."""
 
@@ -152,14 +175,18 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> Callable[[],
         cells = [["" if v is None else str(v) for v in row] for row in rows]
         grid = Table(box=None, pad_edge=False, header_style="bold")
         for i, header in enumerate(headers):
-            if header == "id" or header.endswith(" id"):  # ids stay whole, to be copied; other columns give way
+            if header in WHOLE or header.endswith(" id"):  # ids and keys stay whole, to be copied; others give way
                 widest = max([len(header), *(len(row[i]) for row in cells)])
                 grid.add_column(header, no_wrap=True, min_width=widest)
             else:
                 grid.add_column(header, overflow="ellipsis")
         for row in cells:
             grid.add_row(*row)
-        Console(soft_wrap=True).print(grid)
+        console = Console(soft_wrap=True)
+        if not console.is_terminal:  # a pipe or a file has no width to fit: every cell whole
+            natural = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
+            console = Console(soft_wrap=True, width=max(80, sum(natural) + 2 * len(natural)))
+        console.print(grid)
 
     return draw
 

@@ -4,13 +4,21 @@ A render's bar runs on ``Render.progress`` (frames done over frames total, from 
 place in the farm's queue beside it while chunks of it wait (``Render.queue``); a job's on
 ``Job.progress`` with its ``stage`` beside it; a download's (and an upload's) on bytes moved. With ``--json``
 nothing is drawn and the same waits run silently.
+
+Where stderr is no terminal (a pipe, a log) a bar would show nothing until the end, so a wait
+prints a line each time its state changes (its status, stage, or whether it waits for the farm)
+and a transfer a line as it starts and ends (``--progress lines``); ``--progress json`` prints the
+same as JSON lines (``{"event": "state", ...}``, ``{"event": "transfer", ...}``).
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import click
 
 from reelfarm.client.cli.common import Session
 from reelfarm.client.errors import ReelfarmError
@@ -68,9 +76,36 @@ def _progress(*, download: bool = False) -> Any:
     return Progress(*columns, TimeElapsedColumn(), console=Console(stderr=True))
 
 
+def _state_key(state: Any) -> tuple[Any, ...]:
+    """What a change of state is: status, stage, waiting for the farm or not, a chunk held up or not."""
+    return (str(state.status), getattr(state, "stage", None), getattr(state, "queue", None) is not None,
+            getattr(state, "held_up", None) is not None)
+
+
+def _say(session: Session, event: dict[str, Any], text: str) -> None:
+    """One progress line on stderr: ``text``, or ``event`` as JSON with ``--progress json``."""
+    line = json.dumps(event, ensure_ascii=False) if session.progress_mode() == "json" else text
+    click.echo(line, err=True)
+
+
 def _follow(session: Session, label: str, wait: Callable[[Callable[[Any], None] | None], Any],
             extra: Callable[[Any], str]) -> Any:
-    if not session.show_progress():
+    mode = session.progress_mode()
+    if mode in ("lines", "json"):
+        last: list[tuple[Any, ...]] = []
+
+        def tell(state: Any) -> None:
+            key = _state_key(state)
+            if last and last[0] == key:
+                return
+            last[:] = [key]
+            progress = min(1.0, float(state.progress))
+            _say(session, {"event": "state", "what": label, "id": state.id, "status": str(state.status),
+                           "stage": getattr(state, "stage", None), "progress": progress, "detail": extra(state)},
+                 f"{label} {state.id}: {extra(state)} {progress:.0%}")
+
+        return wait(tell)
+    if mode != "bar":
         return wait(None)
     with _progress() as bars:
         task = bars.add_task(label, total=1.0, extra="")
@@ -95,10 +130,23 @@ def follow_job(session: Session, job: Job, timeout: float) -> Job:
                    lambda state: f"{state.status} {state.stage or ''}".strip())
 
 
+def _transfer(session: Session, label: str, move: Callable[[], Any], size: Callable[[Any], int]) -> Any:
+    """``move()`` told as a line when it starts and when it is done (``--progress lines``/``json``)."""
+    _say(session, {"event": "transfer", "what": label, "status": "started"}, f"{label}: started")
+    done = move()
+    moved = size(done)
+    _say(session, {"event": "transfer", "what": label, "status": "done", "bytes": moved},
+         f"{label}: done, {moved:,} bytes")
+    return done
+
+
 def download(session: Session, url: str, path: Path, label: str | None = None) -> Path:
     """Stream a signed URL into ``path`` with a byte-counting bar; a file that cannot be written is
     an error naming it (exit 2), not a traceback."""
     try:
+        if session.progress_mode() in ("lines", "json"):
+            return _transfer(session, label or f"download {path.name}", lambda: session.client.download(url, path),
+                             lambda saved: saved.stat().st_size)
         if not session.show_progress():
             return session.client.download(url, path)
         with _progress(download=True) as bars:
@@ -116,6 +164,9 @@ def upload(session: Session, path: Path) -> Any:
     """Upload a file to the media library with a byte-counting bar; the Asset. A file that cannot
     be read is an error naming it (exit 2), not a traceback."""
     try:
+        if session.progress_mode() in ("lines", "json"):
+            return _transfer(session, f"upload {path.name}", lambda: session.client.assets.upload(path),
+                             lambda asset: path.stat().st_size)
         if not session.show_progress():
             return session.client.assets.upload(path)
         with _progress(download=True) as bars:

@@ -1,12 +1,14 @@
 """``reelfarm videos ...``: create, read, edit and render videos on the API.
 
 ``reelfarm videos render VIDEO_ID`` renders on the server (credits, the farm); the top-level
-``reelfarm render DOC.json`` renders a local VideoDoc file on this machine. Both stay, each one's
-help names the other.
+``reelfarm render DOC.json`` of the server distribution renders a local VideoDoc file on this
+machine. Where that command is installed, each one's help names the other; ``reelfarm-client``
+alone does not have it, and its help does not name it.
 """
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,8 @@ import click
 
 from reelfarm.client.cli.account import _epilog
 from reelfarm.client.cli.common import Session, api_command, parse_pairs, table, writable_target
-from reelfarm.client.cli.progress import download, follow_job, follow_render, queue_position, render_state
-from reelfarm.client.models import Render, Video
+from reelfarm.client.cli.progress import download, follow_job, follow_render, queue_position, render_state, upload
+from reelfarm.client.models import Render, RenderEstimate, Video
 
 FORMATS = ("16:9", "9:16", "1:1", "4:5")
 RESOLUTIONS = click.Choice(["720", "1080", "2160"])
@@ -23,15 +25,68 @@ FPS = click.Choice(["24", "30", "60"])
 PRIORITIES = click.Choice(["normal", "low"])
 EXPECTED_VERSION_HELP = ("Change the video only if its current version is still N (as `videos show` printed it); "
                          "otherwise nothing is saved and the error names the current version.")
+FIELD_HELP = ("A story field (repeatable). An image or video field takes the id of an asset of the media library, "
+              "or @FILE: the file is uploaded first and its id used; so do `soundtrack` and `captions` (an SRT or "
+              "WebVTT file: `captions=@subs.srt`), or their JSON object (`captions={\"asset_id\": ID, "
+              "\"style\": \"inverse\"}`).")
+_COMMON_UPLOADS = ("soundtrack", "captions")  # fields every story has whose value is {"asset_id": ..., ...}
+_AN_ASSET_ID = "00000000-0000-4000-8000-000000000000"
 
 
-@click.group("videos")
+def _takes_upload(prop: dict[str, Any]) -> bool:
+    """Whether a story field takes the id of an upload (image and video fields): its pattern accepts one."""
+    pattern = prop.get("pattern")
+    return isinstance(pattern, str) and re.search(pattern, _AN_ASSET_ID) is not None
+
+
+def with_uploads(session: Session, values: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
+    """``values`` with each ``@FILE`` of a field that takes an upload replaced by the id of that
+    file, uploaded to the media library first (with its progress bar; a large one by a presigned
+    URL where the server offers it). Only such fields: ``@`` starts no image address or asset id,
+    while a text field may well begin with one (a handle)."""
+    props = (schema or {}).get("properties", {})
+    found = dict(values)
+    for key, value in values.items():
+        common = key in _COMMON_UPLOADS and isinstance(value, str)
+        if common and not value.startswith("@"):
+            found[key] = {"asset_id": value}  # an asset id alone
+            continue
+        if not (isinstance(value, str) and value.startswith("@") and (common or _takes_upload(props.get(key, {})))):
+            continue
+        path = Path(value[1:]).expanduser()
+        if not path.is_file():
+            raise click.BadParameter(f"{key}: no file {str(path)!r} to upload", param_hint="--field")
+        asset_id = upload(session, path).id
+        found[key] = {"asset_id": asset_id} if common else asset_id
+    return found
+
+
+LOCAL_RENDER_NOTE = "`reelfarm render DOC.json` renders a local VideoDoc file on this machine instead."
+
+
+def _has_local_render(ctx: click.Context) -> bool:
+    """Whether this ``reelfarm`` has the local ``render`` command (the server distribution's)."""
+    root = ctx.find_root().command
+    return isinstance(root, click.Group) and root.get_command(ctx, "render") is not None
+
+
+class _NamesLocalRender(click.Command):
+    """A command whose help names ``reelfarm render`` only where this install has it."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        if _has_local_render(ctx):
+            formatter.write_paragraph()
+            formatter.write_text(LOCAL_RENDER_NOTE)
+
+
+class _VideosGroup(_NamesLocalRender, click.Group):
+    pass
+
+
+@click.group("videos", cls=_VideosGroup)
 def videos_group() -> None:
-    """Videos on the API: create, list, edit, version, render (MP4), stills and variants.
-
-    `reelfarm videos render VIDEO_ID` renders on the server; `reelfarm render DOC.json` renders a
-    local file on this machine.
-    """
+    """Videos on the API: create, list, edit, version, render (MP4 on the server), stills and variants."""
 
 
 def _video_text(v: Video) -> str:
@@ -48,9 +103,10 @@ def _video_text(v: Video) -> str:
 
 @videos_group.command("create", epilog=_epilog(
     "reelfarm videos create --story quote --field quote='Ship it' --format 9:16",
+    "reelfarm videos create --story product_launch --field clip=@demo.mp4 --format 9:16",
     "reelfarm videos create --brief 'Our spring sale: 20% off all plans' --wait --json"))
 @click.option("--story", "story_id", help="Story id (see `reelfarm stories list`); built at once.")
-@click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="A story field (repeatable).")
+@click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help=FIELD_HELP)
 @click.option("--brief", help="What the video should say; written by the generator (a job).")
 @click.option("--title", help="Title of the video.")
 @click.option("--brand-kit", "brand_kit_id", help="Brand kit id (default: the workspace's default kit).")
@@ -71,8 +127,8 @@ def videos_create(session: Session, story_id: str | None, fields: tuple[str, ...
         raise click.UsageError("give --story ID (with --field KEY=VALUE ...) or --brief TEXT")
     values = None
     if fields:
-        schema = next((s.fields for s in session.client.stories.list() if s.id == story_id), None)
-        values = parse_pairs(fields, schema)
+        schema = session.client.stories.get(story_id).fields
+        values = with_uploads(session, parse_pairs(fields, schema), schema)
     video = session.client.videos.create(story_id=story_id, fields=values, brief=brief, title=title,
                                          brand_kit_id=brand_kit_id, url=url, format=fmt, duration_sec=duration,
                                          locale=locale)
@@ -114,7 +170,8 @@ def videos_show(session: Session, video_id: str) -> None:
 @videos_group.command("patch", epilog=_epilog("reelfarm videos patch VIDEO_ID --field headline='New headline'",
                                               "reelfarm videos patch VIDEO_ID --doc edited.json --expected-version 4"))
 @click.argument("video_id")
-@click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="A story field to change (repeatable).")
+@click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="A story field to change (repeatable); "
+              "an image or video field takes @FILE, uploaded first.")
 @click.option("--doc", "doc_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A complete VideoDoc JSON file.")
 @click.option("--title", help="Rename the video.")
@@ -136,8 +193,8 @@ def videos_patch(session: Session, video_id: str, fields: tuple[str, ...], doc_p
     target: str | Video = video_id
     if fields:
         read = target = session.client.videos.get(video_id)
-        schema = next((s.fields for s in session.client.stories.list() if s.id == read.story_id), None)
-        values = parse_pairs(fields, schema)
+        schema = session.client.stories.get(read.story_id).fields if read.story_id else None
+        values = with_uploads(session, parse_pairs(fields, schema), schema)
     doc = json.loads(doc_path.read_text("utf-8")) if doc_path else None
     video = session.client.videos.update(target, fields=values, doc=doc, title=title, note=note,
                                          expected_version=expected_version)
@@ -175,34 +232,60 @@ def videos_restore(session: Session, video_id: str, number: int, expected_versio
     session.emit(video, _video_text(video))
 
 
-@videos_group.command("render", epilog=_epilog(
+@videos_group.command("render", cls=_NamesLocalRender, epilog=_epilog(
     "reelfarm videos render VIDEO_ID --format 9:16 --resolution 1080 --download out.mp4",
     "reelfarm videos render VIDEO_ID --no-wait --json",
     "reelfarm videos render VIDEO_ID --priority low --no-wait",
-    "(a local VideoDoc file renders on this machine with `reelfarm render DOC.json -o out.mp4`)"))
+    "reelfarm videos render VIDEO_ID --container gif --resolution 720 --download out.gif",
+    "reelfarm videos render VIDEO_ID --container webm --transparent --download out.webm"))
 @click.argument("video_id")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Aspect ratio (default: the video's).")
 @click.option("--resolution", type=RESOLUTIONS, help="Short side in pixels (default 1080).")
 @click.option("--fps", type=FPS, help="Frame rate (default: the video's).")
 @click.option("--priority", type=PRIORITIES,
               help="normal (default), or low for batch work: it yields to the workspace's normal renders.")
+@click.option("--container", type=click.Choice(("mp4", "gif", "webm")),
+              help="The file: mp4 (default), gif (at most 720 px and 24 fps, no sound) or webm (VP9 and Opus).")
+@click.option("--transparent", is_flag=True, default=False,
+              help="With --container webm: no background where a scene has none (VP9 with alpha).")
+@click.option("--pool", help="The node pool to draw it in (region=eu), one the workspace may use (default: its own).")
 @click.option("--wait/--no-wait", default=True, show_default=True,
               help="Follow the render with a progress bar (its place in the queue while it waits).")
 @click.option("--download", "target", type=click.Path(dir_okay=False, path_type=Path), callback=writable_target,
-              help="Save the MP4 here (its folder must exist).")
+              help="Save the file here (its folder must exist).")
 @click.option("--timeout", type=float, default=900, show_default=True, help="Seconds to wait.")
+@click.option("--estimate", is_flag=True, default=False,
+              help="Only say what the render would cost (frames, CPU seconds, credits); render nothing.")
 @api_command
 def videos_render(session: Session, video_id: str, fmt: str | None, resolution: str | None, fps: str | None,
-                  priority: str | None, wait: bool, target: Path | None, timeout: float) -> None:
-    """Render VIDEO_ID to MP4 on the server (uses credits; a finished identical render is reused)."""
+                  priority: str | None, container: str | None, transparent: bool, pool: str | None, wait: bool,
+                  target: Path | None, timeout: float, estimate: bool) -> None:
+    """Render VIDEO_ID to MP4 (or GIF, WebM) on the server (uses credits; a finished identical render is reused)."""
     fmt = fmt or session.client.videos.get(video_id).default_format
+    if estimate:
+        found = session.client.videos.estimate_render(video_id, format=fmt, resolution=resolution and int(resolution),
+                                                      fps=fps and int(fps), container=container,
+                                                      transparent=transparent)
+        session.emit(found, estimate_text(found))
+        return
     render = session.client.videos.render(video_id, format=fmt, resolution=resolution and int(resolution),
-                                          fps=fps and int(fps), priority=priority)
+                                          fps=fps and int(fps), priority=priority, container=container,
+                                          transparent=transparent, pool=pool)
     if wait or target is not None:
         render = follow_render(session, render, timeout)
     if target is not None and render.url:
         download(session, render.url, target)
     session.emit(render, render_text(render, target))
+
+
+def estimate_text(estimate: RenderEstimate) -> str:
+    """``estimate: 9.6 CPU s (8.1 s of tasks), 135 frames to render, 135 reused, 1 credit``, or the
+    identical render that asking would answer, at 0."""
+    if estimate.existing_render_id is not None:
+        return f"estimate: 0 CPU s, 0 credits: render {estimate.existing_render_id} is the same (finished or running)"
+    credits = f"{estimate.credits} credit{'s' if estimate.credits != 1 else ''}"
+    return (f"estimate: {estimate.cpu_sec:.1f} CPU s ({estimate.wall_sec:.1f} s of tasks), "
+            f"{estimate.frames_to_render} frames to render, {estimate.frames_reused} reused, {credits}")
 
 
 def render_text(render: Render, target: Path | None = None) -> str:

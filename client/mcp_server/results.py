@@ -5,8 +5,9 @@ bytes). The tool's ``full`` argument returns the API's answer as it came.
 A video is summed up as its id, title, status, format, length, language, story, current version
 number and (while one runs, or after one failed) its job; a render as its id, status, progress,
 format, size and URLs; a version as its number, source, note and count of lint warnings; an asset
-as its id, kind, key (what a VideoDoc names it by), URL and pixels or seconds. Fields that are
-null are left out.
+as its id, kind, key (what a VideoDoc names it by), URL, pixels or seconds, and a video's frame rate
+and whether it has sound; a story as its id, name, category, description, length and the names of
+its fields (``get_story`` has their JSON Schema). Fields that are null are left out.
 """
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from typing import Any
 Shape = Callable[[Any], Any]
 
 JOB_KEYS = ("id", "kind", "status", "stage", "progress", "error")
-RENDER_KEYS = ("id", "video_id", "status", "progress", "format", "resolution", "fps", "priority", "url",
-               "poster_url", "stream_url", "error", "queue", "held_up")
+RENDER_KEYS = ("id", "video_id", "status", "progress", "format", "resolution", "fps", "container", "clamped",
+               "priority", "url", "poster_url", "stream_url", "captions_url", "error", "queue", "held_up", "cost")
 
-ASSET_KEYS = ("id", "kind", "key", "url", "width", "height", "duration_sec")
+ASSET_KEYS = ("id", "name", "kind", "key", "url", "width", "height", "duration_sec", "fps", "has_audio", "cues")
 
 
 def _kept(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -43,6 +44,13 @@ def render_summary(render: dict[str, Any]) -> dict[str, Any]:
 
 def asset_summary(asset: dict[str, Any]) -> dict[str, Any]:
     return _kept(asset, ASSET_KEYS)
+
+
+def story_summary(story: dict[str, Any]) -> dict[str, Any]:
+    out = _kept(story, ("id", "name", "category", "description", "default_duration_sec"))
+    schema = story.get("fields")
+    out["field_names"] = sorted((schema.get("properties") or {}) if isinstance(schema, dict) else {})
+    return out
 
 
 def version_summary(version: dict[str, Any]) -> dict[str, Any]:

@@ -115,7 +115,7 @@ def serve_stdio(api_url: str | None) -> None:
     from mcp.server.stdio import stdio_server
 
     found = config.resolve(None, api_url)
-    server = build_server(Toolbox.from_openapi(fetch_openapi(found.base_url)), found.base_url,
+    server = build_server(Toolbox.from_openapi(fetch_openapi(found.base_url), local_files=True), found.base_url,
                           lambda _ctx: found.api_key)
 
     async def run() -> None:

@@ -1,7 +1,10 @@
 """The MCP tools: each is one API operation (its input schema from the OpenAPI document), some
 with a follow-up of their own (wait for a render with progress, fetch stills as images). A tool may
-word a body property's description for agents (when to ask for ``priority: "low"``); the property
-itself, its type and its values, stay the document's, and one the document lacks is not offered.
+word a body property's description for agents (when to ask for ``priority: "low"``; ``NOTES``, shorter
+words for a property in every tool that has it); the property itself, its type and its values,
+stay the document's, and one the document lacks is not offered. A ``pattern`` longer than
+``LONG_PATTERN`` is left out (a URL's, a node pool's): the API checks it, and every listing goes
+into an agent's context, which the whole listing's bound in ``tests/e2e/test_client_mcp.py`` keeps small.
 A property whose schema is large and found elsewhere (a story's ``fields``, a whole ``doc``) is
 summed up in a sentence saying where (``reelfarm.client.mcp_server.schemas.summarized``).
 
@@ -10,8 +13,12 @@ version number the change was made from, and sends it as ``If-Match``: a change 
 that someone has changed since fails with ``version_conflict`` and saves nothing. It is offered only
 where the API's document says the operation takes ``If-Match``.
 
+One tool is no API operation's JSON: ``upload_asset`` streams a file of this machine's disk with
+the SDK, and is offered over stdio alone (an MCP server over HTTP serves callers whose files are not
+on its disk).
+
 A tool's answer is the API's JSON, as text and as structured content; for videos, renders and
-versions a summary of it unless ``full`` is asked for (``reelfarm.client.mcp_server.results``);
+versions, stories and assets a summary of it unless ``full`` is asked for (``reelfarm.client.mcp_server.results``);
 stills come back as PNG image content as well. An API error becomes a tool error carrying the
 API's status, code, message, details and request id.
 """
@@ -21,6 +28,7 @@ import base64
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -35,32 +43,30 @@ from reelfarm.client.mcp_server.schemas import InputSchema, input_schema, operat
 from reelfarm.client.models import Render, etag
 
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
-WAIT = {"type": "boolean", "default": False,
-        "description": "Wait until it has finished, reporting progress; otherwise return at once."}
-TIMEOUT = {"type": "number", "minimum": 1, "maximum": 3600, "default": 600,
-           "description": "Seconds to wait at most when `wait` is true."}
-FULL = {"type": "boolean", "default": False,
-        "description": "Return the API's whole answer (a video's full VideoDoc, every field); otherwise a summary: "
-                       "ids, status, title, URLs, version number."}
-FIELDS = ("The story's values, an object: its JSON Schema is that story's `fields` in list_stories (defaults fill "
-          "what is left out). The API names each problem with its JSON pointer.")
-FIELDS_PATCH = ("Story values to change, an object: its JSON Schema is the video's story's `fields` in "
-                "list_stories. Each change is a new version.")
-DOC = ("A complete VideoDoc replacing the current one (a new version). Start from get_video with `full: true` "
-       "(`current_version.doc`) and change what you need; its JSON Schema is the `VideoDoc` component of "
-       "/api/v1/openapi.json. The API names each problem with its JSON pointer.")
+WAIT = {"type": "boolean", "default": False, "description": "Wait for the end, reporting progress."}
+TIMEOUT = {"type": "number", "minimum": 1, "maximum": 3600, "default": 600, "description": "Most seconds to wait."}
+FULL = {"type": "boolean", "default": False, "description": "The API's whole answer, not a summary."}
+ASSET_FIELD = ("An image or video field takes an asset's `id` (add_asset_from_url, upload_asset, list_assets; "
+               "never its `key`), an image field also an https URL; every story's `soundtrack` and `captions` "
+               "(a sound's, an SRT or WebVTT file's `asset_id`) too.")
+FIELDS = ("The story's values: their JSON Schema is the story's `fields` (get_story); defaults fill the rest. "
+          + ASSET_FIELD)
+FIELDS_PATCH = "Story values to change (their JSON Schema: get_story's `fields`); a new version. " + ASSET_FIELD
+DOC = ("A complete VideoDoc replacing the current one (a new version): change get_video `full: true`'s "
+       "`current_version.doc`. JSON Schema: `VideoDoc` in /api/v1/openapi.json.")
 EXPECTED_VERSION = {"type": "integer", "minimum": 1,
-                    "description": "The version number this change was made from (`version` in the get_video answer "
-                                   "you read; `current_version.number` with `full`). The change is made only if the video is still at that version; "
-                                   "if someone saved another since, nothing is saved and the tool fails with "
-                                   "`version_conflict`, whose `details[0].current_version` is the current one: read "
-                                   "the video again and make the change on that. Leave it out to change whatever "
-                                   "version is current (a `fields` change merges into it)."}
+                    "description": "The `version` (get_video) the change was made from; if another was saved since, "
+                                   "nothing is saved (`version_conflict`). Omit to change the current one."}
+UPLOAD_PATH = {"type": "string", "minLength": 1, "description": "The file's path on this machine."}
 # Said to agents over the API's own description of a body property (the schema stays the API's).
-PRIORITY = ('"normal" (the default) or "low". Use "low" for large batches (many variants or formats, bulk '
-            're-renders): a workspace\'s low-priority renders yield to its normal ones, so renders a person is '
-            'waiting for are not held up behind the batch. While a render waits, its `queue` says how many frames '
-            'are ahead of it and when it should start.')
+PRIORITY = ('Use "low" for large batches: they yield to the workspace\'s "normal" (default) renders. A waiting '
+            'render\'s `queue` says the frames ahead.')
+# Said to agents over the API's own description of a property, in every tool that has it.
+NOTES = {"pool": "A node pool the workspace may use (tags, e.g. `region=eu,gpu`); default: the workspace's.",
+         "container": "`gif`: no sound, at most 720p and 24 fps (see `clamped`); `webm`: VP9. Default: mp4.",
+         "locales": "Translated copies to make: tags of list_locales.",
+         "q": "Only assets whose `name` holds this text (any case)."}
+LONG_PATTERN = 80  # characters: a longer `pattern` (a URL's, a node pool's) is left to the API to check
 
 
 @dataclass
@@ -94,6 +100,10 @@ class ToolDef:
     # Properties offered as their type and a description only (the schema is found elsewhere).
     summaries: dict[str, str] = field(default_factory=dict)
     shape: Shape | None = None  # the answer summed up, unless the call asks for ``full``
+    # Sends the call itself instead of the API operation's JSON request (an upload streams a file).
+    send: Callable[[Invocation], Awaitable[Any]] | None = None
+    local_files: bool = False  # reads this machine's files: offered over stdio alone (see Toolbox)
+    required: tuple[str, ...] = ()  # options the tool cannot go without
 
 
 async def _send(inv: Invocation, tool: ToolDef) -> Any:
@@ -102,6 +112,13 @@ async def _send(inv: Invocation, tool: ToolDef) -> Any:
     call = Call(tool.method.upper(), path.removeprefix("/api/v1"), lambda answer: answer, body=inv.body,
                 params=inv.query, headers={"If-Match": etag(expected)} if expected is not None else None)
     return await inv.client._t.run(call)
+
+
+async def _upload_file(inv: Invocation) -> Any:
+    """Upload the file at ``path`` with the SDK: streamed, by a presigned URL where the server offers
+    one and the file is large (``reelfarm.client.uploads.PRESIGNED_OVER``), else to the API."""
+    asset = await inv.client.assets.upload(Path(str(inv.options["path"])).expanduser())
+    return results.asset_summary(asset.raw)  # always summed up: list_assets with `full` has the rest
 
 
 async def _follow_render(inv: Invocation, render: dict[str, Any]) -> Any:
@@ -178,9 +195,11 @@ TOOLS: tuple[ToolDef, ...] = (
     ToolDef("list_videos", "List videos", "The workspace's videos, newest first, each summed up (`limit` per page; "
             "pass the answer's `next_cursor` as `cursor` for the next page).", "GET", "/api/v1/videos",
             read_only=True, shape=VIDEOS),
-    ToolDef("list_stories", "List stories", "The built-in stories (video templates). Each story's `fields` is the "
-            "JSON Schema of the values create_video accepts with its `storyId`.", "GET", "/api/v1/stories",
-            read_only=True),
+    ToolDef("list_stories", "List stories", "The built-in stories (video templates), each with its field names; "
+            "get_story gives one's `fields` JSON Schema (`full`: every story's).", "GET", "/api/v1/stories",
+            read_only=True, shape=results.listed(results.story_summary)),
+    ToolDef("get_story", "Get a story", "A story with `fields`: the JSON Schema of the values create_video takes "
+            "with its `storyId`.", "GET", "/api/v1/stories/{story_id}", read_only=True),
     ToolDef("list_locales", "List locales", "The languages translated copies can be made in (render_variants "
             "`locales`), from the video's language (`source`, default en).", "GET", "/api/v1/locales",
             read_only=True),
@@ -195,22 +214,22 @@ TOOLS: tuple[ToolDef, ...] = (
     ToolDef("get_video", "Get a video", "A video's status, title and current version number; `wait` waits while "
             "it is generated or translated; `full` gives its full VideoDoc.", "GET", "/api/v1/videos/{video_id}",
             {"wait": WAIT, "timeout": TIMEOUT}, _follow_video, read_only=True, shape=VIDEO),
-    ToolDef("update_video", "Update a video", "Change story `fields` or send a complete `doc` (each a new version), "
-            "or rename with `title`; a change that leaves the document as it is makes no version. Pass "
-            "`expected_version` (where offered) when the change was made from a video you read.", "PATCH", "/api/v1/videos/{video_id}",
+    ToolDef("update_video", "Update a video", "Change story `fields` or send a whole `doc` (a new version, none if "
+            "nothing changes), or rename (`title`).", "PATCH", "/api/v1/videos/{video_id}",
             {"expected_version": EXPECTED_VERSION}, summaries={"fields": FIELDS_PATCH, "doc": DOC}, shape=VIDEO),
     ToolDef("list_versions", "List versions", "A video's versions, oldest first: number, source, note, lint warnings "
             "(`full`: each with its VideoDoc).", "GET", "/api/v1/videos/{video_id}/versions", read_only=True,
             shape=results.listed(results.version_summary)),
-    ToolDef("restore_version", "Restore a version", "Make an earlier version current again (as a new version; "
-            "nothing is lost); with `expected_version` (where offered), only if no one has saved another version "
-            "since you read it.",
+    ToolDef("restore_version", "Restore a version", "Make an earlier version current again, as a new version (nothing "
+            "is lost).",
             "POST", "/api/v1/videos/{video_id}/versions/{number}/restore", {"expected_version": EXPECTED_VERSION},
             shape=VIDEO),
-    ToolDef("render_video", "Render a video", "Render the current version to MP4 (uses credits once per version). "
-            "With `wait`, progress is reported (with the render's place in the farm's queue while it waits) and "
-            "the finished render with its URL is returned.", "POST", "/api/v1/videos/{video_id}/renders",
+    ToolDef("render_video", "Render a video", "Render the current version (credits once per version). `wait` "
+            "reports progress (and the place in the farm's queue) and returns the finished render with its URL.", "POST", "/api/v1/videos/{video_id}/renders",
             {"wait": WAIT, "timeout": TIMEOUT}, _follow_render, notes={"priority": PRIORITY}, shape=RENDER),
+    ToolDef("estimate_render", "Estimate a render", "What render_video with the same values would cost, without "
+            "rendering: frames to draw and reused, CPU seconds and credits; an identical render is named, at 0.",
+            "POST", "/api/v1/videos/{video_id}/renders/estimate", read_only=True),
     ToolDef("list_renders", "List a video's renders", "A video's renders, newest first, with their status and URLs.",
             "GET", "/api/v1/videos/{video_id}/renders", read_only=True, shape=results.listed(RENDER)),
     ToolDef("render_variants", "Render variants", "Render several formats at once; `locales` also start translated "
@@ -224,13 +243,15 @@ TOOLS: tuple[ToolDef, ...] = (
             shape=RENDER),
     ToolDef("cancel_render", "Cancel a render", "Stop a queued or running render (its credits are refunded).",
             "POST", "/api/v1/renders/{render_id}/cancel", shape=RENDER),
-    ToolDef("add_asset_from_url", "Add an image or sound by URL", "The server fetches a public http(s) address and "
-            "stores the image or sound in the workspace's media library (checked by its bytes; the same bytes are "
-            "the one asset). Name it in a VideoDoc by its `key`.", "POST", "/api/v1/assets/from-url",
+    ToolDef("add_asset_from_url", "Add an image, sound or video by URL", "Fetch a public http(s) address into the "
+            "media library. Pass the answer's `id` as a story's image or video field (create_video `fields`).", "POST", "/api/v1/assets/from-url",
             shape=results.asset_summary),
-    ToolDef("list_assets", "List assets", "The media library's images and sounds, newest first, of one `kind` if "
-            "asked (pass `next_cursor` as `cursor` for the next page).", "GET", "/api/v1/assets", read_only=True,
+    ToolDef("list_assets", "List assets", "The media library, newest first, each with its `name`; one `kind`, names "
+            "holding `q`, if asked; `next_cursor` as `cursor` for the next page.", "GET", "/api/v1/assets", read_only=True,
             shape=results.listed(results.asset_summary)),
+    ToolDef("upload_asset", "Upload a file", "Upload an image, sound, video or captions (SRT, WebVTT) file of this "
+            "machine to the media library; use its `id` as add_asset_from_url's.", "POST", "/api/v1/assets", {"path": UPLOAD_PATH},
+            send=_upload_file, local_files=True, required=("path",)),
     ToolDef("get_job", "Get a job", "An asynchronous job's status, stage, progress and result.", "GET",
             "/api/v1/jobs/{job_id}", {"wait": WAIT, "timeout": TIMEOUT}, _follow_job, read_only=True),
 )
@@ -244,14 +265,19 @@ class Toolbox:
     schemas: dict[str, InputSchema]
 
     @classmethod
-    def from_openapi(cls, doc: dict[str, Any]) -> Toolbox:
-        defs = {t.name: t for t in TOOLS}
-        return cls(defs, {t.name: _made(doc, t) for t in TOOLS})
+    def from_openapi(cls, doc: dict[str, Any], *, local_files: bool = False) -> Toolbox:
+        """The tools for the API that ``doc`` describes; ``local_files`` adds those reading this
+        machine's files (``upload_asset``): a server over stdio runs beside its user, one over HTTP
+        serves callers whose files are not on its disk, and must not hand its own out."""
+        tools = [t for t in TOOLS if local_files or not t.local_files]
+        return cls({t.name: t for t in tools}, {t.name: _made(doc, t) for t in tools})
 
     def listing(self) -> list[types.Tool]:
         return [types.Tool(name=t.name, title=t.title, description=t.description,
                            input_schema=self.schemas[t.name].schema,
-                           annotations=types.ToolAnnotations(read_only_hint=t.read_only, open_world_hint=False))
+                           # readOnlyHint is false unless said (the MCP specification's default)
+                           annotations=types.ToolAnnotations(read_only_hint=t.read_only or None,
+                                                             open_world_hint=False))
                 for t in self.defs.values()]
 
     async def call(self, name: str, arguments: dict[str, Any], client: AsyncClient,
@@ -267,7 +293,7 @@ class Toolbox:
         path, body, options = schema.split(arguments)
         inv = Invocation(client, path, body, options, report, query=schema.query(arguments))
         try:
-            answer = await _send(inv, tool)
+            answer = await (tool.send(inv) if tool.send is not None else _send(inv, tool))
             if tool.follow is not None:
                 answer = await tool.follow(inv, answer)
             if tool.shape is not None and not options.get("full"):
@@ -282,6 +308,9 @@ class Toolbox:
                                  "last": getattr(last, "raw", last)})
         except ReelfarmError as exc:
             return error_result({"code": "unavailable", "message": str(exc)})
+        except OSError as exc:  # a local file (upload_asset) that cannot be read
+            return error_result({"code": "unreadable_file", "message": f"cannot read {exc.filename}: "
+                                                                       f"{exc.strerror or exc}"})
         return ok_result(answer, inv.images)
 
 
@@ -290,12 +319,24 @@ def _made(doc: dict[str, Any], tool: ToolDef) -> InputSchema:
     if "expected_version" in options and not _takes_if_match(doc, tool):
         del options["expected_version"]  # a server from before If-Match would ignore it: not offered
     made = input_schema(doc, tool.method, tool.path, options)
-    return summarized(_noted(made, tool.notes), tool.summaries)
+    if tool.required:
+        made.schema["required"] = [*made.schema.get("required", []), *tool.required]
+    return summarized(_noted(_short_patterns(made), {**NOTES, **tool.notes}), tool.summaries)
 
 
 def _takes_if_match(doc: dict[str, Any], tool: ToolDef) -> bool:
     parameters = operation(doc, tool.method, tool.path).get("parameters", [])
     return any(p.get("in") == "header" and str(p.get("name")).lower() == "if-match" for p in parameters)
+
+
+def _short_patterns(made: InputSchema) -> InputSchema:
+    """``made`` without the long ``pattern`` of any argument: a regular expression of hundreds of
+    characters (a URL's, a node pool's) tells an agent nothing and costs its context in every
+    listing; the API still checks the value and names the argument that breaks it."""
+    for prop in made.schema.get("properties", {}).values():
+        if len(str(prop.get("pattern", ""))) > LONG_PATTERN:
+            del prop["pattern"]
+    return made
 
 
 def _noted(made: InputSchema, notes: dict[str, str]) -> InputSchema:

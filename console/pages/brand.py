@@ -182,7 +182,7 @@ def _logo(name: str, tokens: dict[str, Any], editing: bool) -> tuple[LogoFile | 
         logo = LogoFile(file.read(), file.filename)  # the request's size is capped (blueprint.FILE_FORM_BYTES)
         if read_logo(logo)[1] or check_kit(name, tokens, partial=editing):
             return logo, None, {}
-        asset, why, _ = library.store(svc, g.workspace.id, logo.data, "image")
+        asset, why, _ = library.store(svc, g.workspace.id, logo.data, "image", file.filename)
         if asset is None:
             return None, None, {"logo": f"Logo: the file {file.filename!r} is not stored in the media library: {why}"}
         return logo, asset["id"], {}

@@ -13,6 +13,10 @@ The existing video's fields form also has the story form's live still: the same 
 to ``/app/videos/<id>/fields/preview`` about 400 ms after the last change and shows the PNG, or
 the problems beside their fields.
 
+A draft has the sound its render would have (the soundtrack, looped or faded to fit as its form
+says, and the clips' sound: ``reelfarm.farm.runtime.draft_tasks``); its player is not muted, and
+the script plays it with sound where the browser lets a page do so after the click.
+
 ``/app/drafts/<id>.m3u8`` needs no session: its signature (over the draft, its workspace and its
 expiry) is the key, as a render's ``stream_url`` is; a link made for another draft, tampered
 with, or of a draft that is gone is refused.

@@ -16,8 +16,13 @@ words (``reelfarm.console.problems``): values that cannot be read as their type,
 checks of the rest, the duration and the brand kit. Its Play preview button plays an animated
 draft of the same values (``reelfarm.console.pages.drafts``).
 
+Fields still holding the story's sample values are marked one by one and listed above the Create
+button (``forms.Control.unchanged``; the page's script keeps both up to date as they are typed),
+and a video made with them left so carries a ``sample_value`` warning per field on its version.
+
 Each image field offers an upload into the media library and the workspace's images to choose
-from, and the form ends with the soundtrack (``reelfarm.console.library``): the form is
+from, and the form ends with the soundtrack (``reelfarm.console.library``; its fit, loop or once,
+``forms.read_fit``): the form is
 ``multipart/form-data``, so without JavaScript a file posted with it is stored and its id fills
 its field; another workspace's asset id is refused beside its field.
 
@@ -110,7 +115,7 @@ def video_from_story(story_id: str) -> Any:
     story = _story(story_id)
     if request.method == "GET":
         settings = {"format": _format(request.args.get("format")), "duration": None, "title": "", "kit": "",
-                    "duration_typed": "", "soundtrack": library.typed_soundtrack(None)}
+                    "duration_typed": "", "soundtrack": library.typed_common(None)}
         return sendings.kept(_story_form(story, forms.controls(story.fields), settings))
     if "preview" in request.form:  # drawn, not made: the form keeps its token
         return _previewed(story)
@@ -211,6 +216,7 @@ def _story_form(story: Story, controls: list[forms.Control], settings: dict[str,
     image = "data:image/png;base64," + base64.b64encode(preview).decode("ascii") if preview else None
     return render_template(
         "console/video_story.html", story=story, controls=controls, settings=settings, problems=found or {},
+        samples=forms.unchanged(controls),
         preview_image=image, preview_time=min(time, duration), preview_duration=duration, draft=played,
         tag=previews.thumbnail_tag(g.workspace.id), library=library.offered(svc, g.workspace.id, controls),
         **_choices()), status

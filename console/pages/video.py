@@ -1,4 +1,12 @@
-"""One video: still preview, renders with live progress, playback, versions, fields, translations.
+"""One video: its preview area, renders with live progress, playback, versions, fields, translations.
+
+The page has one preview area, at the top (beside the rest on wide screens, kept in view): it opens
+on the current version's poster (its render's, else the still last drawn of it; with none, the
+page's script asks for a still at the moment the first scene has settled), shows a still at the
+time its slider is moved to, the fields form's unsaved values (their live still, or Play preview's
+animated draft) and a still of any version asked for from the Versions table (``?still=&of=``).
+The Versions table says what each version changed against the one before it
+(``reelfarm.console.history``).
 
 Progress is polled, not pushed: the page's script asks ``/app/videos/<id>/status.json`` about once
 a second while anything is queued or running, and stops when nothing is. Polling was chosen over
@@ -11,15 +19,20 @@ seconds (``<noscript>`` meta refresh) while work is in flight, to an address wit
 would only scroll when that address ends in an anchor, as it does after a form post.
 
 Renders belong to versions: each is labelled with its version's number; the player shows the
-current version's latest render; older versions' renders are listed as out of date, each with a
-button that renders the current version in its format and resolution.
+current version's latest render, or the one whose Play or Watch link was followed (``?play=``):
+any render running with a stream can be watched as it renders, and a render that comes into the
+player plays by itself, muted; older versions' renders are listed as out of date, each with a
+button that renders the current version in its format and resolution. Download MP4 saves a
+render under the video's title with its version, format and resolution.
 
 Every action is a form post answered with a redirect (303) back to the page, or, when the script
 asks for JSON (``Accept: application/json``), with the render or job it started.
 
 The fields form is the story form's (``reelfarm.console.library``): each image field offers an
-upload into the media library and the workspace's images, and the soundtrack may be changed or,
-with "(none)", removed.
+upload into the media library and the workspace's images, each video field the workspace's clips,
+and the soundtrack may be changed or, with "(none)", removed. After a document edit (a clip's
+start, ``reelfarm.console.pages.clips``) the form shows the story values of the latest version
+that has them, which a save builds from.
 """
 
 from __future__ import annotations
@@ -30,12 +43,14 @@ from typing import Any
 
 from flask import abort, flash, g, jsonify, redirect, render_template, request, url_for
 
-from reelfarm.console import conflicts, forms, images, library, problems, web
-from reelfarm.console.blueprint import blp
+from reelfarm.console import conflicts, forms, history, images, library, problems, web
+from reelfarm.console.blueprint import CONTAINER_NAMES, TRANSPARENT_WEBM, blp
+from reelfarm.console.pages import clips
 from reelfarm.farm.services.errors import InvalidRequest, PlanFeatureUnavailable
 from reelfarm.farm.services.renders import credits_for
 from reelfarm.farm.services.resources import JobResource
 from reelfarm.renderer.spec import FORMATS, RESOLUTIONS
+from reelfarm.renderer.stills import as_doc, poster_time
 from reelfarm.shared import plans
 from reelfarm.shared.ids import is_uuid
 from reelfarm.shared.statuses import ACTIVE_RENDER_STATUSES, LIVE, VIDEO_IN_THE_MAKING
@@ -44,7 +59,6 @@ from reelfarm.studio.errors import InvalidFieldsError, VersionConflict
 from reelfarm.studio.resources import VersionResource, VideoResource
 from reelfarm.studio.stories import get_story, validate_fields
 from reelfarm.studio.stories.base import Story
-from reelfarm.studio.stories.fields import SOUNDTRACK
 from reelfarm.studio.texts import doc_texts, text_problems
 from reelfarm.studio.translate.locales import locale_label
 from reelfarm.studio.videos import MAX_NOTE  # over it is named beside the field, not cut
@@ -75,10 +89,12 @@ def video(video_id: str) -> Any:
 def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, Any] | None = None,
           status: int = 200, typed_texts: dict[int, str] | None = None, draft: dict[str, Any] | None = None,
           draft_still: bytes | None = None, typed_note: str | None = None,
-          typed_track: dict[str, str] | None = None) -> Any:
+          typed_track: dict[str, str] | None = None, clip_problems: dict[str, str] | None = None,
+          clip_typed: dict[str, str] | None = None) -> Any:
     """The video's page; ``draft`` and ``draft_still``: the fields form's Play preview, answered
     without JavaScript (``reelfarm.console.pages.drafts``); ``typed_track``: the soundtrack as
-    the fields form had it (``library.Posted.track``)."""
+    the fields form had it, with its captions (``library.Posted.track``); ``clip_problems`` and ``clip_typed``: a
+    refused start, by clip id, and what was typed."""
     svc = web.services()
     ws = g.workspace.id
     video = svc.videos.get(ws, video_id)
@@ -87,21 +103,60 @@ def _page(video_id: str, found: dict[str, str] | None = None, typed: dict[str, A
     copies = svc.read_models.translations(ws, video_id)
     still_job = _still_job(ws, video_id, video["current_version"]["id"] if video["current_version"] else None)
     fields = svc.read_models.current_fields(ws, video_id)
+    if fields is None and video["story_id"]:  # a document edit: the story values it was made from
+        fields = _story_values(ws, video_id, versions)
     controls = _controls(video, typed if typed is not None else fields)
     texts = _texts(video, typed_texts) if controls is None else None
     offered = library.offered(svc, ws, controls) if controls is not None else None
-    track = typed_track if typed_track is not None else library.typed_soundtrack((fields or {}).get(SOUNDTRACK))
+    track = typed_track if typed_track is not None else library.typed_common(fields)
     anchor = _busy_anchor(video, renders, still_job, copies)
+    shown = _by_version(video, renders, versions, request.args.get("play"))
     return render_template(
-        "console/video.html", v=video, version=video["current_version"], versions=versions,
-        **_by_version(video, renders, versions, request.args.get("play")),
+        "console/video.html", v=video, version=video["current_version"], versions=versions, **shown,
+        **_preview(video, shown["renders"], still_job), played_asked=bool(request.args.get("play")),
+        history=_history(ws, video),
         copies=copies, job=video["job"], still=still_job, controls=controls, problems=found or {}, texts=texts,
         formats=FORMATS, resolutions=RESOLUTIONS, locales=[(tag, locale_label(tag)) for tag in _locales(video)],
         language=locale_label,
         locale_plan=plans.allows_locales(g.workspace.plan),
         cost=credits_for(video["duration_sec"] or 0), refresh=REFRESH_SEC if anchor is not None else None,
         draft=draft, draft_still=_data_png(draft_still), typed_note=typed_note, library=offered, track=track,
-        refresh_anchor=anchor, title=video["title"]), status
+        refresh_anchor=anchor, title=video["title"], clips=clips.on_page(video, fields),
+        clip_problems=clip_problems or {}, clip_typed=clip_typed or {}), status
+
+
+def _history(ws: str, video: VideoResource) -> dict[int, list[history.Change]]:
+    """What each version changed against the one before it (``reelfarm.console.history``)."""
+    schema = get_story(video["story_id"]).fields if video["story_id"] else None
+    return history.changes(schema, web.services().videos.videos.versions(ws, video["id"]))
+
+
+def _preview(video: VideoResource, mine: Sequence[Mapping[str, Any]], still: JobResource | None) -> dict[str, Any]:
+    """What the preview area opens on: the still asked for or last drawn of the current version,
+    else the poster of the current version's render in the video's format (or in any), else none
+    yet (``poster_time``: when the script asks for one, the moment the first scene has settled);
+    ``still_time``: where the time slider stands; ``still_of``: the number of the version the
+    still shows (an older one's, asked for from the Versions table)."""
+    version = video["current_version"]
+    posters = [r for r in mine if r["status"] == "succeeded" and r["poster_url"]]
+    poster = next((r for r in posters if r["format"] == video["default_format"]), None) or next(iter(posters), None)
+    settled = round(poster_time(as_doc(version["doc"])), 1) if version else 1.0
+    shot = ((still["result"] if still else None) or {}).get("stills") or []
+    of = request.args.get("of", "")
+    return {"poster": {"url": poster["poster_url"], "format": poster["format"]} if poster else None,
+            "poster_time": settled, "still_time": float(shot[0]["time"]) if shot else settled,
+            "still_of": int(of) if of.isdigit() and len(of) < 10 else None}
+
+
+def _story_values(ws: str, video_id: str, versions: Sequence[VersionResource]) -> dict[str, Any] | None:
+    """The story values of the newest version that has them (None when none has)."""
+    for version in sorted(versions, key=lambda v: v["number"], reverse=True):
+        if version["source"] == "doc":  # none to read
+            continue
+        found = web.services().videos.version_fields(ws, video_id, version["number"])
+        if found is not None:
+            return found
+    return None
 
 
 def _data_png(png: bytes | None) -> str | None:
@@ -119,22 +174,40 @@ def _by_version(video: VideoResource, renders: Sequence[Mapping[str, Any]], vers
     resolution the current version has already started or made (``covered``)."""
     numbers = {v["id"]: v["number"] for v in versions}
     current = video["current_version"]["id"] if video["current_version"] else None
-    labelled = [{**r, "version": numbers.get(r["version_id"])} for r in renders]
+    labelled = [{**r, "version": numbers.get(r["version_id"]),
+                 "file_name": _file_name(video["title"], r, numbers.get(r["version_id"]))} for r in renders]
     mine = [r for r in labelled if r["version_id"] == current]
-    covered = {(r["format"], r["resolution"]) for r in mine if r["status"] in ACTIVE_RENDER_STATUSES}
+    covered = {_kind(r) for r in mine if r["status"] in ACTIVE_RENDER_STATUSES}
     older, offered = [r for r in labelled if r["version_id"] != current], set(covered)
-    for r in older:  # one "Render version N in 9:16 720p" button per format and resolution, on the newest
-        r["offer"] = (r["format"], r["resolution"]) not in offered
-        offered.add((r["format"], r["resolution"]))
+    for r in older:  # one "Render version N in 9:16 720p" button per format, resolution and container, on the newest
+        r["offer"] = _kind(r) not in offered
+        offered.add(_kind(r))
     return {"renders": mine, "older": older, "covered": covered,
-            "player": _player(mine, video["default_format"], asked)}
+            "player": _player(labelled, current, video["default_format"], asked)}
 
 
-def _player(renders: list[dict[str, Any]], fmt: str, asked: str | None) -> dict[str, Any] | None:
-    playable = [r for r in renders if (r["status"] == "succeeded" and r["url"])
-                or (r["status"] in LIVE and r.get("stream_url"))]
+def _kind(render: Mapping[str, Any]) -> tuple[str, int, str]:
+    """What makes two renders of a version the same file: format, resolution and container."""
+    return render["format"], render["resolution"], render.get("container") or "mp4"
+
+
+def _file_name(title: str, render: Mapping[str, Any], number: int | None) -> str:
+    """What the Download link saves a render as: the video's title as it is written, then its
+    version, format and resolution, with its container's extension (``Spring sale v2 9x16
+    1080p.mp4``, ``... 720p.gif``), so two versions' files never share a name."""
+    version = f" v{number}" if number else ""
+    extension = render.get("container") or "mp4"
+    return f"{title.replace('/', '-')}{version} {render['format'].replace(':', 'x')} {render['resolution']}p.{extension}"
+
+
+def _player(renders: list[dict[str, Any]], current: str | None, fmt: str, asked: str | None) -> dict[str, Any] | None:
+    """The render the player shows: the one asked for (any version's, finished or rendering: its
+    Watch or Play link), else the current version's newest in the video's format, else in any."""
+    playable = [r for r in renders if ((r["status"] == "succeeded" and r["url"])
+                or (r["status"] in LIVE and r.get("stream_url"))) and r.get("container") != "gif"]  # no <video> of a GIF
+    mine = [r for r in playable if r["version_id"] == current]
     return next((r for r in playable if r["id"] == asked), None) or \
-        next((r for r in playable if r["format"] == fmt), None) or next(iter(playable), None)
+        next((r for r in mine if r["format"] == fmt), None) or next(iter(mine), None)
 
 
 def _busy_anchor(video: VideoResource, renders: Sequence[Mapping[str, Any]], still_job: Mapping[str, Any] | None,
@@ -233,10 +306,18 @@ def render_create(video_id: str) -> Any:
         resolution = int(request.form.get("resolution", "1080"))
     except ValueError:
         abort(400, description="Choose one of the listed resolutions.")
-    render = web.services().renders.request(g.workspace.id, _video_id(video_id), fmt, resolution)
+    container = request.form.get("container") or "mp4"
+    transparent = container == TRANSPARENT_WEBM  # the choice "WebM, transparent": VP9 with alpha
+    container = "webm" if transparent else container
+    if container not in CONTAINER_NAMES:
+        abort(400, description="Choose MP4, GIF, WebM or transparent WebM.")
+    render = web.services().renders.request(g.workspace.id, _video_id(video_id), fmt, resolution, container=container,
+                                            transparent=transparent)
     if _wants_json():
         return jsonify(render), 202
-    flash(f"Rendering {fmt} at {resolution}p.", "ok")
+    lowered = f" (a GIF is made at {render['resolution']}p at most)" if render["resolution"] != resolution else ""
+    alpha = ", transparent" if transparent else ""
+    flash(f"Rendering {fmt} at {render['resolution']}p as {CONTAINER_NAMES[container]}{alpha}{lowered}.", "ok")
     return _back(video_id, "#renders")
 
 
@@ -258,10 +339,33 @@ def still_create(video_id: str) -> Any:
     except ValueError:
         abort(400, description="The time must be a number of seconds.")
     fmt = request.form.get("format") or None
-    job = web.services().jobs.request_stills(g.workspace.id, _video_id(video_id), [time], fmt)
+    number = _posted_version("version")  # a still of an older version (the Versions table's Show still)
+    job = web.services().jobs.request_stills(g.workspace.id, _video_id(video_id), [time], fmt, number=number)
     if _wants_json():
         return jsonify(job), 202
-    return redirect(url_for("console.video", video_id=video_id, still=job["id"]) + "#preview", code=303)
+    of: dict[str, Any] = {} if number is None else {"of": number}
+    return redirect(url_for("console.video", video_id=video_id, still=job["id"], **of) + "#preview", code=303)
+
+
+@blp.route("/videos/<video_id>/clips/<asset_id>/start", methods=["POST"])
+@web.signed_in
+def clip_start(video_id: str, asset_id: str) -> Any:
+    """Start a clip of the video at the second posted (``start``), as a version made from the one
+    posted (``version``); refused beside its control when the clip has no such second."""
+    if not is_uuid(asset_id):
+        abort(404)
+    video = web.services().videos.get(g.workspace.id, _video_id(video_id))
+    typed = request.form.get("start", "")
+    before = _number(video)
+    updated, why = clips.saved_start(video, asset_id, typed, _posted_version("version"))
+    if updated is None:
+        return _page(video_id, status=400, clip_problems={asset_id: why or ""}, clip_typed={asset_id: typed[:40]})
+    version = updated["current_version"]
+    if version is None or version["number"] == before:
+        flash("The clip starts there already; nothing changed, so no version was made.", "ok")
+    else:
+        flash(f"Saved as version {version['number']}: {version['note']}.", "ok")
+    return _back(video_id, "#clips")
 
 
 @blp.route("/videos/<video_id>/fields", methods=["POST"])
@@ -293,6 +397,7 @@ def fields_update(video_id: str) -> Any:
     try:
         updated = svc.videos.update(g.workspace.id, video_id, fields=values, note=note or None,
                                     based_on=None if opened_at is None else {opened_at})
+        updated = _kept(video, updated)
     except InvalidFieldsError as exc:
         return _page(video_id, library.track_problems(problems.explain(story.fields, values, exc.details)), values,
                      400, typed_note=note, typed_track=read.track)
@@ -329,6 +434,7 @@ def fields_resolve(video_id: str) -> Any:
         return _page(video_id, found, {**current, **values}, 400, typed_note=note)
     try:
         updated = svc.videos.update(ws, video_id, fields=values, note=note or None, based_on={now})
+        updated = _kept(video, updated)
     except InvalidFieldsError as exc:
         return _page(video_id, library.track_problems(problems.explain(story.fields, values, exc.details)),
                      {**current, **values}, 400, typed_note=note)
@@ -336,6 +442,13 @@ def fields_resolve(video_id: str) -> Any:
         return _conflict(video_id, story, opened_at, yours, note)
     _saved(updated, now, "Merged your changes into" if how == "merge" else "Saved your values over")
     return _back(video_id, "#versions")
+
+
+def _kept(before: VideoResource, updated: VideoResource) -> VideoResource:
+    """After a fields save: the clips' starts of the version it replaced, kept (``clips.keep_starts``)."""
+    if before["current_version"] is None or _number(updated) == before["current_version"]["number"]:
+        return updated
+    return clips.keep_starts(before["id"], before["current_version"]["doc"], updated)
 
 
 def _posted_version(name: str) -> int | None:

@@ -1,6 +1,9 @@
 """The farm's commands: ``reelfarm worker``, ``reelfarm farm status``, ``reelfarm farm reap``,
 ``reelfarm node check`` (``reelfarm.farm.runtime.nodecheck``) and ``reelfarm node clear``, which
-takes a node the farm set aside back into work (``reelfarm.farm.runtime.nodehealth``).
+takes a node the farm set aside back into work (``reelfarm.farm.runtime.nodehealth``). The
+operator's controls among them (``farm pause``/``resume``, ``node disable``/``enable``/``clear``,
+and ``farm render ...``: ``reelfarm.farm.runtime.controlcli``) are recorded in the audit log
+(``reelfarm.farm.services.audit``) when they take effect.
 
 ``reelfarm/cli.py`` adds ``COMMANDS`` to the ``reelfarm`` group; ``python -m reelfarm.farm.runtime.cli`` runs
 them on their own.
@@ -15,7 +18,11 @@ from typing import Any
 
 import click
 
+from reelfarm.farm.runtime.controlcli import operated, operator_option, render_group
+from reelfarm.farm.runtime.controlcli import record as record_entry
 from reelfarm.farm.runtime.nodecheck import node_group
+from reelfarm.farm.runtime.poolcli import pool_group
+from reelfarm.farm.services.audit import operator_name
 from reelfarm.renderer.spec import ENCODER_KINDS, RASTER_KINDS
 
 EMBEDDED_NOTE = (
@@ -41,8 +48,11 @@ EMBEDDED_NOTE = (
 @click.option("--encoder", type=click.Choice(ENCODER_KINDS), default=None,
               help="Encoder for chunks (default: REELFARM_ENCODER, else auto: NVENC where a session opens, else "
                    "x264); nvenc where it cannot be had refuses to start.")
+@click.option("--tags", default="", envvar="REELFARM_NODE_TAGS", show_envvar=True,
+              help="The node's tags, comma-separated words or name=value (region=eu,customer=acme): it takes the "
+                   "chunks of the pools whose tags it all carries first. gpu and nvenc are added from its probe.")
 def worker_command(queues: str, burst: bool, name: str | None, namespace: str, metrics_port: int,
-                   raster: str | None, encoder: str | None) -> None:
+                   raster: str | None, encoder: str | None, tags: str) -> None:
     """Run a render node: an RQ worker that heartbeats its capabilities into Redis."""
     from reelfarm.farm.runtime.worker import run_worker
     from reelfarm.renderer.backends import EncoderUnavailable
@@ -53,7 +63,7 @@ def worker_command(queues: str, burst: bool, name: str | None, namespace: str, m
         raise click.BadParameter("give at least one queue", param_hint="--queues")
     try:
         run_worker(settings, names, burst=burst, name=name, namespace=namespace, metrics_port=metrics_port,
-                   raster=raster, encoder=encoder)
+                   raster=raster, encoder=encoder, tags=tags)
     except (ValueError, EncoderUnavailable) as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -101,11 +111,8 @@ def status_command(as_json: bool, namespace: str, watch: bool, interval: float) 
     try:
         redis = make_redis(settings.redis_url) if settings.redis_url else None
         progress = make_progress(settings, engine)
-        while True:
-            try:
-                status = typed_status(collect_status(engine, progress, SystemClock(), redis, namespace))
-            except Exception as exc:
-                raise click.ClickException(f"cannot read the farm's state: {exc}") from exc
+        while True:  # a source that cannot be read is named in the status, round after round
+            status = typed_status(collect_status(engine, progress, SystemClock(), redis, namespace))
             _show(status, as_json, watch, interval)
             if not watch:
                 return
@@ -131,6 +138,47 @@ def _show(status: dict[str, Any], as_json: bool, watch: bool, interval: float) -
     if watch:
         lines = [f"{time.strftime('%H:%M:%S')}, every {interval:g} s (Ctrl-C stops)", *lines, ""]
     click.echo("\n".join(lines))
+
+
+@farm_group.command("pause")
+@click.option("--reason", default="", help="Why, for whoever reads `farm status`.")
+@click.option("--namespace", default="", help="Prefix of queue names and keys (as given to the workers).")
+@operator_option
+@click.option("--json", "as_json", is_flag=True)
+def pause_command(reason: str, namespace: str, operator: str | None, as_json: bool) -> None:
+    """Stop dispatching render chunks farm-wide (chunks running finish; nothing new starts) until
+    `reelfarm farm resume`; renders keep being accepted and wait their turn."""
+    from reelfarm.farm.runtime.dispatch import Dispatcher, Shares
+    from reelfarm.farm.runtime.wiring import make_redis
+
+    settings = _farm_settings()
+    dispatcher = Dispatcher(make_redis(settings.redis_url), namespace, shares=Shares(None))
+    before = dispatcher.paused()
+    record = dispatcher.pause(operator_name(operator), reason)
+    if before is None:
+        with operated(namespace, settings) as op:
+            record_entry(op, operator, "farm.pause", "farm", reason=reason)
+    at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record["at"]))
+    click.echo(json.dumps(record) if as_json else f"dispatch paused since {at} by {record['by']}"
+               + (f": {record['reason']}" if record["reason"] else ""))
+
+
+@farm_group.command("resume")
+@click.option("--namespace", default="", help="Prefix of queue names and keys (as given to the workers).")
+@operator_option
+@click.option("--json", "as_json", is_flag=True)
+def resume_command(namespace: str, operator: str | None, as_json: bool) -> None:
+    """Dispatch render chunks again after `reelfarm farm pause`."""
+    from reelfarm.farm.runtime.dispatch import Dispatcher, Shares
+    from reelfarm.farm.runtime.wiring import make_redis
+
+    settings = _farm_settings()
+    resumed = Dispatcher(make_redis(settings.redis_url), namespace, shares=Shares(None)).resume()
+    if resumed:
+        with operated(namespace, settings) as op:
+            record_entry(op, operator, "farm.resume", "farm")
+    click.echo(json.dumps({"resumed": resumed}) if as_json else
+               ("dispatch resumed" if resumed else "dispatch was not paused"))
 
 
 @farm_group.command("reap")
@@ -183,7 +231,8 @@ def _print_round(result: dict, as_json: bool) -> None:
 @node_group.command("clear")
 @click.argument("name")
 @click.option("--namespace", default="", help="Prefix of queue names and keys (as given to the workers).")
-def clear_command(name: str, namespace: str) -> None:
+@operator_option
+def clear_command(name: str, namespace: str, operator: str | None) -> None:
     """Take node NAME, set aside for failing chunks, back into work now (its count starts again).
 
     Fix what made it fail first (`reelfarm farm status` and `reelfarm node check` say why).
@@ -200,12 +249,59 @@ def clear_command(name: str, namespace: str) -> None:
     if before is None:
         raise click.ClickException(f"the farm knows no node {name!r} (namespace {namespace!r}); "
                                    "`reelfarm farm status` lists its nodes")
+    with operated(namespace, settings) as op:
+        record_entry(op, operator, "node.clear", "node", name, failure=before.failure)
     if before.set_aside(time.time()):
         click.echo(f"node {name} takes work again (it was set aside: {before.failure})")
     else:
         click.echo(f"node {name} was not set aside; its count of failures in a row is back at 0")
 
 
+@node_group.command("disable")
+@click.argument("name")
+@click.option("--reason", default="", help="Why, for whoever reads `farm status`.")
+@click.option("--namespace", default="", help="Prefix of queue names and keys (as given to the workers).")
+@operator_option
+def disable_command(name: str, reason: str, namespace: str, operator: str | None) -> None:
+    """Take node NAME out of work: it finishes the chunk it has and takes nothing new, across its
+    restarts, until `reelfarm node enable NAME` (to drain a node before stopping it, or to keep a
+    suspect one idle)."""
+    from reelfarm.farm.runtime.nodes import NodeRegistry
+    from reelfarm.farm.runtime.wiring import make_redis
+
+    settings = _farm_settings()
+    registry = NodeRegistry(make_redis(settings.redis_url), namespace)
+    if not registry.known(name):
+        raise click.ClickException(f"the farm knows no node {name!r} (namespace {namespace!r}); "
+                                   "`reelfarm farm status` lists its nodes")
+    before = registry.disabled(name)
+    record = registry.disable(name, operator_name(operator), reason)
+    if before is None:
+        with operated(namespace, settings) as op:
+            record_entry(op, operator, "node.disable", "node", name, reason=reason)
+    click.echo(f"node {name} takes no new work (disabled by {record['by']}"
+               + (f": {record['reason']}" if record["reason"] else "") + "); it finishes the chunk it has")
+
+
+@node_group.command("enable")
+@click.argument("name")
+@click.option("--namespace", default="", help="Prefix of queue names and keys (as given to the workers).")
+@operator_option
+def enable_command(name: str, namespace: str, operator: str | None) -> None:
+    """Take node NAME, disabled by `reelfarm node disable`, back into work."""
+    from reelfarm.farm.runtime.nodes import NodeRegistry
+    from reelfarm.farm.runtime.wiring import make_redis
+
+    settings = _farm_settings()
+    enabled = NodeRegistry(make_redis(settings.redis_url), namespace).enable(name)
+    if enabled:
+        with operated(namespace, settings) as op:
+            record_entry(op, operator, "node.enable", "node", name)
+    click.echo(f"node {name} takes work again" if enabled else f"node {name} was not disabled")
+
+
+farm_group.add_command(render_group)
+farm_group.add_command(pool_group)
 COMMANDS = (worker_command, farm_group, node_group)
 
 

@@ -11,15 +11,22 @@ render chunk first lands:
   arrival) is kept in the hash ``reelfarm:<ns>fair:turns``.
 - A *round* (``Dispatcher.round``) takes the lock ``reelfarm:<ns>fair:lock`` (one round at a time
   across every process; the lock expires after 5 s, so a dispatcher that dies holds nothing), counts the
-  free places of each ready queue (its idle workers, less what already waits there), asks the
-  policy which waiting chunks take them, and moves each one, after an atomic ``LREM`` from its
-  waiting queue (a chunk is never moved twice), into its ready queue (``render``,
-  ``render-gpu`` or ``render-nvenc``) with RQ's ``enqueue_job``. Moved chunks are remembered in
-  ``fair:active`` until RQ calls them finished or failed, which is what the caps count.
-- Rounds run before a node takes a job, and in the farm's one dispatcher
-  (``reelfarm.farm.runtime.dispatchlease``: the process holding a Redis lease), woken by each
-  enqueue of a chunk and each chunk's end, and every few seconds as a sweep; whoever holds the
-  round lock dispatches.
+  free places of each ready queue (its idle workers and those that said they are about to take a
+  job, less what already waits there), asks the policy which waiting chunks take them, and moves
+  each one, after an atomic ``LREM`` from its waiting queue (a chunk is never moved twice), into
+  its ready queue (``render``, ``render-gpu`` or ``render-nvenc``) with RQ's ``enqueue_job``, the
+  chunks of a round in a few pipelines. Moved chunks are remembered in ``fair:active`` until RQ
+  calls them finished or failed, which is what the caps count.
+- Under ``fair`` the policy decides on the dispatching process's copy of the fair queues, kept
+  from round to round by events and published as counters (``reelfarm.farm.runtime.dispatchmirror``):
+  a round costs the places it fills, the events since the last and the chunks running, not the
+  backlog; a render's place in line and the farm's loads are read from what it publishes. Under
+  ``fifo`` (kept to compare against) a round reads every waiting chunk (``held``) and asks
+  ``fairness.pick``.
+- Rounds run in the farm's one dispatcher (``reelfarm.farm.runtime.dispatchlease``: the process
+  holding a Redis lease), woken by each enqueue of a chunk, each chunk's end and each node about to
+  take a job (which names itself: a free place), and every few seconds as a sweep; a process
+  with no bid for the lease (a script, a test's burst worker) runs rounds itself.
 - A retry goes straight back to the ready queue (RQ retries into the job's origin): the chunk had
   its turn. Cancel takes a waiting chunk out of its waiting queue (RQ's ``Job.cancel``).
   Reconciliation after Redis came back empty enqueues lost chunks again the same way, through the
@@ -28,8 +35,8 @@ render chunk first lands:
   (``retarget``). A render asked for again at a higher priority raises its chunks' turns that are
   still held (``raise_priority``); chunks already moved keep their place in the ready queue.
 
-The virtual-service ledger lives in ``fair:ledger``; recent finished chunks (for the estimated start
-of a waiting render) in ``fair:done``.
+The virtual-service ledger lives in ``fair:ledger:<queue>``;
+recent finished chunks (for the estimated start of a waiting render) in ``fair:done``.
 """
 from __future__ import annotations
 
@@ -41,20 +48,20 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, select
-
-from reelfarm.farm.runtime.resilience import DATABASE, OUTAGES
-from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Load, Share, line, pick, plan_share, ranked_below
+from reelfarm.farm.runtime.dispatchmirror import SWEEP_SEC, Mirror, Round, place, published_loads
+from reelfarm.farm.runtime.dispatchshares import (  # Shares and workspace_shares: imported from here too
+    DEFAULT_SHARE,
+    Shares,  # noqa: F401
+    workspace_shares,  # noqa: F401
+)
+from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Load, Share, line, pick, ranked_below
 from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE, Turn
-from reelfarm.shared.tables import workspaces
 
 log = logging.getLogger("reelfarm.farm")
 
 LOCK_MS = 5_000
 MAX_HELD_READ = 2000  # per workspace and round: the policy needs the heads, not the whole tail
 THROUGHPUT_WINDOW_SEC = 120.0
-SHARES_TTL_SEC = 10.0
-DEFAULT_SHARE = plan_share("pro")
 
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 # a turn rewritten only as it was read (a round may have moved the chunk meanwhile), and counted
@@ -65,35 +72,6 @@ _RAISE = ("if redis.call('hget', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end 
 def waiting_queue(workspace: str) -> str:
     """The (un-namespaced) RQ queue a workspace's chunks wait in for their turn."""
     return f"waiting:{workspace}"
-
-
-def workspace_shares(conn: Connection, workspace_ids: Iterable[str]) -> dict[str, Share]:
-    """Each workspace's share of the farm: its plan's, or the operator's overrides."""
-    ids = sorted(set(workspace_ids))
-    if not ids:
-        return {}
-    rows = conn.execute(select(workspaces.c.id, workspaces.c.plan, workspaces.c.dispatch_weight,
-                               workspaces.c.dispatch_cap).where(workspaces.c.id.in_(ids)))
-    return {r.id: plan_share(r.plan, r.dispatch_weight, r.dispatch_cap) for r in rows}
-
-
-class Shares:
-    """Workspaces' shares read from the database, kept ``SHARES_TTL_SEC`` (an operator's change
-    applies within that)."""
-
-    def __init__(self, engine: Engine | None) -> None:
-        self.engine = engine
-        self._known: dict[str, tuple[float, Share]] = {}
-
-    def __call__(self, workspace_ids: Iterable[str]) -> dict[str, Share]:
-        now = time.monotonic()
-        stale = [w for w in set(workspace_ids) if w not in self._known or self._known[w][0] < now]
-        if stale and self.engine is not None:
-            with self.engine.connect() as conn:
-                for workspace, share in workspace_shares(conn, stale).items():
-                    self._known[workspace] = (now + SHARES_TTL_SEC, share)
-            OUTAGES.ok(DATABASE)
-        return {w: self._known[w][1] if w in self._known else DEFAULT_SHARE for w in workspace_ids}
 
 
 @dataclass(frozen=True)
@@ -108,12 +86,14 @@ class Dispatcher:
     """Rounds of fair dispatch over one Redis and namespace (see the module docstring)."""
 
     def __init__(self, redis: Any, namespace: str = "", *, shares: Callable[[Iterable[str]], dict[str, Share]],
-                 policy: str = "fair", gpu_wait_sec: float = 30.0) -> None:
+                 policy: str = "fair", gpu_wait_sec: float = 30.0, spare_caps: bool = False) -> None:
         self.redis = redis
         self.namespace = namespace
         self.shares = shares
         self.policy = policy
         self.gpu_wait_sec = gpu_wait_sec
+        self.spare_caps = spare_caps  # caps give way to places nothing else takes (``fairness.pick``'s ``spare``)
+        self._mirror: Mirror | None = None  # this process's copy of the fair queues (``dispatchmirror``)
 
     # -- keys ---------------------------------------------------------------------------------
 
@@ -137,7 +117,7 @@ class Dispatcher:
     def hold(self, rq_job_id: str, turn: Turn, target: str) -> str:
         """Record a chunk's turn before RQ puts it in its waiting queue; returns that queue's name."""
         entry = {"workspace": turn.workspace, "render": turn.render, "cost": turn.cost, "priority": turn.priority,
-                 "index": turn.index, "target": target, "seq": time.time()}
+                 "index": turn.index, "target": target, "seq": time.time(), "pool": turn.pool}
         with self.redis.pipeline() as pipe:
             pipe.hset(self.key("turns"), rq_job_id, json.dumps(entry))
             pipe.hincrby(self.key("owed"), turn.workspace, 1)
@@ -145,11 +125,23 @@ class Dispatcher:
             pipe.execute()
         return f"{self.namespace}{waiting_queue(turn.workspace)}"
 
-    def forget(self, rq_job_id: str) -> None:
-        """The chunk no longer waits for a turn (moved, canceled or gone)."""
+    def arrived(self, *rq_job_ids: str) -> None:
+        """Chunks are in their waiting queues (enqueued, or released by the job they waited on): the
+        dispatcher's copy takes them in at its next round (``dispatchmirror``)."""
+        if rq_job_ids:
+            self._event("a", *rq_job_ids)
+
+    def forget(self, rq_job_id: str, *, moved: bool = False) -> None:
+        """The chunk no longer waits for a turn (``moved`` by a round, or canceled or gone)."""
         raw = self.redis.hget(self.key("turns"), rq_job_id)
         if raw is not None and self.redis.hdel(self.key("turns"), rq_job_id):
             self.redis.hincrby(self.key("owed"), json.loads(raw)["workspace"], -1)
+        if not moved:
+            self._event("g", rq_job_id)
+
+    def _event(self, kind: str, *args: str) -> None:
+        if self.policy == "fair":
+            self.redis.rpush(self.key("events"), "\t".join((kind, *args)))
 
     def retarget(self, rq_job_id: str, target: str) -> bool:
         """Send a chunk still waiting for its turn to ``target`` when it comes; False when it is not waiting."""
@@ -161,6 +153,7 @@ class Dispatcher:
             return False
         entry["target"] = target
         self.redis.hset(self.key("turns"), rq_job_id, json.dumps(entry))
+        self._event("t", rq_job_id, target)
         return True
 
     def raise_priority(self, render: str, priority: str) -> int:
@@ -176,18 +169,22 @@ class Dispatcher:
             entry["priority"] = priority
             raised += int(self.redis.eval(_RAISE, 2, self.key("turns"), self.key("raised"), rq_id, raw,
                                           json.dumps(entry)))
+        if raised:
+            self._event("p", render, priority)
         return raised
 
     # -- rounds -------------------------------------------------------------------------------
 
-    def round(self, worker: Any = None, slots: int | None = None, wait: float = 0.0) -> list[str]:
+    def round(self, worker: Any = None, slots: int | None = None, wait: float = 0.0,
+              free: Iterable[str] = ()) -> list[str]:
         """One round if no other process is in one; returns the RQ ids of the chunks moved.
 
         ``worker``: the RQ worker about to take a job, counted as a free place of its queues.
         ``slots``: free places of each ready queue, instead of counting idle workers (a burst
         worker started afterwards, as in tests and scripts). ``wait``: seconds to keep trying for
         the lock while another process holds it (a process that died holding it holds it
-        ``LOCK_MS`` at most).
+        ``LOCK_MS`` at most). ``free``: names of workers that said they are about to take a job
+        (``reelfarm.farm.runtime.dispatchlease.wake``), counted as free places.
         """
         token = secrets.token_hex(8)
         deadline = time.monotonic() + wait
@@ -196,11 +193,62 @@ class Dispatcher:
                 return []
             time.sleep(0.1)
         try:
-            return self._round(worker, slots)
+            if self.policy == "fair":
+                return self._fair_round(worker, slots, set(free))
+            return self._scan_round(worker, slots, set(free))
         finally:
             self.redis.eval(_RELEASE, 1, self.key("lock"), token)
 
-    def _round(self, worker: Any, slots: int | None) -> list[str]:
+    def _fair_round(self, worker: Any, slots: int | None, free_names: set[str]) -> list[str]:
+        """A round on this process's copy of the fair queues (``dispatchmirror``): O(events +
+        chunks running + places filled x log(workspaces)), whatever waits."""
+        mirror, done = self._mirror, Round()
+        gen, paused = self.redis.mget(self.key("gen"), self.key("paused"))
+        if mirror is None or gen is None or int(gen) != mirror.gen:
+            mirror = self._mirror = Mirror(self.key, self.waiting_list, self.redis, self.shares, DEFAULT_SHARE,
+                                           self.spare_caps)
+            mirror.build()
+            done.changed = True
+        else:
+            mirror.catch_up(done)
+        self._record_ended([rq_id for rq_id, _ in mirror.ended(done)])
+        if time.monotonic() - mirror.swept >= SWEEP_SEC:
+            mirror.sweep(done)
+        if paused is not None or not any(queue.chunks_waiting() for queue in mirror.queues.values()):
+            mirror.publish(done)  # paused, or nothing waits: no place to count (an idle farm's round)
+            return []
+        from reelfarm.farm.runtime.poolrounds import fill_pools
+        from reelfarm.farm.runtime.routing import works
+
+        nodes = self._live_nodes()
+        workers = self._workers(nodes) if slots is None else {}
+        free = {q: self._free(q, workers, worker, free_names) if slots is None else slots
+                for q in (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE)}
+        waited = set(mirror.fall_back(any(works(n, GPU_QUEUE) for n in nodes), free[GPU_QUEUE],
+                                      time.time() - self.gpu_wait_sec))
+        moved, used = fill_pools(self, mirror, nodes, worker, slots, free_names)  # tagged nodes' pools first
+        free = {q: n - used.get(q, 0) for q, n in free.items()}
+        for target in (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE):
+            queue = mirror.queues[target]
+            if free[target] <= 0 or not queue.chunks_waiting():
+                continue
+            chosen = queue.take(free[target])
+            done_here = self._move(chosen, target)
+            for chunk in chosen:
+                if chunk.id in done_here:
+                    moved.append(chunk.id)
+                    mirror.took(target, chunk)
+                else:
+                    queue.finished(chunk.id)  # canceled meanwhile: it holds no place
+        done.changed = done.changed or bool(moved)
+        mirror.publish(done)
+        if waited:  # in the CPU queue's line now, dispatched there in its turn
+            log.warning("moved %d chunk(s) that waited over %.0f s for a GPU node to %s: %s", len(waited),
+                        self.gpu_wait_sec, RENDER_QUEUE, ", ".join(sorted(waited)))
+        return moved
+
+    def _scan_round(self, worker: Any, slots: int | None, free_names: set[str]) -> list[str]:
+        """A round over every waiting chunk (``fairness.pick``): the ``fifo`` policy, kept to compare against."""
         held = self.held()
         running = self._running()
         ledger = self._load_ledger()
@@ -215,7 +263,7 @@ class Dispatcher:
 
         nodes = self._live_nodes()
         workers = self._workers(nodes) if slots is None else {}
-        free = {q: self._free(q, workers, worker) if slots is None else slots
+        free = {q: self._free(q, workers, worker, free_names) if slots is None else slots
                 for q in (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE)}
         gpu_live = any(works(n, GPU_QUEUE) for n in nodes)
         by_target: dict[str, list[Held]] = {}
@@ -233,9 +281,11 @@ class Dispatcher:
             if not items or free[target] <= 0:
                 continue
             chosen = pick([h.chunk for h in items], free[target], running=running,
-                          shares=lambda w: share.get(w, DEFAULT_SHARE), ledger=ledger, policy=self.policy)
+                          shares=lambda w: share.get(w, DEFAULT_SHARE), ledger=ledger, policy=self.policy,
+                          spare=self.spare_caps)
+            done_here = self._move(chosen, target)
             for chunk in chosen:
-                if self._move(chunk, target):
+                if chunk.id in done_here:
                     moved.append(chunk.id)
                     running[chunk.workspace] = running.get(chunk.workspace, 0) + 1
         self._save_ledger(ledger, running, held, before=before)
@@ -246,7 +296,8 @@ class Dispatcher:
         return moved
 
     def held(self) -> list[Held]:
-        """Every chunk waiting for its turn (the first ``MAX_HELD_READ`` of each workspace)."""
+        """Every chunk waiting for its turn (the first ``MAX_HELD_READ`` of each workspace): a read
+        of the whole backlog, for ``fifo``'s rounds, operators' tools and tests, never a ``fair`` round."""
         found: list[Held] = []
         for raw in self.redis.smembers(self.key("workspaces")):
             workspace = raw.decode() if isinstance(raw, bytes) else raw
@@ -296,10 +347,6 @@ class Dispatcher:
         raw = self.redis.hget(self.key("turns"), job.id)
         return f"{self.namespace}{json.loads(raw)['target'] if raw else RENDER_QUEUE}"
 
-    def waiting_since(self, target: str) -> dict[str, float]:
-        """Chunks waiting for their turn bound for ``target``: RQ id -> when they arrived (epoch s)."""
-        return {h.chunk.id: h.chunk.seq for h in self.held() if h.target == target}
-
     def throughput(self) -> float:
         """Frames a second the farm finished over the last ``THROUGHPUT_WINDOW_SEC`` (0 when none)."""
         since = time.time() - THROUGHPUT_WINDOW_SEC
@@ -307,11 +354,61 @@ class Dispatcher:
         frames = sum(int((e.decode() if isinstance(e, bytes) else e).rsplit(":", 1)[1]) for e in entries)
         return frames / THROUGHPUT_WINDOW_SEC
 
+    def place(self, render: str) -> tuple[int, int] | None:
+        """(frames ahead of its next chunk, chunks waiting) of a render waiting for its turn, None
+        when none of its chunks does: under ``fair``, from what rounds publish (O(workspaces +
+        renders of its workspace): ``dispatchmirror.place``); else from the line (``kept_line``)."""
+        if self.policy == "fair":
+            return place(self.redis, self.key, render)
+        known = self.kept_line(None, render)
+        waiting = known.waiting.get(render, 0)
+        return (known.frames_ahead(render), waiting) if waiting else None
+
+    def pause(self, by: str, reason: str = "") -> dict[str, Any]:
+        """Stop dispatching chunks farm-wide until ``resume``: rounds keep their copy current and
+        move nothing (chunks running go on; stitches, imports and stills, which never wait for a
+        turn, are not held). Returns the pause as recorded (by, at, reason); a second pause keeps
+        the first's record."""
+        record = {"by": by, "at": time.time(), "reason": reason}
+        self.redis.set(self.key("paused"), json.dumps(record), nx=True)
+        return self.paused() or record
+
+    def resume(self) -> bool:
+        """Dispatch again; False when it was not paused. The dispatcher is woken at once."""
+        from reelfarm.farm.runtime.dispatchlease import wake
+
+        resumed = bool(self.redis.delete(self.key("paused")))
+        if resumed:
+            wake(self.redis, self.namespace)
+        return resumed
+
+    def paused(self) -> dict[str, Any] | None:
+        """The pause in force (by, at, reason), or None."""
+        raw = self.redis.get(self.key("paused"))
+        return json.loads(raw) if raw is not None else None
+
+    def stale_renders(self, target: str, before: float) -> list[str]:
+        """Renders with a chunk waiting for its turn, bound for ``target``, since before ``before``
+        (epoch s), oldest first."""
+        if self.policy == "fair":
+            return [r.decode() if isinstance(r, bytes) else r
+                    for r in self.redis.zrangebyscore(self.key(f"since:{target}"), "-inf", before)]
+        found: list[str] = []
+        for h in sorted(self.held(), key=lambda h: h.chunk.seq):
+            if h.target == target and h.chunk.seq <= before and h.chunk.render not in found:
+                found.append(h.chunk.render)
+        return found
+
     def loads(self) -> dict[str, Load]:
-        """Each workspace's chunks running (dispatched, not finished) and waiting; only reads."""
+        """Each workspace's chunks running (dispatched, not finished) and waiting; only reads (under
+        ``fair``, what rounds publish: O(workspaces + chunks running))."""
         loads: dict[str, Load] = {}
-        for h in self.held():
-            loads[h.chunk.workspace] = loads.get(h.chunk.workspace, Load()) + Load(0, 1, h.chunk.cost)
+        if self.policy == "fair":
+            for workspace, (chunks, frames) in published_loads(self.redis, self.key).items():
+                loads[workspace] = Load(0, chunks, frames)
+        else:
+            for h in self.held():
+                loads[h.chunk.workspace] = loads.get(h.chunk.workspace, Load()) + Load(0, 1, h.chunk.cost)
         active = self.active()
         with self.redis.pipeline() as pipe:
             for rq_id in active:
@@ -340,20 +437,31 @@ class Dispatcher:
                 pipe.hget(f"rq:job:{rq_id}", "status")
             statuses = pipe.execute()
         running: dict[str, int] = {}
-        ended, now = [], time.time()
+        ended = []
         for rq_id, status in zip(ids, statuses):
             status = status.decode() if isinstance(status, bytes) else status
             if status in ("queued", "started", "scheduled", "deferred"):
                 running[active[rq_id]["workspace"]] = running.get(active[rq_id]["workspace"], 0) + 1
             else:
                 ended.append(rq_id)
-        if ended:
-            with self.redis.pipeline() as pipe:
-                pipe.hdel(self.key("active"), *ended)
-                pipe.zadd(self.key("done"), {f"{rq_id}:{now}:{active[rq_id]['cost']}": now for rq_id in ended})
-                pipe.zremrangebyscore(self.key("done"), 0, now - THROUGHPUT_WINDOW_SEC)
-                pipe.execute()
+        self._record_ended(ended, active)
         return running
+
+    def _record_ended(self, ended: list[str], active: dict[str, dict[str, Any]] | None = None) -> None:
+        """Dispatched chunks that ended leave ``fair:active`` and count in the farm's throughput."""
+        if not ended:
+            return
+        if active is None:
+            active = {rq_id: json.loads(raw) for rq_id, raw in zip(ended, self.redis.hmget(self.key("active"), ended))
+                      if raw is not None}
+        now = time.time()
+        done = {f"{rq_id}:{now}:{active[rq_id]['cost']}": now for rq_id in ended if rq_id in active}
+        with self.redis.pipeline() as pipe:
+            pipe.hdel(self.key("active"), *ended)
+            if done:
+                pipe.zadd(self.key("done"), done)
+            pipe.zremrangebyscore(self.key("done"), 0, now - THROUGHPUT_WINDOW_SEC)
+            pipe.execute()
 
     def _live_nodes(self) -> list[dict[str, Any]]:
         """The live nodes' records (``reelfarm.farm.runtime.nodes``), read once a round; none when
@@ -390,33 +498,57 @@ class Dispatcher:
                     found.setdefault(queue, []).append((node["name"], str(node.get("state", ""))))
         return found
 
-    def _free(self, target: str, workers: dict[str, list[tuple[str, str]]], worker: Any) -> int:
-        """Places free on ``target``: its idle workers (and the worker about to take a job), less
-        the jobs already waiting there."""
+    def _free(self, target: str, workers: dict[str, list[tuple[str, str]]], worker: Any,
+              free_names: set[str] = frozenset()) -> int:  # type: ignore[assignment]
+        """Places free on ``target``: its idle workers (and the worker about to take a job, and those
+        that said they are), less the jobs already waiting there."""
         me = getattr(worker, "name", None)
-        idle = sum(1 for name, state in workers.get(target, []) if state == "idle" and name != me)
+        idle = sum(1 for name, state in workers.get(target, [])
+                   if (state == "idle" or name in free_names) and name != me)
         if worker is not None and f"{self.namespace}{target}" in worker.queue_names():
             idle += 1
         return idle - int(self.redis.llen(self.ready_list(target)))
 
-    def _move(self, chunk: Chunk, target: str) -> bool:
+    def _move(self, chunks: Sequence[Chunk], target: str) -> set[str]:
+        """Move chunks from their waiting queues to ``target``'s ready queue, in a few pipelines
+        whatever their number; returns the ids moved. A chunk is taken out of its waiting queue by
+        an atomic ``LREM`` first: one canceled meanwhile, or moved by a round that held the lock
+        before, is not moved (its turn is dropped all the same)."""
         from rq import Queue
-        from rq.exceptions import NoSuchJobError
         from rq.job import Job
 
-        if not self.redis.lrem(self.waiting_list(chunk.workspace), 1, chunk.id):
-            self.forget(chunk.id)
-            return False  # canceled, or moved by a round that held the lock before
-        self.forget(chunk.id)
-        try:
-            job = Job.fetch(chunk.id, connection=self.redis)
-        except NoSuchJobError:
-            return False
-        job._dependency_ids = []  # released by RQ already: every dependency finished
-        Queue(f"{self.namespace}{target}", connection=self.redis).enqueue_job(job)
-        self.redis.hset(self.key("active"), chunk.id, json.dumps({"workspace": chunk.workspace, "cost": chunk.cost,
-                                                                  "queue": target}))
-        return True
+        from reelfarm.farm.runtime.parking import park_suspended
+
+        chunks = park_suspended(self.redis, self.key, self.waiting_list, chunks)  # a suspended render's wait apart
+        if not chunks:
+            return set()
+        with self.redis.pipeline(transaction=False) as pipe:
+            for chunk in chunks:
+                pipe.lrem(self.waiting_list(chunk.workspace), 1, chunk.id)
+            taken = [c for c, removed in zip(chunks, pipe.execute()) if removed]
+        with self.redis.pipeline(transaction=False) as pipe:
+            for chunk in chunks:
+                pipe.hdel(self.key("turns"), chunk.id)
+            dropped = pipe.execute()
+        with self.redis.pipeline(transaction=False) as pipe:
+            for chunk, gone in zip(chunks, dropped):
+                if gone:
+                    pipe.hincrby(self.key("owed"), chunk.workspace, -1)
+            pipe.execute()
+        jobs = Job.fetch_many([c.id for c in taken], connection=self.redis) if taken else []
+        ready = Queue(f"{self.namespace}{target}", connection=self.redis)
+        moved: set[str] = set()
+        with self.redis.pipeline() as pipe:
+            for chunk, job in zip(taken, jobs):
+                if job is None:
+                    continue
+                job._dependency_ids = []  # released by RQ already: every dependency finished
+                ready.enqueue_job(job, pipeline=pipe)
+                pipe.hset(self.key("active"), chunk.id, json.dumps(
+                    {"workspace": chunk.workspace, "cost": chunk.cost, "render": chunk.render, "queue": target}))
+                moved.add(chunk.id)
+            pipe.execute()
+        return moved
 
     def _publish_backlog(self, held: Sequence[Held]) -> None:
         by_target: dict[str, list[str]] = {}

@@ -5,15 +5,17 @@ dispatch (``reelfarm.farm.runtime.dispatch``), and one at a time does: the holde
 ``reelfarm:<ns>fair:lease`` (``SET NX PX LEASE_MS``; the holder extends it every ``RENEW_SEC`` by a
 script that extends it only for its holder). The holder waits on the Redis list
 ``reelfarm:<ns>fair:wake`` (``BLPOP``): enqueueing a chunk and a chunk's end on a node push to it
-(``wake``), and a round follows at once, however many pushes came meanwhile; with no push it runs
-a round every ``SWEEP_SEC`` anyway. The others only try for the lease, every ``TRY_SEC`` (one
+(``wake``), and a round follows at once, however many pushes came meanwhile (a push may name a
+worker about to take a job: the round counts it as a free place); with no push it runs a round
+every ``SWEEP_SEC`` anyway. The others only try for the lease, every ``TRY_SEC`` (one
 command): a dispatcher that dies stops extending its lease, and another process holds it within
 ``LEASE_MS`` + ``TRY_SEC``; one that stops gives it up at once.
 
 Idle, that is what a farm's dispatch costs: the holder's wait, extension and sweep, and one command a
 second from each other process, instead of a round twice a second in every process. A node about to
-take a job still runs a round of its own first (``reelfarm.farm.runtime.rqnode``), so a place it
-frees never waits for the dispatcher; the round lock keeps two rounds from running at once.
+take a job wakes the dispatcher naming itself (``reelfarm.farm.runtime.rqnode``), so a place it
+frees waits one round, not a sweep; a process that holds the lease runs that round itself. The
+round lock keeps two rounds from running at once.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ LEASE_MS = 5_000
 RENEW_SEC = 2.0
 SWEEP_SEC = 5.0
 TRY_SEC = 1.0
-WAKE_KEEP = 8  # pushes kept on the wake list: more carry no more news
+WAKE_KEEP = 4096  # pushes kept on the wake list: each names a free worker, or none ("1")
 
 _RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) "
           "else return 0 end")
@@ -55,19 +57,21 @@ def holder(redis: Any, namespace: str) -> str | None:
     return raw.decode() if isinstance(raw, bytes) else raw
 
 
-def wake(redis: Any, namespace: str) -> None:
-    """Ask the farm's dispatcher, whichever process it is, for a round now."""
+def wake(redis: Any, namespace: str, free: str | None = None) -> None:
+    """Ask the farm's dispatcher, whichever process it is, for a round now; ``free``: the name of a
+    worker about to take a job, which the round counts as a free place."""
     with redis.pipeline(transaction=False) as pipe:
-        pipe.rpush(wake_key(namespace), "1")
+        pipe.rpush(wake_key(namespace), free or "1")
         pipe.ltrim(wake_key(namespace), -WAKE_KEEP, -1)
         pipe.execute()
 
 
 class DispatchLease(threading.Thread):
     """This process's bid for the farm's dispatch (module docstring): while it holds the lease it
-    calls ``round`` when woken and every ``sweep_sec``; otherwise it tries for the lease every ``try_sec``."""
+    calls ``round`` (with the names of the workers the wakes said are free) when woken and every
+    ``sweep_sec``; otherwise it tries for the lease every ``try_sec``."""
 
-    def __init__(self, redis: Any, namespace: str, round: Callable[[], Any], *, lease_ms: int = LEASE_MS,
+    def __init__(self, redis: Any, namespace: str, round: Callable[[frozenset[str]], Any], *, lease_ms: int = LEASE_MS,
                  renew_sec: float = RENEW_SEC, sweep_sec: float = SWEEP_SEC, try_sec: float = TRY_SEC) -> None:
         super().__init__(name="reelfarm-dispatch", daemon=True)
         self.redis = redis
@@ -129,14 +133,19 @@ class DispatchLease(threading.Thread):
                 self.outage.ok("the dispatch lease is held again", began=now)
                 backoff.reset()
                 renew_at = now + self.renew_sec
-            woke = False
+            woke, free = False, set()
             if now < sweep_at:
-                woke = self.blocking.blpop([key], timeout=max(0.05, min(renew_at, sweep_at) - now)) is not None
-                if woke:
-                    self.redis.delete(key)  # the pushes meanwhile: one round answers them all
+                popped = self.blocking.blpop([key], timeout=max(0.05, min(renew_at, sweep_at) - now))
+                if popped is not None:
+                    woke = True
+                    with self.redis.pipeline() as pipe:  # the pushes meanwhile: one round answers them all
+                        pipe.lrange(key, 0, -1)
+                        pipe.delete(key)
+                        pushed = pipe.execute()[0]
+                    free = {v.decode() if isinstance(v, bytes) else v for v in (popped[1], *pushed)} - {"1"}
             if woke or time.monotonic() >= sweep_at:
                 sweep_at = time.monotonic() + self.sweep_sec
-                self.round()
+                self.round(frozenset(free))
 
     def _release(self) -> None:
         if not self._holding:

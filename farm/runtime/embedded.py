@@ -45,11 +45,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, select, update
+from sqlalchemy import Connection, Engine, case, delete, func, select, update
 from sqlalchemy.exc import OperationalError
 
 from reelfarm.farm.runtime import taskprocess
 from reelfarm.farm.runtime.dispatch import DEFAULT_SHARE, THROUGHPUT_WINDOW_SEC, workspace_shares
+from reelfarm.farm.runtime.embeddedholds import SUSPENDED_UNTIL, EmbeddedHolds
 from reelfarm.farm.runtime.fairrows import (
     Known,
     in_batches,
@@ -65,7 +66,8 @@ from reelfarm.farm.runtime.queue import DEFAULT_FAILURE_HANDLER, describe_except
 from reelfarm.farm.runtime.resilience import DATABASE, Outage, is_outage
 from reelfarm.farm.services.errors import QueueUnavailable
 from reelfarm.farm.services.fairness import Line, Load, pick, place, ranked_below
-from reelfarm.farm.services.queues import RENDER_QUEUE, Turn
+from reelfarm.farm.services.queues import RENDER_QUEUE, Turn, suspended_held_up
+from reelfarm.shared import config
 from reelfarm.shared.clock import Clock, SystemClock
 from reelfarm.shared.db import transaction
 from reelfarm.shared.tables import queued_tasks as tasks
@@ -93,7 +95,7 @@ class EmbeddedQueue:
                  max_running: int | None = None, lease_sec: float = 60.0, poll_sec: float = 0.5,
                  retry_intervals: Sequence[float] = (2, 10, 30), failure_handler: str = DEFAULT_FAILURE_HANDLER,
                  maintenance: Callable[[], Any] | None = None, maintenance_sec: float = 60.0,
-                 dispatch: str = "fair") -> None:
+                 dispatch: str = "fair", spare_caps: bool = False, task_priority: str | None = None) -> None:
         self.engine = engine
         self.clock = clock or SystemClock()
         self.workers = max(1, workers or os.cpu_count() or 1)
@@ -105,6 +107,8 @@ class EmbeddedQueue:
         self.maintenance = maintenance
         self.maintenance_sec = maintenance_sec
         self.dispatch = dispatch  # fair (farm.services.fairness) or fifo
+        self.spare_caps = spare_caps  # caps give way to places nothing else takes (``fairness.pick``'s ``spare``)
+        self.task_priority = task_priority or config.DEFAULT_TASK_PRIORITY  # ``taskprocess.lower_priority``
         self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._pool: ProcessPoolExecutor | None = None
         self._thread: threading.Thread | None = None
@@ -258,14 +262,18 @@ class EmbeddedQueue:
         return loads
 
     def held_up(self, render_id: str) -> dict[str, Any] | None:
-        """None: the embedded queue's tasks run in the serving processes themselves, and a task
-        of a process that died is claimed again when its lease runs out."""
-        return None
+        """``suspended`` while an operator holds its chunks back (``embeddedholds``); else None: the
+        tasks run in the serving processes themselves, and a task of a process that died is claimed
+        again when its lease runs out."""
+        with self._guard():
+            held = EmbeddedHolds(self.engine, self.clock).suspended(render_id)
+        return suspended_held_up(held["chunk"]) if held is not None else None
 
     def standing(self, render_id: str) -> dict[str, Any] | None:
         with self._guard(), self.engine.connect() as conn:
             waiting = int(conn.execute(select(func.count()).select_from(tasks).where(
-                tasks.c.render_id == render_id, tasks.c.status.in_(("deferred", "queued")))).scalar_one())
+                tasks.c.render_id == render_id, tasks.c.status.in_(("deferred", "queued")),
+                tasks.c.run_after < SUSPENDED_UNTIL)).scalar_one())  # held back by an operator: not in line
             if not waiting:
                 return None
             now = self.clock.now()
@@ -361,19 +369,22 @@ class EmbeddedQueue:
                 task_id, exc = self._done.get_nowait()
             except stdqueue.Empty:
                 return
-            self._inflight.pop(task_id, None)
-            if exc is None:
-                self._succeeded(task_id)
-            else:
-                if getattr(self._pool, "_broken", False):  # a pool process died: every task in it failed
-                    self._pool = self._new_pool()
-                self._attempt_failed(task_id, exc)
+            try:  # in flight until its row, and a failure handler, are done with (``wait_idle``)
+                if exc is None:
+                    self._succeeded(task_id)
+                else:
+                    if getattr(self._pool, "_broken", False):  # a pool process died: every task in it failed
+                        self._pool = self._new_pool()
+                    self._attempt_failed(task_id, exc)
+            finally:
+                self._inflight.pop(task_id, None)
 
     def _new_pool(self) -> ProcessPoolExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=taskprocess.prepare)
+        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=taskprocess.prepare,
+                                   initargs=(self.task_priority,))
         pool.submit(taskprocess.noop).result()  # fork every worker now, before this thread does anything else
         return pool
 
@@ -427,7 +438,7 @@ class EmbeddedQueue:
         shares = workspace_shares(conn, {c.workspace for c in waiting} | set(running))
         ledger = load_ledger(conn)
         chosen = pick(waiting, slots, running=running, shares=lambda w: shares.get(w, DEFAULT_SHARE),
-                      ledger=ledger, policy=self.dispatch)
+                      ledger=ledger, policy=self.dispatch, spare=self.spare_caps)
         if self.dispatch == "fair":
             live_renders = set(conn.execute(select(tasks.c.render_id).where(
                 tasks.c.status.in_(("deferred", "queued", "running")), tasks.c.render_id.is_not(None))).scalars())
@@ -530,7 +541,8 @@ class EmbeddedQueue:
             status, error = _initial_status([status_of[d] for d in row.depends_on or [] if d in status_of])
             if status != "deferred":
                 conn.execute(update(tasks).where(tasks.c.id == row.id, tasks.c.status == "deferred").values(
-                    status=status, error=error, run_after=now, updated_at=now,
+                    status=status, error=error, updated_at=now,  # a suspended render's row stays held back
+                    run_after=case((tasks.c.run_after >= SUSPENDED_UNTIL, tasks.c.run_after), else_=now),
                     finished_at=now if status == "canceled" else None))
 
     def _cascade(self, conn: Connection, ended: list[str]) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import Connection, String, delete, func, select, type_coerce
 
+from reelfarm.farm.runtime.embeddedholds import SUSPENDED_UNTIL
 from reelfarm.farm.services.fairness import Chunk, Ledger, Line, Share, line
 from reelfarm.farm.services.queues import Turn
 from reelfarm.shared.tables import fair_ledger
@@ -28,7 +29,8 @@ Known = Mapping[str, tuple[Any, Chunk]]  # a waiting chunk by id, with the stamp
 # changes when a finished task is enqueued again, and its priority when its render is asked for
 # again at a higher one (``EmbeddedQueue.raise_priority``). Read as stored, unparsed.
 _STAMP = type_coerce(tasks.c.created_at, String) + " " + func.coalesce(tasks.c.priority, "")
-_QUEUED = (tasks.c.status == "queued", tasks.c.workspace_id.is_not(None))
+# a suspended render's rows (``embeddedholds``) are out of the line until resumed
+_QUEUED = (tasks.c.status == "queued", tasks.c.workspace_id.is_not(None), tasks.c.run_after < SUSPENDED_UNTIL)
 READ_BATCH = 500  # ids a statement names at most (SQLite's bound on variables is 999 in old builds)
 
 

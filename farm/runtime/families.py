@@ -44,10 +44,9 @@ def stale_renders(queue: RQQueue) -> list[str]:
         chunk = chunk_of(as_text(raw))
         if chunk and chunk[0] not in found:
             found.append(chunk[0])
-    for rq_id, since in sorted(queue.dispatcher.waiting_since(NVENC_QUEUE).items(), key=lambda kv: kv[1]):
-        chunk = chunk_of(rq_id)  # still waiting for its turn, bound for render-nvenc
-        if since <= cutoff and chunk and chunk[0] not in found:
-            found.append(chunk[0])
+    for render in queue.dispatcher.stale_renders(NVENC_QUEUE, cutoff):  # still waiting for their turn
+        if render not in found:
+            found.append(render)
     return found
 
 

@@ -397,14 +397,20 @@ def _judge_queues(report: NodeReport, config: NodeConfig) -> None:
 
 def check_farm(report: NodeReport, redis_url: str | None, namespace: str) -> None:
     """This host's nodes in the farm's registry; a live one that is set aside is a problem."""
-    from reelfarm.farm.runtime.nodes import NodeRegistry
+    from reelfarm.farm.runtime.nodes import NodeRegistry, record_speed
     from reelfarm.farm.runtime.wiring import make_redis
+    from reelfarm.farm.services.speeds import chunk_rate
 
     if not redis_url:
         report.farm = {"asked": False}
         return
     try:
-        nodes = NodeRegistry(make_redis(redis_url), namespace).nodes()
+        registry = NodeRegistry(make_redis(redis_url), namespace)
+        nodes = registry.nodes()
+        for node in nodes:  # the measured speed seeds a cold farm's start estimates (``speeds``)
+            fps = chunk_rate(report.speed.get(f"{node.get('raster') or 'cpu'}_raster_fps"), report.speed.get("x264_fps"))
+            if node["alive"] and node.get("hostname") == report.host["hostname"] and fps:
+                record_speed(registry.redis, registry.key(node["name"]), fps)
     except Exception as exc:  # noqa: BLE001 - reported, not a verdict on this machine
         report.farm = {"asked": True, "error": f"the farm's Redis cannot be read: {exc}"}
         return

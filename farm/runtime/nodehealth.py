@@ -149,6 +149,9 @@ class NodeHealth:
                    for node in self.registry.live_nodes())
 
 
+QUIET_REPORT_SEC = 30.0
+
+
 class FrameCounter:
     """Frames drawn by a node's chunks, in memory it shares with the work horses it forks: a horse
     adds, the node's main process reads (one writer at a time: a node runs one horse)."""
@@ -175,6 +178,20 @@ class StallWatch:
 
     def stalled(self) -> bool:
         return self.clock.stalled(self.frames.value(), time.monotonic())
+
+    def quiet_sec(self) -> float:
+        """Seconds since the running chunk last drew a frame, as of the last look (``stalled``);
+        0 when frames were drawn since. Reads only: the heartbeat thread asks, the monitor decides."""
+        if self.frames.value() != self.clock.frames:
+            return 0.0
+        return max(0.0, time.monotonic() - self.clock.since)
+
+    @property
+    def quiet_report_sec(self) -> float:
+        """From how long without a frame the node says so in its heartbeat (the render's
+        ``held_up: no_frames``): a quarter of the stall time, at most ``QUIET_REPORT_SEC``, well
+        before the node stops the chunk as stuck."""
+        return min(QUIET_REPORT_SEC, self.clock.after_sec / 4)
 
     @property
     def monitor_sec(self) -> int:

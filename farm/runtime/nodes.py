@@ -14,7 +14,11 @@ and the maintenance round removes it then (``prune``).
 
 A node counts as alive while its last beat is recent and, on the same host, while its process
 exists (the same pid, started at the same moment). That second test lets a node started after a
-crash take over a killed node's jobs, and its name, at once.
+crash take over a killed node's jobs, and its name, at once. "The same host" is the same hostname
+*and* the same PID namespace (``pid_ns``): containers on the host's network share its hostname but
+each sees only its own processes (every one of them is pid 1 to itself), so a record from another
+PID namespace, or from a release that did not say its namespace, is judged by its beats alone, as a
+node of another host is.
 
 Names are identities that survive a restart: ``--name``, or by default ``<host>-<n>`` with the
 lowest slot ``n`` free on that host (``claim``). A name is free when no node of it is alive: a
@@ -31,6 +35,7 @@ restarted under its name within ``NODE_TTL_SEC`` keeps its standing.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import socket
@@ -43,10 +48,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from reelfarm.farm.services.nodehealth import STANDING_FIELDS, Standing
+from reelfarm.farm.services.speeds import SPEED_FIELD
 
 log = logging.getLogger("reelfarm.farm")
 
 ALIVE_SEC = 15.0  # a node that has not written for this long is gone (heartbeats every 5 s: three missed)
+SILENT_SEC = 8.0  # a live node not heard from for this long is shown as silent (a beat missed, and then some)
 NODE_TTL_SEC = 30  # a node's hash outlives its last beat by this: six beats
 FORGET_SEC = 3600.0  # a gone node's entry in the liveness set: its jobs are handed back long before
 T = TypeVar("T")
@@ -81,6 +88,8 @@ class Capabilities:
     gl_renderer: str = ""  # GL_RENDERER of the node's GL context (e.g. "llvmpipe (LLVM 15.0.6, 256 bits)")
     encoder: str = "x264"  # the encoder family every chunk of this node uses: "x264" or "nvenc"
     pid_started: str = ""  # when the process started (``process_started``): tells a pid used again apart
+    pid_ns: str = ""  # the PID namespace it runs in (``pid_namespace``): whose pids its pid is among
+    tags: str = ""  # the node's tags, written as a pool (``reelfarm.farm.services.pools``)
 
 
 @dataclass(frozen=True)
@@ -104,7 +113,7 @@ def detect_capabilities(raster: str = "cpu", gl_renderer: str = "", encoder: str
     gpu = gpu_model()
     return Capabilities(hostname=socket.gethostname(), pid=os.getpid(), cores=os.cpu_count() or 1,
                         gpu=gpu, nvenc=_nvenc() if gpu else False, raster=raster, gl_renderer=gl_renderer,
-                        encoder=encoder, pid_started=process_started(os.getpid()))
+                        encoder=encoder, pid_started=process_started(os.getpid()), pid_ns=pid_namespace())
 
 
 def gpu_model() -> str | None:
@@ -245,10 +254,12 @@ class NodeRegistry:
     # -- writes -------------------------------------------------------------------------------
 
     def beat(self, name: str, caps: Capabilities, *, queues: list[str], state: str,
-             current_job: str | None, gpu: GpuSample | None = None) -> None:
-        """Record that the node is alive and what it is doing (and its GPU's state, when sampled)."""
+             current_job: str | None, gpu: GpuSample | None = None, frames_quiet: float | None = None) -> None:
+        """Record that the node is alive and what it is doing (and its GPU's state, when sampled;
+        ``frames_quiet``: how long the chunk it runs has drawn no frame, when that is long)."""
         now = time.time()
         fields = _record(caps, gpu, queues, state, current_job, now)
+        fields["frames_quiet"] = "" if frames_quiet is None else f"{frames_quiet:.1f}"
         with self.redis.pipeline(transaction=False) as pipe:
             pipe.hset(self.key(name), mapping=fields)
             pipe.expire(self.key(name), NODE_TTL_SEC)
@@ -286,7 +297,8 @@ class NodeRegistry:
             NameTaken: a node of that name is alive.
         """
         pid = caps.pid if caps is not None else pid or os.getpid()
-        caps = caps or Capabilities(socket.gethostname(), pid, 0, None, False, pid_started=process_started(pid))
+        caps = caps or Capabilities(socket.gethostname(), pid, 0, None, False, pid_started=process_started(pid),
+                                    pid_ns=pid_namespace())
         if name is None:
             return self._claim_slot(caps, queues)
         first: Holder | None = None
@@ -331,8 +343,9 @@ class NodeRegistry:
         another host)."""
         if holder.score is None or not _fresh(holder.last_beat) or holder.data.get("state") == "stopped":
             return "free"
-        if holder.data.get("hostname") != caps.hostname:
-            return "unsure"
+        if holder.data.get("hostname") != caps.hostname or not caps.pid_ns \
+                or holder.data.get("pid_ns") != caps.pid_ns:
+            return "unsure"  # another host, or another PID namespace of this one: its pids are not ours
         if holder.data.get("pid") == str(caps.pid):  # a dead holder that had this process's pid (a container's)
             return "free"
         return "live" if _process_alive(holder.data) else "free"
@@ -379,6 +392,31 @@ class NodeRegistry:
                           "seen_sec_ago": round(now - float(data.get("last_seen") or score), 1)})
         return found
 
+    def disable(self, name: str, by: str, reason: str = "") -> dict[str, Any]:
+        """An operator takes node ``name`` out of work until ``enable``: it finishes the chunk it
+        has and takes nothing new (kept across its restarts: the record outlives the node's own,
+        which expires). Returns the record (by, at, reason); disabling again keeps the first."""
+        record = {"by": by, "at": time.time(), "reason": reason}
+        self.redis.hsetnx(self.disabled_key, name, json.dumps(record))
+        return self.disabled(name) or record
+
+    def enable(self, name: str) -> bool:
+        """Node ``name`` takes work again; False when it was not disabled."""
+        return bool(self.redis.hdel(self.disabled_key, name))
+
+    def disabled(self, name: str) -> dict[str, Any] | None:
+        """The operator's record that took node ``name`` out of work, or None."""
+        raw = self.redis.hget(self.disabled_key, name)
+        return json.loads(raw) if raw is not None else None
+
+    def disabled_all(self) -> dict[str, dict[str, Any]]:
+        """Every node an operator took out of work: name -> record."""
+        return {_text(k): json.loads(v) for k, v in self.redis.hgetall(self.disabled_key).items()}
+
+    @property
+    def disabled_key(self) -> str:
+        return f"{self.prefix}nodes:disabled"
+
     def known(self, name: str) -> bool:
         """Whether the registry has a record of node ``name`` (seen within ``NODE_TTL_SEC``)."""
         return bool(self.redis.exists(self.key(name)))
@@ -395,6 +433,24 @@ class NodeRegistry:
             pipe.expire(self.key(name), NODE_TTL_SEC)
             pipe.execute()
 
+    def silence(self, name: str) -> tuple[str, float] | None:
+        """("dead", seconds) for a node this registry knows to be gone, ("silent", seconds) for one
+        not heard from for ``SILENT_SEC`` but not yet ``ALIVE_SEC``, else None (an unknown worker
+        included); the seconds since its last beat."""
+        holder = self.holder(name)
+        if holder.score is None:
+            return None
+        quiet = time.time() - holder.last_beat
+        if not _alive(holder.last_beat, holder.data):
+            return "dead", quiet
+        return ("silent", quiet) if quiet >= SILENT_SEC else None
+
+    def frames_quiet(self, name: str) -> float | None:
+        """How long the chunk node ``name`` runs has drawn no frame, as its last beat said (only
+        once that is long: ``StallWatch.quiet_report_sec``); None otherwise."""
+        value = _text(self.redis.hget(self.key(name), "frames_quiet") or b"")
+        return float(value) if value else None
+
     def is_dead(self, name: str) -> bool:
         """True only for a node this registry knows and knows to be gone; an unknown worker (a
         plain ``rq worker``) is left to RQ's own expiry."""
@@ -402,7 +458,7 @@ class NodeRegistry:
         return holder.score is not None and not _alive(holder.last_beat, holder.data)
 
 
-IDENTITY_FIELDS = ("hostname", "pid", "pid_started", "state")
+IDENTITY_FIELDS = ("hostname", "pid", "pid_started", "pid_ns", "state")
 
 
 def _record(caps: Capabilities, gpu: GpuSample | None, queues: Sequence[str], state: str, current_job: str | None,
@@ -422,7 +478,7 @@ def _alive(last_beat: float, data: dict[str, str]) -> bool:
     """A node is alive while it beats, has not stopped and, on this host, its process exists."""
     if data.get("state") == "stopped" or not _fresh(last_beat):
         return False
-    if data.get("hostname") == socket.gethostname():
+    if data.get("hostname") == socket.gethostname() and data.get("pid_ns") and data.get("pid_ns") == pid_namespace():
         return _process_alive(data)
     return True
 
@@ -437,6 +493,21 @@ def _process_alive(data: dict[str, str]) -> bool:
         return False
     started = data.get("pid_started") or ""
     return not started or process_started(int(pid)) in ("", started)
+
+
+def record_speed(redis: Any, node_key: str, fps: float) -> None:
+    """Write a node's measured chunk rate on its record (``NodeRegistry.key``), if the record exists
+    (``reelfarm.farm.runtime.nodespeed``, ``reelfarm node check``)."""
+    if redis.exists(node_key):
+        redis.hset(node_key, SPEED_FIELD, f"{fps:.2f}")
+
+
+def pid_namespace() -> str:
+    """This process's PID namespace (``pid:[4026531836]``, Linux); "" where it cannot be read."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
 
 
 def process_started(pid: int) -> str:

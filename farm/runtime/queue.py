@@ -122,12 +122,12 @@ class RQQueue:
                  timeout: int = DEFAULT_TIMEOUT_SEC, failure_handler: str = DEFAULT_FAILURE_HANDLER,
                  maintenance: Callable[[], Any] | None = None, maintenance_sec: float = 30.0,
                  gpu_wait_sec: float = DEFAULT_GPU_WAIT_SEC, dispatch: str = "fair",
-                 shares: Callable[[Any], Any] | None = None) -> None:
+                 shares: Callable[[Any], Any] | None = None, spare_caps: bool = False) -> None:
         self.redis = redis
         self.namespace = namespace
         self.router = Router(redis, namespace, gpu_wait_sec)
         self.dispatcher = Dispatcher(redis, namespace, shares=shares or Shares(None), policy=dispatch,
-                                     gpu_wait_sec=gpu_wait_sec)
+                                     gpu_wait_sec=gpu_wait_sec, spare_caps=spare_caps)
         self.retry_intervals = tuple(retry_intervals) or (0,)
         self.timeout = timeout
         self.failure_handler = failure_handler
@@ -170,26 +170,39 @@ class RQQueue:
                 retry=retry, timeout=self.timeout, result_ttl=RESULT_TTL_SEC, failure_ttl=FAILURE_TTL_SEC,
                 on_failure=Callback(RQ_ON_FAILURE), meta={"failure_handler": self.failure_handler},
                 description=f"{func_path}{tuple(args)!r}")
-        if turn is not None:  # its turn may be now: the farm's dispatcher where this process bids for it, else here
-            if self._lease is not None:
-                self.wake()
-            else:
-                self.dispatch_round()
+        if turn is not None:
+            with self._guard("enqueue"):
+                self.dispatcher.arrived(self.rq_job_id(job_id))  # in its waiting queue now, unless deferred
+            self._changed()
 
-    def wake(self) -> None:
+    def _changed(self) -> None:
+        """What waits changed: a chunk's turn may be now, and the published line moves. A round by the
+        farm's dispatcher where this process bids for it (woken), else here."""
+        if self._lease is not None:
+            self.wake()
+        else:
+            self.dispatch_round()
+
+    def wake(self, free: str | None = None) -> None:
         """Ask the farm's dispatcher for a round now (``reelfarm.farm.runtime.dispatchlease``): a
-        chunk was enqueued, or one ended."""
+        chunk was enqueued, or one ended; ``free``: the name of a worker about to take a job."""
         with self._guard("wake"):
-            wake(self.redis, self.namespace)
+            wake(self.redis, self.namespace, free)
 
-    def dispatch_round(self, worker: Any = None, wait: float = 0.0) -> list[str]:
+    @property
+    def dispatching_elsewhere(self) -> bool:
+        """Whether this process bids for the farm's dispatch and another process holds it now:
+        a round here would first copy the whole backlog (``dispatchmirror``); a wake is what helps."""
+        return self._lease is not None and not self._lease.holding and self.dispatcher.policy == "fair"
+
+    def dispatch_round(self, worker: Any = None, wait: float = 0.0, free: Any = ()) -> list[str]:
         """A round of fair dispatch now, if no other process is in one (or, within ``wait``
         seconds, once it is out); never raises (the next round, a moment later, does what this
         one could not). An outage goes to the process's outage log (one line when it starts, one
         when it ends), not a line a round."""
         began = time.monotonic()
         try:
-            moved = self.dispatcher.round(worker, wait=wait)
+            moved = self.dispatcher.round(worker, wait=wait, free=free)
         except Exception as exc:
             if is_outage(exc):
                 self._outage.lost(exc, "dispatching chunks")
@@ -222,12 +235,20 @@ class RQQueue:
             except InvalidJobOperation:
                 pass
             self.dispatcher.forget(job.id)
+            if job_id.startswith("render-") and job_id.endswith("-stitch"):  # the render's last job: no hold left
+                from reelfarm.farm.runtime.renderholds import RedisHolds
+
+                RedisHolds(self.dispatcher).drop(job_id.removeprefix("render-").removesuffix("-stitch"))
+        self._changed()
 
     def raise_priority(self, render_id: str, priority: str) -> int:
         """Raises the turns of the render's chunks still held for fair dispatch
         (``Dispatcher.raise_priority``); those a round already moved to a ready queue keep their place."""
         with self._guard("raise_priority"):
-            return self.dispatcher.raise_priority(render_id, priority)
+            raised = self.dispatcher.raise_priority(render_id, priority)
+        if raised:
+            self._changed()
+        return raised
 
     def ping(self) -> None:
         with self._guard("ping"):
@@ -238,7 +259,7 @@ class RQQueue:
             self._timer = _Every(self.maintenance_sec, self.maintenance)
             self._timer.start()
         if self._lease is None:
-            self._lease = DispatchLease(self.redis, self.namespace, self.dispatch_round)
+            self._lease = DispatchLease(self.redis, self.namespace, lambda free: self.dispatch_round(free=free))
             self._lease.start()
 
     def stop(self, timeout: float | None = None) -> None:
@@ -260,28 +281,75 @@ class RQQueue:
         from reelfarm.farm.services.fairness import place
 
         with self._guard("standing"):
+            if self.redis.hexists(self.dispatcher.key("suspended"), render_id):
+                return None  # held back by an operator (``renderholds``): out of the line until resumed
+            if self.dispatcher.policy == "fair":  # what the dispatcher's rounds publish
+                found = self.dispatcher.place(render_id)
+                if found is None:
+                    return None
+                return place(found[0], found[1], self.start_rate(), datetime.now(UTC))
             # the line is kept between reads and computed again only when what decides it changed
             self._line = known = self.dispatcher.kept_line(self._line, render_id)
             waiting = known.waiting.get(render_id, 0)
             if not waiting:
                 return None
-            return place(known.frames_ahead(render_id), waiting, self.dispatcher.throughput(), datetime.now(UTC))
+            return place(known.frames_ahead(render_id), waiting, self.start_rate(), datetime.now(UTC))
+
+    def start_rate(self) -> float:
+        """Frames a second a start estimate divides by: the farm's recent throughput, else, on a
+        farm that finished nothing lately, its live nodes' own measured speed (``speeds``)."""
+        from reelfarm.farm.runtime.nodes import NodeRegistry
+        from reelfarm.farm.services.queues import CHUNK_QUEUES
+        from reelfarm.farm.services.speeds import seeded_rate, start_rate
+
+        throughput = self.dispatcher.throughput()
+        if throughput > 0:  # the registry is read only on a cold farm
+            return throughput
+        return start_rate(throughput, seeded_rate(NodeRegistry(self.redis, self.namespace).live_nodes(), CHUNK_QUEUES))
+
+    def _pool_held_up(self, render_id: str) -> dict[str, Any] | None:
+        """``no_node_in_pool`` while the render's chunks wait in a pool no live node serves (``poolrounds``)."""
+        from reelfarm.farm.runtime.nodes import NodeRegistry
+        from reelfarm.farm.runtime.poolrounds import held_up
+
+        return held_up(self.dispatcher, render_id, NodeRegistry(self.redis, self.namespace).live_nodes())
 
     def held_up(self, render_id: str) -> dict[str, Any] | None:
         """The earliest chunk of the render still marked as running on a node that is gone, or taken
         by one and never started (until the repair round hands it back:
-        ``reelfarm.farm.runtime.maintenance.recover_orphans`` and ``recover_taken``)."""
+        ``reelfarm.farm.runtime.maintenance.recover_orphans`` and ``recover_taken``): ``node_stopped``;
+        else the earliest on a node not heard from for ``SILENT_SEC`` (``node_silent``, with how long);
+        else the earliest running on a live node that says it has drawn no frame of it for a while
+        (``no_frames``: its work process frozen or stuck, before the node stops it as stuck).
+        Before both, ``suspended`` while an operator holds the render's chunks back; after them,
+        ``no_node_in_pool`` while its chunks wait in a pool no live node serves (``poolrounds``)."""
         from rq.executions import Execution
         from rq.registry import StartedJobRegistry
 
         from reelfarm.farm.runtime.nodes import NodeRegistry, taken_key, taken_notes
+        from reelfarm.farm.runtime.poolrounds import tag_set_queues
         from reelfarm.farm.services.graph import chunk_index_of
         from reelfarm.farm.services.queues import CHUNK_QUEUES
 
         with self._guard("held_up"):
+            held = self._suspended_held_up(render_id)
+            if held is not None:
+                return held
             nodes = NodeRegistry(self.redis, self.namespace)
-            stopped = []
-            for queue in CHUNK_QUEUES:
+            stopped: list[int] = []
+            silent: list[tuple[int, float]] = []
+            frameless: list[tuple[int, float]] = []
+
+            def judge(index: int, node: str, started: bool = True) -> None:
+                found = nodes.silence(node)
+                if found is not None and found[0] == "dead":
+                    stopped.append(index)
+                elif found is not None:
+                    silent.append((index, found[1]))
+                elif started and (quiet := nodes.frames_quiet(node)) is not None:
+                    frameless.append((index, quiet))
+
+            for queue in [*CHUNK_QUEUES, *tag_set_queues(nodes.nodes())]:  # the plain ready queues, the pools'
                 for entry in self.redis.zrange(StartedJobRegistry(self.queue_name(queue), connection=self.redis).key,
                                                0, -1):
                     text = entry.decode() if isinstance(entry, bytes) else entry
@@ -294,16 +362,42 @@ class RQQueue:
                         execution.refresh()
                     except ValueError:
                         continue
-                    if execution.worker_name and nodes.is_dead(execution.worker_name):
-                        stopped.append(index)
+                    if execution.worker_name:
+                        judge(index, execution.worker_name)
             for job_id, node, _ in taken_notes(self.redis, taken_key(self.namespace)):  # taken, never started
                 index = chunk_index_of(render_id, job_id.removeprefix(self.namespace))
-                if index is not None and nodes.is_dead(node):
-                    stopped.append(index)
-            if not stopped:
-                return None
-            chunk = min(stopped)
-            return {"chunk": chunk, "reason": "node_stopped", "message": f"waiting for chunk {chunk} (its node stopped)"}
+                if index is not None:
+                    judge(index, node, started=False)
+            if stopped:
+                chunk = min(stopped)
+                return {"chunk": chunk, "reason": "node_stopped",
+                        "message": f"waiting for chunk {chunk} (its node stopped)"}
+            if silent:
+                chunk, quiet = min(silent)
+                return {"chunk": chunk, "reason": "node_silent",
+                        "message": f"waiting for chunk {chunk} (its node has not been heard from for {quiet:.0f} s)"}
+            if frameless:
+                chunk, quiet = min(frameless)
+                return {"chunk": chunk, "reason": "no_frames",
+                        "message": f"waiting for chunk {chunk} (its node is alive but has drawn no frame of it "
+                                   f"for {quiet:.0f} s; a chunk that draws none for the stall time is stopped "
+                                   "and runs again)"}
+            return self._pool_held_up(render_id)  # after a dead node's chunk: that one is handed back first
+
+    def _suspended_held_up(self, render_id: str) -> dict[str, Any] | None:
+        """``suspended`` while an operator holds the render's chunks back (``renderholds``)."""
+        from reelfarm.farm.runtime.renderholds import RedisHolds
+        from reelfarm.farm.services.graph import chunk_index_of
+        from reelfarm.farm.services.queues import suspended_held_up
+
+        holds = RedisHolds(self.dispatcher)
+        record = holds.suspended(render_id)
+        if record is None:
+            return None
+        parked = [i for i in (chunk_index_of(render_id, rq_id.removeprefix(self.namespace))
+                              for rq_id in holds.parked(render_id)) if i is not None]
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record["at"])) if record.get("at") else None
+        return suspended_held_up(min(parked) if parked else 0, since)
 
     def _waiting_or_running(self, rq_job_id: str) -> bool:
         from rq.exceptions import NoSuchJobError

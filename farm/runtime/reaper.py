@@ -4,7 +4,8 @@ Queues retry and reclaim what they can, but a task can still be lost (Redis flus
 stitch whose chunk was dropped, a bug). So no render stays ``running`` longer than
 ``STALL_AFTER`` without a chunk moving it forward (each chunk start and end, and the stitch,
 stamp ``progressed_at``; a chunk is about 5 s of video and has a 10-minute queue timeout), and
-none stays ``queued`` longer than ``QUEUED_MAX``. Past that, ``reap`` fails it with a message
+none stays ``queued`` longer than ``QUEUED_MAX``, unless an operator suspended it
+(``reelfarm.farm.services.rendercontrols``: the audit log's last word on it is a suspend). Past that, ``reap`` fails it with a message
 and refunds it (``render.failed`` is emitted). Jobs get the same treatment from their
 ``started_at`` / ``created_at``.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from reelfarm.farm.runtime.context import current
 from reelfarm.farm.runtime.tasks import fail_job, fail_render
@@ -45,7 +47,10 @@ def reap(*, stall_after: timedelta = STALL_AFTER,
     with ctx.engine.connect() as conn:
         stalled = renders_repo.stalled_renders(conn, running_before=now - stall_after, queued_before=now - queued_max)
         stuck_jobs = jobs_repo.stalled_jobs(conn, running_before=now - job_max, queued_before=now - queued_max)
+    held = _suspended(ctx.engine, [r.id for r in stalled])
     for render in stalled:
+        if render.id in held:  # an operator holds it back; its resume starts its clock again
+            continue
         bound = stall_after if render.status == "running" else queued_max
         verb = "made no progress" if render.status == "running" else "waited in the queue"
         if fail_render(render.id, f"the render {verb} for {_minutes(bound)}; try again"):
@@ -55,6 +60,18 @@ def reap(*, stall_after: timedelta = STALL_AFTER,
         if fail_job(job.id, f"the job did not finish within {_minutes(job_max if job.status == 'running' else queued_max)}; try again"):
             reaped.jobs.append(job.id)
     return reaped
+
+
+def _suspended(engine: Any, render_ids: list[str]) -> set[str]:
+    """Renders an operator suspended; none when the audit log cannot be read (a database not
+    migrated yet): the bound applies as before."""
+    from reelfarm.farm.services.rendercontrols import suspended_renders
+
+    try:
+        return suspended_renders(engine, render_ids)
+    except Exception:
+        log.warning("cannot read which renders are suspended", exc_info=True)
+        return set()
 
 
 def _minutes(delta: timedelta) -> str:

@@ -17,7 +17,8 @@
 - Media library assets (``reelfarm.farm.services.library``) uploaded more than the retention period
   ago that no version of a video (any version, old ones too: a version keeps what it was made
   with) and no brand kit of their workspace names, by key or id: the row first (only if still
-  unnamed, checked again in its transaction), then the file and its thumbnail. Each workspace's
+  unnamed, checked again in its transaction), then the file, its thumbnail and a clip's draft proxy
+  (``reelfarm.farm.services.proxies``). Each workspace's
   copy is its own row and file, so another workspace's identical upload stays.
 - Presigned uploads to the media library an hour past their URL's expiry, completed or not: the
   staged object (never completed, or refused), then the row (``library.sweep_expired_uploads``).
@@ -44,7 +45,7 @@ from datetime import timedelta
 from reelfarm.farm.runtime.context import current
 from reelfarm.farm.services import drafts
 from reelfarm.farm.services.library import sweep_expired_uploads
-from reelfarm.shared import storage_keys
+from reelfarm.farm.services.proxies import delete_proxy
 from reelfarm.shared.config import DEFAULT_RETENTION_DAYS, Settings
 from reelfarm.shared.db import transaction
 from reelfarm.shared.repos import assets as assets_repo
@@ -130,7 +131,8 @@ def purge(*, batch: int = BATCH, max_batches: int = MAX_BATCHES, round_sec: floa
                 forgotten = assets_repo.forget_unused(conn, asset)
             if forgotten:
                 ctx.storage.delete(asset.key)
-                ctx.storage.delete(storage_keys.asset_thumbnail_key(asset.key))
+                ctx.storage.delete(asset.thumbnail_key)
+                delete_proxy(ctx.storage, asset.key)
                 gone += 1
         return gone
 

@@ -143,6 +143,7 @@ class NodeWorker(Worker):
         self.health = health  # counts this node's chunk failures; None: it is never set aside
         self.stall = stall  # watches the running chunk's frames; None: a chunk is never stopped as stuck
         self._aside: Standing | None = None  # the standing this node idles under while it is set aside
+        self._disabled: dict[str, Any] | None = None  # the operator's record while this node is disabled
         self._set_aside_job: str | None = None  # the job whose failure set this node aside: handed back
         self._horse_death: tuple[str, str] | None = None  # (job id, why) of the horse that just died
         self._stuck: tuple[str, str] | None = None  # (job id, why) of the chunk this node stopped as stuck
@@ -172,6 +173,12 @@ class NodeWorker(Worker):
                 if self.dispatch is not None:
                     self._dispatch_before_taking(burst=timeout is None)
                 result = super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+                if result is not None and self._set_aside_now():
+                    # disabled while it waited for a job: the job goes back first in line, untouched
+                    result[1].push_job_id(result[0].id, at_front=True)
+                    log.warning("job %s handed back to %s: node %s takes no job", result[0].id, result[1].name,
+                                self.name)
+                    continue
                 if result is not None:
                     self._note_taken(*result)
                 return result
@@ -201,18 +208,36 @@ class NodeWorker(Worker):
         return execution
 
     def _dispatch_before_taking(self, burst: bool) -> None:
-        """A round of fair dispatch with this worker as a free place. A burst worker leaves when
-        its queues are empty, so while chunks wait for their turn and its queues are empty it waits
-        for the lock (held at most ``LOCK_MS`` by a process that died in a round) rather than leave."""
+        """A round of fair dispatch with this worker as a free place: the farm's dispatcher's, woken
+        with this worker's name, where another process holds the dispatch (a round here would copy
+        the backlog first: ``reelfarm.farm.runtime.dispatchmirror``); else one here. A burst worker
+        (a script's, a test's) runs its rounds itself: it leaves when its queues are empty, so while
+        chunks wait for their turn and its queues are empty it waits for the lock (held at most
+        ``LOCK_MS`` by a process that died in a round) rather than leave."""
         from reelfarm.farm.runtime.dispatch import LOCK_MS
 
+        if not burst and self.dispatch.dispatching_elsewhere:
+            self.dispatch.wake(free=self.name)
+            return
         empty = burst and not any(queue.count for queue in self.queues)
         self.dispatch.dispatch_round(self, wait=LOCK_MS / 1000 + 1 if empty and self.dispatch.dispatcher.held() else 0)
 
     def _set_aside_now(self) -> bool:
-        """Whether this node is set aside now; its state says so, and the log when it starts and ends."""
+        """Whether this node is set aside now (by its failures, or disabled by an operator: ``reelfarm
+        node disable``); its state says so, and the log when it starts and ends."""
         if self.health is None:
             return False
+        disabled = self.health.registry.disabled(self.name)
+        if disabled is not None:
+            if self._disabled is None:
+                reason = f": {disabled['reason']}" if disabled.get("reason") else ""
+                log.warning("node %s takes no job: disabled by %s%s", self.name, disabled["by"], reason)
+                self.set_state(f"disabled by {disabled['by']}{reason}")
+            self._disabled = disabled
+            return True
+        if self._disabled is not None:
+            log.warning("node %s takes jobs again: enabled by an operator", self.name)
+            self._disabled = None
         standing, now = self.health.standing(self.name), time.time()
         if standing.set_aside(now):
             if self._aside is None:
@@ -291,12 +316,28 @@ class NodeWorker(Worker):
         return bool(super().perform_job(job, queue))
 
     def handle_job_success(self, job: Any, queue: Any, started_job_registry: Any) -> None:
+        """RQ's; then the node's success count, and the chunks that waited on the job (an asset
+        import), in their waiting queues now, told to the dispatcher, whose copy takes them in at
+        its next round rather than its sweep (``reelfarm.farm.runtime.dispatchmirror``)."""
+        dependents: list[str] = []
+        if self.dispatch is not None:
+            try:
+                dependents = [d.decode() if isinstance(d, bytes) else d
+                              for d in self.connection.smembers(job.dependents_key)]
+            except REDIS_ERRORS:
+                dependents = []
         super().handle_job_success(job, queue, started_job_registry)
         if self.health is not None and is_chunk(job.func_name):
             try:
                 self.health.succeeded(self.name)
             except Exception:  # the count is advisory; the job's end is recorded
                 log.warning("could not record on node %s that job %s succeeded", self.name, job.id, exc_info=True)
+        if dependents:
+            try:
+                self.dispatch.dispatcher.arrived(*dependents)
+            except REDIS_ERRORS:
+                pass  # the dispatcher's sweep finds them
+            self._wake_dispatcher()
 
     def _judge_failure(self, job: Any, exc: BaseException | None) -> bool:
         """Before the job's failure callback: count a failure that is this node's fault; True when
@@ -335,6 +376,15 @@ class NodeWorker(Worker):
             super().heartbeat(timeout, pipeline)
             return
         self._while_redis_up("sending a heartbeat", lambda: super(NodeWorker, self).heartbeat(timeout))
+
+    def frames_quiet(self) -> float | None:
+        """How long the chunk this node runs has drawn no frame, once that is ``quiet_report_sec``
+        or more (else None, as for a job that is no chunk): what the node's heartbeat carries."""
+        running = self._running
+        if self.stall is None or running is None or not is_chunk(running[0].func_name):
+            return None
+        quiet = self.stall.quiet_sec()
+        return quiet if quiet >= self.stall.quiet_report_sec else None
 
     def maintain_heartbeats(self, job: Any) -> None:
         self._while_redis_up("keeping a job's heartbeat", lambda: super(NodeWorker, self).maintain_heartbeats(job))

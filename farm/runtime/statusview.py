@@ -100,6 +100,9 @@ def node_lines(node: dict[str, Any], width: int) -> list[str]:
     if node.get("gl_renderer"):
         raster += f" ({node['gl_renderer']})"
     head = f"{node['name']}: {_state(node)}{job} (seen {node.get('seen_sec_ago', '?')} s ago)"
+    if node.get("disabled"):
+        off = node["disabled"]
+        head += f"; DISABLED by {off['by']}" + (f" ({off['reason']})" if off.get("reason") else "")
     host = (f"{node.get('hostname') or '?'}, pid {node.get('pid') or '?'}, {node.get('cores') or '?'} cores; "
             f"queues {','.join(node.get('queues') or []) or '-'}")
     kit = f"raster {raster}; encoder {node.get('encoder') or 'x264'}; {_gpu(node)}; {_nvenc(node)}"
@@ -109,12 +112,14 @@ def node_lines(node: dict[str, Any], width: int) -> list[str]:
 def render_lines(render: dict[str, Any], width: int) -> list[str]:
     state = render["status"] + (f": {render['held_up']['message']}" if render.get("held_up") else "")
     made_by = f", {render['encoder']}/{render.get('raster') or 'cpu'}" if render.get("encoder") else ""
-    frames = f"{render['frames_done']}/{render['frames_total']} frames"
+    done = render["frames_done"] if render["frames_done"] is not None else "?"
+    frames = f"{done}/{render['frames_total']} frames"
     if render.get("reused_frames"):
         frames += f" ({render['reused_frames']} reused)"
     head = f"{render['id']} {state}"
     detail = (f"{render['format']} {render['resolution']}p{render['fps']}{made_by}; {frames}; "
-              f"{render['frames_per_sec']} frames/s; {render['elapsed_sec']} s")
+              f"{render['frames_per_sec'] if render['frames_per_sec'] is not None else '?'} frames/s; "
+              f"{render['elapsed_sec']} s")
     return [*_cut(head, width, "  "), *_cut(detail, width, "    ")]
 
 
@@ -122,6 +127,16 @@ def status_lines(status: dict[str, Any], width: int = 80) -> list[str]:
     """The text view of a (typed) status, no line wider than ``width`` (ids are never cut)."""
     width = max(40, width)
     lines = [f"mode: {status['mode']}"]
+    if status.get("paused"):
+        paused = status["paused"]
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(paused["at"])))
+        lines += _cut(f"dispatch: PAUSED since {since} by {paused['by']}"
+                      + (f" ({paused['reason']})" if paused.get("reason") else "")
+                      + "; `reelfarm farm resume` to dispatch again", width, "")
+    for source, why in sorted(status.get("unavailable", {}).items()):
+        shown = {"database": "renders in flight and workspaces' names, weights and caps are not shown",
+                 "redis": "nodes, queues and the workspaces' loads are not shown"}.get(source, "")
+        lines += _cut(f"unavailable: {why}; {shown}" if shown else f"unavailable: {why}", width, "")
     if status["mode"] == "farm":
         nodes = status.get("nodes", [])
         lines += ["", f"nodes ({len(nodes)})" if nodes else "nodes: none seen in the last day"]
@@ -134,9 +149,9 @@ def status_lines(status: dict[str, Any], width: int = 80) -> list[str]:
                                           for name, d in sorted(queues.items())]) if queues else ["  (none)"]
     if status.get("workspaces"):
         lines += ["", "workspaces (fair dispatch)"]
-        rows = [[f"{_short(w['name'], 20)} {w['id'][:8]}", str(w["running"]), str(w["waiting"]), f"{w['waiting_frames']:,}",
-                 f"{w['weight']:g}" if w["weight"] is not None else "-", str(w["cap"] or "-"),
-                 f"{100 * w['share']:.0f} %"] for w in status["workspaces"]]
+        rows = [[f"{_short(w['name'] or '?', 20)} {w['id'][:8]}", str(w["running"]), str(w["waiting"]),
+                 f"{w['waiting_frames']:,}", f"{w['weight']:g}" if w["weight"] is not None else "-", str(w["cap"] or "-"),
+                 f"{100 * w['share']:.0f} %" if w["share"] is not None else "-"] for w in status["workspaces"]]
         lines += _table(["workspace", "running", "waiting", "frames", "weight", "cap", "share"], rows)
     renders = status.get("renders", [])
     lines += ["", f"renders in flight ({len(renders)})" if renders else "renders in flight: none"]

@@ -16,11 +16,12 @@ from reelfarm.farm.runtime.queue import resolve
 
 log = logging.getLogger("reelfarm.farm")
 
-# Added to the serving process's niceness in every pool process: the most there is. At +19 a
-# process weighs 15 against a request thread's 1024 in the kernel's scheduler (+10: 110): by those
-# weights four renders drawing would take about 3% of the cores from a burst of requests, not 18%
-# (worked out, not measured). On Linux pool processes are also SCHED_IDLE (``lower_priority``).
-TASK_NICENESS = 19
+# Added to the serving process's niceness in every pool process (``REELFARM_TASK_PRIORITY``):
+# ``idle`` the most there is. At +19 a process weighs 15 against a request thread's 1024 in the
+# kernel's scheduler (+10: 110): by those weights four renders drawing would take about 3% of the
+# cores from a burst of requests, not 18% (worked out, not measured). With ``idle`` pool processes
+# are also SCHED_IDLE on Linux (``lower_priority``).
+TASK_NICENESS = {"idle": 19, "low": 10, "normal": 0}
 _PR_SET_PDEATHSIG = 1
 
 
@@ -65,20 +66,27 @@ def noop() -> None:
 
 
 
-def prepare() -> None:
-    """Pool process initializer: yield the cores to the serving process's request threads, leave
-    SIGINT and SIGTERM to the serving process (``reelfarm.farm.runtime.embedded``'s docstring, "Stopping"), and end with it
-    should it be killed (a worker past gunicorn's graceful timeout), so that no task runs on
-    while the next start runs it again."""
+def prepare(priority: str = "idle") -> None:
+    """Pool process initializer: yield the cores to the serving process's request threads (as far
+    as ``priority`` says), leave SIGINT and SIGTERM to the serving process
+    (``reelfarm.farm.runtime.embedded``'s docstring, "Stopping"), and end with it should it be
+    killed (a worker past gunicorn's graceful timeout), so that no task runs on while the next
+    start runs it again."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     die_with_parent()
-    lower_priority()
+    lower_priority(priority)
 
 
-def lower_priority() -> None:
-    """This process (and the threads it starts later) at ``TASK_NICENESS`` and, on Linux, in the
-    SCHED_IDLE class: it runs on a core only while no request thread wants it.
+def lower_priority(priority: str = "idle") -> None:
+    """This process (and the threads it starts later) at ``TASK_NICENESS[priority]`` and, for
+    ``idle`` on Linux, in the SCHED_IDLE class: it runs on a core only while nothing else wants it.
+
+    That is also its cost: SCHED_IDLE yields to every other process of the host, not only to the
+    server's request threads, so on a host whose cores other work keeps busy, renders wait until
+    that work ends (a GIF's stitch, 5 s of work, had not ended after 10 minutes beside four busy
+    processes on two cores). ``low`` (niceness +10) still yields most of the cores to anything
+    else; ``normal`` shares them evenly: the choices for a host that does other work.
 
     With niceness alone, in the burst of ``benchmarks.burst`` (4 request threads a worker, 4 renders
     drawing) about one run in two had every create take 24 ms in the server instead of 14 and the
@@ -87,11 +95,13 @@ def lower_priority() -> None:
     when it places a waking request thread, and one with only SCHED_IDLE work counts as idle, so
     request threads are no longer put beside each other. Lowering one's own class needs no
     privilege."""
+    if priority == "normal":
+        return
     try:
-        os.nice(TASK_NICENESS)
+        os.nice(TASK_NICENESS[priority])
     except OSError as exc:  # not allowed to (a container without CAP_SYS_NICE only blocks raising it)
         log.warning("could not lower the priority of a task process: %s", exc)
-    if hasattr(os, "SCHED_IDLE"):
+    if priority == "idle" and hasattr(os, "SCHED_IDLE"):
         try:
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
         except OSError as exc:  # a kernel without the class

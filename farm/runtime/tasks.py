@@ -21,13 +21,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from reelfarm.farm.runtime import draft_tasks
+from reelfarm.farm.runtime import accounting, draft_tasks
 from reelfarm.farm.runtime.context import TaskContext, current, studio_of
 from reelfarm.farm.runtime.queue import task_path as current_task_path
 from reelfarm.farm.runtime.resilience import Outage, is_database_outage, wait_until
 from reelfarm.farm.runtime.scratch import scratch_dir
 from reelfarm.farm.services import segments, stream
 from reelfarm.farm.services.assets import import_remote_assets, imported_keys
+from reelfarm.farm.services.captions import publish_captions
 from reelfarm.farm.services.drafts import DRAW_TASK as DRAW_DRAFT_TASK
 from reelfarm.farm.services.errors import TaskFailed
 from reelfarm.farm.services.graph import IMPORT_ASSETS_TASK, RENDER_CHUNK_TASK, STITCH_TASK
@@ -85,7 +86,9 @@ def _render_logged(task: Callable[..., None]) -> Callable[..., None]:
     node and queue runs it, so one render can be followed from its request to its stitch."""
     @functools.wraps(task)
     def run(render_id: str, *args: Any) -> None:
-        with log_context(render_id=render_id, **render_log_fields(render_id)):
+        chunk = int(args[0]) if args else None
+        with log_context(render_id=render_id, **render_log_fields(render_id)), \
+                accounting.measured(task.__name__, render_id, chunk):  # what it used on this node
             task(render_id, *args)
     return run
 
@@ -172,8 +175,9 @@ def render_chunk(render_id: str, index: int) -> None:
             return
         report.flush()
         ctx.storage.put_file(storage_keys.segment_key(render_id, index), path, "video/mp4")
-        try:
-            streamed = _publish(ctx, render, parsed, index, path)  # the stream's part, playable at once
+        accounting.encoded(end - start)
+        try:  # the stream's part, playable at once (an MP4's only)
+            streamed = _publish(ctx, render, parsed, index, path) if render.container == "mp4" else []
         except PERMANENT as exc:
             fail_render(render_id, _user_message(exc))
             return
@@ -220,10 +224,14 @@ def _draw_segment(ctx: TaskContext, render: renders_repo.Render, parsed: Doc, pa
     from reelfarm.renderer.render import render_segment
 
     choice = ctx.raster or choose_raster(ctx.settings.raster if ctx.settings else "cpu")
-    raster = choice.make(parsed, spec, assets, yuv=True)
+    if render.container == "webm":  # VP9 on the CPU, whatever the node's own encoder
+        from reelfarm.renderer.encode_web import webm_segment_tools
+        raster, encoder = webm_segment_tools(parsed, spec, assets, choice, render.transparent, CHUNK_ENCODER_THREADS)
+    else:
+        raster = choice.make(parsed, spec, assets, yuv=True)
+        encoder = _encoder(ctx, family, render.id).make(threads=CHUNK_ENCODER_THREADS)
     try:
-        render_segment(parsed, path, spec, frames, assets=assets, progress=report, raster=raster,
-                       encoder=_encoder(ctx, family, render.id).make(threads=CHUNK_ENCODER_THREADS))
+        render_segment(parsed, path, spec, frames, assets=assets, progress=report, raster=raster, encoder=encoder)
     finally:
         raster.close()
 
@@ -256,26 +264,31 @@ def stitch(render_id: str) -> None:
     lifecycle(ctx).start(render_id, None)  # running, should every chunk have been reused (none started it)
     lifecycle(ctx).progressed(render_id, MAX_UNFINISHED)
     assets = _render_assets(ctx, render)
+    from reelfarm.renderer.encode_web import content_type
+    video_key = storage_keys.video_key(render_id, render.container)
     with scratch_dir("stitch") as tmp:
-        out, poster = os.path.join(tmp, "video.mp4"), os.path.join(tmp, "poster.jpg")
+        out, poster = os.path.join(tmp, f"video.{render.container}"), os.path.join(tmp, "poster.jpg")
         try:
             local = [ctx.storage.open_local(key) for key in keys]
             check_segments(local, names=[f"segment {i + 1}" for i in range(len(keys))])  # one encoder family
-            finish_video(doc, local, out, assets)
+            finish_video(doc, local, out, assets, render.format, render.container, render.fps)
             write_poster(doc, poster, _spec(render), assets)
-            if 0 in _publish(ctx, render, parse_doc(doc)):  # every chunk was reused: the stream starts here
+            if render.container == "mp4" and 0 in _publish(ctx, render, parse_doc(doc)):  # all reused: starts here
                 lifecycle(ctx).progressed(render_id, MAX_UNFINISHED, streaming=True)
         except PERMANENT as exc:
             fail_render(render_id, _user_message(exc))
             return
-        ctx.storage.put_file(storage_keys.video_key(render_id), out, "video/mp4")
+        ctx.storage.put_file(video_key, out, content_type(render.container))
         ctx.storage.put_file(storage_keys.poster_key(render_id), poster, "image/jpeg")
         size = os.path.getsize(out)
+    captions = publish_captions(ctx.storage, render_id, doc)
     # kept under their fingerprints for the workspace's later renders, before they go as scratch
     prints = segments.fingerprints(ctx.storage, WorkspaceObjects(ctx.engine, render.workspace_id), render, doc)
     segments.keep(ctx.engine, ctx.clock, ctx.storage, render, prints, lambda i: storage_keys.segment_key(render_id, i))
-    done = lifecycle(ctx).succeed(render, Finished(storage_keys.video_key(render_id), storage_keys.poster_key(render_id), size,
-                                                   tuple(keys + imported_keys(doc, storage_keys.render_prefix(render_id)))))
+    accounting.settle()  # its cost stored before it reads as succeeded
+    done = lifecycle(ctx).succeed(render, Finished(video_key, storage_keys.poster_key(render_id), size,
+                                                   tuple(keys + imported_keys(doc, storage_keys.render_prefix(render_id))),
+                                                   captions))
     if done is not None:
         log.info("render %s: stitched %d segment(s) into %d bytes", render_id, len(keys), size)
 

@@ -27,7 +27,9 @@ from reelfarm.farm.runtime.embedded import EmbeddedQueue
 from reelfarm.farm.runtime.maintenance import HANDBACK_SEC, WEBHOOK_SEC, embedded_maintenance, rq_maintenance
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.resilience import redis_client
+from reelfarm.farm.services.allowance import ComputeAllowance
 from reelfarm.farm.services.collaborators import Collaborators, make_collaborators
+from reelfarm.farm.services.estimates import EstimateService
 from reelfarm.farm.services.jobs import JobService
 from reelfarm.farm.services.progress import DatabaseProgress, MemoryProgress, ProgressStore, RedisProgress
 from reelfarm.farm.services.queues import JobQueue
@@ -52,10 +54,12 @@ def make_queue(settings: Settings, engine: Engine, clock: Clock | None = None, s
     with this process's share of the maintenance round as its hook (``reelfarm.farm.runtime.maintenance``)."""
     if settings.redis_url:
         queue = RQQueue(make_redis(settings.redis_url, serving), maintenance_sec=HANDBACK_SEC,
-                        gpu_wait_sec=settings.gpu_queue_wait_sec, dispatch=settings.dispatch, shares=Shares(engine))
+                        gpu_wait_sec=settings.gpu_queue_wait_sec, dispatch=settings.dispatch, shares=Shares(engine),
+                        spare_caps=settings.caps == "spare")
         queue.maintenance = rq_maintenance(queue, owner=f"api:{socket.gethostname()}.{os.getpid()}").run_once
         return queue
-    embedded = EmbeddedQueue(engine, clock=clock, maintenance_sec=WEBHOOK_SEC, dispatch=settings.dispatch)
+    embedded = EmbeddedQueue(engine, clock=clock, maintenance_sec=WEBHOOK_SEC, dispatch=settings.dispatch,
+                             spare_caps=settings.caps == "spare", task_priority=settings.task_priority)
     embedded.maintenance = embedded_maintenance(embedded)
     return embedded
 
@@ -117,5 +121,6 @@ def make_farm(settings: Settings, engine: Engine, storage: Storage, clock: Clock
     ctx.studio = studio
     configure(ctx)
     return Farm(queue=queue, progress=progress, context=ctx,
-                renders=RenderService(engine, queue, storage, clock, progress, settings),
+                renders=RenderService(engine, queue, storage, clock, progress, settings,
+                                      allowance=ComputeAllowance(engine, clock, EstimateService(engine, storage))),
                 jobs=JobService(engine, queue, storage, clock, studio=lambda: studio_of(ctx)))

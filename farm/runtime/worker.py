@@ -61,6 +61,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Engine
@@ -85,13 +86,17 @@ from reelfarm.farm.runtime.nodes import (
     sample_gpu,
     taken_key,
 )
+from reelfarm.farm.runtime.nodespeed import SpeedCheck
 from reelfarm.farm.runtime.queue import RQQueue
+from reelfarm.farm.runtime.renderlogs import RenderLogHandler
 from reelfarm.farm.runtime.resilience import DATABASE, REDIS, Outage, is_outage, wait_until
 from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, node_queues
 from reelfarm.farm.runtime.scratch import remove_stale
 from reelfarm.farm.runtime.wiring import make_redis, make_task_context
 from reelfarm.farm.services.nodehealth import SetAsidePolicy, StallClock
+from reelfarm.farm.services.pools import node_queues_with_pools, node_tags, parse_tags, pool_name
 from reelfarm.farm.services.progress import RedisProgress
+from reelfarm.farm.services.queues import CHUNK_QUEUES
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import NODE, migrate, process_engine
 
@@ -122,6 +127,7 @@ class NodeHeartbeat(threading.Thread):
                                        reroute=queue.router.reroute)
         self._stop_event = threading.Event()
         self._since_tidy = 0.0
+        self.last_round = time.monotonic()  # the node's /livez: this thread still goes round
 
     def beat(self) -> None:
         """Write the node's record."""
@@ -129,8 +135,9 @@ class NodeHeartbeat(threading.Thread):
         try:
             state = self.worker.get_state()
             state = getattr(state, "value", state)
+            quiet = getattr(self.worker, "frames_quiet", lambda: None)()
             self.registry.beat(self.worker.name, self.caps, queues=self.queues, state=str(state),
-                               current_job=self.worker.running_job_id, gpu=sample_gpu())
+                               current_job=self.worker.running_job_id, gpu=sample_gpu(), frames_quiet=quiet)
         except Exception as exc:
             if not is_outage(exc):
                 log.exception("node heartbeat failed")
@@ -151,6 +158,7 @@ class NodeHeartbeat(threading.Thread):
 
     def run(self) -> None:
         while not self._stop_event.wait(HEARTBEAT_SEC):
+            self.last_round = time.monotonic()
             self._since_tidy += HEARTBEAT_SEC
             self.beat()
             if self._since_tidy >= TIDY_SEC:
@@ -229,13 +237,15 @@ def _reach_redis_and_database(settings: Settings) -> tuple[Any, Engine]:
 
 def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, burst: bool = False,
                name: str | None = None, namespace: str = "", metrics_port: int = 0,
-               raster: str | None = None, encoder: str | None = None) -> bool:
+               raster: str | None = None, encoder: str | None = None, tags: str = "") -> bool:
     """Work the given queues until stopped (or, with ``burst``, until they are empty).
 
     Returns whether any job was processed. Requires ``settings.redis_url``. With ``metrics_port``
     the node serves Prometheus metrics there (``reelfarm.farm.runtime.metrics``). ``raster`` (default
     ``settings.raster``) picks the rasterizer and, with it, the render queues (module docstring);
-    ``encoder`` (default ``settings.encoder``) the encoder family every chunk of this node uses.
+    ``encoder`` (default ``settings.encoder``) the encoder family every chunk of this node uses;
+    ``tags`` the pools it serves (``reelfarm.farm.services.pools``: it works its tag set's ready
+    queues first).
 
     Raises:
         ValueError: no Redis URL, no queue left to work (``render-gpu`` alone on a CPU node), or a
@@ -249,6 +259,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
         describe_node,
         serve_metrics,
     )
+    from reelfarm.farm.runtime.nodeprobe import NodeProbe, NodeState, read_node_state
 
     if not settings.redis_url:
         raise ValueError("run_worker needs REELFARM_REDIS_URL")
@@ -257,9 +268,10 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     grace = stop_grace_sec()
     family = choose_encoder(encoder or settings.encoder)  # before anything else: a refusal takes nothing
     choice, gl_renderer = choose_node_raster(raster or settings.raster)
-    queues = _queues_for(choice.kind, queues, family.family)
+    carried = node_tags(parse_tags(tags), choice.kind, family.family)  # PoolError (a ValueError): a bad tag
+    queues = node_queues_with_pools(_queues_for(choice.kind, queues, family.family), carried, CHUNK_QUEUES)
     redis, engine = _reach_redis_and_database(settings)
-    caps = detect_capabilities(choice.kind, gl_renderer, family.family)
+    caps = replace(detect_capabilities(choice.kind, gl_renderer, family.family), tags=pool_name(carried))
     registry = NodeRegistry(redis, namespace)
     name, before = registry.claim(name, caps, queues)  # NameTaken (a ValueError): a live node has the name
     remove_stale()
@@ -270,7 +282,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     configure(context)
     queue_names = [f"{namespace}{q}" for q in queues]
     farm_queue = RQQueue(redis, namespace=namespace, gpu_wait_sec=settings.gpu_queue_wait_sec,
-                         dispatch=settings.dispatch, shares=Shares(engine))
+                         dispatch=settings.dispatch, shares=Shares(engine), spare_caps=settings.caps == "spare")
     health = NodeHealth(registry, SetAsidePolicy(settings.node_setaside_after, settings.node_cooldown_sec))
     # RQ lengthens its client's socket timeout for its wait for a job (BLPOP, 60 s), for connections
     # made from then on: on a client of its own, no connection made before (10 s) is handed to that
@@ -279,17 +291,24 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     worker = MeteredWorker([Queue(q, connection=rq_redis) for q in queue_names], connection=rq_redis,
                            name=name, database=engine, stop_grace_sec=grace, dispatch=farm_queue,
                            health=health, stall=stall, taken=taken_key(namespace))
-    if metrics_port:
-        describe_node(choice.kind, family.family)
-        serve_metrics(metrics_port, queue=farm_queue, engine=engine, standing=lambda: health.standing(worker.name))
     if before.score is not None:
         take_over(worker, registry, namespace)
+    logging.getLogger().addHandler(RenderLogHandler(redis, namespace, worker.name))  # each render's lines, farm-wide
     heartbeat = NodeHeartbeat(worker, registry, caps, queues, queue_names, maintenance_lock=lock_key(namespace),
                               gpu_wait_sec=settings.gpu_queue_wait_sec, queue=farm_queue)
+    if metrics_port:
+        describe_node(worker.name, choice.kind, family.family)
+
+        def state() -> NodeState:
+            return read_node_state(registry, worker.name)
+
+        serve_metrics(metrics_port, queue=farm_queue, engine=engine, node=state,
+                      probe=NodeProbe(lambda: worker.name, state, lambda: heartbeat.last_round))
     log.info("node %s: %d cores, raster %s%s, encoder %s, GPU %s, NVENC %s; queues %s", worker.name, caps.cores,
              caps.raster, f" ({gl_renderer})" if gl_renderer else "", caps.encoder, caps.gpu or "none",
              "yes" if caps.nvenc else "no", ", ".join(queue_names))
     heartbeat.beat()
+    SpeedCheck(redis, registry.key(worker.name), choice.kind).start()  # a cold farm's start estimates
     recover_orphans(redis, queue_names, registry)
     heartbeat.start()
     farm_queue.start()  # its bid to be the farm's dispatcher (reelfarm.farm.runtime.dispatchlease)

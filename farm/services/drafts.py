@@ -13,8 +13,9 @@ stream is (``reelfarm.renderer.hls.media_playlist``): an ``EVENT`` playlist of t
 stored segments from the first, ended once every chunk is stored (or the draft failed).
 
 A draft is never a render: no version is saved, no credit is charged, no event is written, it is
-not listed among the video's renders, and it has no MP4 (nothing is stitched). Its sound is left
-out (a draft is about the picture; the render mixes the audio).
+not listed among the video's renders, and it has no MP4 (nothing is stitched). It has the sound a
+render would have: each segment carries its own part of the mix (the soundtrack looped or faded to
+fit, the clips' sound), mixed and encoded by its chunk task alone.
 
 Bounds, per workspace (``DraftBounds``):
 

@@ -13,6 +13,8 @@ Hierarchy::
     │                          (translated copies: Pro and Agency) (API: 403)
     ├── QuotaExceeded          an upload would take the workspace's media library past its
     │                          plan's bytes; nothing was stored (API: 413 ``quota_exceeded``)
+    ├── AllowanceExceeded      a render would take the workspace's CPU seconds this month past
+    │                          its compute allowance; nothing was made (API: 402 ``allowance_exceeded``)
     └── TaskFailed             a task met a problem the user can act on (an unreadable asset);
         │                      its message is what the render's or job's ``error`` shows
         └── AssetUnreachable   (also a RuntimeError) a remote asset could not be fetched for a
@@ -28,6 +30,7 @@ no longer current). None of these carries HTTP knowledge; ``api/`` maps them.
 
 from __future__ import annotations
 
+from reelfarm.farm.services.media_sizes import file_size
 from reelfarm.shared.db import database_outage
 
 
@@ -63,9 +66,20 @@ class QuotaExceeded(FarmError):
     """The media library would pass its plan's quota with this upload; the message gives the figures."""
 
     def __init__(self, used: int, limit: int, size: int) -> None:
-        super().__init__(f"The media library holds {used} of its {limit} bytes; this upload ({size} bytes) would "
-                         "pass the plan's quota. Delete assets no video or brand kit uses, or move to a larger plan.")
+        super().__init__(f"The media library holds {file_size(used)} of its {file_size(limit)}; this upload "
+                         f"({file_size(size)}) would pass the plan's quota. Delete assets no video or brand kit uses, "
+                         "or move to a larger plan.")
         self.used, self.limit, self.size = used, limit, size
+
+
+class AllowanceExceeded(FarmError):
+    """A render request would pass the workspace's monthly compute allowance; the message gives the figures."""
+
+    def __init__(self, allowance: float, used: float, estimate: float) -> None:
+        super().__init__(f"This render would pass the workspace's monthly compute allowance of {allowance:g} CPU "
+                         f"seconds: {used:g} are used this month and it is estimated at {estimate:g}. Ask an "
+                         "operator to raise the allowance, or wait for next month.")
+        self.allowance, self.used, self.estimate = allowance, used, estimate
 
 
 class TaskFailed(FarmError):

@@ -128,7 +128,7 @@ class Ledger:
 
 def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | None = None,
          shares: Callable[[str], Share] | None = None, ledger: Ledger | None = None,
-         policy: str = "fair", until: str | None = None) -> list[Chunk]:
+         policy: str = "fair", until: str | None = None, spare: bool = False) -> list[Chunk]:
     """The chunks to dispatch now, in order, for ``slots`` free places.
 
     Args:
@@ -140,6 +140,9 @@ def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | N
         policy: ``fair``, or ``fifo`` (arrival order; caps still apply) to compare against.
         until: stop once a chunk of this render is chosen (the last in the list): the same list
             as without it, cut there.
+        spare: caps give way to places no other work can take: once every workspace under its
+            cap is served, the places left go to workspaces at their caps, in the same order
+            (``fair`` only; ``REELFARM_CAPS=spare``).
     """
     ledger = ledger if ledger is not None else Ledger()
     running = dict(running or {})
@@ -152,11 +155,23 @@ def pick(waiting: Sequence[Chunk], slots: int, *, running: Mapping[str, int] | N
     chosen: list[Chunk] = []
     heap = [(ledger.served[w], queues.first_seq(w), w) for w in queues.workspaces()]
     heapq.heapify(heap)
-    while heap and len(chosen) < slots:
+    capped_too = False
+    passed: list[str] = []  # workspaces at their caps, in the order they came up
+    while len(chosen) < slots:
+        if not heap:
+            if not (spare and passed):
+                break
+            # every workspace under its cap is served: the places left are spare, and go to those at theirs
+            heap = [(ledger.served[w], queues.first_seq(w), w) for w in passed if queues.has(w)]
+            heapq.heapify(heap)
+            passed, spare = [], False
+            capped_too = True
+            continue
         _, _, workspace = heapq.heappop(heap)
         share = share_of(workspace)
-        if running.get(workspace, 0) >= share.cap:
-            continue  # capped: passed over until a chunk of it ends (next call)
+        if running.get(workspace, 0) >= share.cap and not capped_too:
+            passed.append(workspace)
+            continue  # capped: passed over until a chunk of it ends (next call), unless places are spare
         chunk = queues.take(queues.next_render(workspace))
         chosen.append(chunk)
         running[workspace] = running.get(workspace, 0) + 1

@@ -48,35 +48,25 @@ know either (the caps it ignores, every arrival after the read, chunks that fail
 and it is what a render's estimated start needs (``fairness.place``). When every chunk has one
 size and each workspace one render, the error is at most one chunk per workspace.
 
-**Stored form** (``state`` / ``from_state``: plain values, JSON as is). In Redis, where the
-dispatcher is to keep it:
+**Stored form** (``state`` / ``from_state``: plain values, JSON as is). On RQ the farm's dispatcher
+keeps one queue per ready queue in its memory, current by events, and publishes what readers need
+(``reelfarm.farm.runtime.dispatchmirror``): a process that takes over builds its copy from the
+waiting queues once. ``view`` is what it publishes, and ``fluid_ahead`` computes a place in line
+from it as ``frames_ahead`` does here.
 
-- the ledger: the hash ``fair:ledger`` as now (``Ledger.scopes``: ``w:<ws>``, ``r:<render>``,
-  ``v:clock``), read and written per decision, not whole;
-- workspaces served next: a sorted set ``fq:ready``, score = virtual service, member =
-  ``<first arrival, fixed width>|<workspace>``, so Redis' order for equal scores (by member) is
-  ``pick``'s tie break (earliest arrival among its waiting chunks, then the id); a workspace at its
-  cap in ``fq:capped`` (score = virtual service, for the clock); workspaces to admit in the set
-  ``fq:pending``; running counts in the hash ``fq:running``;
-- per workspace: its renders by turn, ``fq:turns:<ws>:normal`` and ``:low`` (score = the render's
-  virtual service, member = ``<head's arrival>|<render>``), and its chunks by arrival,
-  ``fq:arrivals:<ws>`` (score = arrival), whose first is the workspace's tie break;
-- per render: its chunks in taking order, ``fq:chunks:<render>`` (score = index, member =
-  ``<arrival>|<chunk id>``), the turns themselves in ``fair:turns`` as now.
-
-A take is then, per slot, ``ZRANGE fq:ready 0 0``, ``ZRANGE fq:turns:<ws>:normal 0 0`` (else
-``:low``), ``ZPOPMIN fq:chunks:<render>`` and three ``ZADD``: a Lua script of O(log) commands
-per slot, as here.
+**Spare places** (``spare``): caps may give way to places nothing else can take. Once every
+workspace under its cap is served, ``take`` serves those at their caps, from the capped heap, in
+the same order (``fairness.pick``'s ``spare``; the property test drives both ways).
 """
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from reelfarm.farm.services.fairness import ARRIVAL_CREDIT, PRIORITIES, Chunk, Ledger, Share
+from reelfarm.farm.services.fairplace import RenderView, SpaceView, fluid_ahead
 
 UNCAPPED = 1 << 30  # fairness.pick's cap when no share is given
 READY, CAPPED, PENDING = "ready", "capped", "pending"
@@ -128,7 +118,9 @@ class FairQueue:
         ledger: the virtual service so far (a stored one); the queue keeps its own copy.
     """
 
-    def __init__(self, shares: Callable[[str], Share] | None = None, ledger: Ledger | None = None) -> None:
+    def __init__(self, shares: Callable[[str], Share] | None = None, ledger: Ledger | None = None,
+                 spare: bool = False) -> None:
+        self.spare = spare  # caps give way to places no other work can take (``fairness.pick``'s ``spare``)
         self._share_of = shares or (lambda _w: Share(1.0, UNCAPPED))
         self._shares: dict[str, Share] = {}
         self._ledger = ledger.copy() if ledger is not None else Ledger()
@@ -139,11 +131,12 @@ class FairQueue:
         self._frames = 0
         self._status: dict[str, str] = {}  # every workspace with chunks waiting: READY, CAPPED or PENDING
         self._ready: list[tuple[float, float, str]] = []  # (served, first arrival, workspace)
-        self._capped: list[tuple[float, str]] = []
+        self._capped: list[tuple[float, float, str]] = []  # (served, first arrival, workspace)
         self._pending: dict[str, None] = {}
         self._unranked: dict[str, None] = {}  # waiting renders new to the ledger: their floor comes at admission
         self._idle: dict[str, None] = dict.fromkeys(self._ledger.served)  # ledger entries to drop if still idle
         self._idle_renders: dict[str, None] = dict.fromkeys(self._ledger.render_served)
+        self._changed: tuple[set[str], set[str]] = (set(), set())  # workspaces, renders (``changed``)
 
     # -- what the runtime tells it ------------------------------------------------------------
 
@@ -154,7 +147,8 @@ class FairQueue:
         space, render = self._records(chunk)
         if render.workspace != chunk.workspace:
             raise ValueError(f"render {chunk.render} belongs to {render.workspace}, not {chunk.workspace}")
-        before = self._first_seq(space) if self._status.get(chunk.workspace) == READY else None
+        self._mark(chunk.workspace, chunk.render)
+        before = self._first_seq(space) if self._status.get(chunk.workspace) in (READY, CAPPED) else None
         render.chunks[chunk.id] = chunk
         render.frames += chunk.cost
         if render.first is not None and (chunk.index, chunk.seq, chunk.id) < \
@@ -192,7 +186,7 @@ class FairQueue:
         chunk = render.chunks[chunk_id]
         was_head = render.head() is chunk
         space = self._spaces[chunk.workspace]
-        before = self._first_seq(space) if self._status.get(chunk.workspace) == READY else None
+        before = self._first_seq(space) if self._status.get(chunk.workspace) in (READY, CAPPED) else None
         self._detach(chunk)
         if was_head and render.chunks and render_id not in self._unranked:
             self._rank(render_id)
@@ -220,6 +214,7 @@ class FairQueue:
         chunk = self._running.pop(chunk_id, None)
         if chunk is None:
             return None
+        self._mark(chunk.workspace, chunk.render)
         self._spaces[chunk.workspace].running -= 1
         self._renders[chunk.render].running -= 1
         self._recap(chunk.workspace)
@@ -235,6 +230,7 @@ class FairQueue:
 
     def set_share(self, workspace: str, share: Share) -> None:
         """The workspace's weight or cap changed (an operator's override, a new plan)."""
+        self._mark(workspace)
         old = self._share(workspace)
         self._shares[workspace] = share
         status = self._status.get(workspace)
@@ -256,6 +252,7 @@ class FairQueue:
         for chunk_id in raised:
             record.chunks[chunk_id] = replace(record.chunks[chunk_id], priority=priority)
         record.first = None
+        self._mark(record.workspace, render)
         if raised and render not in self._unranked:
             self._rank(render)
         return len(raised)
@@ -270,6 +267,8 @@ class FairQueue:
         chosen: list[Chunk] = []
         while len(chosen) < slots and self._top(True) is not None:
             chosen.append(self._serve(self._ready[0][2]))
+        while self.spare and len(chosen) < slots and self._top(False) is not None:
+            chosen.append(self._serve(self._capped[0][2], spare=True))  # every place left is spare
         return chosen
 
     def frames_ahead(self, render: str) -> int:
@@ -279,26 +278,8 @@ class FairQueue:
         record = self._renders.get(render)
         if record is None or not record.chunks:
             return self._frames
-        served = self._would_serve()
-        space = self._spaces[record.workspace]
-        ranks = self._would_rank(space)
-        low = record.head().priority == "low"
-        own = 0.0
-        for other in space.renders:
-            if other == render:
-                continue
-            other_low = self._renders[other].head().priority == "low"
-            if low and not other_low:
-                own += self._renders[other].frames
-            elif other_low == low:
-                own += min(self._renders[other].frames, max(0.0, ranks[render] - ranks[other]))
-        start = served(record.workspace) + own / self._share(record.workspace).weight
-        ahead = own
-        for workspace, other_space in self._spaces.items():
-            if workspace != record.workspace and other_space.waiting:
-                gap = (start - served(workspace)) * self._share(workspace).weight
-                ahead += min(other_space.frames, max(0.0, gap))
-        return math.floor(ahead + 1e-6)
+        spaces, renders = self.view(self._status, self._spaces[record.workspace].renders)
+        return fluid_ahead(render, record.workspace, spaces, renders)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -329,6 +310,85 @@ class FairQueue:
         """The workspaces with chunks waiting."""
         return list(self._status)
 
+    def workspaces(self) -> list[str]:
+        """The workspaces with chunks waiting or running."""
+        return list(self._spaces)
+
+    def has(self, chunk_id: str) -> bool:
+        """Whether the chunk waits or runs here."""
+        return chunk_id in self._waiting or chunk_id in self._running
+
+    def waiting_ids(self, workspace: str) -> list[str]:
+        """The ids of the workspace's waiting chunks."""
+        space = self._spaces.get(workspace)
+        if space is None:
+            return []
+        return [c for r in space.renders for c in self._renders[r].chunks]
+
+    def chunk(self, chunk_id: str) -> Chunk | None:
+        """A waiting chunk, by id."""
+        render = self._waiting.get(chunk_id)
+        return self._renders[render].chunks[chunk_id] if render is not None else None
+
+    def share(self, workspace: str) -> Share:
+        """The share the queue holds the workspace to."""
+        return self._share(workspace)
+
+    def served(self, workspace: str) -> float | None:
+        """The workspace's virtual service in the ledger (None: it has no entry)."""
+        return self._ledger.served.get(workspace)
+
+    def render_served(self, render: str) -> float | None:
+        """The render's virtual service in the ledger (None: it has no entry)."""
+        return self._ledger.render_served.get(render)
+
+    @property
+    def clock(self) -> float:
+        """The ledger's virtual time."""
+        return self._ledger.clock
+
+    def waiting_in(self, workspace: str) -> int:
+        """Chunks of the workspace waiting."""
+        space = self._spaces.get(workspace)
+        return space.waiting if space is not None else 0
+
+    def changed(self) -> tuple[set[str], set[str]]:
+        """The workspaces and renders whose waiting chunks, running count, share or virtual service
+        changed since the last call (what a published ``view`` must write again); clears them."""
+        changed, self._changed = self._changed, (set(), set())
+        return changed
+
+    def view(self, workspaces: Iterable[str], renders: Iterable[str]) -> tuple[dict[str, SpaceView], dict[str, RenderView]]:
+        """What ``fluid_ahead`` reads, for those of ``workspaces`` and ``renders`` with chunks
+        waiting: each workspace's ``SpaceView`` and each render's ``RenderView``, its virtual service as
+        the next take would admit it (the ledger left as it is)."""
+        served = self._would_serve()
+        new_heads: dict[str, int] = {}  # per workspace, the least head cost of its renders new to the ledger
+        for render in self._unranked:
+            record = self._renders[render]
+            cost = record.head().cost
+            new_heads[record.workspace] = min(cost, new_heads.get(record.workspace, cost))
+        spaces = {w: SpaceView(self._spaces[w].waiting, self._spaces[w].frames, served(w), self._share(w).weight,
+                               self._first_seq(self._spaces[w]), self._next_cost(w, new_heads.get(w)))
+                  for w in workspaces if w in self._status}
+        floors: dict[str, float] = {}
+        turns: dict[str, RenderView] = {}
+        for render in renders:
+            found = self._renders.get(render)
+            if found is None or not found.chunks:
+                continue
+            record = found
+            if render in self._unranked:
+                if record.workspace not in floors:
+                    floors[record.workspace] = self._render_floor(self._spaces[record.workspace])
+                rank = floors[record.workspace]
+            else:
+                rank = self._ledger.render_served[render]
+            head = record.head()
+            turns[render] = RenderView(record.workspace, len(record.chunks), record.frames, rank,
+                                       head.priority == "low", head.seq, head.cost)
+        return spaces, turns
+
     def state(self) -> dict[str, Any]:
         """Everything the queue keeps, as plain values (``from_state`` reads it back)."""
         return {"ledger": self._ledger.scopes(),
@@ -338,9 +398,10 @@ class FairQueue:
                 "pending": list(self._pending)}
 
     @classmethod
-    def from_state(cls, stored: Mapping[str, Any], shares: Callable[[str], Share] | None = None) -> FairQueue:
+    def from_state(cls, stored: Mapping[str, Any], shares: Callable[[str], Share] | None = None,
+                   spare: bool = False) -> FairQueue:
         """The queue ``state`` gave, which decides from here as that one would have."""
-        queue = cls(shares, Ledger.from_scopes(stored["ledger"].items()))
+        queue = cls(shares, Ledger.from_scopes(stored["ledger"].items()), spare)
         queue._shares = {w: Share(float(weight), int(cap)) for w, (weight, cap) in stored["shares"].items()}
         for raw in stored["running"]:
             queue._run(Chunk(**raw))
@@ -354,6 +415,11 @@ class FairQueue:
         return queue
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _mark(self, workspace: str, render: str | None = None) -> None:
+        self._changed[0].add(workspace)
+        if render is not None:
+            self._changed[1].add(render)
 
     def _share(self, workspace: str) -> Share:
         found = self._shares.get(workspace)
@@ -402,8 +468,9 @@ class FairQueue:
         served = self._ledger.served[workspace]
         if space.running >= self._share(workspace).cap:
             self._status[workspace] = CAPPED
-            self._push(self._capped, (served, workspace), len(self._status), lambda: [
-                (self._ledger.served[w], w) for w, s in self._status.items() if s == CAPPED])
+            self._push(self._capped, (served, self._first_seq(space), workspace), len(self._status), lambda: [
+                (self._ledger.served[w], self._first_seq(self._spaces[w]), w)
+                for w, s in self._status.items() if s == CAPPED])
         else:
             self._status[workspace] = READY
             self._push(self._ready, (served, self._first_seq(space), workspace), len(self._status), lambda: [
@@ -426,7 +493,7 @@ class FairQueue:
             workspace = entry[-1]
             if self._status.get(workspace) == (READY if ready else CAPPED) and \
                     entry[0] == self._ledger.served[workspace] and \
-                    (not ready or entry[1] == self._first_seq(self._spaces[workspace])):
+                    entry[1] == self._first_seq(self._spaces[workspace]):
                 return entry
             heapq.heappop(heap)
         return None
@@ -438,9 +505,10 @@ class FairQueue:
             raise LookupError("no render of the workspace waits")
         return heap[0][2]
 
-    def _serve(self, workspace: str) -> Chunk:
+    def _serve(self, workspace: str, spare: bool = False) -> Chunk:
         """Dispatch the next chunk of the workspace on top of the ready heap (whose entry, and its
-        render's, are replaced in place: one sift each, not a pop and a push)."""
+        render's, are replaced in place: one sift each, not a pop and a push); ``spare``: on top of
+        the capped heap, a spare place (``take``)."""
         space = self._spaces[workspace]
         render = self._next_render(space)
         record = self._renders[render]
@@ -462,7 +530,11 @@ class FairQueue:
             heapq.heappop(turns)
             if head is not None:
                 self._rank(render)
-        if space.waiting and space.running < share.cap:
+        if spare:
+            heapq.heappop(self._capped)
+            if space.waiting:
+                self._place(workspace)
+        elif space.waiting and space.running < share.cap:
             heapq.heapreplace(self._ready, (served, self._first_seq(space), workspace))
         else:
             heapq.heappop(self._ready)
@@ -471,6 +543,7 @@ class FairQueue:
         return chunk
 
     def _run(self, chunk: Chunk) -> None:
+        self._mark(chunk.workspace, chunk.render)
         self._running[chunk.id] = chunk
         space, render = self._records(chunk)
         space.running += 1
@@ -488,6 +561,7 @@ class FairQueue:
 
     def _detach(self, chunk: Chunk) -> None:
         """Take a waiting chunk out of the counts (its heap entries go stale)."""
+        self._mark(chunk.workspace, chunk.render)
         render = self._renders[chunk.render]
         space = self._spaces[chunk.workspace]
         if render.first is not None and render.first.id == chunk.id:
@@ -524,9 +598,11 @@ class FairQueue:
             if workspace not in self._spaces:
                 self._ledger.served.pop(workspace, None)
                 self._shares.pop(workspace, None)
+                self._changed[0].add(workspace)
         for render in self._idle_renders:
             if render not in self._renders:
                 self._ledger.render_served.pop(render, None)
+                self._changed[1].add(render)
         self._idle.clear()
         self._idle_renders.clear()
 
@@ -536,6 +612,7 @@ class FairQueue:
         self._pending.clear()
         floor = self._ledger.clock = self._clock(pending)
         for workspace in pending:
+            self._mark(workspace)
             self._ledger.served[workspace] = self._admitted(workspace, floor, self._spaces[workspace].running)
         for workspace in pending:
             self._place(workspace)
@@ -548,6 +625,7 @@ class FairQueue:
             tops = [heap[0][0] for heap in (self._clean(space, False), self._clean(space, True)) if heap]
             render_floor = min(tops) if tops else 0.0
             for render in renders:
+                self._mark(workspace, render)
                 self._ledger.render_served[render] = render_floor
             for render in renders:
                 self._rank(render)
@@ -585,8 +663,18 @@ class FairQueue:
         admitted = {w: self._admitted(w, floor, 0) for w in self._pending}
         return lambda w: admitted[w] if w in admitted else self._ledger.served[w]
 
-    def _would_rank(self, space: _Space) -> dict[str, float]:
-        """The virtual service of the workspace's waiting renders as the next take would admit them."""
-        ranks = {r: self._ledger.render_served[r] for r in space.renders if r not in self._unranked}
-        render_floor = min(ranks.values()) if ranks else 0.0
-        return {r: ranks.get(r, render_floor) for r in space.renders}
+    def _render_floor(self, space: _Space) -> float:
+        """The virtual service a render new to the ledger would be given in the workspace: the
+        least of its ranked renders' (``_admit``)."""
+        tops = [heap[0][0] for heap in (self._clean(space, False), self._clean(space, True)) if heap]
+        return min(tops) if tops else 0.0
+
+    def _next_cost(self, workspace: str, new_head: int | None) -> int:
+        """The least cost of the chunk the workspace may dispatch next: its render whose turn it is
+        (normal first), or one new to the ledger (``new_head``, the least of theirs)."""
+        space = self._spaces[workspace]
+        heap = self._clean(space, False) or self._clean(space, True)
+        costs = [self._renders[heap[0][2]].head().cost] if heap else []
+        if new_head is not None:
+            costs.append(new_head)
+        return min(costs) if costs else min(self._renders[r].head().cost for r in space.renders)

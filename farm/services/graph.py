@@ -92,14 +92,15 @@ class Dispatch:
     workspace: str
     priority: str
     costs: tuple[int, ...]
+    pool: str = ""  # the pool of nodes its chunks run in (``reelfarm.farm.services.pools``)
 
     def turn(self, render_id: str, index: int) -> Turn:
         cost = self.costs[index] if index < len(self.costs) else 1
-        return Turn(self.workspace, render_id, max(1, cost), self.priority, index)
+        return Turn(self.workspace, render_id, max(1, cost), self.priority, index, self.pool)
 
 
 def dispatch_of(workspace_id: str, priority: str, chunk_starts: Sequence[int] | None, frames: int | None,
-                chunks: int) -> Dispatch:
+                chunks: int, pool: str = "") -> Dispatch:
     """A render's ``Dispatch`` from its row's plan (``chunk_starts`` and ``frames``; a render planned
     before plans were stored is costed as equal pieces)."""
     total = int(frames or 0)
@@ -108,7 +109,7 @@ def dispatch_of(workspace_id: str, priority: str, chunk_starts: Sequence[int] | 
         costs = tuple(max(1, end - start) for start, end in zip(chunk_starts, ends))
     else:
         costs = tuple(max(1, total // max(1, chunks)) for _ in range(chunks))
-    return Dispatch(workspace_id, priority or "normal", costs)
+    return Dispatch(workspace_id, priority or "normal", costs, pool)
 
 
 def render_graph(render_id: str, chunks: int, *, needs_import: bool, chunk_queue: str = RENDER_QUEUE,
@@ -145,7 +146,7 @@ def graph_of(render: Render, *, needs_import: bool, chunk_queue: str = RENDER_QU
     chunks = render.chunks or 0
     return render_graph(render.id, chunks, needs_import=needs_import, chunk_queue=chunk_queue, pending=pending,
                         dispatch=dispatch_of(render.workspace_id, render.priority, render.chunk_starts,
-                                             render.frames, chunks))
+                                             render.frames, chunks, render.pool))
 
 
 def enqueue_graph(queue: JobQueue, tasks: Iterable[QueuedTask], retries: int = 2) -> None:

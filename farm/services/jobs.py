@@ -220,8 +220,10 @@ class JobService:
     # -- stills -----------------------------------------------------------------------------
 
     def request_stills(self, workspace_id: str, video_id: str, times: Any, fmt: str | None = None,
-                       resolution: int = 1080) -> JobResource:
-        """A queued ``stills`` job for the video's current version.
+                       resolution: int = 1080, number: int | None = None) -> JobResource:
+        """A queued ``stills`` job for the video's current version, or for its version ``number``
+        (an older one, looked at again: the same rule as for the current one, that the video can
+        be rendered, holds).
 
         Raises:
             InvalidRequest: ``times`` or ``format`` out of range (``details`` lists every problem).
@@ -233,6 +235,8 @@ class JobService:
         with self.engine.connect() as conn:
             video = videos_repo.get_video(conn, workspace_id, video_id)
             version = renderable_version(conn, video)  # one rule for what can be rendered
+            if number is not None and number != version.number:
+                version = videos_repo.get_version(conn, workspace_id, video_id, number)
         _check_values(times, fmt, float(version.doc["duration"]))
         params = {"version_id": version.id, "times": [float(t) for t in times],
                   "format": fmt or version.doc.get("format") or video.default_format, "resolution": resolution}
@@ -247,10 +251,12 @@ class JobService:
         """Raises NotFound."""
         with self.engine.connect() as conn:
             job = repo.get_job(conn, workspace_id, job_id)
-            title = None  # a succeeded stills job's downloads are named after the video
+            title = number = None  # a succeeded stills job's downloads are named after the video and version
             if job.kind == "stills" and job.status == "succeeded" and job.video_id:
                 title = videos_repo.get_video(conn, workspace_id, job.video_id).title
-        return job_resource(job, self.storage, self.clock, title)
+                if job.params.get("version_id"):
+                    number = videos_repo.get_version_by_id(conn, workspace_id, job.params["version_id"]).number
+        return job_resource(job, self.storage, self.clock, title, number)
 
     def cancel(self, workspace_id: str, job_id: str) -> JobResource:
         """``queued|running -> canceled``. Raises NotFound, or StateConflict for a finished job."""

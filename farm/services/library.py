@@ -1,14 +1,22 @@
-"""The media library: a workspace's uploaded images, sounds and videos (``/api/v1/assets``).
+"""The media library: a workspace's uploaded images, sounds, videos and captions files (``/api/v1/assets``).
 
 An upload is probed from its bytes (``reelfarm.farm.services.media``) before anything is stored: a
 refused one leaves no row and no file. What is stored is what was checked: the bytes sent, except an
 SVG's, which are its sanitised rewrite (no script, event handler or outside reference; see
 ``reelfarm.farm.services.svg``), counted, hashed and served as such. An accepted one is stored at
 ``assets/<workspace id>/<sha256>.<ext>`` (``reelfarm.shared.repos.assets.asset_key``), with, for
-a raster image, a thumbnail beside it (``<sha256>.thumb.jpg``; an SVG is its own thumbnail), and
-for a video its poster there (a frame a second in, upright, made while it was probed). The
+a raster image, a thumbnail beside it (``<sha256>.thumb.jpg``, or ``<sha256>.thumb.webp`` keeping the
+transparency of an image that has some; an SVG is its own thumbnail), and
+for a video its poster there (a frame a second in, upright, made while it was probed), and later
+its draft proxy (``reelfarm.farm.services.proxies``), which goes with it when it is deleted. The
 same bytes uploaded again in the workspace answer the asset already there: one row, one copy, and
 its age (from which the retention round counts) is still that of the first upload.
+
+Each file keeps the name it came with (``reelfarm.farm.services.media_names``: an upload's file
+name, a presigned upload's ``filename``, the last part of the address it was fetched from), which
+its workspace may change (``rename``) and search by (``list(name=...)``: any case, a part of it).
+The same bytes sent again under another name keep the name they were first known by, unless
+they had none.
 
 A stored asset is read only through its workspace: by id here, and by key in a document through
 ``reelfarm.shared.repos.objects`` (whose owner of ``assets/...`` is the row naming that key).
@@ -48,6 +56,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -58,6 +67,9 @@ from sqlalchemy.exc import IntegrityError
 
 from reelfarm.farm.services.errors import InvalidRequest, QuotaExceeded, StateConflict
 from reelfarm.farm.services.media import MAX_UPLOAD_BYTES, Media, MediaRefused, admit
+from reelfarm.farm.services.media_names import check_name, file_name, url_file_name
+from reelfarm.farm.services.media_sizes import file_size
+from reelfarm.farm.services.proxies import delete_proxy
 from reelfarm.farm.services.videos import decode_cursor, encode_cursor
 from reelfarm.shared import plans, storage_keys
 from reelfarm.shared.clock import Clock
@@ -104,13 +116,14 @@ class AssetService:
         self.fetcher = fetcher
         self.quotas = quotas  # bytes per plan
 
-    def upload(self, workspace_id: str, data: bytes) -> dict[str, Any]:
-        """Probe, store once, record; the Asset. Raises UploadRefused (nothing stored)."""
+    def upload(self, workspace_id: str, data: bytes, filename: str | None = None) -> dict[str, Any]:
+        """Probe, store once, record (named after ``filename``); the Asset. Raises UploadRefused
+        (nothing stored)."""
         try:
             stored, media = admit(data)
         except MediaRefused as exc:
             raise UploadRefused(exc) from None
-        return self._store(workspace_id, stored, media)
+        return self._store(workspace_id, stored, media, file_name(filename))
 
     def import_url(self, workspace_id: str, url: str) -> dict[str, Any]:
         """Fetch ``url`` through the SSRF guard and store it as an upload; the Asset.
@@ -125,46 +138,50 @@ class AssetService:
         except FetchRefused as exc:
             raise ImportRefused("address_refused", f"this address is refused: {exc.reason}") from None
         except FetchTooLarge as exc:
-            raise ImportRefused("too_large", f"{exc.reason} (an upload's limit)") from None
+            declared = re.search(r"(\d+) bytes", exc.reason)
+            sent = f"sent {file_size(int(declared.group(1)))}, more" if declared else "sent more"
+            raise ImportRefused("too_large", f"the address {sent} than the {file_size(self.fetcher.max_bytes)} "
+                                "an upload may be") from None
         except FetchFailed as exc:
             raise ImportRefused("unreachable", f"the address could not be fetched: {exc.reason}") from None
         try:
             stored, media = admit(data)
         except MediaRefused as exc:
             raise ImportRefused(exc.code, f"what the address sent is refused: {exc.reason}") from None
-        return self._store(workspace_id, stored, media)
+        return self._store(workspace_id, stored, media, url_file_name(url))
 
-    def _store(self, workspace_id: str, data: bytes, media: Media) -> dict[str, Any]:
+    def _store(self, workspace_id: str, data: bytes, media: Media, name: str | None = None) -> dict[str, Any]:
         sha256 = hashlib.sha256(data).hexdigest()
-        with self.engine.connect() as conn:
-            found = repo.find_by_hash(conn, workspace_id, sha256)
+        with transaction(self.engine) as conn:
+            found = repo.find_named(conn, workspace_id, sha256, name)
         if found is not None:
             return self._resource(found)
         with self.engine.connect() as conn:
             self._check_quota(conn, workspace_id, len(data))  # before anything is stored
         key = storage_keys.asset_key(workspace_id, sha256, media.extension)
         self.storage.put_bytes(key, data, media.content_type)
-        thumb = _thumbnail(data, media)
+        thumb, alpha = _thumbnail(data, media)
         if thumb is not None:
-            self.storage.put_bytes(_thumb_key(key), thumb, "image/jpeg")
+            self.storage.put_bytes(_thumb_key(key, alpha), thumb, "image/webp" if alpha else "image/jpeg")
         try:
             with transaction(self.engine) as conn:
                 self._check_quota(conn, workspace_id, len(data), lock=True)
                 asset = repo.insert_asset(conn, self.clock, workspace_id=workspace_id, kind=media.kind,
                                           content_type=media.content_type, size=len(data), sha256=sha256, key=key,
                                           width=media.width, height=media.height, duration_sec=media.duration_sec,
-                                          fps=media.fps, has_audio=media.has_audio)
+                                          fps=media.fps, has_audio=media.has_audio, name=name,
+                                          thumbnail_alpha=alpha, cues=media.cues)
         except QuotaExceeded:
-            with self.engine.connect() as conn:
-                found = repo.find_by_hash(conn, workspace_id, sha256)
+            with transaction(self.engine) as conn:
+                found = repo.find_named(conn, workspace_id, sha256, name)
             if found is not None:  # the same bytes, recorded meanwhile: theirs is ours
                 return self._resource(found)
             self.storage.delete(key)
-            self.storage.delete(_thumb_key(key))
+            self.storage.delete(_thumb_key(key, alpha))
             raise
         except IntegrityError:  # the same bytes uploaded at the same moment: theirs is ours
-            with self.engine.connect() as conn:
-                found = repo.find_by_hash(conn, workspace_id, sha256)
+            with transaction(self.engine) as conn:
+                found = repo.find_named(conn, workspace_id, sha256, name)
             if found is None:
                 raise
             return self._resource(found)
@@ -183,7 +200,8 @@ class AssetService:
                                 code="presigned_uploads_unavailable")
         if not 0 < size <= MAX_UPLOAD_BYTES:
             raise InvalidRequest([{"field": "/bytes", "code": "too_large",
-                                   "message": f"an upload is 1 to {MAX_UPLOAD_BYTES} bytes"}])
+                                   "message": f"the file is {file_size(size)}, more than the "
+                                              f"{file_size(MAX_UPLOAD_BYTES)} an upload may be"}])
         with self.engine.connect() as conn:
             self._check_quota(conn, workspace_id, size)
         expires_at = self.clock.now() + timedelta(seconds=UPLOAD_URL_TTL_SEC)
@@ -226,7 +244,7 @@ class AssetService:
             self.storage.delete(upload.key)
             raise UploadRefused(exc) from None
         try:
-            asset = self._store(workspace_id, stored, media)
+            asset = self._store(workspace_id, stored, media, file_name(upload.filename))
         except QuotaExceeded:
             self.storage.delete(upload.key)
             raise
@@ -247,7 +265,10 @@ class AssetService:
         if used + size > limit:
             raise QuotaExceeded(used, limit, size)
 
-    def list(self, workspace_id: str, limit: int, cursor: str | None = None, kind: str | None = None) -> dict[str, Any]:
+    def list(self, workspace_id: str, limit: int, cursor: str | None = None, kind: str | None = None,
+             name: str | None = None) -> dict[str, Any]:
+        """A page of the workspace's assets, newest first, of one ``kind`` and whose name holds
+        ``name`` (any case) if given. Raises InvalidRequest for a cursor not from here."""
         after = None
         if cursor:
             try:
@@ -256,12 +277,21 @@ class AssetService:
                 raise InvalidRequest([{"field": "cursor", "code": "invalid",
                                        "message": "not a cursor from this API"}]) from None
         with self.engine.connect() as conn:
-            items, next_after = repo.list_assets(conn, workspace_id, limit=limit, kind=kind, after=after)
+            items, next_after = repo.list_assets(conn, workspace_id, limit=limit, kind=kind, after=after,
+                                                 name=(name or "").strip() or None)
         return {"data": [self._resource(a) for a in items], "next_cursor": encode_cursor(next_after)}
 
     def get(self, workspace_id: str, asset_id: str) -> dict[str, Any]:
         with self.engine.connect() as conn:
             return self._resource(repo.get_asset(conn, workspace_id, asset_id))
+
+    def rename(self, workspace_id: str, asset_id: str, name: str) -> dict[str, Any]:
+        """Give the asset a new name; the Asset. Raises NotFound (also another workspace's),
+        InvalidRequest (on ``/name``) for a blank or too long name, or one with a control
+        character or a path separator."""
+        checked = check_name(name)
+        with transaction(self.engine) as conn:
+            return self._resource(repo.rename_asset(conn, workspace_id, asset_id, checked))
 
     def used_by(self, workspace_id: str, asset_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """What names each of the workspace's ``asset_ids``: ``{id: {"videos": [ids], "brand_kits": [ids]}}``
@@ -282,22 +312,23 @@ class AssetService:
             asset = repo.get_asset(conn, workspace_id, asset_id)
             users = repo.users_of(conn, workspace_id, asset)
             if users["videos"] or users["brand_kits"]:
-                named = [f"video {v}" for v in users["videos"]] + [f"brand kit {k}" for k in users["brand_kits"]]
-                raise StateConflict(f"This asset is used by {', '.join(named)}; it is kept while a version or a "
-                                    "brand kit names it.", code="asset_in_use")
+                raise StateConflict(f"This asset is used by {repo.describe_users(conn, workspace_id, users)}; it is "
+                                    "kept while a version or a brand kit names it.", code="asset_in_use")
             repo.delete_asset(conn, workspace_id, asset_id)
         self.storage.delete(asset.key)
-        self.storage.delete(_thumb_key(asset.key))
+        self.storage.delete(asset.thumbnail_key)
+        delete_proxy(self.storage, asset.key)
 
     def _resource(self, asset: repo.Asset) -> dict[str, Any]:
         url = self.storage.url(asset.key, ASSET_URL_TTL_SEC)
         thumb = None
         if asset.kind in ("image", "video"):
-            thumb = url if asset.content_type == "image/svg+xml" else self.storage.url(_thumb_key(asset.key),
+            thumb = url if asset.content_type == "image/svg+xml" else self.storage.url(asset.thumbnail_key,
                                                                                          ASSET_URL_TTL_SEC)
-        return {"id": asset.id, "kind": asset.kind, "content_type": asset.content_type, "bytes": asset.bytes,
+        return {"id": asset.id, "name": asset.name, "kind": asset.kind, "content_type": asset.content_type, "bytes": asset.bytes,
                 "key": asset.key, "width": asset.width, "height": asset.height, "duration_sec": asset.duration_sec,
                 "fps": asset.fps, "has_audio": asset.has_audio, "url": url, "thumbnail_url": thumb,
+                "cues": len(asset.cues) if asset.kind == "captions" and asset.cues is not None else None,
                 "created_at": asset.created_at}
 
 
@@ -317,13 +348,20 @@ def sweep_expired_uploads(engine: Engine, storage: Storage, clock: Clock, limit:
     return len(expired)
 
 
-def _thumbnail(data: bytes, media: Media) -> bytes | None:
+def _thumbnail(data: bytes, media: Media) -> tuple[bytes | None, bool]:
+    """(the thumbnail or poster, or None; whether it keeps transparency, as a WebP, not a JPEG)."""
     if media.kind == "video":
-        return media.poster
+        return media.poster, False
     if media.kind != "image" or media.content_type == "image/svg+xml":
-        return None
+        return None, False
     with Image.open(io.BytesIO(data)) as image:
         image.thumbnail((THUMB_SIDE, THUMB_SIDE))
         out = io.BytesIO()
+        if image.has_transparency_data:
+            shown = image.convert("RGBA")
+            alpha_low, _ = shown.getchannel("A").getextrema()
+            if alpha_low < 255:  # some pixel lets what is behind show through: kept so
+                shown.save(out, "WEBP", quality=85)
+                return out.getvalue(), True
         image.convert("RGB").save(out, "JPEG", quality=85)
-    return out.getvalue()
+    return out.getvalue(), False

@@ -53,12 +53,14 @@ def allowed(status: str, event: str) -> bool:
 
 @dataclass(frozen=True)
 class Finished:
-    """What a stitch made: the stored video and poster, and the scratch files to delete after."""
+    """What a stitch made: the stored video and poster (and captions, for a video with some), and the
+    scratch files to delete after."""
 
     video_key: str
     poster_key: str
     size: int
     scratch_keys: tuple[str, ...] = ()
+    captions_key: str | None = None
 
 
 class OtherEncoderFamily(StateConflict):
@@ -139,21 +141,29 @@ class RenderLifecycle:
 
     def succeed(self, render: repo.Render, made: Finished) -> repo.Render | None:
         """``running -> succeeded`` with its files and ``render.completed``; None when refused (the
-        render was canceled or failed meanwhile), in which case the files made are deleted."""
+        render was canceled or failed meanwhile), in which case the files made are deleted, but for
+        those the render already holds: a render's files have fixed keys, so a second stitch of a
+        render (its last chunk run twice, once by a node thought gone) that another stitch made
+        succeed meanwhile wrote the same keys, and they are the render's now."""
         with transaction(self.engine) as conn:
             now = repo.find_render(conn, render.id)
+            held = {now.url_key, now.poster_key, now.captions_key} if now is not None else set()
             done = None
             if now is not None and allowed(now.status, "succeed"):
                 done = repo.complete_render(conn, self.clock, render.id, url_key=made.video_key,
                                             poster_key=made.poster_key, size=made.size,
-                                            duration_sec=(render.frames or 0) / render.fps)
+                                            duration_sec=(render.frames or 0) / render.fps,
+                                            captions_key=made.captions_key)
             if done is not None:
                 title = videos_repo.get_video(conn, done.workspace_id, done.video_id).title
+                number = videos_repo.get_version_by_id(conn, done.workspace_id, done.version_id).number
                 add_event(conn, self.clock, workspace_id=done.workspace_id, type="render.completed",
-                          payload={"render": jsonable(render_resource(done, self.storage, title=title))})
-        if done is None:  # no one's files
-            for key in (made.video_key, made.poster_key):
-                self.storage.delete(key)
+                          payload={"render": jsonable(render_resource(done, self.storage, title=title,
+                                                                      version=number))})
+        if done is None:  # no one's files, but for the render's own
+            for key in (made.video_key, made.poster_key, made.captions_key):
+                if key is not None and key not in held:
+                    self.storage.delete(key)
         for key in made.scratch_keys:
             self.storage.delete(key)
         self.progress.clear(render.id)

@@ -28,7 +28,11 @@ The limits are stated here and in the API's documentation:
   matrix, as phones record upright footage), its duration the video's (first frame to the end of
   the last), its rate the average (frames over duration, so variable-rate footage has one too),
   and its poster a JPEG of the frame ``POSTER_AT_SEC`` in (or a tenth of the way, if sooner),
-  at most ``POSTER_SIDE`` on a side, turned upright.
+  at most ``POSTER_SIDE`` on a side, turned upright;
+- text that begins as a WebVTT or SRT file does, or UTF-8 text holding a cue timing (``-->``), is
+  captions: at most ``MAX_CAPTIONS_BYTES``, read whole by ``reelfarm.renderer.captions`` (a file
+  with any line wrong is refused naming that line, ``invalid_captions``); its duration is its
+  last cue's end, and its cues are kept with it.
 """
 
 from __future__ import annotations
@@ -37,14 +41,17 @@ import io
 import re
 import warnings
 from dataclasses import dataclass, field
+from struct import error as struct_error
 from typing import Any
 from xml.etree import ElementTree
 
 import av
 import skia
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageFile, JpegImagePlugin, PngImagePlugin, UnidentifiedImageError, WebPImagePlugin
 
+from reelfarm.farm.services.media_sizes import file_size
 from reelfarm.farm.services.svg import SvgTooDeep, sanitise
+from reelfarm.renderer.captions import CaptionsInvalid, looks_like_captions, read_captions
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
@@ -59,6 +66,7 @@ MAX_VIDEO_PIXELS = 50_000_000_000  # ten minutes of 1080p at 60 fps is 75 billio
 MAX_AUDIO_OVERRUN_SEC = 0.5
 POSTER_AT_SEC = 1.0
 POSTER_SIDE = 320
+MAX_CAPTIONS_BYTES = 2 * 1024 * 1024
 
 _RASTERS = {"PNG": ("image/png", "png"), "JPEG": ("image/jpeg", "jpg"), "WEBP": ("image/webp", "webp")}
 _SOUNDS = {"mp3": ("audio/mpeg", "mp3"), "wav": ("audio/wav", "wav"), "ogg": ("audio/ogg", "ogg"),
@@ -66,7 +74,11 @@ _SOUNDS = {"mp3": ("audio/mpeg", "mp3"), "wav": ("audio/wav", "wav"), "ogg": ("a
 _SOUND_CODECS = {"mp3", "mp3float", "aac", "vorbis", "opus", "flac"}
 _MP4 = "mov,mp4,m4a,3gp,3g2,mj2"
 _VIDEOS = {_MP4: {"h264", "hevc", "av1"}, "matroska,webm": {"vp8", "vp9", "av1"}}
-_NOT_MEDIA = "the file is not a PNG, JPEG, WebP or SVG image, an MP3, AAC/M4A, WAV or Ogg sound, nor an MP4, MOV or WebM video"
+_HEADERS: dict[str, type[ImageFile.ImageFile]] = {
+    "PNG": PngImagePlugin.PngImageFile, "JPEG": JpegImagePlugin.JpegImageFile, "WEBP": WebPImagePlugin.WebPImageFile}
+_NOT_MEDIA = ("the file is not a PNG, JPEG, WebP or SVG image, an MP3, AAC/M4A, WAV or Ogg sound, an MP4, MOV or "
+              "WebM video, nor an SRT or WebVTT captions file")
+_CAPTIONS = {"vtt": ("text/vtt", "vtt"), "srt": ("application/x-subrip", "srt")}
 _LENGTH = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(px)?\s*$")
 
 
@@ -81,7 +93,7 @@ class MediaRefused(ValueError):
 
 @dataclass(frozen=True)
 class Media:
-    kind: str  # "image", "audio" or "video"
+    kind: str  # "image", "audio", "video" or "captions"
     content_type: str
     extension: str
     width: int | None = None
@@ -90,6 +102,13 @@ class Media:
     fps: float | None = None  # videos: frames a second, on average
     has_audio: bool | None = None  # videos: whether an audio stream decodes
     poster: bytes | None = field(default=None, repr=False)  # videos: a JPEG of one frame, upright
+    cues: list[dict[str, Any]] | None = field(default=None, repr=False)  # captions: start, end, text
+
+
+def _too_big(what: str, size: int, limit: int) -> MediaRefused:
+    if file_size(size) == file_size(limit):  # just over (or read only to just past the limit)
+        return MediaRefused(f"{what} is larger than the {file_size(limit)} allowed", "too_large")
+    return MediaRefused(f"{what} is {file_size(size)}, more than the {file_size(limit)} allowed", "too_large")
 
 
 def admit(data: bytes) -> tuple[bytes, Media]:
@@ -98,13 +117,39 @@ def admit(data: bytes) -> tuple[bytes, Media]:
     if not data:
         raise MediaRefused("the file is empty")
     if len(data) > MAX_UPLOAD_BYTES:
-        raise MediaRefused(f"the file is {len(data)} bytes, more than the {MAX_UPLOAD_BYTES} allowed", "too_large")
+        raise _too_big("the file", len(data), MAX_UPLOAD_BYTES)
     head = data[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if head.startswith((b"<?xml", b"<svg", b"<!doctype", b"<!--")):
         return _svg(data)
     if data[:8] == b"\x89PNG\r\n\x1a\n" or data[:3] == b"\xff\xd8\xff" or (data[:4] == b"RIFF" and data[8:12] == b"WEBP"):
         return data, _raster(data)
+    if _captions_like(data):
+        return data, _captions(data)
     return data, _timed(data)
+
+
+def _captions_like(data: bytes) -> bool:
+    if looks_like_captions(data):
+        return True
+    head = data[:4096]
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not a character cut at the 4 KiB edge
+            return False
+    return b"-->" in head and b"\x00" not in head
+
+
+def _captions(data: bytes) -> Media:
+    if len(data) > MAX_CAPTIONS_BYTES:
+        raise _too_big("the captions file", len(data), MAX_CAPTIONS_BYTES)
+    try:
+        fmt, cues = read_captions(data)
+    except CaptionsInvalid as exc:
+        raise MediaRefused(f"the captions file is wrong at line {exc.line}: {exc.reason}", "invalid_captions") from None
+    content_type, extension = _CAPTIONS[fmt]
+    return Media("captions", content_type, extension, duration_sec=max(c.end for c in cues),
+                 cues=[c.as_dict() for c in cues])
 
 
 def probe(data: bytes) -> Media:
@@ -115,7 +160,8 @@ def probe(data: bytes) -> Media:
 
 def _raster(data: bytes) -> Media:
     if len(data) > MAX_IMAGE_BYTES:
-        raise MediaRefused(f"the image is {len(data)} bytes, more than the {MAX_IMAGE_BYTES} allowed", "too_large")
+        raise _too_big("the image", len(data), MAX_IMAGE_BYTES)
+    _check_size(*_header_size(data))  # named in pixels before a decoder's own limits speak
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -129,22 +175,42 @@ def _raster(data: bytes) -> Media:
     except MediaRefused:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise MediaRefused(f"the image has more than the {MAX_PIXELS} pixels allowed", "too_large") from None
+        raise MediaRefused(f"the image has more than the {_millions(MAX_PIXELS)} pixels allowed", "too_large") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
         raise MediaRefused("the image is truncated or corrupt") from None
     content_type, extension = _RASTERS[fmt]
     return Media("image", content_type, extension, width=width, height=height)
 
 
+def _header_size(data: bytes) -> tuple[int, int]:
+    """The pixels a PNG, JPEG or WebP declares, read from its header alone; (1, 1) when it cannot
+    be read (the full decode that follows names the problem)."""
+    header = _HEADERS["PNG" if data[:4] == b"\x89PNG" else "JPEG" if data[:2] == b"\xff\xd8" else "WEBP"]
+    try:
+        with header(io.BytesIO(data)) as image:  # no decoder's pixel limit here: the header alone
+            return image.size
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, struct_error, IndexError, KeyError, TypeError):
+        return 1, 1
+
+
+def _millions(pixels: int) -> str:
+    return f"{pixels / 1e6:.1f}".removesuffix(".0") + " million"
+
+
 def _check_size(width: int, height: int) -> None:
-    if width < 1 or height < 1 or width > MAX_SIDE or height > MAX_SIDE or width * height > MAX_PIXELS:
-        raise MediaRefused(f"the image is {width}x{height}; at most {MAX_SIDE} on a side and {MAX_PIXELS} "
-                           "pixels are allowed", "too_large")
+    if width < 1 or height < 1:
+        raise MediaRefused(f"the image is {width}×{height} pixels; it has no pixels to show")
+    if width > MAX_SIDE or height > MAX_SIDE:
+        raise MediaRefused(f"the image is {width}×{height} pixels, more than the {MAX_SIDE} pixels on a side "
+                           "allowed", "too_large")
+    if width * height > MAX_PIXELS:
+        raise MediaRefused(f"the image is {width}×{height} pixels ({_millions(width * height)}), more than the "
+                           f"{_millions(MAX_PIXELS)} pixels allowed", "too_large")
 
 
 def _svg(data: bytes) -> tuple[bytes, Media]:
     if len(data) > MAX_IMAGE_BYTES:
-        raise MediaRefused(f"the image is {len(data)} bytes, more than the {MAX_IMAGE_BYTES} allowed", "too_large")
+        raise _too_big("the image", len(data), MAX_IMAGE_BYTES)
     if b"<!doctype" in data.lower() or b"<!entity" in data.lower():
         raise MediaRefused("an SVG may not declare a document type or entities")
     try:
@@ -247,8 +313,8 @@ def _video(container: av.container.InputContainer, stream: av.VideoStream, head:
 
 def _check_video_side(width: int, height: int) -> None:
     if not (0 < width <= MAX_VIDEO_SIDE and 0 < height <= MAX_VIDEO_SIDE):
-        raise MediaRefused(f"the video is {width}x{height}; at most {MAX_VIDEO_SIDE} pixels on a side are allowed",
-                           "too_large")
+        raise MediaRefused(f"the video is {width}×{height} pixels; at most {MAX_VIDEO_SIDE} pixels on a side are "
+                           "allowed", "too_large")
 
 
 def _declared_seconds(container: av.container.InputContainer, stream: av.VideoStream) -> float | None:

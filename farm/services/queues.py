@@ -30,6 +30,7 @@ class Turn:
     cost: int
     priority: str = "normal"
     index: int = 0
+    pool: str = ""  # the pool of nodes it runs in (``reelfarm.farm.services.pools``; "": any node)
 
 
 class JobQueue(Protocol):
@@ -105,7 +106,8 @@ class JobQueue(Protocol):
 
     def held_up(self, render_id: str) -> dict[str, Any] | None:
         """The render's earliest chunk that cannot finish where it runs now, and why
-        (``{"chunk": N, "reason": "node_stopped", "message": ...}``); None when none is.
+        (``{"chunk": N, "reason": "node_stopped", "message": ...}``), or that waits because an
+        operator suspended the render (``suspended_held_up``); None when none is.
 
         Raises:
             QueueUnavailable: the backend cannot be reached.
@@ -120,3 +122,11 @@ class JobQueue(Protocol):
             QueueUnavailable: the backend cannot be reached.
         """
         ...
+
+
+def suspended_held_up(chunk: int, since: str | None = None) -> dict[str, Any]:
+    """A render's ``held_up`` while an operator holds its waiting chunks back (``reelfarm farm
+    render suspend``): ``chunk`` is the earliest of them."""
+    return {"chunk": chunk, "reason": "suspended",
+            "message": f"suspended by the farm's operator{f' since {since}' if since else ''}: its chunks "
+                       "waiting are not dispatched until it is resumed"}

@@ -8,9 +8,25 @@ take them, a compensating transaction removes the row and its ledger rows and th
 ``QueueUnavailable``: nothing is left behind.
 
 Dedup: ``dedup_hash`` is SHA-256 over (version doc hash, format, resolution, fps, renderer
-version). Within a video, a queued, running or succeeded render with the hash is returned (a
+version), and the container and its transparency for a GIF or WebM (an MP4's hash is as it always
+was), so an MP4 and a GIF of one version are two renders and two GIFs one.
+
+Containers (``reelfarm.renderer.encode_web``): a GIF is made at most 720 px on its short side and
+24 fps (``clamp_for_container``: the values asked for are lowered, and the render's ``clamped``
+names them); its chunks are the x264 segments an MP4 would have (shared with one through segment
+reuse), turned into one GIF with one palette at the stitch. A WebM's chunks are VP9 segments joined
+by stream copy, with Opus sound. Neither is encoded with NVENC: their chunks go to CPU encoders
+(family x264). Only an MP4 has a stream while it renders (HLS of MPEG-TS segments with AAC: a
+WebM's VP9 chunks cannot be such segments, and a GIF is watched once it is made). Within a video, a queued, running or succeeded render with the hash is returned (a
 unique partial index backs this); failed and canceled ones are not reused. The scope is the
 video, not the hash alone: two workspaces with identical documents must not share a render.
+
+Pools (``reelfarm.farm.services.pools``): a render runs in the pool of nodes it names (``pool``), one
+its workspace is limited to (``pool_problems``: else 400 ``forbidden_pool``), or in its workspace's
+default, or on any node; the pool is fixed on the row (``renders.pool``) and its chunks carry it to
+the dispatcher. The pool is not part of the dedup hash: where a render is drawn does not change a
+byte of it, so an identical render asked for in another pool is that render, in the pool it was
+first asked in (and its segments are reused across pools as across renders).
 
 Priority: a render in flight asked for again at a higher priority takes it, so a person asking
 for ``normal`` does not wait behind a batch because the batch asked first. Its row is raised in
@@ -30,24 +46,32 @@ import json
 import logging
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from reelfarm.farm.services import segments, stream
+from reelfarm.farm.services import captions, costs, segments, stream
 from reelfarm.farm.services.assets import remote_assets
+from reelfarm.farm.services.costmodel import Output
 from reelfarm.farm.services.errors import InvalidRequest, QueueUnavailable
 from reelfarm.farm.services.fairness import DEFAULT_PRIORITY, PRIORITIES, outranks
 from reelfarm.farm.services.graph import enqueue_graph, graph_of, render_job_ids
 from reelfarm.farm.services.lifecycle import RenderLifecycle
+from reelfarm.farm.services.pools import pool_problems, render_pool
 from reelfarm.farm.services.progress import ProgressStore
-from reelfarm.farm.services.queues import JobQueue, family_of
+from reelfarm.farm.services.queues import NVENC_QUEUE, RENDER_QUEUE, JobQueue, family_of
 from reelfarm.farm.services.resources import RenderResource, render_resource
 from reelfarm.renderer import RENDERER_VERSION
 from reelfarm.renderer.chunks import scene_chunks
 from reelfarm.renderer.model import Doc, build_doc, frame_count
-from reelfarm.renderer.spec import RenderSpec, spec_problems
+from reelfarm.renderer.spec import (
+    DEFAULT_CONTAINER,
+    RenderSpec,
+    clamp_for_container,
+    container_problems,
+    spec_problems,
+)
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.config import Settings
 from reelfarm.shared.db import transaction
@@ -55,6 +79,7 @@ from reelfarm.shared.errors import NotFound
 from reelfarm.shared.logs import current_context
 from reelfarm.shared.repos import renders as repo
 from reelfarm.shared.repos import videos as videos_repo
+from reelfarm.shared.repos import workspaces as workspaces_repo
 from reelfarm.shared.repos._locks import lock_workspace
 from reelfarm.shared.repos.objects import WorkspaceObjects
 from reelfarm.shared.storage import Storage
@@ -65,9 +90,22 @@ log = logging.getLogger("reelfarm.farm")
 
 # -- names and numbers ----------------------------------------------------------------------
 
-def dedup_hash(doc_hash: str, spec: RenderSpec, renderer_version: str = RENDERER_VERSION) -> str:
+if TYPE_CHECKING:  # the allowance estimates renders with what this module computes: handed in, not imported
+    from reelfarm.farm.services.allowance import ComputeAllowance
+
+
+def allowance_output(resolution: int, fps: int | None, output: _Output) -> Output:
+    """A request's output as the allowance's estimate reads it (its format set per format)."""
+    return Output("", resolution, fps, output.container, output.transparent)
+
+
+def dedup_hash(doc_hash: str, spec: RenderSpec, renderer_version: str = RENDERER_VERSION,
+               container: str = DEFAULT_CONTAINER, transparent: bool = False) -> str:
     """SHA-256 (hex) identifying a render's output: equal hashes make equal files."""
-    canonical = json.dumps([doc_hash, spec.format, spec.resolution, spec.fps, renderer_version], separators=(",", ":"))
+    parts: list[Any] = [doc_hash, spec.format, spec.resolution, spec.fps, renderer_version]
+    if container != DEFAULT_CONTAINER:  # an MP4's hash stays what it was before containers
+        parts += [container, transparent]
+    canonical = json.dumps(parts, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -82,8 +120,10 @@ class RenderService:
     """Requests, reads and cancels renders; the API's only way into them."""
 
     def __init__(self, engine: Engine, queue: JobQueue, storage: Storage, clock: Clock,
-                 progress: ProgressStore, settings: Settings | None = None, retries: int = 2) -> None:
+                 progress: ProgressStore, settings: Settings | None = None, retries: int = 2,
+                 allowance: ComputeAllowance | None = None) -> None:
         self.engine = engine
+        self.allowance = allowance  # the workspace's monthly compute allowance, checked before a render is made
         self.queue = queue
         self.storage = storage
         self.clock = clock
@@ -94,35 +134,46 @@ class RenderService:
         self.streams = stream.StreamLinks(settings.secret_key, settings.public_url, clock) if settings else None
 
     def request(self, workspace_id: str, video_id: str, fmt: str, resolution: int = 1080,
-                fps: int | None = None, priority: str = DEFAULT_PRIORITY) -> RenderResource:
+                fps: int | None = None, priority: str = DEFAULT_PRIORITY, container: str = DEFAULT_CONTAINER,
+                transparent: bool = False, pool: str | None = None) -> RenderResource:
         """The render of the video's current version in ``fmt``: an identical one, or a new one.
 
         Raises:
-            InvalidRequest: format, resolution or fps out of range.
+            InvalidRequest: format, resolution or fps out of range, a pool that is not one, or one the
+                workspace's renders may not run in.
             shared.errors.NotFound: no such video in the workspace.
             studio.videos.VideoStateError: the video is generating or archived.
             shared.errors.InsufficientCredits: the version needs a charge the balance cannot pay.
+            AllowanceExceeded: the render would pass the workspace's monthly compute allowance.
             QueueUnavailable: the queue is down; nothing was created or charged.
         """
-        return self.request_many(workspace_id, video_id, [fmt], resolution, fps, priority)[0]
+        return self.request_many(workspace_id, video_id, [fmt], resolution, fps, priority, container,
+                                 transparent, pool)[0]
 
     def request_many(self, workspace_id: str, video_id: str, formats: Sequence[str], resolution: int = 1080,
-                     fps: int | None = None, priority: str = DEFAULT_PRIORITY) -> list[RenderResource]:
+                     fps: int | None = None, priority: str = DEFAULT_PRIORITY, container: str = DEFAULT_CONTAINER,
+                     transparent: bool = False, pool: str | None = None) -> list[RenderResource]:
         """One render per format (variants), created and charged together: all or nothing.
 
         A repeated format gets the same render. ``priority`` (``normal`` or ``low``) places new
         renders in the workspace's line (``reelfarm.farm.services.fairness``); an identical render in
         flight asked for at a lower one is raised to it, with its chunks still waiting (the module
         docstring's "Priority"), and one asked for at a higher one keeps its own. Raises what
-        ``request`` raises.
+        ``request`` raises. New renders run in ``pool`` (the module docstring's "Pools").
         """
-        _validate(formats, resolution, fps, priority)
+        allowed = self._allowed_pools(workspace_id)
+        _validate(formats, resolution, fps, priority, container, transparent, pool_problems(pool, allowed))
+        output = _Output(container, transparent)
         with self.engine.connect() as conn:  # 404 and 409 before 503: they tell the client more
             check_usable(videos_repo.get_video(conn, workspace_id, video_id), "render")
+        if self.allowance is not None:
+            self.allowance.check(workspace_id, video_id, formats, allowance_output(resolution, fps, output))
         self.queue.ping()  # fail before writing anything when the queue is known to be down
         chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
+        if container != DEFAULT_CONTAINER and chunk_queue == NVENC_QUEUE:
+            chunk_queue = RENDER_QUEUE  # NVENC makes H.264 for MP4s only; a GIF's or WebM's chunks encode on a CPU
         asked = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps, priority,
-                             family_of(chunk_queue))
+                             family_of(chunk_queue), output, render_pool(pool, allowed))
         self._hand_over_or_undo(asked, chunk_queue)
         found = asked.renders
         if asked.created:  # as enqueued: with their family planned and the frames they reused
@@ -130,7 +181,7 @@ class RenderService:
                 found = [repo.get_render(conn, workspace_id, r.id) for r in found]
             self._catch_up(asked.created, found)
         by_format = {r.format: r for r in found}
-        return [self._resource(by_format[f]) for f in formats]
+        return [self._resource(_as_asked(by_format[f], resolution, fps)) for f in formats]
 
     def get(self, workspace_id: str, render_id: str) -> RenderResource:
         """Raises NotFound."""
@@ -143,7 +194,9 @@ class RenderService:
         with self.engine.connect() as conn:
             video = videos_repo.get_video(conn, workspace_id, video_id)
             renders = repo.list_renders(conn, workspace_id, video_id)
-        return [self._resource(r, video.title) for r in renders]
+            numbers = {v.id: v.number for v in videos_repo.list_versions(conn, workspace_id, video_id)} \
+                if any(r.status == "succeeded" for r in renders) else {}
+        return [self._resource(r, (video.title, numbers.get(r.version_id))) for r in renders]
 
     def cancel(self, workspace_id: str, render_id: str) -> RenderResource:
         """``queued|running -> canceled`` with the charge released.
@@ -154,52 +207,72 @@ class RenderService:
         """
         ended = self.lifecycle.cancel(workspace_id, render_id)
         self._drop_jobs(ended)  # its tasks would find the render canceled and do nothing anyway
+        title, version = self._named(ended)
         return render_resource(ended, self.storage, self.progress, stream_url=self._stream_url(ended),
-                               title=self._title(ended))
+                               title=title, version=version)
 
-    def playlist(self, render_id: str, expires: str, sig: str) -> str | None:
-        """The render's HLS playlist behind a signed ``stream_url`` (``reelfarm.farm.services.stream``).
+    def playlist(self, render_id: str, expires: str, sig: str, part: str | None = None) -> str | None:
+        """The render's HLS playlist behind a signed ``stream_url`` (``reelfarm.farm.services.stream``),
+        or for a video with captions the multivariant playlist, and ``part`` one of its
+        ``captions.STREAM_PARTS`` (``reelfarm.farm.services.captions``).
 
         Returns None when the link is not genuine for this render or has expired (a 403), and
-        raises NotFound for no such render or one without a stream.
+        raises NotFound for no such render, one without a stream, or a captions part of a render
+        without captions.
         """
         with self.engine.connect() as conn:
             render = repo.find_render(conn, render_id)
-        if render is None or self.streams is None:
-            raise NotFound("render", render_id)
-        left = self.streams.verify(render, expires, sig)
-        if left is None:
-            return None
-        made = stream.playlist(self.storage, render, left)
+            if render is None or self.streams is None:
+                raise NotFound("render", render_id)
+            left = self.streams.verify(render, expires, sig)
+            if left is None:
+                return None
+            doc = videos_repo.get_version_by_id(conn, render.workspace_id, render.version_id).doc
+        with_captions = captions.doc_captions(doc) is not None
+        public_url = self.settings.public_url if self.settings else ""
+        if part is None and with_captions:
+            made: str | None = captions.stream_master(public_url, render, doc, expires, sig)
+        elif part in (None, "video.m3u8"):
+            made = stream.playlist(self.storage, render, left)
+        elif part == "captions.m3u8" and with_captions:
+            made = captions.stream_subtitles(public_url, render, doc, expires, sig)
+        elif part == "captions.vtt" and with_captions:
+            made = captions.captions_webvtt(doc, stream=True)
+        else:
+            made = None
         if made is None:
             raise NotFound("render", render_id)
         return made
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _title(self, render: repo.Render) -> str | None:
-        """The video's title, which names a succeeded render's downloads (no read for others)."""
+    def _named(self, render: repo.Render) -> tuple[str | None, int | None]:
+        """The video's title and the number of the render's version, which name a succeeded
+        render's downloads (no read for others)."""
         if render.status != "succeeded":
-            return None
+            return None, None
         with self.engine.connect() as conn:
-            return videos_repo.get_video(conn, render.workspace_id, render.video_id).title
+            return download_naming(conn, render.workspace_id, render.video_id, render.version_id)
 
-    def _resource(self, render: repo.Render, title: str | None = None) -> RenderResource:
+    def _resource(self, render: repo.Render, named: tuple[str | None, int | None] | None = None) -> RenderResource:
         """The Render resource, with where it stands while chunks of it wait and a chunk held up
         by a node that stopped (best effort: a queue that cannot be reached leaves both null
         rather than fail a read, and marks the progress shown, the last the database holds,
         as possibly stale: the progress store is on the same server)."""
         standing = held_up = None
         stale = False
+        title, version = named if named is not None else self._named(render)
         if render.status in repo.LIVE:
             try:
                 standing = self.queue.standing(render.id)
                 held_up = self.queue.held_up(render.id)
             except QueueUnavailable:
                 stale = True
+        with self.engine.connect() as conn:
+            cost = costs.render_cost(conn, render.id, render.reused_frames)
         return render_resource(render, self.storage, None if stale else self.progress, standing, held_up=held_up,
                                progress_stale=stale, stream_url=self._stream_url(render),
-                               title=title if title is not None else self._title(render))
+                               title=title, version=version, cost=cost)
 
     def _stream_url(self, render: repo.Render) -> str | None:
         """The render's signed playlist link, once its first segment is stored."""
@@ -207,8 +280,13 @@ class RenderService:
             return None
         return self.streams.url(render)
 
+    def _allowed_pools(self, workspace_id: str) -> list[str] | None:
+        """The pools the workspace's renders are limited to (None: any node)."""
+        with self.engine.connect() as conn:
+            return workspaces_repo.get_workspace(conn, workspace_id).pools
+
     def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
-                fps: int | None, priority: str, family: str) -> _Asked:
+                fps: int | None, priority: str, family: str, output: _Output, pool: str = "") -> _Asked:
         """The renders of the video's current version in ``formats``, found (raised to ``priority``
         where lower) or created (with ``family``, the encoder family their chunks are routed for,
         planned before any chunk can start)."""
@@ -220,7 +298,7 @@ class RenderService:
                     version = renderable_version(conn, video)
                     parsed = build_doc(version.doc)  # a stored version: valid already
                     results = [self._find_or_create(conn, video, version, parsed, fmt, resolution, fps, priority,
-                                                    family) for fmt in formats]
+                                                    family, output, pool) for fmt in formats]
                 return _Asked([r for r, _, _ in results], [r for r, new, _ in results if new],
                               [(r, was) for r, _, was in results if was is not None], version.doc, parsed)
             except IntegrityError:
@@ -232,11 +310,13 @@ class RenderService:
 
     def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, parsed: Doc,
                         fmt: str, resolution: int, fps: int | None, priority: str,
-                        family: str) -> tuple[repo.Render, bool, str | None]:
+                        family: str, output: _Output, pool: str = "") -> tuple[repo.Render, bool, str | None]:
         """The render, whether it was created here, and the priority it had when it was found and
         raised here (else None)."""
-        spec = RenderSpec(fmt, resolution, int(fps or version.doc.get("fps") or 30))
-        digest = dedup_hash(version.doc_hash, spec)
+        used_resolution, used_fps, clamped = clamp_for_container(output.container, resolution,
+                                                                 int(fps or version.doc.get("fps") or 30))
+        spec = RenderSpec(fmt, used_resolution, used_fps)
+        digest = dedup_hash(version.doc_hash, spec, container=output.container, transparent=output.transparent)
         existing = repo.find_active_render(conn, version.video_id, digest)
         if existing is not None:
             if existing.status in repo.LIVE and outranks(priority, existing.priority):
@@ -251,7 +331,8 @@ class RenderService:
             workspace_id=video.workspace_id, video_id=video.id, version_id=version.id,
             format=spec.format, resolution=spec.resolution, fps=spec.fps, dedup_hash=digest, frames=frames,
             chunks=len(chunks), chunk_starts=[a for a, _ in chunks], priority=priority,
-            request_id=current_context().get("request_id")), charged_credits=amount)
+            request_id=current_context().get("request_id"), container=output.container,
+            transparent=output.transparent, clamped=clamped, pool=pool), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         repo.set_encoder(conn, render.id, family)
@@ -321,7 +402,8 @@ class RenderService:
         frames are counted as done and recorded on the render."""
         prints = segments.fingerprints(self.storage, WorkspaceObjects(self.engine, render.workspace_id), render,
                                        parsed)
-        silent = not doc.get("audio")  # with sound, the stream waits for the audio its chunks mix
+        # with sound, the stream waits for the audio its chunks mix; only an MP4 has a stream
+        silent = not doc.get("audio") and render.container == "mp4"
         reused = segments.reuse(self.engine, self.clock, self.storage, render, prints,
                                 lambda i: segment_key(render.id, i), streams=silent)
         if reused:
@@ -329,6 +411,14 @@ class RenderService:
             self.lifecycle.reused(render.id, sum(frames[i][1] - frames[i][0] for i in reused),
                                   streaming=silent and 0 in reused)
         return reused
+
+
+@dataclasses.dataclass(frozen=True)
+class _Output:
+    """The kind of file asked for: its container, and for a WebM whether it keeps alpha."""
+
+    container: str = DEFAULT_CONTAINER
+    transparent: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -342,13 +432,32 @@ class _Asked:
     parsed: Doc  # and as built, once for all its renders
 
 
+def _as_asked(render: repo.Render, resolution: int, fps: int | None) -> repo.Render:
+    """The render with ``clamped`` naming what this request asked for above the container's limits
+    (an identical render found may have been asked for within them)."""
+    clamped = [name for name, asked, used in (("resolution", resolution, render.resolution), ("fps", fps, render.fps))
+               if asked is not None and asked > used]
+    if fps is None and "fps" in (render.clamped or []):
+        clamped.append("fps")  # the video's own fps, the same for every request of this version
+    return dataclasses.replace(render, clamped=clamped)
+
+
+def download_naming(conn: Connection, workspace_id: str, video_id: str, version_id: str) -> tuple[str, int]:
+    """The video's title and the number of version ``version_id``: what a render's or a still's
+    downloads are named after (``resources.download_name``)."""
+    title = videos_repo.get_video(conn, workspace_id, video_id).title
+    return title, videos_repo.get_version_by_id(conn, workspace_id, version_id).number
+
+
 def renderable_version(conn: Connection, video: videos_repo.Video) -> videos_repo.Version:
     """The version a render or still of the video uses. Raises VideoStateError when there is none."""
     return videos_repo.get_version_by_id(conn, video.workspace_id, check_usable(video, "render"))
 
 
-def _validate(formats: Sequence[str], resolution: Any, fps: Any, priority: Any = DEFAULT_PRIORITY) -> None:
-    details = []
+def _validate(formats: Sequence[str], resolution: Any, fps: Any, priority: Any = DEFAULT_PRIORITY,
+              container: Any = DEFAULT_CONTAINER, transparent: Any = False,
+              pool_details: Sequence[dict[str, str]] = ()) -> None:
+    details = [problem.as_dict() for problem in container_problems(container, transparent)] + list(pool_details)
     if priority not in PRIORITIES:
         details.append({"field": "/priority", "code": "invalid",
                         "message": f"priority must be one of {', '.join(PRIORITIES)}"})

@@ -13,6 +13,7 @@ import unicodedata
 from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
+from reelfarm.farm.services.costs import RenderCost
 from reelfarm.farm.services.progress import ProgressStore, fraction
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.repos import jobs as jobs_repo
@@ -40,6 +41,7 @@ class RenderResource(TypedDict):
     url: str | None
     poster_url: str | None
     stream_url: str | None
+    captions_url: str | None
     duration_sec: float | None
     bytes: int | None
     error: str | None
@@ -47,6 +49,11 @@ class RenderResource(TypedDict):
     queue: dict[str, Any] | None
     held_up: dict[str, Any] | None
     reused_frames: int
+    cost: RenderCost | None
+    container: str  # mp4, gif or webm
+    transparent: bool
+    clamped: list[str]  # the request's values lowered to the container's limits
+    pool: str  # the pool of nodes its chunks run in ("": any node; farm.services.pools)
     created_at: datetime
     finished_at: datetime | None
 
@@ -65,26 +72,31 @@ class JobResource(TypedDict):
     finished_at: datetime | None
 
 
-def download_name(title: str | None, fmt: str, resolution: int, extra: str = "") -> str:
+def download_name(title: str | None, fmt: str, resolution: int, extra: str = "", version: int | None = None) -> str:
     """The file name a render's or a still's download is saved under, from the video's title, the
-    format and the resolution: ``spring-sale-9x16-1080p`` (``extra`` appended with a hyphen);
-    the storage adds the file's own extension."""
+    number of the version it shows, the format and the resolution: ``spring-sale-v2-9x16-1080p``
+    (``extra`` appended with a hyphen; no ``v<N>`` part when the version is not known), so two
+    versions' files never share a name; the storage adds the file's own extension."""
     plain = unicodedata.normalize("NFKD", title or "").encode("ascii", "ignore").decode("ascii").lower()
     slug = _NOT_IN_SLUGS.sub("-", plain)[:MAX_SLUG_CHARS].strip("-") or "video"
-    parts = [slug, fmt.replace(":", "x"), f"{resolution}p", *([extra] if extra else [])]
+    parts = [slug, *([f"v{version}"] if version else []), fmt.replace(":", "x"), f"{resolution}p",
+             *([extra] if extra else [])]
     return "-".join(parts)
 
 
 def render_resource(render: renders_repo.Render, storage: Storage,
                     progress: ProgressStore | None = None, queue: dict[str, Any] | None = None, *,
                     held_up: dict[str, Any] | None = None, progress_stale: bool = False,
-                    stream_url: str | None = None, title: str | None = None) -> RenderResource:
+                    stream_url: str | None = None, title: str | None = None,
+                    version: int | None = None, cost: RenderCost | None = None) -> RenderResource:
     """The Render resource (the seed's fields, in its order); URLs signed afresh for 7 days.
     ``queue``: where it stands while chunks of it wait (``JobQueue.standing``); ``held_up``: a
     chunk that waits on a node that stopped (``JobQueue.held_up``); ``progress_stale``: the
     progress store could not be read, so ``progress`` is the last figure the database holds;
     ``stream_url``: the signed link of its HLS playlist (``reelfarm.farm.services.stream``);
-    ``title``: the video's, which names the files' downloads (``download_name``)."""
+    ``title``: the video's, and ``version``: the number of the render's version, which name the
+    files' downloads (``download_name``); ``cost``: what its tasks used so far
+    (``reelfarm.farm.services.costs``), None where it was not read (webhook payloads)."""
     if render.status == "succeeded":
         shown = 1.0
     elif render.status in renders_repo.LIVE and progress is not None:
@@ -92,7 +104,7 @@ def render_resource(render: renders_repo.Render, storage: Storage,
     else:
         shown = render.progress
     succeeded = render.status == "succeeded"
-    name = download_name(title, render.format, render.resolution)
+    name = download_name(title, render.format, render.resolution, version=version)
     return {
         "id": render.id, "video_id": render.video_id, "version_id": render.version_id,
         "format": render.format, "resolution": render.resolution, "fps": render.fps,
@@ -102,31 +114,38 @@ def render_resource(render: renders_repo.Render, storage: Storage,
         "poster_url": (storage.url(render.poster_key, RENDER_URL_TTL_SEC, f"{name}-poster")
                        if succeeded and render.poster_key else None),
         "stream_url": stream_url,
+        "captions_url": (storage.url(render.captions_key, RENDER_URL_TTL_SEC, f"{name}-captions")
+                         if succeeded and render.captions_key else None),
         "duration_sec": render.duration_sec, "bytes": render.bytes, "error": render.error,
         "priority": render.priority, "queue": queue if render.status in renders_repo.LIVE else None,
         "held_up": held_up if render.status in renders_repo.LIVE else None,
-        "reused_frames": render.reused_frames, "created_at": render.created_at, "finished_at": render.finished_at,
+        "reused_frames": render.reused_frames, "cost": cost,
+        "container": render.container, "transparent": render.transparent, "clamped": list(render.clamped or []),
+        "pool": render.pool, "created_at": render.created_at, "finished_at": render.finished_at,
     }
 
 
-def job_resource(job: jobs_repo.Job, storage: Storage, clock: Clock, title: str | None = None) -> JobResource:
+def job_resource(job: jobs_repo.Job, storage: Storage, clock: Clock, title: str | None = None,
+                 version: int | None = None) -> JobResource:
     """The Job resource; a stills result carries URLs signed now, valid 10 minutes, whose
-    downloads are named after ``title`` (the video's), the format, the resolution and the time."""
+    downloads are named after ``title`` (the video's), ``version`` (the number of the version
+    drawn), the format, the resolution and the time."""
     return {
         "id": job.id, "kind": job.kind, "status": job.status, "stage": job.stage,
         "progress": round(float(job.progress), 4), "error": job.error,
-        "result": _result(job, storage, clock, title), "created_at": job.created_at, "finished_at": job.finished_at,
+        "result": _result(job, storage, clock, title, version), "created_at": job.created_at, "finished_at": job.finished_at,
     }
 
 
-def _result(job: jobs_repo.Job, storage: Storage, clock: Clock, title: str | None) -> dict[str, Any] | None:
+def _result(job: jobs_repo.Job, storage: Storage, clock: Clock, title: str | None,
+            version: int | None) -> dict[str, Any] | None:
     if job.result is None or job.kind != "stills" or job.status != "succeeded":
         return job.result if job.kind != "stills" else None
     expires_at = (clock.now() + timedelta(seconds=STILLS_URL_TTL_SEC)).isoformat()
     fmt, resolution = str(job.params.get("format", "")), int(job.params.get("resolution", 1080))
 
     def name(time: float) -> str:
-        return download_name(title, fmt, resolution, f"{time:g}s")
+        return download_name(title, fmt, resolution, f"{time:g}s", version)
     return {"stills": [{"time": s["time"], "url": storage.url(s["key"], STILLS_URL_TTL_SEC, name(s["time"])),
                         "width": s["width"], "height": s["height"], "expires_at": expires_at}
                        for s in job.result.get("stills", [])]}

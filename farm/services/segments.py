@@ -80,8 +80,22 @@ def fingerprints(storage: Storage, scope: KeyScope, render: renders_repo.Render,
     doc = raw_doc if isinstance(raw_doc, Doc) else build_doc(raw_doc)  # a stored version: valid already
     spec = RenderSpec(render.format, render.resolution, render.fps)
     digest = asset_digests(storage, scope, doc)
-    return [segment_fingerprint(doc, spec, frames, render.encoder or "x264", digest)
+    encoder, settings = segment_encoder(render)
+    return [segment_fingerprint(doc, spec, frames, encoder, digest, settings)
             for frames in chunk_frames(render, doc)]
+
+
+def segment_encoder(render: renders_repo.Render) -> tuple[str, Any]:
+    """What a render's segments are encoded with, for their fingerprints: its encoder family (x264
+    until one is planned), or VP9 for a WebM, with its alpha. A GIF's segments are an MP4's."""
+    return encoder_for(render.container, bool(render.transparent), render.encoder)
+
+
+def encoder_for(container: str, transparent: bool, encoder: str | None = None) -> tuple[str, Any]:
+    """``segment_encoder`` of a render in ``container`` (a render not made yet: ``encoder`` None)."""
+    if container == "webm":
+        return "vp9", {"alpha": transparent}
+    return encoder or "x264", None
 
 
 def reuse(engine: Engine, clock: Clock, storage: Storage, render: renders_repo.Render, prints: list[str | None],

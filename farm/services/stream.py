@@ -12,8 +12,8 @@ from the first chunk is listed, so a chunk finished out of order waits for those
 - ``failed`` or ``canceled``: the finished run, then ``#EXT-X-ENDLIST``: the stream ends where
   the render stopped, and players stop there rather than wait for frames that will not come.
 
-Sound. A document with audio tracks has its audio mixed and encoded once per render
-(``stream_audio``: the same mix the stitch puts in the MP4), stored at
+Sound. A document with audio tracks, or video clips shown with their sound, has its audio mixed
+and encoded once per render (``stream_audio``: the same mix the stitch puts in the MP4), stored at
 ``renders/<id>/stream/audio.m4a`` by the first chunk task that needs it (two nodes finishing their
 first chunks at the same moment may both make it: the same bytes, the same key); every segment
 carries its slice of those AAC packets, copied. Segments copied in for reuse when the render is
@@ -119,18 +119,22 @@ def stream_audio(storage: Storage, render: renders_repo.Render, doc: Doc, assets
     Raises:
         reelfarm.renderer.errors.AssetError: an audio asset cannot be read (the user's to fix).
     """
-    if not doc.audio:
+    from reelfarm.renderer.audio import clip_sounds  # loads the mixer where a task runs
+    from reelfarm.renderer.hls import write_stream_audio
+    from reelfarm.renderer.render import mix_doc_audio
+
+    if not doc.audio and not clip_sounds(doc, render.format):
         return None
     key = stream_audio_key(render.id)
     if storage.exists(key):
         return storage.open_local(key)
-    from reelfarm.renderer.hls import write_stream_audio  # loads the mixer where a task runs
-    from reelfarm.renderer.render import mix_doc_audio
-
+    samples = mix_doc_audio(doc, assets, render.format)
+    if samples is None:  # its clips have no sound
+        return None
     fd, path = tempfile.mkstemp(suffix=".m4a")
     os.close(fd)
     try:
-        write_stream_audio(mix_doc_audio(doc, assets), path)
+        write_stream_audio(samples, path)
         storage.put_file(key, path, AUDIO_CONTENT_TYPE)
     finally:
         os.unlink(path)

@@ -151,14 +151,17 @@ class Videos:
         return self._resource(self.videos.restore(workspace_id, video_id, number, note, based_on))
 
     def request_variants(self, workspace_id: str, video_id: str, formats: Sequence[str], resolution: int,
-                         locales: Sequence[str] = (), priority: str = "normal") -> dict[str, Any]:
-        """Renders of the current version in ``formats``, and a translated copy per locale.
+                         locales: Sequence[str] = (), priority: str = "normal", container: str = "mp4",
+                         transparent: bool = False, pool: str | None = None) -> dict[str, Any]:
+        """Renders of the current version in ``formats`` (in ``pool``: ``RenderService.request_many``),
+        and a translated copy per locale.
 
         The locales are checked (plan, tags, engines) before anything is rendered or charged.
         """
         if locales:
             self.jobs.check_translations(workspace_id, video_id, locales)
-        renders = self.renders.request_many(workspace_id, video_id, formats, resolution, priority=priority)
+        renders = self.renders.request_many(workspace_id, video_id, formats, resolution, priority=priority,
+                                            container=container, transparent=transparent, pool=pool)
         copies = self.jobs.request_translations(workspace_id, video_id, locales) if locales else []
         return {"renders": renders, "translations": [self._resource(VideoView(v, None, j)) for v, j in copies]}
 

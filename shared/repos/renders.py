@@ -16,11 +16,11 @@ row lock (taken first, as everywhere) while deciding, which is what makes "once"
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import Connection, Row, delete, func, select, update
 
 from reelfarm.shared.clock import Clock
 from reelfarm.shared.errors import NotFound
@@ -68,6 +68,20 @@ class Render:
     priority: str = "normal"  # or "low": yields to the workspace's normal renders (farm.services.fairness)
     stream_at: datetime | None = None  # its stream's first segment stored (farm.services.stream)
     request_id: str | None = None  # the request that asked for it (its tasks' log lines carry it)
+    container: str = "mp4"  # or "gif", "webm" (reelfarm.renderer.encode_web)
+    transparent: bool = False  # a WebM with alpha where its scenes have no background
+    clamped: list[str] | None = None  # the request's values lowered to the container's limits
+    captions_key: str | None = None  # the WebVTT file of a render of a video with captions
+    pool: str = ""  # the pool of nodes its chunks run in ("": any node; farm.services.pools)
+
+
+_FIELDS = frozenset(f.name for f in fields(Render))
+
+
+def render_of(row: Row[Any]) -> Render:
+    """A render of its row, reading the columns it knows: a column a later release adds (which this
+    release's rows then carry during a rolling upgrade) is left aside, not an error."""
+    return Render(**{k: v for k, v in row._mapping.items() if k in _FIELDS})
 
 
 @dataclass(frozen=True)
@@ -84,6 +98,10 @@ class NewRender:
     chunk_starts: list[int] | None = None
     priority: str = "normal"
     request_id: str | None = None
+    container: str = "mp4"
+    transparent: bool = False
+    clamped: list[str] | None = None
+    pool: str = ""
 
 
 def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credits: int = 0) -> Render:
@@ -94,7 +112,8 @@ def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credit
         id=render_id, workspace_id=new.workspace_id, video_id=new.video_id, version_id=new.version_id,
         format=new.format, resolution=new.resolution, fps=new.fps, status="queued", progress=0.0,
         dedup_hash=new.dedup_hash, charged_credits=charged_credits, frames=new.frames, chunks=new.chunks,
-        chunk_starts=new.chunk_starts, priority=new.priority, request_id=new.request_id, created_at=now,
+        chunk_starts=new.chunk_starts, priority=new.priority, request_id=new.request_id, container=new.container,
+        transparent=new.transparent, clamped=new.clamped or None, pool=new.pool, created_at=now,
         progressed_at=now))
     return _load(conn, render_id)
 
@@ -105,13 +124,13 @@ def get_render(conn: Connection, workspace_id: str, render_id: str) -> Render:
                                              renders.c.workspace_id == workspace_id)).first()
     if row is None:
         raise NotFound("render", render_id)
-    return Render(**row._mapping)
+    return render_of(row)
 
 
 def find_render(conn: Connection, render_id: str) -> Render | None:
     """The render with this id, whatever its workspace (for tasks, which get bare ids)."""
     row = conn.execute(select(renders).where(renders.c.id == render_id)).first()
-    return Render(**row._mapping) if row else None
+    return render_of(row) if row else None
 
 
 def find_active_render(conn: Connection, video_id: str, dedup_hash: str) -> Render | None:
@@ -119,7 +138,7 @@ def find_active_render(conn: Connection, video_id: str, dedup_hash: str) -> Rend
     row = conn.execute(select(renders).where(
         renders.c.video_id == video_id, renders.c.dedup_hash == dedup_hash,
         renders.c.status.in_(ACTIVE_RENDER_STATUSES))).first()
-    return Render(**row._mapping) if row else None
+    return render_of(row) if row else None
 
 
 def version_is_paid(conn: Connection, version_id: str) -> bool:
@@ -135,14 +154,14 @@ def list_renders(conn: Connection, workspace_id: str, video_id: str) -> list[Ren
     rows = conn.execute(select(renders).where(renders.c.workspace_id == workspace_id,
                                               renders.c.video_id == video_id)
                         .order_by(renders.c.created_at.desc(), renders.c.id.desc()))
-    return [Render(**row._mapping) for row in rows]
+    return [render_of(row) for row in rows]
 
 
 def list_renders_by_status(conn: Connection, statuses: tuple[str, ...], limit: int = 100) -> list[Render]:
     """Renders in any workspace with one of ``statuses``, oldest first (operators' views)."""
     rows = conn.execute(select(renders).where(renders.c.status.in_(statuses))
                         .order_by(renders.c.created_at).limit(limit))
-    return [Render(**row._mapping) for row in rows]
+    return [render_of(row) for row in rows]
 
 
 def charge_render(conn: Connection, clock: Clock, render: Render, amount: int) -> None:
@@ -208,12 +227,12 @@ def touch_render(conn: Connection, clock: Clock, render_id: str, progress: float
 
 
 def complete_render(conn: Connection, clock: Clock, render_id: str, *, url_key: str, poster_key: str,
-                    size: int, duration_sec: float) -> Render | None:
+                    size: int, duration_sec: float, captions_key: str | None = None) -> Render | None:
     """``running -> succeeded`` with its files; None if it is no longer live (canceled meanwhile)."""
     now = clock.now()
     done = conn.execute(update(renders).where(renders.c.id == render_id, renders.c.status.in_(LIVE)).values(
         status="succeeded", progress=1.0, url_key=url_key, poster_key=poster_key, bytes=size,
-        duration_sec=duration_sec, finished_at=now, progressed_at=now, error=None))
+        captions_key=captions_key, duration_sec=duration_sec, finished_at=now, progressed_at=now, error=None))
     return find_render(conn, render_id) if done.rowcount else None
 
 
@@ -256,7 +275,7 @@ def release_charge(conn: Connection, clock: Clock, render: Render) -> None:
         renders.c.charged_credits == 0, renders.c.status.in_(ACTIVE_RENDER_STATUSES))
         .order_by(renders.c.created_at, renders.c.id).limit(1)).first()
     if heir is not None and not version_is_paid(conn, render.version_id):
-        heir_render = Render(**heir._mapping)
+        heir_render = render_of(heir)
         conn.execute(update(renders).where(renders.c.id == heir_render.id)
                      .values(charged_credits=render.charged_credits))
         charge_render(conn, clock, heir_render, render.charged_credits)
@@ -287,7 +306,7 @@ def stalled_renders(conn: Connection, *, running_before: datetime, queued_before
     rows = conn.execute(select(renders).where(
         ((renders.c.status == "running") & (last < running_before))
         | ((renders.c.status == "queued") & (last < queued_before))))
-    return [Render(**row._mapping) for row in rows]
+    return [render_of(row) for row in rows]
 
 
 def _has_entry(conn: Connection, render_id: str, reason: str) -> bool:
@@ -297,4 +316,4 @@ def _has_entry(conn: Connection, render_id: str, reason: str) -> bool:
 
 def _load(conn: Connection, render_id: str) -> Render:
     row = conn.execute(select(renders).where(renders.c.id == render_id)).one()
-    return Render(**row._mapping)
+    return render_of(row)

@@ -30,6 +30,8 @@ class Workspace:
     updated_at: datetime
     dispatch_weight: float | None = None  # the operator's override of the plan's farm weight
     dispatch_cap: int | None = None  # and of its cap on chunks running at once
+    cpu_allowance_sec: float | None = None  # CPU seconds its renders may use a month (None: no allowance)
+    pools: list[str] | None = None  # the pools of nodes its renders are limited to, default first (None: any)
 
 
 def create_workspace(conn: Connection, clock: Clock, *, name: str, plan: str,
@@ -88,11 +90,39 @@ def add_credits(conn: Connection, clock: Clock, *, workspace_id: str, delta: int
     return int(balance)
 
 
+def set_plan(conn: Connection, clock: Clock, workspace_id: str, plan: str) -> Workspace:
+    """Move the workspace to ``plan`` (its API access, rate limit, farm share and library quota
+    follow; the operator's share overrides stay). Raises NotFound."""
+    done = conn.execute(workspaces.update().where(workspaces.c.id == workspace_id).values(
+        plan=plan, updated_at=clock.now()))
+    if not done.rowcount:
+        raise NotFound("workspace", workspace_id)
+    return get_workspace(conn, workspace_id)
+
+
 def set_dispatch_share(conn: Connection, clock: Clock, workspace_id: str, *, weight: float | None,
                        cap: int | None) -> Workspace:
     """The operator's overrides of the plan's share of the farm (None: the plan's). Raises NotFound."""
     done = conn.execute(workspaces.update().where(workspaces.c.id == workspace_id).values(
         dispatch_weight=weight, dispatch_cap=cap, updated_at=clock.now()))
+    if not done.rowcount:
+        raise NotFound("workspace", workspace_id)
+    return get_workspace(conn, workspace_id)
+
+
+def set_pools(conn: Connection, clock: Clock, workspace_id: str, pools: list[str] | None) -> Workspace:
+    """The pools of nodes the workspace's renders are limited to (None: any node). Raises NotFound."""
+    done = conn.execute(workspaces.update().where(workspaces.c.id == workspace_id).values(
+        pools=pools or None, updated_at=clock.now()))
+    if not done.rowcount:
+        raise NotFound("workspace", workspace_id)
+    return get_workspace(conn, workspace_id)
+
+
+def set_cpu_allowance(conn: Connection, clock: Clock, workspace_id: str, cpu_sec: float | None) -> Workspace:
+    """The CPU seconds a month the workspace's renders may use (None: no allowance). Raises NotFound."""
+    done = conn.execute(workspaces.update().where(workspaces.c.id == workspace_id).values(
+        cpu_allowance_sec=cpu_sec, updated_at=clock.now()))
     if not done.rowcount:
         raise NotFound("workspace", workspace_id)
     return get_workspace(conn, workspace_id)

@@ -20,11 +20,15 @@ from reelfarm.studio.errors import InvalidBuildRequestError, InvalidFieldsError
 from reelfarm.studio.stories.brand import NEUTRAL_BRAND, Kit, brand_block, is_hex
 from reelfarm.studio.stories.compose import AssetBook, SceneDraft, compose_doc
 from reelfarm.studio.stories.fields import (
+    CAPTIONS,
     COLOR_PATTERN,
+    COMMON_FIELDS,
     SOUNDTRACK,
     URI_PATTERN,
+    VIDEO_PATTERN,
     is_asset_id,
-    with_soundtrack,
+    upload_kind,
+    with_common_fields,
 )
 from reelfarm.studio.stories.layout import FORMATS
 
@@ -44,8 +48,9 @@ MIN_DURATION_SEC = 6.0
 MAX_DURATION_SEC = 60.0
 
 Builder = Callable[..., dict]
-"""``build(values, brand_tokens, format, duration_sec=None, uploads=None)``: ``uploads`` maps the
-workspace's library ids that the values name to ``(kind, storage key)``."""
+"""``build(values, brand_tokens, format, duration_sec=None, uploads=None, cues=None)``: ``uploads``
+maps the workspace's library ids that the values name to ``(kind, storage key)``, ``cues`` its
+captions files' ids among them to their cues (``{"start", "end", "text"}`` dicts)."""
 
 
 @dataclass(frozen=True)
@@ -65,14 +70,14 @@ class Story:
     build: Builder = field(repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The API's ``Story`` resource: its fields with the ``soundtrack`` every story accepts."""
+        """The API's ``Story`` resource: its fields with the ``soundtrack`` and ``captions`` every story accepts."""
         return {
             "id": self.id,
             "name": self.name,
             "category": self.category,
             "description": self.description,
             "default_duration_sec": self.default_duration_sec,
-            "fields": copy.deepcopy(with_soundtrack(self.fields)),
+            "fields": copy.deepcopy(with_common_fields(self.fields)),
         }
 
 
@@ -128,6 +133,10 @@ def _details(error: ValidationError, fields: Any) -> list[dict]:
         return [{"field": _pointer(path + [k]), "code": "required", "message": f"{k!r} is required"} for k in missing]
     if error.validator == "pattern" and "format" in error.schema:
         return []  # the format's own error says it better (the pattern only publishes the format)
+    if error.validator == "pattern" and error.schema.get("pattern") == VIDEO_PATTERN:
+        return [{"field": _pointer(path), "code": "invalid_format",
+                 "message": f"{error.instance!r} is not the id of a video of the media library (a clip is "
+                            "uploaded first, POST /api/v1/assets; an address is not taken)"}]
     code = _CODES.get(str(error.validator), "invalid")
     return [{"field": _pointer(path), "code": code, "message": error.message}]
 
@@ -140,7 +149,7 @@ def validate_fields(story: Story, fields: Any) -> list[dict]:
     """
     if not isinstance(fields, dict):
         return [{"field": "/fields", "code": "invalid_type", "message": "fields must be an object"}]
-    validator = Draft202012Validator(with_soundtrack(story.fields), format_checker=_FORMATS)
+    validator = Draft202012Validator(with_common_fields(story.fields), format_checker=_FORMATS)
     errors = sorted(validator.iter_errors(fields), key=lambda e: (list(map(str, e.absolute_path)), str(e.validator)))
     details: list[dict] = []
     for error in errors:
@@ -153,31 +162,41 @@ def resolve_fields(story: Story, fields: dict | None) -> dict[str, Any]:
     fields = fields or {}
     props = story.fields["properties"]
     values = {name: copy.deepcopy(fields[name] if name in fields else prop.get("default")) for name, prop in props.items()}
-    if fields.get(SOUNDTRACK) is not None:
-        values[SOUNDTRACK] = copy.deepcopy(fields[SOUNDTRACK])
+    for name in COMMON_FIELDS:
+        if fields.get(name) is not None:
+            values[name] = copy.deepcopy(fields[name])
     return values
 
 
 def uploads_named(story: Story, values: dict[str, Any]) -> dict[str, str]:
-    """``{field: asset id}`` for every image field (and the soundtrack) of ``values`` naming an upload."""
+    """``{field: asset id}`` for every image or video field (and the soundtrack and captions) of
+    ``values`` naming an upload."""
     named = {name: value for name, value in values.items()
              if name in story.fields["properties"] and is_asset_id(value)}
-    soundtrack = values.get(SOUNDTRACK)
-    if isinstance(soundtrack, dict) and is_asset_id(soundtrack.get("asset_id")):
-        named[SOUNDTRACK] = soundtrack["asset_id"]
+    for name in COMMON_FIELDS:
+        value = values.get(name)
+        if isinstance(value, dict) and is_asset_id(value.get("asset_id")):
+            named[name] = value["asset_id"]
     return named
+
+
+_KIND_WORDS = {"audio": "sound", "image": "image", "video": "video", "captions": "captions file"}
+_COMMON_KINDS = {SOUNDTRACK: "audio", CAPTIONS: "captions"}
 
 
 def _check_uploads(story: Story, values: dict[str, Any], uploads: Mapping[str, tuple[str, str]]) -> None:
     problems = []
+    props = story.fields["properties"]
     for name, asset_id in uploads_named(story, values).items():
-        kind = "audio" if name == SOUNDTRACK else "image"
+        kind = _COMMON_KINDS.get(name) or upload_kind(props[name])
         found = uploads.get(asset_id)
         if found is None or found[0] != kind:
-            problems.append({"field": f"/fields/{name}" + ("/asset_id" if name == SOUNDTRACK else ""),
+            # a clip or captions file is only ever an upload (the library read it); sounds and images may be addresses
+            elsewhere = "" if kind in ("video", "captions") else " or give an https address"
+            problems.append({"field": f"/fields/{name}" + ("/asset_id" if name in COMMON_FIELDS else ""),
                              "code": "unknown_asset",
-                             "message": f"no {'sound' if kind == 'audio' else kind} of this workspace's media library has the id {asset_id!r}; "
-                                        f"upload it (POST /api/v1/assets) or give an https address"})
+                             "message": f"no {_KIND_WORDS[kind]} of this workspace's media library has the id "
+                                        f"{asset_id!r}; upload it (POST /api/v1/assets){elsewhere}"})
     if problems:
         raise InvalidFieldsError(problems)
 
@@ -211,7 +230,8 @@ def define_story(*, id: str, name: str, category: str, description: str, default
     holder: list[Story] = []
 
     def build(values: dict, brand_tokens: dict, format: str, duration_sec: float | None = None,
-              uploads: Mapping[str, tuple[str, str]] | None = None) -> dict:
+              uploads: Mapping[str, tuple[str, str]] | None = None,
+              cues: Mapping[str, list[dict]] | None = None) -> dict:
         story = holder[0]
         problems = validate_fields(story, values)
         if problems:
@@ -222,6 +242,7 @@ def define_story(*, id: str, name: str, category: str, description: str, default
         kit = _kit(brand_tokens, resolved)
         book = AssetBook(kit, {asset_id: key for asset_id, (_, key) in (uploads or {}).items()})
         book.soundtrack(resolved.pop(SOUNDTRACK, None))
+        book.captions(resolved.pop(CAPTIONS, None), cues or {})
         ctx = StoryContext(values=resolved, kit=kit, assets=book, duration=duration)
         title = str(resolved.get(title_field) or name)
         return compose_doc(title=title, drafts=scenes(ctx), kit=kit, fmt=format, duration=duration, assets=ctx.assets)

@@ -44,6 +44,7 @@ class AssetBook:
     def __init__(self, kit: Kit, uploads: Mapping[str, str] | None = None) -> None:
         self.assets: dict[str, dict] = {}
         self.audio: list[dict] = []
+        self.captions_block: dict | None = None
         self.uploads = dict(uploads or {})  # asset id -> storage key, the workspace's own uploads
         logo = kit.brand.get("logo")
         if logo:
@@ -58,14 +59,38 @@ class AssetBook:
         self.assets[asset_id] = {"type": "image", "key": key} if key else {"type": "image", "url": url}
         return asset_id
 
+    def video(self, asset_id: str, upload_id: str | None) -> str | None:
+        """Register the uploaded clip ``upload_id`` as video ``asset_id``; ``None`` (no clip) when unset.
+
+        The document names the clip by its storage key, as it names uploaded images and sounds.
+        """
+        if not upload_id:
+            return None
+        self.assets[asset_id] = {"type": "video", "key": self.uploads[upload_id]}
+        return asset_id
+
     def soundtrack(self, value: Mapping[str, Any] | None) -> None:
-        """Play the uploaded sound ``value["asset_id"]`` from the start, as the ``soundtrack`` audio asset."""
+        """Play the uploaded sound ``value["asset_id"]`` from the start, as the ``soundtrack`` audio asset,
+        looped or played once to fit the video as ``value["fit"]`` says."""
         if not value:
             return
         self.assets["soundtrack"] = {"type": "audio", "key": self.uploads[value["asset_id"]]}
         self.audio.append({"asset": "soundtrack", "start": 0, "volume": float(value.get("volume", 1)),
                            "fade_in": float(value.get("fade_in_sec", 0)),
-                           "fade_out": float(value.get("fade_out_sec", 0))})
+                           "fade_out": float(value.get("fade_out_sec", 0)), "fit": value.get("fit", "loop")})
+
+
+    def captions(self, value: Mapping[str, Any] | None, cues: Mapping[str, list[dict]]) -> None:
+        """Draw the cues of the uploaded captions file ``value["asset_id"]`` (``cues`` by asset id) over
+        the video, in ``value``'s style, position and size. The document carries the cues themselves,
+        so a render, its chunks and a translated copy have them without the file."""
+        if not value:
+            return
+        block: dict[str, Any] = {"cues": [dict(c) for c in cues.get(value["asset_id"], [])]}
+        for key in ("style", "position", "size"):
+            if key in value:
+                block[key] = value[key]
+        self.captions_block = block
 
 
 def compose_doc(*, title: str, drafts: list[SceneDraft], kit: Kit, fmt: str, duration: float,
@@ -87,6 +112,8 @@ def compose_doc(*, title: str, drafts: list[SceneDraft], kit: Kit, fmt: str, dur
     doc["scenes"] = scenes
     if assets.audio:
         doc["audio"] = assets.audio
+    if assets.captions_block is not None:
+        doc["captions"] = assets.captions_block
     return doc
 
 

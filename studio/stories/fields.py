@@ -1,13 +1,16 @@
 """Helpers that write a story's ``fields`` JSON Schema (2020-12) one property at a time.
 
 Every property carries ``type``, ``title`` and ``default``; strings carry ``maxLength``, choices
-``enum``, lists ``items`` and ``maxItems``, links ``format: uri`` and colours ``format: color``.
+``enum``, lists ``items`` and ``maxItems``, links ``format: uri``, colours ``format: color`` and
+clips the asset-id ``pattern`` alone (``VIDEO_PATTERN``: a clip is an upload, never an address).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from reelfarm.renderer.captions import CAPTION_POSITIONS, CAPTION_SIZES, CAPTION_STYLES
 
 
 def fields_schema(**properties: dict[str, Any]) -> dict[str, Any]:
@@ -77,19 +80,44 @@ def image_url(title: str, *, description: str | None = None) -> dict:
     return prop
 
 
+VIDEO_PATTERN = ASSET_ID_PATTERN
+"""What a video field holds: the id of an uploaded video (a field with this pattern is a video field)."""
+
+
+def video(title: str, *, description: str | None = None) -> dict:
+    """An optional clip: the id of a video uploaded to the workspace's media library; ``null`` leaves
+    it out and the story draws its picture or colour there instead.
+
+    Only an upload, never an address: a clip is measured when it is uploaded (its length, rate and
+    size), and the linter checks what the story asks of it against that length.
+    """
+    return {"type": ["string", "null"], "title": title, "default": None, "pattern": VIDEO_PATTERN,
+            "maxLength": 36,
+            "description": description or "the id of a video uploaded to the media library (POST /api/v1/assets)"}
+
+
+def upload_kind(prop: dict[str, Any]) -> str:
+    """The kind of library upload a field's asset id must name: ``video`` for video fields, else ``image``."""
+    return "video" if prop.get("pattern") == VIDEO_PATTERN else "image"
+
+
 SOUNDTRACK = "soundtrack"
 """The field every story accepts beside its own: a sound of the media library played under the video."""
 SOUNDTRACK_SCHEMA: dict[str, Any] = {
     "type": ["object", "null"],
     "title": "Soundtrack",
     "default": None,
-    "description": "an uploaded sound (its asset id) played from the start, at `volume`, faded in and out; "
-                   "null for none",
+    "description": "an uploaded sound (its asset id) played from the start, at `volume`, faded in and out, "
+                   "looped or played once to fit the video (`fit`); null for none",
     "properties": {
         "asset_id": {"type": "string", "pattern": ASSET_ID_PATTERN, "description": "a sound asset's id"},
         "volume": {"type": "number", "minimum": 0, "maximum": 1, "default": 1},
         "fade_in_sec": {"type": "number", "minimum": 0, "maximum": 30, "default": 0},
         "fade_out_sec": {"type": "number", "minimum": 0, "maximum": 30, "default": 0},
+        "fit": {"enum": ["loop", "once"], "default": "loop",
+                "description": "a sound shorter than the video: `loop` (the default) repeats it to the end; "
+                               "`once` plays it once and leaves the rest silent (the version's lint warns). "
+                               "A sound longer than the video fades out over its last second either way"},
     },
     "required": ["asset_id"],
     "additionalProperties": False,
@@ -98,10 +126,37 @@ SOUNDTRACK_SCHEMA: dict[str, Any] = {
 }
 
 
-def with_soundtrack(schema: dict[str, Any]) -> dict[str, Any]:
-    """A story's ``fields`` schema with the ``soundtrack`` field every story accepts (the request's
-    schema; forms draw the story's own fields)."""
-    return {**schema, "properties": {**schema["properties"], SOUNDTRACK: SOUNDTRACK_SCHEMA}}
+CAPTIONS = "captions"
+"""The other field every story accepts: a captions file of the media library drawn over the video."""
+CAPTIONS_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "title": "Captions",
+    "default": None,
+    "description": "an uploaded captions file (its asset id: SRT or WebVTT), its cues drawn over the video at their "
+                   "times in the brand's body font and colours, inside the safe area, in every format and in "
+                   "translated copies (the cues translated with the rest); a render publishes them as WebVTT "
+                   "(`captions_url`) and in its stream; null for none",
+    "properties": {
+        "asset_id": {"type": "string", "pattern": ASSET_ID_PATTERN, "description": "a captions file's asset id"},
+        "style": {"enum": list(CAPTION_STYLES), "default": "box",
+                  "description": "`box` (the default): the brand's background colour on a box of its text colour; "
+                                 "`inverse`: the text colour on a box of the background colour; `primary`: the "
+                                 "background colour on a box of the primary colour"},
+        "position": {"enum": list(CAPTION_POSITIONS), "default": "bottom"},
+        "size": {"enum": list(CAPTION_SIZES), "default": "medium"},
+    },
+    "required": ["asset_id"],
+    "additionalProperties": False,
+    "examples": [{"asset_id": "5b0c3f5e-0f7a-4c52-9d0e-6f1d2c3b4a59", "style": "box"}],
+}
+COMMON_FIELDS = {SOUNDTRACK: SOUNDTRACK_SCHEMA, CAPTIONS: CAPTIONS_SCHEMA}
+"""The fields every story accepts beside its own, by name."""
+
+
+def with_common_fields(schema: dict[str, Any]) -> dict[str, Any]:
+    """A story's ``fields`` schema with the fields every story accepts (``soundtrack``, ``captions``):
+    the request's schema; forms draw the story's own fields."""
+    return {**schema, "properties": {**schema["properties"], **COMMON_FIELDS}}
 
 
 def color(title: str, *, description: str | None = None) -> dict:

@@ -340,8 +340,15 @@ def orb(layer_id: str, frame: Frame, kit: Kit, beat: Beat, *, cx: float, cy: flo
 
 
 def image_layer(layer_id: str, asset: str, frame: Frame, beat: Beat, box: Box, *, i: int = 0,
-                radius: Any = "$brand.radius", focus: tuple[float, float] = (0.5, 0.5)) -> dict[str, Any]:
-    """A rounded image card with a slow Ken Burns push."""
+                radius: Any = "$brand.radius", focus: tuple[float, float] = (0.5, 0.5),
+                crop_max: float | None = None) -> dict[str, Any]:
+    """A rounded image card with a slow Ken Burns push.
+
+    ``crop_max`` keeps a picture whose shape differs from the box's (a wide product photo in a
+    9:16 card) from losing more than that share of its width or height, zoom included: the rest of
+    the card is a blurred fill of the picture itself. Without it the card is covered, as avatars
+    (a face cropped to a disc) want.
+    """
     fx, fy = focus
     return {
         "id": layer_id,
@@ -349,12 +356,53 @@ def image_layer(layer_id: str, asset: str, frame: Frame, beat: Beat, box: Box, *
         "asset": asset,
         **frame.place(box),
         "fit": "cover",
+        **({"crop_max": crop_max} if crop_max is not None else {}),
         "radius": radius,
         "ken_burns": {"from": {"scale": 1.0, "x": fx, "y": fy},
                       "to": {"scale": 1.12, "x": min(1.0, fx + 0.04), "y": max(0.0, fy - 0.03)},
                       "easing": "in-out-quad"},
         "enter": beat.enter("fade", i),
     }
+
+
+PICTURE_CROP_MAX = 0.12
+"""How much of a story's picture (a product photo, a cover) a card may hide: enough for the Ken
+Burns push (1.12 hides 10.7%) on a picture of the card's shape, never the 18% and more that covering
+a 9:16 card with a landscape photo took."""
+
+
+def video_layer(layer_id: str, asset: str, frame: Frame, beat: Beat, box: Box, *, i: int = 0,
+                radius: Any = "$brand.radius", loop: bool = True, volume: float = 0.0) -> dict[str, Any]:
+    """A rounded card playing a clip from its start, cropped to fill the box (``cover``).
+
+    ``cover`` about the centre is what lets one clip serve every format: a 16:9 clip in a 9:16
+    frame's box loses its sides, never leaves bars. A looping clip fills a scene longer than itself;
+    one that does not loop holds its last frame, and the linter names it (``clip_too_short``).
+    ``volume`` 0 by default: story footage is picture, the soundtrack field carries the music.
+    """
+    return {
+        "id": layer_id,
+        "type": "video",
+        "asset": asset,
+        **frame.place(box),
+        "fit": "cover",
+        "radius": radius,
+        "loop": loop,
+        "volume": volume,
+        "enter": beat.enter("fade", i),
+    }
+
+
+def video_background(asset: str, kit: Kit, *, loop: bool = True, volume: float = 0.0,
+                     veil: int | None = 72) -> dict[str, Any]:
+    """A scene background playing a clip over the whole frame (``cover``, centred: see ``video_layer``),
+    under a veil of the scene's surface colour at ``veil`` percent so the scene's text, coloured
+    for that surface, stays legible whatever the footage shows; ``None`` for no veil."""
+    bg: dict[str, Any] = {"type": "video", "asset": asset, "fit": "cover", "loop": loop, "volume": volume,
+                          "color": kit.tone(kit.surface)}
+    if veil:
+        bg["overlay"] = token(kit.surface, veil)
+    return bg
 
 
 def logo_layers(frame: Frame, kit: Kit, beat: Beat, *, box: Box | None = None, height: float = 0.075,
@@ -433,7 +481,7 @@ def lower_third(prefix: str, name: str, role_text: str, frame: Frame, kit: Kit, 
 __all__ = [
     "FORMATS", "MIN_TEXT", "ROLES", "Beat", "Block", "Box", "Fit", "Frame", "Role", "button_block",
     "fit_text", "image_layer", "logo_layers", "lower_third", "orb", "rule_block", "scene_durations",
-    "shape_layer", "stack", "text_block", "text_layer", "top_reserve", "wrap_lines",
+    "shape_layer", "stack", "text_block", "text_layer", "top_reserve", "video_background", "video_layer", "wrap_lines",
 ]
 
 

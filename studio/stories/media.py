@@ -6,6 +6,7 @@ from reelfarm.studio.stories import fields as f
 from reelfarm.studio.stories.base import StoryContext, define_story
 from reelfarm.studio.stories.compose import SceneDraft
 from reelfarm.studio.stories.layout import (
+    PICTURE_CROP_MAX,
     Beat,
     Box,
     Frame,
@@ -40,7 +41,7 @@ BARS = (0.45, 0.8, 0.6, 1.0, 0.7, 0.9, 0.5)
 def _cover_art(frame: Frame, ctx: StoryContext, beat: Beat, box: Box, cover: str | None) -> list[dict]:
     """The cover image, or a typographic cover: the show's monogram on a brand card."""
     if cover:
-        return [image_layer("cover", cover, frame, beat, box)]
+        return [image_layer("cover", cover, frame, beat, box, crop_max=PICTURE_CROP_MAX)]
     kit = ctx.kit
     fill = kit.card
     inner = box.inset(box.w * 0.09)

@@ -18,6 +18,8 @@ LAUNCH_FIELDS = f.fields_schema(
     cta=f.text("Call to action", "Pre-order now", 24, optional=True),
     url=f.text("Link text", "aurora.example.com", 40, optional=True),
     image=f.image_url("Product image"),
+    clip=f.video("Product clip", description="the id of a video uploaded to the media library: plays, looped "
+                 "and muted, beside the tagline (under it in 9:16 and 4:5), in the image's place"),
     theme=f.THEME,
 )
 _L = {n: f.max_len(LAUNCH_FIELDS, n) for n in ("kicker", "product", "tagline", "features_title", "features",
@@ -26,13 +28,14 @@ _L = {n: f.max_len(LAUNCH_FIELDS, n) for n in ("kicker", "product", "tagline", "
 
 def _launch(ctx: StoryContext) -> list[SceneDraft]:
     v = ctx.values
-    image = ctx.assets.image("image", v["image"])
+    clip = ctx.assets.video("clip", v["clip"])
+    image = None if clip else ctx.assets.image("image", v["image"])  # one picture for the showcase
     dark = ctx.inverted()
     drafts = [SceneDraft("intro", 3, hero(dark, kicker=v["kicker"], kicker_max=_L["kicker"], headline=v["product"],
                                           headline_max=_L["product"]), kit=dark.kit)]
-    if image:
+    if clip or image:
         drafts.append(SceneDraft("showcase", 3, hero(ctx, headline=v["tagline"] or v["product"], headline_max=_L["tagline"],
-                                                     role="title", image=image, decor_variant=1),
+                                                     role="title", image=image, clip=clip, decor_variant=1),
                                  transition=("zoom", None)))
     elif v["tagline"]:
         drafts.append(SceneDraft("showcase", 3, statement(ctx, text=v["tagline"], text_max=_L["tagline"]),
@@ -51,7 +54,7 @@ PRODUCT_LAUNCH = define_story(
     id="product_launch",
     name="Product launch",
     category="product",
-    description="Unveil a product: name reveal, hero shot or tagline, key features, price and call to action.",
+    description="Unveil a product: name reveal, hero shot, clip or tagline, key features, price and call to action.",
     default_duration_sec=14.0,
     fields=LAUNCH_FIELDS,
     scenes=_launch,

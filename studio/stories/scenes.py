@@ -11,6 +11,7 @@ from typing import Any
 from reelfarm.studio.stories.base import StoryContext
 from reelfarm.studio.stories.brand import token
 from reelfarm.studio.stories.layout import (
+    PICTURE_CROP_MAX,
     ROLES,
     Beat,
     Block,
@@ -26,6 +27,7 @@ from reelfarm.studio.stories.layout import (
     text_block,
     title_blocks,
     top_reserve,
+    video_layer,
 )
 
 Layout = Callable[[Frame, Beat], list[dict]]
@@ -57,10 +59,11 @@ def body_region(frame: Frame, ctx: StoryContext) -> Box:
 
 def hero(ctx: StoryContext, *, headline: str, headline_max: int, kicker: str = "", kicker_max: int = 40,
          sub: str = "", sub_max: int = 0, image: str | None = None, role: str = "headline",
-         decor_variant: int = 0, logo: bool = True) -> Layout:
-    """A title scene: eyebrow, one dominant headline, a supporting line, an optional image.
+         decor_variant: int = 0, logo: bool = True, clip: str | None = None) -> Layout:
+    """A title scene: eyebrow, one dominant headline, a supporting line, an optional image or clip.
 
-    With an image: side by side in 16:9 and 1:1, image on top in 9:16 and 4:5.
+    With an image or a clip (which takes the image's place): side by side in 16:9 and 1:1, on top
+    in 9:16 and 4:5, so the headline sits under the picture in the tall formats.
     """
 
     def layout(frame: Frame, beat: Beat) -> list[dict]:
@@ -68,9 +71,12 @@ def hero(ctx: StoryContext, *, headline: str, headline_max: int, kicker: str = "
         if logo:
             layers += logo_layers(frame, ctx.kit, beat)
         region = body_region(frame, ctx)
-        if image:
+        if clip:
             text_r, vis_r = _split(frame, region)
-            layers.append(image_layer("image", image, frame, beat, vis_r, i=0))
+            layers.append(video_layer("clip", clip, frame, beat, vis_r, i=0))
+        elif image:
+            text_r, vis_r = _split(frame, region)
+            layers.append(image_layer("image", image, frame, beat, vis_r, i=0, crop_max=PICTURE_CROP_MAX))
         else:
             text_r = _measure(frame, region)
         blocks = title_blocks(frame, ctx.kit, beat, width=text_r.w, max_h=text_r.h, headline=headline,

@@ -5,7 +5,18 @@ from __future__ import annotations
 from reelfarm.studio.stories import fields as f
 from reelfarm.studio.stories.base import StoryContext, define_story
 from reelfarm.studio.stories.compose import SceneDraft
-from reelfarm.studio.stories.layout import Beat, Block, Box, Frame, logo_layers, stack, text_block, title_blocks
+from reelfarm.studio.stories.layout import (
+    Beat,
+    Block,
+    Box,
+    Frame,
+    logo_layers,
+    lower_third,
+    stack,
+    text_block,
+    title_blocks,
+    video_background,
+)
 from reelfarm.studio.stories.scenes import body_region, decor, outro, person
 
 STAR_FONT = {"family": "Inter", "weight": 700}  # the brand font may lack the star glyph; Inter has it
@@ -48,6 +59,9 @@ TESTIMONIAL_FIELDS = f.fields_schema(
     role=f.text("Role and company", "People Lead, Brightside", 50, optional=True),
     rating=f.choice("Star rating", [0, 1, 2, 3, 4, 5], 5, description="0 hides the stars."),
     photo=f.image_url("Photo"),
+    clip=f.video("Testimonial clip", description="the id of a video uploaded to the media library: the customer "
+                 "speaking, with its sound, over the whole frame (cropped, centred) with a name card; it opens the "
+                 "video in place of the photo scene, and holds its last frame if shorter than its scene"),
     cta=f.text("Call to action", "Read the story", 24, optional=True),
     url=f.text("Link text", "example.com/customers", 40, optional=True),
     theme=f.THEME,
@@ -55,16 +69,35 @@ TESTIMONIAL_FIELDS = f.fields_schema(
 _T = {n: f.max_len(TESTIMONIAL_FIELDS, n) for n in ("quote", "name", "role", "cta", "url")}
 
 
+def _speaker(ctx: StoryContext):
+    """The clip's scene: the footage is the background; the logo and a name card sit over it."""
+    v = ctx.values
+
+    def layout(frame: Frame, beat: Beat) -> list[dict]:
+        kit = ctx.kit
+        return logo_layers(frame, kit, beat) + lower_third(
+            "speaker", v["name"], v["role"], frame, kit, beat, region=body_region(frame, ctx), name_max=_T["name"],
+            role_max=_T["role"], i=1)
+
+    return layout
+
+
 def _testimonial(ctx: StoryContext) -> list[SceneDraft]:
     v = ctx.values
-    photo = ctx.assets.image("photo", v["photo"])
-    dark = ctx.inverted()
-    drafts = [
-        SceneDraft("quote", 5, _quote_layout(ctx, quote=v["quote"], quote_max=_T["quote"], stars=int(v["rating"]))),
-        SceneDraft("person", 3, person(dark, name=v["name"], name_max=_T["name"], role=v["role"], role_max=_T["role"],
-                                       photo=photo),
-                   transition=("slide", "up"), kit=dark.kit),
-    ]
+    clip = ctx.assets.video("clip", v["clip"])
+    quote = SceneDraft("quote", 5, _quote_layout(ctx, quote=v["quote"], quote_max=_T["quote"], stars=int(v["rating"])))
+    if clip:
+        # The customer says it in person, with their sound: the clip plays once (no loop, a voice
+        # must not start over), and the quote follows as the line to remember.
+        drafts = [SceneDraft("speaker", 6, _speaker(ctx),
+                             background=video_background(clip, ctx.kit, loop=False, volume=1.0, veil=None)),
+                  SceneDraft(quote.id, 4, quote.layout, transition=("crossfade", None))]
+    else:
+        photo = ctx.assets.image("photo", v["photo"])
+        dark = ctx.inverted()
+        drafts = [quote, SceneDraft("person", 3, person(dark, name=v["name"], name_max=_T["name"], role=v["role"],
+                                                        role_max=_T["role"], photo=photo),
+                                    transition=("slide", "up"), kit=dark.kit)]
     if v["cta"] or v["url"]:
         drafts.append(SceneDraft("outro", 2.5, outro(ctx, headline=v["cta"] or v["name"], headline_max=_T["name"],
                                                      url=v["url"], url_max=_T["url"]),
@@ -76,7 +109,8 @@ TESTIMONIAL = define_story(
     id="testimonial",
     name="Customer testimonial",
     category="social_proof",
-    description="Let a customer speak: star rating and quote, then who said it with photo or initials.",
+    description="Let a customer speak: star rating and quote, then who said it with photo or initials, or the "
+                "customer's own clip with a name card.",
     default_duration_sec=11.0,
     fields=TESTIMONIAL_FIELDS,
     scenes=_testimonial,

@@ -96,8 +96,10 @@ def test_the_farm_is_probed_scaled_and_drained_as_documented() -> None:
     assert api["livenessProbe"]["httpGet"]["path"] == "/livez"
     assert api["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert ("PodDisruptionBudget", "reelfarm-api") in by_name and ("Service", "reelfarm-api") in by_name
-    assert by_name[("Job", "reelfarm-migrate")]["spec"]["template"]["spec"]["containers"][0]["command"] == [
-        "reelfarm", "migrate"]
+    # each API pod migrates the schema first (an advisory lock orders them), then serves --no-migrate
+    api_pod = by_name[("Deployment", "reelfarm-api")]["spec"]["template"]["spec"]
+    assert [c["command"] for c in api_pod["initContainers"]] == [["reelfarm", "migrate"]]
+    assert "--no-migrate" in api["command"] and not [r for r in resources() if r["kind"] == "Job"]
     gpu = by_name[("Deployment", "reelfarm-worker-gpu")]["spec"]["template"]["spec"]
     backlog = Dispatcher(None, shares=Shares(None)).backlog_list("")  # chunks waiting for their turn, per queue
     assert gpu["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
@@ -225,8 +227,15 @@ def test_the_build_context_leaves_out_the_virtualenv_git_and_data_but_nothing_an
     assert size < 50 * 2**20, f"{size / 2**20:.0f} MiB"
 
 
+def _resolved(image: str, dockerfile: str) -> str:
+    """A FROM line's image with its ``${ARG}`` replaced by the ARG's default (what a build without
+    ``--build-arg`` uses)."""
+    defaults = dict(re.findall(r"^ARG (\w+)=(\S+)$", dockerfile, re.MULTILINE))
+    return re.sub(r"\$\{(\w+)\}", lambda m: defaults[m.group(1)], image)
+
+
 def test_base_images_and_services_are_pinned_by_version_or_digest() -> None:
-    bases = [line.split()[1] for p in sorted((DEPLOY / "docker").glob("Dockerfile*"))
+    bases = [_resolved(line.split()[1], p.read_text()) for p in sorted((DEPLOY / "docker").glob("Dockerfile*"))
              for line in p.read_text().splitlines() if line.startswith("FROM ")]
     services = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
     images = bases + [service["image"] for service in services.values() if "image" in service]

@@ -30,10 +30,11 @@ from tests.e2e.test_client_sdk import ROOT, Served, image_site, png_bytes
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
 from tests.helpers import WORK_CEILING_SEC
 
-TOOLS = {"whoami", "list_videos", "list_stories", "list_locales", "list_brand_kits", "extract_brand", "create_video",
-         "get_video", "update_video", "list_versions", "restore_version", "render_video", "list_renders",
+TOOLS = {"whoami", "list_videos", "list_stories", "get_story", "list_locales", "list_brand_kits", "extract_brand", "create_video",
+         "get_video", "update_video", "list_versions", "restore_version", "render_video", "estimate_render", "list_renders",
          "render_variants", "render_stills", "get_render", "cancel_render", "add_asset_from_url", "list_assets",
          "get_job"}
+LOCAL_TOOLS = {"upload_asset"}  # reading the machine's files: over stdio alone
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +68,11 @@ async def over_http(url: str, key: str) -> AsyncIterator[ClientSession]:
         yield session
 
 
-async def create_and_render(session: ClientSession, transcript: list[dict[str, Any]]) -> dict[str, Any]:
+async def create_and_render(session: ClientSession, transcript: list[dict[str, Any]],
+                            local: bool = True) -> dict[str, Any]:
     """The agent's path: list tools and stories, create a story video, render it waiting with progress."""
     tools = (await session.list_tools()).tools
-    assert {t.name for t in tools} == TOOLS
+    assert {t.name for t in tools} == TOOLS | (LOCAL_TOOLS if local else set())
     schemas = {t.name: t.input_schema for t in tools}
     assert "storyId" in schemas["create_video"]["properties"] and "$defs" not in schemas["update_video"]
     assert schemas["update_video"]["properties"]["doc"]["type"] == "object"  # summed up: the schema is elsewhere
@@ -227,8 +229,8 @@ def test_an_image_is_added_by_url_and_listed_in_small_results(served: Served) ->
                 missing = await session.call_tool("add_asset_from_url", {"url": f"{site}/none.png"})
             assert not added.is_error, added.content
             asset = added.structured_content
-            assert set(asset) == {"id", "kind", "key", "url", "width", "height"}
-            assert (asset["kind"], asset["width"], asset["height"]) == ("image", 80, 60)
+            assert set(asset) == {"id", "name", "kind", "key", "url", "width", "height"}
+            assert (asset["name"], asset["kind"], asset["width"], asset["height"]) == ("photo.png", "image", 80, 60)
             assert size(asset) <= ASSET_MOST
             assert missing.is_error and missing.structured_content["error"]["code"] == "validation_failed"
             assert [(d["field"], d["code"]) for d in missing.structured_content["error"]["details"]] == [
@@ -239,6 +241,9 @@ def test_an_image_is_added_by_url_and_listed_in_small_results(served: Served) ->
             assert unsigned == [{k: v for k, v in asset.items() if k != "url"}]  # each answer signs its URL afresh
             sounds = await session.call_tool("list_assets", {"kind": "audio"})
             assert sounds.structured_content["data"] == []
+            found = await session.call_tool("list_assets", {"q": "PHOTO"})  # by name, any case
+            assert [a["id"] for a in found.structured_content["data"]] == [asset["id"]]
+            assert (await session.call_tool("list_assets", {"q": "logo"})).structured_content["data"] == []
             full = await session.call_tool("list_assets", {"full": True})
             assert full.structured_content["data"][0]["content_type"] == "image/png"
             clips = await session.call_tool("list_assets", {"kind": "video"})
@@ -284,7 +289,7 @@ def test_http_serves_each_request_with_its_own_key(served: Served, mcp_http: str
 
     async def session_run() -> None:
         async with over_http(mcp_http, served.key) as session:
-            video = await create_and_render(session, transcript)
+            video = await create_and_render(session, transcript, local=False)
         async with over_http(mcp_http, other_key) as session:
             blind = await session.call_tool("get_video", {"video_id": video["id"]})
             assert blind.is_error and blind.structured_content["error"]["code"] == "not_found"
@@ -349,3 +354,36 @@ def test_over_http_a_server_started_before_the_api_answers_until_it_is_up(tmp_pa
             anyio.run(up)
         finally:
             stop(process)
+
+
+def test_the_tool_texts_lead_an_agent_from_an_added_image_to_a_story_video(served: Served) -> None:
+    """What the tools say is what works: an asset's `id` (not its `key`) fills a story's image field;
+    get_story has one story's fields, list_stories sums each up unless `full` is asked; the whole
+    listing stays within its bound with get_story in it."""
+    async def session_run() -> None:
+        async with over_stdio(served) as session:
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            listing = sum(size(t.model_dump(mode="json", by_alias=True, exclude_none=True)) for t in tools.values())
+            assert listing <= SCHEMAS_MOST, listing
+            said = tools["add_asset_from_url"].description or ""
+            assert "`id`" in said and "story's image or video field" in said
+            fields_text = tools["create_video"].input_schema["properties"]["fields"]["description"]
+            assert "asset's `id`" in fields_text and "get_story" in fields_text
+            listed = (await session.call_tool("list_stories", {})).structured_content["data"]
+            launch = next(s for s in listed if s["id"] == "product_launch")
+            assert "fields" not in launch and "image" in launch["field_names"]
+            assert size(listed) * 4 < size((await session.call_tool("list_stories", {"full": True})).structured_content)
+            story = await session.call_tool("get_story", {"story_id": "product_launch"})
+            assert not story.is_error and "image" in story.structured_content["fields"]["properties"]
+            missing = await session.call_tool("get_story", {"story_id": "nope"})
+            assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
+            with image_site(png_bytes((64, 64), (9, 8, 7))) as site:
+                asset = (await session.call_tool("add_asset_from_url", {"url": f"{site}/photo.png"})).structured_content
+            by_key = await session.call_tool("create_video", {"storyId": "product_launch",
+                                                              "fields": {"image": asset["key"]}})
+            by_id = await session.call_tool("create_video", {"storyId": "product_launch",
+                                                             "fields": {"image": asset["id"]}})
+            assert by_key.is_error  # what the texts steer away from
+            assert not by_id.is_error, by_id.content
+
+    anyio.run(session_run)

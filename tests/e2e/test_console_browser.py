@@ -28,7 +28,7 @@ import httpx
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.test_serve import free_port, start_server, stop, wait_for_health, wait_for_key
-from tests.helpers import WORK_CEILING_MS, WORK_CEILING_SEC, hung
+from tests.helpers import WORK_CEILING_MS, WORK_CEILING_SEC, hung, slide
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("CONSOLE_SHOTS_DIR") or ROOT / "tests" / "artifacts" / "console")
@@ -185,8 +185,7 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
     expect(page.get_by_role("heading", name="Hello from the browser")).to_be_visible()
     video_url = page.url
 
-    page.locator("#still-time").evaluate(
-        "el => { el.value = 2.5; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    slide(page.locator("#still-time"), 2.5)
     still = page.locator("#still-image")
     # drawn by the embedded farm's task processes, which get a core only when nothing else wants it
     expect(still, hung("the still at 2.5 s")).to_have_attribute("alt", "Still of the video at 2.5 s",
@@ -198,7 +197,7 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
     still_href = page.locator("#still-download").get_attribute("href")
     still = httpx.get(still_href, timeout=30)
     assert still.status_code == 200 and still.headers["Content-Disposition"].startswith(
-        'attachment; filename="Hello from the browser still 2.5 s.png";')
+        'attachment; filename="Hello from the browser v1 still 2.5 s.png";')
 
     page.evaluate("""() => { window.__seen = []; const list = document.getElementById('render-list');
         new MutationObserver(() => document.querySelectorAll('[data-render-percent]').forEach(
@@ -230,14 +229,14 @@ def _story_video(page: Page, base: str, tmp_path: Path) -> str:
 
     with page.expect_download() as download:
         page.get_by_role("link", name=re.compile("Download MP4")).click()
-    assert download.value.suggested_filename == "Hello from the browser 9x16 720p.mp4"
+    assert download.value.suggested_filename == "Hello from the browser v1 9x16 720p.mp4"
     target = tmp_path / "downloaded.mp4"
     download.value.save_as(target)
     href = page.get_by_role("link", name=re.compile("Download MP4")).get_attribute("href")
     named = httpx.get(href, timeout=30)
     assert named.status_code == 200 and named.headers["Content-Disposition"] == (
-        'attachment; filename="Hello from the browser 9x16 720p.mp4"; '
-        "filename*=UTF-8''Hello%20from%20the%20browser%209x16%20720p.mp4")
+        'attachment; filename="Hello from the browser v1 9x16 720p.mp4"; '
+        "filename*=UTF-8''Hello%20from%20the%20browser%20v1%209x16%20720p.mp4")
     played = httpx.get(page.locator("#player video").get_attribute("src"), headers={"Range": "bytes=0-1"})
     assert played.status_code == 206 and played.headers["Content-Disposition"].startswith("inline")
     assert httpx.get(href.replace("expires=", "expires=1"), timeout=10).status_code == 403
@@ -268,8 +267,9 @@ def _renders_follow_the_version(page: Page) -> None:
     of version 2, made with one click in the same format; the credits it takes show at once."""
     expect(page.locator("#player video")).to_have_count(0)
     expect(page.locator("#player")).to_contain_text("No finished render of version 2 yet")
-    expect(page.locator("#still-image")).to_have_count(0)  # version 1's still is not shown as version 2
-    expect(page.locator("#still-wait")).to_have_text("Pick a time and preview a still.")
+    # version 1's still is not shown as version 2: version 2's poster is drawn as the page opens
+    expect(page.locator("#still-image"), hung("version 2's poster")).to_have_attribute(
+        "alt", re.compile(r"^The poster of version 2"), timeout=WORK_CEILING_MS)
     expect(page.locator("#render-list")).to_contain_text("No renders of version 2 yet")
     older = page.locator("#older-renders .render")
     expect(older).to_have_count(1)

@@ -3,8 +3,8 @@ on the embedded default, whose executor draws the draft's chunks.
 
 At desktop and at phone size, on a new video's story form and on an existing video's fields form:
 change the badge colour, click Play preview, and the draft of the unsaved values plays (through
-the pinned hls.js: Chromium plays no HLS itself), its ``currentTime`` advancing; the fields form
-shows the still of the unsaved values; nothing is saved and no credit is used.
+the pinned hls.js: Chromium plays no HLS itself), its ``currentTime`` advancing; on the video page
+a value changed again shows its still in the same preview area; nothing is saved and no credit is used.
 """
 from __future__ import annotations
 
@@ -60,8 +60,11 @@ def test_play_preview_plays_a_draft_of_unsaved_values(tmp_path: Path, browser: B
         for page, colour in zip(pages, ("#00AA00", "#0000FF"), strict=True):
             page.goto(f"{base}/app/videos/{video['id']}")
             play_preview(page, colour)
-            # the fields form's live still follows the unsaved values too
+            # the live still of the unsaved values, changed again, takes the draft's place in the
+            # video page's one preview area
+            page.locator("#fld-badge_color").fill("#FFAA00")
             expect(page.locator("#edit-preview #preview-image")).to_be_visible(timeout=WORK_CEILING_MS)
+            expect(page.locator("#draft-box")).to_be_hidden()
 
         assert [v["id"] for v in api.get("/videos").json()["data"]] == [video["id"]]
         assert len(api.get(f"/videos/{video['id']}/versions").json()["data"]) == 1

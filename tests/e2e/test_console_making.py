@@ -21,7 +21,7 @@ from tests.e2e.test_console_browser import (
     _sign_in,
     console_serve,
 )
-from tests.helpers import WORK_CEILING_MS
+from tests.helpers import WORK_CEILING_MS, slide
 
 
 @pytest.fixture(scope="module")
@@ -135,8 +135,7 @@ def test_live_preview_redraws_as_fields_change(browser, console_server, viewport
     page.wait_for_function("() => document.getElementById('preview-image').naturalWidth === 960")
     expect(page.locator("#preview-frame")).to_have_class(re.compile(r"\bratio-16x9\b"))
     before = _preview_src(page)
-    page.locator("#preview-time").evaluate(
-        "el => { el.value = 7.5; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    slide(page.locator("#preview-time"), 7.5)
     expect(page.locator("#preview-time-out")).to_have_text("7.5")
     expect(first).to_have_attribute("alt", "Preview of the video at 7.5 s", timeout=WORK_CEILING_MS)
     assert _preview_src(page) != before
@@ -263,8 +262,7 @@ def test_a_translated_copy_is_corrected_and_languages_have_names(browser, consol
     doc = shown.json()["current_version"]["doc"]
     assert doc["scenes"][0]["layers"][[l["id"] for l in doc["scenes"][0]["layers"]].index("badge.kicker")][
         "text"] == "Venta relámpago"
-    page.locator("#still-time").evaluate(
-        "el => { el.value = 1.5; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    slide(page.locator("#still-time"), 1.5)
     expect(page.locator("#still-image")).to_have_attribute("alt", "Still of the video at 1.5 s", timeout=WORK_CEILING_MS)
     page.wait_for_function("() => { const i = document.getElementById('still-image'); return i && i.complete "
                            "&& i.naturalWidth > 0; }", timeout=WORK_CEILING_MS)

@@ -21,7 +21,7 @@ from PIL import Image
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.test_console_browser import _fits, _set_password, _shot, _sign_in, console_serve
-from tests.helpers import WORK_CEILING_MS
+from tests.helpers import WORK_CEILING_MS, slide
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -89,8 +89,7 @@ def _upload_in_the_form(page: Page, base: str, colour: tuple[int, int, int], nam
         page.locator(f'label[for="pick-image-{picked}"]').click()
         expect(field).to_have_value(picked)
         expect(page.locator('[data-current-for="fld-image"] img')).to_be_visible()
-        page.locator("#preview-time").evaluate(
-            f"el => {{ el.value = {IN_THE_PICTURE}; el.dispatchEvent(new Event('input', {{bubbles: true}})); }}")
+        slide(page.locator("#preview-time"), IN_THE_PICTURE)
         image = page.locator("#preview-image")
         expect(image).to_have_attribute("alt", f"Preview of the video at {IN_THE_PICTURE} s", timeout=WORK_CEILING_MS)
         expect(image).not_to_have_class(re.compile(r"\bstale\b"), timeout=WORK_CEILING_MS)
@@ -108,8 +107,7 @@ def _upload_in_the_form(page: Page, base: str, colour: tuple[int, int, int], nam
 def _still(page: Page, javascript: bool) -> bytes:
     """A still of the video in its picture's scene, drawn by the farm: its PNG."""
     if javascript:
-        page.locator("#still-time").evaluate(
-            f"el => {{ el.value = {IN_THE_PICTURE}; el.dispatchEvent(new Event('input', {{bubbles: true}})); }}")
+        slide(page.locator("#still-time"), IN_THE_PICTURE)
     else:
         page.locator("#still-time").fill(str(IN_THE_PICTURE))
         page.get_by_role("button", name="Preview still").click()

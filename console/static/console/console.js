@@ -200,13 +200,39 @@
     });
   });
 
+  /* the video page's one preview area (#preview-box): the saved version's still or poster, the
+     fields form's unsaved values, or their animated draft, one at a time; `caption` says which */
+  function showIn(which, caption) {
+    var box = document.getElementById("preview-box");
+    if (!box) { return; }
+    var parts = { still: "still-frame", values: "preview-frame", draft: "draft-box" };
+    Object.keys(parts).forEach(function (name) {
+      var part = document.getElementById(parts[name]);
+      if (!part) { return; }
+      part.hidden = name !== which;
+      var playing = name === "draft" && name !== which ? $("video", part) : null;
+      if (playing) { playing.pause(); }
+    });
+    box.setAttribute("data-showing", which);
+    var line = document.getElementById("preview-caption");
+    if (line && caption) { line.textContent = caption; }
+  }
+  /* on a phone the preview area is above the form: brought into view when it changes for the form */
+  function previewInView() {
+    var box = document.getElementById("preview-box");
+    if (!box) { return; }
+    var r = box.getBoundingClientRect();
+    if (r.bottom < 0 || r.top > window.innerHeight) { box.scrollIntoView({ block: "start", behavior: "smooth" }); }
+  }
+
   /* the story form's live preview: about 400 ms after the last change, post the form and show the
-     still it answers, or put every problem beside its field; the Preview button does it at once */
-  var storyForm = $("form[data-preview-url]");
+     still it answers, or put every problem beside its field; the Preview button does it at once.
+     On the video page its still shows in the one preview area, at the time its slider is at. */
+  var storyForm = $("form[data-preview-url]"), drawValues = null, valuesEdited = false, previewAsked = 0, draftAt = 0;
   if (storyForm) {
     var previewFrame = document.getElementById("preview-frame"), previewState = document.getElementById("preview-state");
     var previewTime = document.getElementById("preview-time"), previewOut = document.getElementById("preview-time-out");
-    var summary = document.getElementById("problem-summary"), previewTimer = null, previewAsked = 0;
+    var summary = document.getElementById("problem-summary"), previewTimer = null;
     var RATIOS = /\bratio-\S+/;
     function showProblems(problems) {
       var names = Object.keys(problems);
@@ -233,7 +259,7 @@
         list.appendChild(item);
       });
     }
-    function showPreview(dataUrl, seconds) {
+    function showPreview(dataUrl, seconds, mine) {
       var img = document.getElementById("preview-image");
       if (!img) { previewFrame.innerHTML = ""; img = document.createElement("img"); img.id = "preview-image"; previewFrame.appendChild(img); }
       img.src = dataUrl;
@@ -241,6 +267,8 @@
       img.classList.remove("stale");
       previewFrame.removeAttribute("aria-busy");
       previewState.textContent = "";
+      /* a still asked for before Play preview was pressed does not take the draft's place */
+      if (mine > draftAt) { showIn("values", "Your unsaved values at " + seconds + " s; nothing is saved."); }
     }
     function requestPreview() {
       var mine = ++previewAsked, seconds = Number(previewTime.value);
@@ -259,7 +287,7 @@
         if (r.ok) {
           return r.blob().then(function (blob) {
             var reader = new FileReader();
-            reader.onload = function () { if (mine === previewAsked) { showProblems({}); showPreview(reader.result, seconds); } };
+            reader.onload = function () { if (mine === previewAsked) { showProblems({}); showPreview(reader.result, seconds, mine); } };
             reader.readAsDataURL(blob);
           });
         }
@@ -273,8 +301,10 @@
       }).catch(function () { if (mine === previewAsked) { previewState.textContent = "The preview could not be drawn; it will try again on the next change."; } });
     }
     function schedulePreview() { clearTimeout(previewTimer); previewTimer = setTimeout(requestPreview, 400); }
+    drawValues = requestPreview;
     storyForm.addEventListener("input", function (event) {
       if (event.target === previewTime) { previewOut.textContent = Number(previewTime.value).toFixed(1); }
+      else { valuesEdited = true; }
       schedulePreview();
     });
     storyForm.addEventListener("change", function (event) {
@@ -286,7 +316,7 @@
         var seconds = Number(target.value);
         previewTime.max = seconds > 0 ? String(seconds) : previewTime.getAttribute("data-default-max") || previewTime.max;
       }
-      if (target.tagName === "SELECT" || target.type === "checkbox") { schedulePreview(); }
+      if (target.tagName === "SELECT" || target.type === "checkbox") { valuesEdited = true; schedulePreview(); }
     });
     storyForm.addEventListener("submit", function (event) {
       if (event.submitter && event.submitter.name === "preview") {
@@ -346,6 +376,12 @@
               now.currentTime = at;
               if (playing) { now.muted = was.muted; now.play().catch(function () {}); }
             }, { once: true });
+          } else if (!sameRender) {  /* another render appeared in the player: it starts, muted */
+            now.muted = true;
+            now.autoplay = true;
+            var start = function () { now.play().catch(function () {}); };
+            now.addEventListener("canplay", start, { once: true });
+            start();
           }
         }
       }
@@ -439,48 +475,98 @@
     });
   });
 
-  /* still preview: scrub the slider, a still is drawn for where it stops */
+  /* still preview: scrub the slider, a still is drawn for where it stops (or, once the fields
+     form has unsaved values, those values); the Versions table's Show still draws any version at
+     the slider's time; a version with no poster yet has one drawn as the page opens */
   var stillForm = $("[data-still-form]"), slider = document.getElementById("still-time"), out = document.getElementById("still-time-out");
   var frame = document.getElementById("still-frame"), timer = null, asked = 0;
+  var current = frame ? frame.getAttribute("data-version") : "";
   function showWait(text) {
+    showIn("still");
     var img = document.getElementById("still-image");
     if (img) { img.classList.add("stale"); frame.setAttribute("aria-busy", "true"); return; }
     var wait = document.getElementById("still-wait");
     if (wait) { wait.textContent = text; }
   }
-  function showStill(job) {
-    var still = job.result.stills[0];
+  function showStill(job, how) {
+    var still = job.result.stills[0], seconds = Number(still.time);
     var img = document.getElementById("still-image");
     if (!img) { frame.innerHTML = ""; img = document.createElement("img"); img.id = "still-image"; frame.appendChild(img); }
-    img.alt = "Still of the video at " + still.time + " s";
+    var version = how.version || current;
+    img.alt = how.poster ? "The poster of version " + version + "; pick a time to preview a still"
+      : version !== current ? "Still of version " + version + " at " + seconds + " s" : "Still of the video at " + seconds + " s";
     img.src = still.url;
     img.classList.remove("stale");
     frame.removeAttribute("aria-busy");
+    showIn("still", how.poster ? "Version " + version + "'s poster; pick a time to see another moment."
+      : "Version " + version + " at " + seconds + " s.");
     var save = document.getElementById("still-download");
     if (save && still.download_url) { save.href = still.download_url; save.hidden = false; }
   }
-  function requestStill() {
-    var mine = ++asked;
-    showWait("Drawing the still…");
-    postForm(stillForm).then(function (r) { return r.json(); }).then(function (job) {
+  function requestStill(form, how) {
+    var mine = ++asked, data = new FormData(form);
+    data.set("time", String(how.time));
+    showWait(how.poster ? "Drawing the poster of version " + current + "…" : "Drawing the still…");
+    fetch(form.action, { method: "POST", body: data, credentials: "same-origin",
+      headers: { Accept: "application/json", "X-CSRF-Token": csrf } }).then(function (r) {
+      if (r.status === 401) { location.reload(); throw new Error("signed out"); }
+      return r.json().then(function (body) { if (!r.ok) { throw new Error((body.error && body.error.message) || r.status); } return body; });
+    }).then(function (job) {
       (function follow() {
-        getJSON(stillForm.getAttribute("data-job-base").replace("JOB", job.id)).then(function (state) {
+        getJSON(form.getAttribute("data-job-base").replace("JOB", job.id)).then(function (state) {
           if (mine !== asked) { return; }
-          if (state.status === "succeeded") { showStill(state); }
+          if (state.status === "succeeded") { showStill(state, how); }
           else if (state.status === "queued" || state.status === "running") { setTimeout(follow, 400); }
           else { showWait("The still could not be drawn: " + (state.error || state.status)); }
         });
       })();
-    });
+    }).catch(function (e) { if (mine === asked) { showWait("The still could not be drawn: " + e.message); } });
   }
   if (stillForm && slider) {
+    var previewTime = document.getElementById("preview-time");
+    var atSlider = function () {
+      if (valuesEdited && drawValues) { drawValues(); } else { requestStill(stillForm, { time: slider.value }); }
+    };
     slider.addEventListener("input", function () {
       out.textContent = Number(slider.value).toFixed(1);
+      if (previewTime) { previewTime.value = slider.value; }
+      $$("[data-still-time]").forEach(function (input) { input.value = slider.value; });
       clearTimeout(timer);
-      timer = setTimeout(requestStill, 350);
+      timer = setTimeout(atSlider, 350);
     });
-    stillForm.addEventListener("submit", function (event) { event.preventDefault(); requestStill(); });
+    stillForm.addEventListener("submit", function (event) { event.preventDefault(); clearTimeout(timer); atSlider(); });
+    page.addEventListener("submit", function (event) {  /* also the forms of a refreshed table */
+      var form = event.target;
+      if (!form.matches || !form.matches("form[data-version-still]")) { return; }
+      event.preventDefault();
+      form.dataset.busy = "";
+      requestStill(form, { time: slider.value, version: form.getAttribute("data-version-still") });
+      previewInView();
+    });
+    var poster = frame && frame.getAttribute("data-ask-poster");
+    if (poster) { requestStill(stillForm, { time: poster, poster: true }); }
   }
+  var playDraft = $("[data-draft-play]");
+  if (playDraft) {
+    playDraft.addEventListener("click", function () {
+      draftAt = previewAsked;
+      showIn("draft", "An animated preview of your unsaved values at 360p; nothing is saved.");
+      previewInView();
+    });
+  }
+
+  /* a render's Watch (while it renders) and Play links: the player switches to it in place */
+  page.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[data-watch-render], a[data-play-render]");
+    if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey) { return; }
+    event.preventDefault();
+    var url = new URL(link.href, location.href);
+    history.replaceState(null, "", url.pathname + url.search);
+    refreshSections().then(function () {
+      var player = document.getElementById("player");
+      if (player) { player.scrollIntoView({ block: "nearest" }); }
+    });
+  });
 
   /* the fields form carries the version it was opened at; when the person comes back to it (the
      tab shown again, the form touched) and another save has made a newer version, say so before

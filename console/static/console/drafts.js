@@ -1,7 +1,8 @@
 /* reelfarm console: Play preview (console/pages/drafts.py). The button posts its form asking for
    JSON and gets a draft of the unsaved values; the draft is followed until its first segment is
    stored, then its HLS stream plays through hls.js where Media Source Extensions are, else by the
-   browser itself. Without this script the button posts the form and the page shows the draft. */
+   browser itself, with its sound. Without this script the button posts the form and the page shows
+   the draft. */
 (function () {
   "use strict";
   var box = document.getElementById("draft-box");
@@ -26,9 +27,16 @@
       say("This browser does not play the preview here.");
       return;
     }
-    video.muted = true;
-    video.play().catch(function () {});
-    say("Playing the preview at 360p as it is drawn; nothing is saved.");
+    /* with its sound: the click on Play preview lets the page play it; where the browser still
+       refuses, it plays muted and says so, and the player's own control turns the sound on */
+    video.muted = false;
+    video.play().then(function () {
+      say("Playing the preview at 360p, with its sound, as it is drawn; nothing is saved.");
+    }).catch(function () {
+      video.muted = true;
+      video.play().catch(function () {});
+      say("Playing the preview at 360p as it is drawn, muted by the browser: turn the sound on in the player. Nothing is saved.");
+    });
   }
 
   function follow(statusUrl, mine, tries) {

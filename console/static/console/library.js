@@ -39,7 +39,7 @@
   });
 
   /* a new asset in a pick list, checked (or the one already listed: the library keeps one copy) */
-  function listAndPick(list, asset) {
+  function listAndPick(list, asset) {  /* asset: /app/media/upload.json's answer */
     var group = list.getAttribute("data-pick-list");
     var radios = $$('input[type="radio"]', list);
     var forId = radios.length ? radios[0].getAttribute("data-pick-for") : null;
@@ -47,6 +47,7 @@
     if (!radio) {
       var li = document.createElement("li"), label = document.createElement("label");
       var img = document.createElement("img"), size = document.createElement("span");
+      var name = document.createElement("span");
       radio = document.createElement("input");
       radio.type = "radio";
       radio.name = group;
@@ -58,7 +59,10 @@
       img.alt = "";
       size.className = "small";
       size.textContent = asset.width + "×" + asset.height + " · new";
+      name.className = "pick-name";
+      name.textContent = asset.name || "Image uploaded now";  /* as the server names the file */
       label.appendChild(img);
+      label.appendChild(name);
       label.appendChild(size);
       li.appendChild(radio);
       li.appendChild(label);

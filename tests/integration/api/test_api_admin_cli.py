@@ -36,7 +36,8 @@ def test_create_workspace_and_key_then_use_it(client, admin):
     uuid.UUID(made["id"])
 
     created = json.loads(admin("create-key", made["id"], "--name", "ci", "--json").output)
-    assert set(created) == {"id", "key", "prefix", "expires_at"}
+    assert set(created) == {"id", "key", "prefix", "expires_at", "plan", "api"}
+    assert (created["plan"], created["api"]) == ("pro", True)
     assert keys.checksum_ok(created["key"]) and created["key"].startswith(created["prefix"])
     assert created["expires_at"] is None
 
@@ -116,7 +117,7 @@ def test_add_credits_shows_in_me(client, admin):
 
 def test_starter_workspace_key_is_refused_by_the_api(client, admin):
     workspace_id = admin("create-workspace", "Starter", "--plan", "starter").output.strip()
-    key = admin("create-key", workspace_id, "--name", "k").output.strip()
+    key = admin("create-key", workspace_id, "--name", "k").stdout.strip()  # the warning goes to stderr
     assert_error(client.get("/api/v1/me", headers=bearer(key)), 403, "plan_without_api")
 
 
@@ -142,3 +143,21 @@ def test_an_operator_sets_a_workspaces_share_of_the_farm_and_takes_it_back(admin
     assert (shares[other].weight, shares[other].cap) == (2.0, 16)  # another workspace is untouched
     assert admin("share", agency, "--plan-default").output.strip() == "weight 4, cap 32"
     assert admin("share", str(uuid.uuid4()), "--weight", "2", ok=False).exit_code == 1
+
+
+def test_a_key_for_a_plan_without_the_api_warns_and_set_plan_opens_it(client, admin):
+    workspace_id = admin("create-workspace", "Small", "--plan", "starter").output.strip()
+    made = admin("create-key", workspace_id, "--name", "early")
+    key = made.stdout.strip()
+    assert keys.checksum_ok(key)  # the key alone on stdout, for scripts
+    assert "plan starter, which has no API" in made.stderr and f"admin set-plan {workspace_id}" in made.stderr
+    assert_error(client.get("/api/v1/me", headers=bearer(key)), 403, "plan_without_api")
+
+    moved = json.loads(admin("set-plan", workspace_id, "pro", "--json").output)
+    assert moved == {"workspace_id": workspace_id, "plan": "pro", "api": True, "rate_limit": 600, "locales": True}
+    me = client.get("/api/v1/me", headers=bearer(key))
+    assert me.status_code == 200 and me.get_json()["workspace"]["plan"] == "pro"
+    assert "warning" not in admin("create-key", workspace_id, "--name", "later").stderr
+
+    assert admin("set-plan", "00000000-0000-0000-0000-000000000000", "pro", ok=False).exit_code != 0
+    assert admin("set-plan", workspace_id, "gold", ok=False).exit_code != 0

@@ -24,6 +24,7 @@ from reelfarm.farm.runtime.context import TaskContext, configure
 from reelfarm.farm.runtime.retention import purge
 from reelfarm.farm.services.errors import QuotaExceeded
 from reelfarm.farm.services.library import URL_FETCH_OPTIONS
+from reelfarm.farm.services.media_sizes import file_size
 from reelfarm.farm.services.progress import MemoryProgress
 from reelfarm.shared import plans
 from reelfarm.shared.db import transaction
@@ -79,7 +80,7 @@ def test_an_upload_past_the_quota_is_refused_and_stores_nothing(client, services
     assert len(keys) == 4  # two files, two thumbnails
 
     error = assert_error(upload(client, a, BLUE), 413, "quota_exceeded", details=None)
-    assert f"{len(RED) + len(GREEN)} of its {QUOTA} bytes" in error["message"]
+    assert f"{file_size(len(RED) + len(GREEN))} of its {file_size(QUOTA)};" in error["message"]
     assert sorted(stored(services, a)) == keys
     listed = client.get("/api/v1/assets", headers=a.headers).get_json()["data"]
     assert {x["id"] for x in listed} == {red["id"], green["id"]}

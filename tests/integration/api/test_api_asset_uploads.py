@@ -124,8 +124,11 @@ def test_refused_bytes_store_nothing_and_are_deleted(client, services, tenant):
 
 @ON_S3
 def test_the_declared_size_and_type_are_checked(client, services, tenant):
-    for body, field in (({"bytes": MAX_UPLOAD_BYTES + 1, "content_type": "image/png"}, "/bytes"),
-                        ({"bytes": 0, "content_type": "image/png"}, "/bytes"),
+    too_large = client.post("/api/v1/assets/uploads", json={"bytes": MAX_UPLOAD_BYTES + 1, "content_type": "image/png"},
+                            headers=tenant.headers)
+    error = assert_error(too_large, 413, "payload_too_large")  # as an upload's file past the limit
+    assert [(d["field"], d["code"]) for d in error["details"]] == [("/bytes", "payload_too_large")]
+    for body, field in (({"bytes": 0, "content_type": "image/png"}, "/bytes"),
                         ({"bytes": 10, "content_type": "png"}, "/content_type"),
                         ({"bytes": 10}, "/content_type")):
         response = client.post("/api/v1/assets/uploads", json=body, headers=tenant.headers)

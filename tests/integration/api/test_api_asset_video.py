@@ -74,9 +74,9 @@ def _zip() -> bytes:
 
 HOSTILE = {
     "cut_short": (lambda: clip("webm", "libvpx-vp9", frames=30)[:700], "unsupported_media", "the video is truncated"),
-    "zip_named_mp4": (_zip, "unsupported_media", "nor an MP4, MOV or WebM video"),
-    "over_4096": (lambda: clip(size=(4100, 16), frames=2), "too_large", "at most 4096 pixels on a side"),
-    "longer_than_600_s": (lambda: clip(times=[0.0, 1.0, 650.0], fps=1), "too_large", "the 600 s allowed"),
+    "zip_named_mp4": (_zip, "unsupported_media", "an MP4, MOV or WebM video, nor an SRT or WebVTT captions file"),
+    "over_4096": (lambda: clip(size=(4100, 16), frames=2), "payload_too_large", "at most 4096 pixels on a side"),
+    "longer_than_600_s": (lambda: clip(times=[0.0, 1.0, 650.0], fps=1), "payload_too_large", "the 600 s allowed"),
     "sound_outlasts_pictures": (lambda: clip(audio_sec=4.0), "unsupported_media", "longer than its 1.50 s of pictures"),
 }
 
@@ -84,7 +84,8 @@ HOSTILE = {
 @pytest.mark.parametrize("what", sorted(HOSTILE))
 def test_a_hostile_clip_is_a_400_naming_why_and_leaves_nothing(client, services, tenant, what):
     make, code, reason = HOSTILE[what]
-    error = assert_error(upload(client, tenant, make(), name="clip.mp4"), 400, "validation_failed")
+    status, top = (413, code) if code == "payload_too_large" else (400, "validation_failed")
+    error = assert_error(upload(client, tenant, make(), name="clip.mp4"), status, top)
     assert [(d["field"], d["code"]) for d in error["details"]] == [("/file", code)]
     assert reason in error["details"][0]["message"]
     assert_nothing_kept(client, services, tenant)

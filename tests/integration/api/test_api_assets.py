@@ -24,7 +24,7 @@ from tests.integration.api.test_api_storage_keys import with_image
 
 BUCKET = "reelfarm-assets"
 ASSET_KEYS = {"id", "kind", "content_type", "bytes", "key", "width", "height", "duration_sec", "fps", "has_audio",
-              "url", "thumbnail_url", "created_at"}
+              "url", "thumbnail_url", "created_at", "name", "cues"}
 
 
 @pytest.fixture(scope="module")
@@ -145,8 +145,10 @@ def test_an_image_upload_is_probed_stored_once_and_served(client, services, tena
     assert (asset["kind"], asset["content_type"], asset["width"], asset["height"]) == ("image", "image/png", 64, 48)
     assert asset["bytes"] == len(png()) and asset["duration_sec"] is None
     assert asset["key"].startswith(f"assets/{tenant.workspace_id}/") and asset["key"].endswith(".png")
+    assert asset["name"] == "holiday.txt"  # kept as a label, though it says nothing of what the file is
     again = upload(client, tenant, png(), name="other.png")
     assert again.status_code == 201 and again.get_json()["id"] == asset["id"]
+    assert again.get_json()["name"] == "holiday.txt"  # the same bytes keep the name they were known by
     assert len(stored(services, tenant)) == 2  # the file and its thumbnail, once
     assert fetch(client, asset["url"]) == png()
     thumb = Image.open(io.BytesIO(fetch(client, asset["thumbnail_url"])))
@@ -186,7 +188,8 @@ def test_refused_uploads_store_nothing(client, services, tenant, what):
     data = {"text": b"hello, this is not media" * 10, "svg_bomb": SVG_BOMB, "huge_png": huge_png(),
             "truncated_mp3": mp3(3.0)[:8000], "truncated_png": png((400, 400))[:300], "empty": b""}[what]
     response = upload(client, tenant, data, name="picture.png")
-    error = assert_error(response, 400, "validation_failed")
+    too_large = what == "huge_png"  # past the pixels allowed: a file too large, as one past the bytes
+    error = assert_error(response, *((413, "payload_too_large") if too_large else (400, "validation_failed")))
     assert [d["field"] for d in error["details"]] == ["/file"]
     assert stored(services, tenant) == []
     assert client.get("/api/v1/assets", headers=tenant.headers).get_json()["data"] == []
@@ -195,8 +198,8 @@ def test_refused_uploads_store_nothing(client, services, tenant, what):
 def test_too_large_and_not_multipart_are_refused(client, services, tenant, monkeypatch):
     from reelfarm.farm.services import media
     monkeypatch.setattr(media, "MAX_IMAGE_BYTES", 1000)
-    error = assert_error(upload(client, tenant, png((300, 300), (1, 2, 3)) + b"\0" * 2000), 400, "validation_failed")
-    assert error["details"][0]["code"] == "too_large"
+    error = assert_error(upload(client, tenant, png((300, 300), (1, 2, 3)) + b"\0" * 2000), 413, "payload_too_large")
+    assert [(d["field"], d["code"]) for d in error["details"]] == [("/file", "payload_too_large")]
     r = client.post("/api/v1/assets", json={"file": "x"}, headers=tenant.headers)
     assert r.status_code == 415
     assert stored(services, tenant) == []

@@ -124,9 +124,9 @@ def test_a_body_over_the_limit_is_refused(client, services, tenant, site, settin
     small = make_fetcher(settings, **{**URL_FETCH_OPTIONS, "max_bytes": 2000})
     monkeypatch.setattr(services.assets, "fetcher", small)
     assert from_url(client, tenant, f"{site}/photo.png").status_code == 201  # under the limit
-    error = assert_error(from_url(client, tenant, f"{site}/big.png"), 400, "validation_failed")
-    assert [(d["field"], d["code"]) for d in error["details"]] == [("/url", "too_large")]
-    assert "2000" in error["details"][0]["message"]
+    error = assert_error(from_url(client, tenant, f"{site}/big.png"), 413, "payload_too_large")
+    assert [(d["field"], d["code"]) for d in error["details"]] == [("/url", "payload_too_large")]
+    assert "more than the 2 KB an upload may be" in error["details"][0]["message"]  # sizes in words
     assert len(stored(services, tenant)) == 2  # only the first one and its thumbnail
 
 

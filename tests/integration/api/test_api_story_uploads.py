@@ -34,7 +34,8 @@ def test_a_story_with_an_uploaded_image_and_soundtrack_renders_them(farm_client,
     doc = video["current_version"]["doc"]
     assert doc["assets"]["image"] == {"type": "image", "key": image["key"]}
     assert doc["assets"]["soundtrack"] == {"type": "audio", "key": sound["key"]}
-    assert doc["audio"] == [{"asset": "soundtrack", "start": 0, "volume": 0.8, "fade_in": 0.5, "fade_out": 1.0}]
+    assert doc["audio"] == [{"asset": "soundtrack", "start": 0, "volume": 0.8, "fade_in": 0.5, "fade_out": 1.0,
+                            "fit": "loop"}]  # the default fit: a sound shorter than the video loops
     in_use = farm_client.delete(f"/api/v1/assets/{sound['id']}", headers=tenant.headers)
     assert_error(in_use, 409, "asset_in_use", details=None)  # the version names the soundtrack
 
@@ -109,6 +110,8 @@ class _FakeRender:
     resolution = 720
     fps = 30
     encoder = "x264"
+    container = "mp4"
+    transparent = False
     chunk_starts = None
     frames = 180
     chunks = 2

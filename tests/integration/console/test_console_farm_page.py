@@ -5,6 +5,7 @@ only inside ``<noscript>``.
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import timedelta
 
 from reelfarm.shared.db import transaction
@@ -44,3 +45,22 @@ def test_a_failed_render_is_shown_failed_with_its_workspaces_name(app, services,
     assert "canceled" not in queues and queued and int(queued.group(1)) >= 3  # (PostgreSQL is shared by tests)
     head = page.split("</head>")[0]
     assert re.findall(r"<noscript><meta http-equiv=\"refresh\"", head) and head.count('http-equiv="refresh"') == 1
+
+
+def test_a_source_that_cannot_be_read_is_named_on_the_page(app, services, make_tenant, monkeypatch):
+    """The page shows what it can and names what it cannot (``collect_status``'s ``unavailable``)."""
+    from sqlalchemy.exc import OperationalError
+
+    from reelfarm.farm.runtime.embedded import EmbeddedQueue
+
+    def down(self):
+        raise OperationalError("SELECT", {}, Exception("server closed the connection unexpectedly"))
+
+    monkeypatch.setattr(EmbeddedQueue, "depths", down)
+    email = f"ops-{uuid.uuid4().hex[:8]}@example.com"  # the PostgreSQL database is the session's
+    _user(app, make_tenant(name="Ops"), email, operator=True)
+    operator = app.test_client()
+    _sign_in(operator, email)
+    page = operator.get("/app/farm").get_data(as_text=True)
+    notice = re.search(r'<p class="flash flash-error" role="status" data-unavailable="database">([^<]*)</p>', page)
+    assert notice and "the database cannot be read (" in notice.group(1) and "server closed the connection" in page

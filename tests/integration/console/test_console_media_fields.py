@@ -130,7 +130,7 @@ def test_the_soundtrack_is_saved_as_the_stories_soundtrack_field(app, services, 
     sound = _upload(ann, mp3(3.0), "jingle.mp3")
     picture = _upload(ann, png(colour=(1, 2, 3)))
     page = ann.get(STORY).get_data(as_text=True)
-    assert f'<option value="{sound["id"]}" >0:03 · MPEG' in page
+    assert f'<option value="{sound["id"]}" >jingle.mp3 · 0:03 · MPEG' in page  # by the file's name
     assert f'<option value="{picture["id"]}"' not in page  # only sounds in the soundtrack's list
     assert f'name="pick.image" value="{sound["id"]}"' not in page  # only images beside an image field
     posted = _form(ann, "announcement", **{"f.headline": "With music"})
@@ -158,7 +158,7 @@ def test_the_soundtrack_is_saved_as_the_stories_soundtrack_field(app, services, 
                                                "fade_out_sec": 2.5}
     assert version["doc"]["assets"]["soundtrack"] == {"type": "audio", "key": sound["key"]}
     assert version["doc"]["audio"] == [{"asset": "soundtrack", "start": 0, "volume": 0.6, "fade_in": 1.0,
-                                        "fade_out": 2.5}]
+                                        "fade_out": 2.5, "fit": "loop"}]  # the default fit
     # no sound chosen: no soundtrack, whatever the volume says
     none = ann.post(STORY, data={**posted, "soundtrack.asset_id": "", "soundtrack.volume": "150"})
     assert "soundtrack" not in services.read_models.current_fields(acme.workspace_id, _video_id(none))

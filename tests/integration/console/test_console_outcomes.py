@@ -201,12 +201,19 @@ def test_the_download_button_saves_the_file_under_the_videos_title(app, services
     saved = ann.get(_local(href))
     assert saved.status_code == 200 and saved.data == b"not really an mp4"
     assert saved.headers["Content-Disposition"] == (
-        'attachment; filename="Oferta de cafe - primavera 9x16 720p.mp4"; '
-        "filename*=UTF-8''Oferta%20de%20caf%C3%A9%20-%20primavera%209x16%20720p.mp4")
+        'attachment; filename="Oferta de cafe - primavera v1 9x16 720p.mp4"; '
+        "filename*=UTF-8''Oferta%20de%20caf%C3%A9%20-%20primavera%20v1%209x16%20720p.mp4")
     player = re.search(r'<video [^>]*src="([^"]+)"', page).group(1)
     assert "download" not in player
     inline = ann.get(_local(unescape(player)))
     assert inline.headers["Content-Disposition"].startswith("inline")
+    # version 2's MP4 is not saved under version 1's name
+    services.videos.update(tenant.workspace_id, video["id"], fields={"headline": "Second take"})
+    _succeeded_render(services, clock, tenant, video["id"])
+    page = ann.get(f"/app/videos/{video['id']}").get_data(as_text=True)
+    names = re.findall(r'download="([^"]*)" class="button small">Download MP4', page)
+    assert sorted(unescape(n) for n in names) == ["Oferta de café - primavera v1 9x16 720p.mp4",
+                                                  "Oferta de café - primavera v2 9x16 720p.mp4"]
 
 
 def test_the_grid_says_how_each_video_was_made(app, services, make_tenant, create_video):

@@ -178,15 +178,22 @@ def test_node_liveness(redis: Any, namespace: str) -> None:
     registry.beat("alive", caps, queues=["render"], state="idle", current_job=None)
     gone = subprocess.Popen(["true"])
     gone.wait()
-    registry.beat("killed", Capabilities(caps.hostname, gone.pid, 2, None, False), queues=["render"],
-                  state="busy", current_job="j")
+    registry.beat("killed", Capabilities(caps.hostname, gone.pid, 2, None, False, pid_ns=caps.pid_ns),
+                  queues=["render"], state="busy", current_job="j")
+    # a container on the host's network: this hostname, pids of its own PID namespace (its pid is no
+    # process here, or another one): judged by its beats, as a node of another host
+    registry.beat("contained", Capabilities(caps.hostname, gone.pid, 2, None, False, pid_ns="pid:[1]"),
+                  queues=["render"], state="busy", current_job="j")
+    registry.beat("older", Capabilities(caps.hostname, gone.pid, 2, None, False), queues=["render"],
+                  state="busy", current_job="j")  # a release that did not say its namespace: the same
     registry.beat("quiet", Capabilities("elsewhere", 1, 2, None, False), queues=["render"], state="busy",
                   current_job="j")
     redis.zadd(registry.seen_key, {"quiet": time.time() - 30})  # silent for 30 s: gone, its record still kept
     registry.beat("stopped", caps, queues=["render"], state="idle", current_job=None)
     registry.mark_stopped("stopped")
 
-    assert [registry.is_dead(n) for n in ("alive", "killed", "quiet", "stopped", "never-seen")] == \
-        [False, True, True, True, False]
+    assert caps.pid_ns.startswith("pid:[")
+    assert [registry.is_dead(n) for n in ("alive", "killed", "contained", "older", "quiet", "stopped",
+                                          "never-seen")] == [False, True, False, False, True, True, False]
     assert {n["name"]: n["alive"] for n in registry.nodes()} == \
-        {"alive": True, "killed": False, "quiet": False, "stopped": False}
+        {"alive": True, "killed": False, "contained": True, "older": True, "quiet": False, "stopped": False}

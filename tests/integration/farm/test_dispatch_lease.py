@@ -34,7 +34,7 @@ class Bidder:
     def __init__(self, url: str, name: str) -> None:
         self.name = name
         self.rounds: list[float] = []
-        self.lease = DispatchLease(Redis.from_url(url), "ns:", lambda: self.rounds.append(time.monotonic()),
+        self.lease = DispatchLease(Redis.from_url(url), "ns:", lambda _free: self.rounds.append(time.monotonic()),
                                    lease_ms=LEASE_MS, renew_sec=RENEW_SEC, sweep_sec=SWEEP_SEC, try_sec=TRY_SEC)
         self.lease.token = f"{name}:{self.lease.token}"
 
@@ -164,7 +164,7 @@ def test_the_holders_wait_outlasts_a_serving_clients_short_timeout(own_redis: Re
     kwargs = own_redis.connection_pool.connection_kwargs
     serving = redis_client(f"redis://{kwargs['host']}:{kwargs['port']}/0", fail_fast=True)  # 0.5 s timeouts
     rounds: list[float] = []
-    lease = DispatchLease(serving, "api:", lambda: rounds.append(time.monotonic()), sweep_sec=2.0)
+    lease = DispatchLease(serving, "api:", lambda _free: rounds.append(time.monotonic()), sweep_sec=2.0)
     with caplog.at_level(logging.WARNING, logger="reelfarm.farm"):
         lease.start()
         try:

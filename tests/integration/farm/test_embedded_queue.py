@@ -146,16 +146,32 @@ def test_several_serving_processes_run_each_task_exactly_once(url: str, queues: 
     assert claimers <= {first.name, second.name}
 
 
-def test_tasks_run_at_a_lower_priority_than_the_serving_process(url: str, queues: list[EmbeddedQueue],
-                                                                 tmp_path: Path) -> None:
-    from reelfarm.farm.runtime.taskprocess import TASK_NICENESS
-
+@pytest.mark.parametrize(("priority", "added", "scheduler"), [("idle", 19, "idle"), ("low", 10, "other"),
+                                                              ("normal", 0, "other")])
+def test_tasks_run_at_the_priority_asked_below_the_serving_process(url: str, queues: list[EmbeddedQueue],
+                                                                   tmp_path: Path, priority: str, added: int,
+                                                                   scheduler: str) -> None:
+    """``idle`` (the default) runs only on cores left idle; ``low`` and ``normal`` for a host with
+    other work, where SCHED_IDLE would starve renders."""
     out = str(tmp_path / "nice")
-    queue = new_queue(url, queues)
+    queue = new_queue(url, queues, task_priority=priority)
     queue.enqueue(f"{JOBS}.record_niceness", out, job_id="nice")
     queue.start()
     assert queue.wait_idle(30)
-    assert recorded(out) == [str(min(19, os.nice(0) + TASK_NICENESS)), "idle"]  # it runs only on cores left idle
+    assert recorded(out) == [str(min(19, os.nice(0) + added)), scheduler]
+
+
+def test_the_priority_is_read_and_a_wrong_one_is_refused(tmp_path: Path) -> None:
+    from reelfarm.shared import config
+    from reelfarm.shared.config import Settings
+    from reelfarm.shared.errors import ConfigError
+    from tests.conftest import SHIPPED_TASK_PRIORITY
+
+    assert SHIPPED_TASK_PRIORITY == "idle"  # what a user gets; the suite's own is set in tests/conftest.py
+    assert Settings.from_env({"REELFARM_DATA_DIR": str(tmp_path)}).task_priority == config.DEFAULT_TASK_PRIORITY
+    assert Settings.from_env({"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_TASK_PRIORITY": "low"}).task_priority == "low"
+    with pytest.raises(ConfigError, match="REELFARM_TASK_PRIORITY"):
+        Settings.from_env({"REELFARM_DATA_DIR": str(tmp_path), "REELFARM_TASK_PRIORITY": "high"})
 
 
 def test_a_dispatcher_that_finds_the_farm_full_takes_no_write_lock(url: str, queues: list[EmbeddedQueue],

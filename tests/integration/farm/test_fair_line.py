@@ -80,9 +80,9 @@ def test_the_kept_line_is_what_a_fresh_one_gives_and_is_computed_once_per_change
     assert waiting and any(queue.standing(r)["frames_ahead"] > 0 for r in waiting)
 
 
-@pytest.mark.parametrize("policy", ["fair", "fifo"])
-def test_the_kept_line_on_rq_is_what_a_fresh_one_gives(redis: Any, namespace: str, orders: list[int],
-                                                       policy: str) -> None:
+def test_the_kept_line_on_rq_is_what_a_fresh_one_gives(redis: Any, namespace: str, orders: list[int]) -> None:
+    """``fifo`` on RQ: the line is computed (``fairness.line``) and kept while nothing changed."""
+    policy = "fifo"
     weights = {"a": 1.0, "b": 1.0, "c": 2.0}
 
     def shares(workspace_ids: Any) -> dict[str, Share]:
@@ -106,10 +106,52 @@ def test_the_kept_line_on_rq_is_what_a_fresh_one_gives(redis: Any, namespace: st
     check(changed=False)
     renders.append(_render(queue, "b", 2))
     check(changed=True)
-    ledger = queue.dispatcher.key("ledger")
-    redis.hset(ledger, "w:b", 400.0)  # as a round of dispatch leaves it
-    check(changed=True)
     weights["b"] = 4.0
     check(changed=True)
     check(changed=False)
     assert any(queue.standing(r)["frames_ahead"] > 0 for r in renders)
+
+
+def test_the_place_on_rq_is_the_dispatchers_own_read_from_what_it_publishes(
+        redis: Any, namespace: str, orders: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fair`` on RQ: a queued render's place is what the dispatcher's copy of the queue computes
+    (``FairQueue.frames_ahead``), read by any process from two published hashes, with no order of
+    the line; after new chunks, dispatched chunks and a changed weight; and no more than the exact
+    line gives."""
+    monkeypatch.setattr("reelfarm.farm.runtime.dispatch.SWEEP_SEC", 0.0)  # shares read again each round
+    weights = {"a": 1.0, "b": 1.0, "c": 2.0}
+
+    def shares(workspace_ids: Any) -> dict[str, Share]:
+        return {w: Share(weights[w], 8) for w in workspace_ids}
+
+    dispatching = RQQueue(redis, namespace=namespace, shares=shares)  # rounds at each enqueue: no worker, no move
+    reader = RQQueue(redis, namespace=namespace, shares=shares)  # another process: never dispatches
+    renders = [_render(dispatching, "a", 4), _render(dispatching, "a", 3, cost=90), _render(dispatching, "b", 2),
+               _render(dispatching, "c", 2, priority="low"), _render(dispatching, "c", 1)]
+
+    def check() -> None:
+        dispatching.dispatch_round()
+        queue = dispatching.dispatcher._mirror.queues["render"]  # the copy the round kept
+        exact = fairness.line(None, [h.chunk for h in dispatching.dispatcher.held()], shares(weights),
+                              fairness.Ledger(queue.ledger.served, queue.ledger.render_served, queue.ledger.clock),
+                              "fair", fairness.Share(1.0, 8))
+        before = len(orders)
+        for render in renders:
+            place = reader.standing(render)
+            if not queue.chunks_waiting(render):
+                assert place is None
+                continue
+            assert place["frames_ahead"] == queue.frames_ahead(render)
+            assert place["chunks_waiting"] == queue.chunks_waiting(render)
+            assert place["frames_ahead"] <= exact.frames_ahead(render)
+        assert len(orders) == before  # the reads ordered nothing
+
+    check()
+    renders.append(_render(dispatching, "b", 2))
+    check()
+    moved = dispatching.dispatcher.round(slots=3)
+    assert len(moved) == 3
+    check()
+    weights["b"] = 4.0  # the sweep reads it, and the workspace is admitted again at its new weight
+    check()
+    assert any(reader.standing(r) and reader.standing(r)["frames_ahead"] > 0 for r in renders)

@@ -61,6 +61,28 @@ def _apply(life: RenderLifecycle, event: str, workspace: str, render_id: str, fa
     return done is not None
 
 
+def test_a_second_stitch_of_a_render_that_succeeded_leaves_its_files(embedded: Farm) -> None:
+    """Two stitches of one render (its last chunk run twice, once by a node thought gone) write the
+    same keys; the one refused because the other made the render succeed must not delete them."""
+    life = RenderLifecycle(embedded.engine, embedded.clock, embedded.storage, embedded.progress)
+    workspace, render_id = _render_in(embedded, "running")
+    with embedded.engine.connect() as conn:
+        render = renders_repo.find_render(conn, render_id)
+    assert render is not None
+    video, poster = f"renders/{render_id}/video.mp4", f"renders/{render_id}/poster.jpg"
+    embedded.storage.put_bytes(video, b"v", "video/mp4")
+    embedded.storage.put_bytes(poster, b"p", "image/jpeg")
+    embedded.storage.put_bytes(f"renders/{render_id}/seg0.mp4", b"s", "video/mp4")
+    made = Finished(video, poster, 1, (f"renders/{render_id}/seg0.mp4",))
+    assert life.succeed(render, made) is not None
+    embedded.storage.put_bytes(video, b"v", "video/mp4")  # the second stitch writes the same file again
+    assert life.succeed(render, made) is None
+    assert embedded.storage.exists(video) and embedded.storage.exists(poster)
+    assert not embedded.storage.exists(f"renders/{render_id}/seg0.mp4")  # its scratch goes all the same
+    with embedded.engine.connect() as conn:
+        assert renders_repo.get_render(conn, workspace, render_id).status == "succeeded"
+
+
 @pytest.mark.parametrize("status", lc.STATUSES)
 @pytest.mark.parametrize("event", sorted(TRANSITIONS))
 def test_every_event_from_every_status_follows_the_table(embedded: Farm, status: str, event: str) -> None:

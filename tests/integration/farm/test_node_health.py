@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,25 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def sample(metrics: str, name: str, **labels: str) -> float | None:
+    """The value of the sample ``name`` whose labels include ``labels`` in a Prometheus text page."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(metrics):
+        for each in family.samples:
+            if each.name == name and labels.items() <= each.labels.items():
+                return float(each.value)
+    return None
+
+
+def probe(port: int, path: str) -> tuple[int, dict[str, Any]]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
 
 
 def render_to_end(farm: Farm, workspace: str, render_id: str, timeout: float = WORK_CEILING_SEC) -> dict[str, Any]:
@@ -102,7 +122,16 @@ def test_a_node_with_a_full_disk_is_set_aside_the_render_finishes_elsewhere_and_
     table = CliRunner().invoke(farm_group, ["status", "--namespace", namespace], env={**status_env, "COLUMNS": "400"})
     assert "set aside until" in table.output
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    assert "reelfarm_node_set_aside 1.0" in metrics and "reelfarm_node_chunk_failures 3.0" in metrics
+    assert sample(metrics, "reelfarm_node_set_aside", node=bad_name) == 1
+    assert sample(metrics, "reelfarm_node_chunk_failures", node=bad_name) == 3
+    assert sample(metrics, "reelfarm_node_disabled", node=bad_name) == 0
+    # each chunk that failed on it counts as failed: two RQ retried, the third set it aside (handed back)
+    assert sample(metrics, "reelfarm_jobs_total", node=bad_name, kind="render_chunk", outcome="failed") == 3
+    assert sample(metrics, "reelfarm_job_retries_total", node=bad_name, kind="render_chunk") == 2
+    assert 'outcome="queued"' not in metrics and 'outcome="scheduled"' not in metrics
+    assert probe(port, "/livez") == (200, {"status": "ok"})
+    code, said = probe(port, "/readyz")
+    assert code == 503 and any(r.startswith("set aside after 3 chunk failures") for r in said["reasons"]), said
     report = NodeReport(host={"hostname": socket.gethostname(), "cores": 1}, config={})
     check_farm(report, redis_url, namespace)
     assert any(p.startswith(f"node {bad_name} is set aside by the farm until ") and "No space left" in p
@@ -113,6 +142,7 @@ def test_a_node_with_a_full_disk_is_set_aside_the_render_finishes_elsewhere_and_
     cleared = CliRunner().invoke(node_group, ["clear", bad_name, "--namespace", namespace], env=status_env)
     assert cleared.exit_code == 0 and f"node {bad_name} takes work again" in cleared.output, cleared.output
     wait_for(lambda: "cleared by an operator" in workers.log("bad"), timeout=10, interval=0.2)
+    assert probe(port, "/readyz") == (200, {"status": "ok"})
     workers.kill(good)
     again = rq_farm.renders.request(workspace, rq_farm.video(workspace, make_doc(6)), "16:9", resolution=360)
     assert render_to_end(rq_farm, workspace, again["id"])["status"] == "succeeded", workers.log("bad")
@@ -175,6 +205,31 @@ def horse_of(node: subprocess.Popen[bytes]) -> psutil.Process | None:
         except ProcessLookupError:
             continue
     return None
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_chunk_that_draws_nothing_shows_as_held_up_before_its_node_stops_it(
+        rq_farm: Farm, workers: Workers, redis: Any, namespace: str) -> None:  # noqa: F811
+    """Its work process frozen, the node still beats: the render says which chunk waits and why
+    (``no_frames``) from a quarter of the stall time, not ``running`` with nothing held up until
+    the node stops the chunk."""
+    stall = 24.0
+    node = workers.start("node", env={"REELFARM_CHUNK_STALL_SEC": str(stall)})
+    workspace = rq_farm.workspace(credits=3)
+    render = rq_farm.renders.request(workspace, rq_farm.video(workspace, make_doc(12)), "16:9", resolution=1080)
+    wait_for(lambda: rq_farm.progress.frames(render["id"]) > 0, timeout=WORK_CEILING_SEC, interval=0.01)
+    assert rq_farm.renders.get(workspace, render["id"])["held_up"] is None  # drawing
+    horse = wait_for(lambda: horse_of(node), timeout=10, interval=0.01)
+    horse.send_signal(signal.SIGSTOP)
+    stopped_at = time.monotonic()
+    held = wait_for(lambda: rq_farm.renders.get(workspace, render["id"])["held_up"], timeout=stall, interval=0.2)
+    seen_after = time.monotonic() - stopped_at
+    assert held["reason"] == "no_frames", held
+    assert "has drawn no frame of it for" in held["message"] and f"chunk {held['chunk']}" in held["message"]
+    assert seen_after < stall, "said before the node stops the chunk"
+    done = render_to_end(rq_farm, workspace, render["id"])
+    assert done["status"] == "succeeded", (done["error"], workers.log("node"))
+    assert done["held_up"] is None
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)

@@ -126,6 +126,19 @@ def test_default_names_take_the_lowest_slot_free_on_the_host(own_redis: Redis,
     assert sorted(registry.live()) == [f"ns-{HOST}-1", f"ns-{HOST}-2", f"ns-{HOST}-3"]
 
 
+def test_containers_on_the_hosts_network_each_take_a_slot_of_their_own(own_redis: Redis) -> None:
+    """Two containers on the host's network share its hostname and each runs its node as pid 1 of a
+    PID namespace of its own: the second is not the first's dead predecessor (that pid is its own),
+    so it takes the next slot, and neither is judged dead by the other's processes."""
+    registry = NodeRegistry(own_redis, "ns-")
+    first = dataclasses.replace(detect_capabilities(), pid=1, pid_ns="pid:[4026532001]")
+    second = dataclasses.replace(first, pid_ns="pid:[4026532002]")
+    assert registry.claim(None, first, ["render"])[0] == f"ns-{HOST}-1"
+    assert registry.claim(None, second, ["render"])[0] == f"ns-{HOST}-2"
+    assert not registry.is_dead(f"ns-{HOST}-1") and not registry.is_dead(f"ns-{HOST}-2")
+    assert sorted(registry.live()) == [f"ns-{HOST}-1", f"ns-{HOST}-2"]
+
+
 def test_a_name_is_free_once_its_node_is_dead_and_refused_while_it_lives(own_redis: Redis,
                                                                          sleepers: list[subprocess.Popen[bytes]]) -> None:
     registry = NodeRegistry(own_redis)

@@ -129,7 +129,9 @@ def test_with_a_gl_node_live_the_chunks_go_to_it_and_status_shows_both_nodes(
     nodes.start("gl", "--queues", "render,jobs", "--raster", "gl")
     nodes.start("cpu", "--queues", "render,jobs", "--raster", "cpu")
     live = wait_live(redis, namespace, "gl", "cpu")
-    assert (live["gl"]["raster"], live["gl"]["queues"]) == ("gl", "render-gpu,render,jobs")
+    # a GL node carries the tag gpu, and works its tag set's ready queues (node pools) first
+    assert (live["gl"]["raster"], live["gl"]["tags"]) == ("gl", "gpu")
+    assert live["gl"]["queues"] == "render-gpu@gpu,render@gpu,render-gpu,render,jobs"
     assert "llvmpipe" in live["gl"]["gl_renderer"]
     assert (live["cpu"]["raster"], live["cpu"]["gl_renderer"], live["cpu"]["queues"]) == ("cpu", "", "render,jobs")
 

@@ -139,15 +139,16 @@ def test_a_nodes_metrics_count_frames_drawn_and_frames_reused(rq_farm: Farm, red
     from reelfarm.farm.runtime.metrics import MeteredWorker, describe_node
 
     def sample(name: str) -> float:
-        return REGISTRY.get_sample_value(name) or 0.0
+        return REGISTRY.get_sample_value(name, {"node": f"{namespace}metered"}) or 0.0
 
     def node_burst() -> None:
         work_burst(redis, namespace, worker=lambda: MeteredWorker(
             [Queue(f"{namespace}{q}", connection=redis) for q in ("render", "jobs")], connection=redis,
             name=f"{namespace}metered", database=rq_farm.engine))
 
-    describe_node("cpu", "x264")
-    assert REGISTRY.get_sample_value("reelfarm_node_info", {"raster": "cpu", "encoder": "x264"}) == 1
+    describe_node(f"{namespace}metered", "cpu", "x264")
+    assert REGISTRY.get_sample_value("reelfarm_node_info", {"node": f"{namespace}metered", "raster": "cpu",
+                                                            "encoder": "x264"}) == 1
     workspace = rq_farm.workspace(credits=5)
     doc = make_doc(6)
     video = rq_farm.video(workspace, doc)

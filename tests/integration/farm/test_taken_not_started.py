@@ -128,3 +128,25 @@ def test_the_render_says_which_chunk_waits_for_a_dead_node_until_it_is_put_back(
     assert farm.held_up("7d3c2a14-0000-4000-8000-000000000002") is None  # another render's
     recover_taken(redis, taken_key(namespace), NodeRegistry(redis, namespace))
     assert farm.held_up(render_id) is None
+
+
+def test_the_render_says_which_chunk_waits_on_a_silent_node_before_it_is_called_dead(redis: Any,
+                                                                                      namespace: str) -> None:
+    from reelfarm.farm.runtime.nodes import ALIVE_SEC, SILENT_SEC
+    from reelfarm.farm.runtime.queue import RQQueue
+    from reelfarm.farm.services.graph import chunk_job_id
+
+    (queue,) = _queues(redis, namespace, 1)
+    render_id = "7d3c2a14-0000-4000-8000-000000000003"
+    queue.enqueue("os.getpid", job_id=f"{namespace}{chunk_job_id(render_id, 1)}")
+    node = _node(redis, namespace, [queue])
+    node.dequeue_job_and_maintain_ttl(timeout=1)
+    farm, registry = RQQueue(redis, namespace=namespace), NodeRegistry(redis, namespace)
+    assert farm.held_up(render_id) is None  # it beat just now
+    quiet = (SILENT_SEC + ALIVE_SEC) / 2
+    redis.zadd(registry.seen_key, {f"{namespace}taker": time.time() - quiet})  # a beat or two missed
+    held = farm.held_up(render_id)
+    assert held is not None and (held["chunk"], held["reason"]) == (1, "node_silent")
+    assert held["message"] == f"waiting for chunk 1 (its node has not been heard from for {quiet:.0f} s)"
+    _dead(redis, namespace, "taker")
+    assert farm.held_up(render_id)["reason"] == "node_stopped"

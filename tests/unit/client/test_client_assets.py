@@ -70,6 +70,9 @@ class API:
             def do_PUT(self) -> None:
                 self.reply()
 
+            def do_PATCH(self) -> None:
+                self.reply()
+
             def reply(self) -> None:
                 parts = urlsplit(self.path)
                 path = parts.path.removeprefix("/api/v1")

@@ -189,7 +189,7 @@ def test_the_command_line_takes_a_priority_and_says_where_a_waiting_render_stand
                               f"waiting: 1,234 frames ahead, starts ~{clock(START)}\n")
     shown = cli(api, "renders", "show", "r1")  # the next state: running, one chunk still waiting
     assert shown.exit_code == 0, shown.output
-    assert "running (low priority) 50%\nrunning, 1 chunk waiting: 0 frames ahead\nurl: None" in shown.stdout
+    assert "running (low priority) 50%\nrunning, 1 chunk waiting: 0 frames ahead\nno MP4 yet" in shown.stdout
     as_json = cli(api, "videos", "render", "v1", "--no-wait", "--json")
     assert json.loads(as_json.stdout) == {**QUEUED, "priority": "normal"}  # the fields as they came
     followed = cli(api, "videos", "render", "v1", "--format", "1:1", "--priority", "low")

@@ -56,15 +56,20 @@ def main() -> None:
 '''
 
 
-def test_a_users_script_type_checks_under_mypy_strict(tmp_path: Path, monkeypatch) -> None:
-    script = tmp_path / "user_script.py"
-    script.write_text(USER_SCRIPT)
-    monkeypatch.chdir(ROOT)
+def strict_errors(script: Path, source: str) -> tuple[list[str], str]:
+    """The errors mypy --strict finds in ``source`` written to ``script`` (run from the repository
+    root, as a user's script sees the installed package), and its whole output."""
+    script.write_text(source)
     stdout, stderr, _status = api.run(["--strict", "--follow-imports=silent", "--no-incremental",
                                       "--python-version", "3.11", str(script)])
-    errors = [line for line in stdout.splitlines() if ": error:" in line]
+    return [line for line in stdout.splitlines() if ": error:" in line], stdout + stderr
+
+
+def test_a_users_script_type_checks_under_mypy_strict(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    errors, output = strict_errors(tmp_path / "user_script.py", USER_SCRIPT)
     # The one planted mistake is found (the types are real, not Any), and nothing else.
-    assert len(errors) == 1 and "user_script.py:22:" in errors[0], stdout + stderr
+    assert len(errors) == 1 and "user_script.py:22:" in errors[0], output
     assert 'Incompatible types in assignment (expression has type "datetime", variable has type "int")' in errors[0]
 
 

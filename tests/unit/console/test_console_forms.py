@@ -26,10 +26,10 @@ def test_every_field_of_every_builtin_story_gets_a_control_of_a_known_kind():
         assert [c.name for c in made] == [forms.PREFIX + n for n in story.fields["properties"]]
         for control in made:
             assert control.label and control.kind in {"text", "textarea", "url", "color", "number", "integer",
-                                                      "select", "checkbox", "list", "rows"}
+                                                      "select", "checkbox", "list", "rows", "video"}
             kinds.add(control.kind)
-    # What the built-in stories use today: text, long text, image URLs, colours, choices, lists, rows.
-    assert {"text", "textarea", "url", "color", "select", "list", "rows"} <= kinds
+    # What the built-in stories use today: text, long text, image URLs, colours, choices, lists, rows, clips.
+    assert {"text", "textarea", "url", "color", "select", "list", "rows", "video"} <= kinds
 
 
 @pytest.mark.parametrize("story", STORIES, ids=[s.id for s in STORIES])

@@ -50,10 +50,12 @@ class AgainstPick(RuleBasedStateMachine):
     """The farm as both see it: the reference's plain list and ledger, and the queue."""
 
     @initialize(shares=st.dictionaries(st.sampled_from(WORKSPACES),
-                                       st.builds(Share, st.sampled_from([1.0, 2.0, 3.0]), st.integers(1, 6))))
-    def start(self, shares: dict[str, Share]) -> None:
+                                       st.builds(Share, st.sampled_from([1.0, 2.0, 3.0]), st.integers(1, 6))),
+                spare=st.booleans())
+    def start(self, shares: dict[str, Share], spare: bool) -> None:
         self.shares = dict(shares)
-        self.queue = FairQueue(self.share)
+        self.spare = spare  # caps give way to places nothing else takes, or hold
+        self.queue = FairQueue(self.share, spare=spare)
         self.waiting: dict[str, Chunk] = {}
         self.running: dict[str, Chunk] = {}
         self.ledger = Ledger()
@@ -102,7 +104,8 @@ class AgainstPick(RuleBasedStateMachine):
         counts: dict[str, int] = {}
         for chunk in self.running.values():
             counts[chunk.workspace] = counts.get(chunk.workspace, 0) + 1
-        expected = pick(list(self.waiting.values()), slots, running=counts, shares=self.share, ledger=self.ledger)
+        expected = pick(list(self.waiting.values()), slots, running=counts, shares=self.share, ledger=self.ledger,
+                        spare=self.spare)
         got = self.queue.take(slots)
         assert got == expected
         assert self.queue.ledger == self.ledger
@@ -173,7 +176,7 @@ class AgainstPick(RuleBasedStateMachine):
     @rule()
     def reload(self) -> None:
         """The queue is stored (plain values, JSON) and read back: it goes on deciding the same."""
-        self.queue = FairQueue.from_state(json.loads(json.dumps(self.queue.state())), self.share)
+        self.queue = FairQueue.from_state(json.loads(json.dumps(self.queue.state())), self.share, spare=self.spare)
 
     @precondition(lambda self: self.waiting)
     @rule()

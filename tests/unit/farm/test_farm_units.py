@@ -90,8 +90,9 @@ def test_a_queued_render_shows_frames_progress_below_one(storage: LocalStorage) 
     progress.add_frames("r1", 150)
     shown = render_resource(a_render(status="running"), storage, progress)
     assert list(shown) == ["id", "video_id", "version_id", "format", "resolution", "fps", "status", "progress",
-                           "progress_stale", "url", "poster_url", "stream_url", "duration_sec", "bytes", "error", "priority",
-                           "queue", "held_up", "reused_frames", "created_at",
+                           "progress_stale", "url", "poster_url", "stream_url", "captions_url", "duration_sec", "bytes",
+                           "error", "priority", "queue", "held_up", "reused_frames", "cost", "container", "transparent",
+                           "clamped", "pool", "created_at",
                            "finished_at"]
     assert shown["progress"] == 0.5 and shown["url"] is None and shown["poster_url"] is None
     progress.add_frames("r1", 500)

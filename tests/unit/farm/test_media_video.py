@@ -151,13 +151,13 @@ def test_a_zip_named_mp4_is_no_video():
     with zipfile.ZipFile(out, "w") as archive:
         archive.writestr("clip.mp4", clip())
     refused = refusal(out.getvalue())
-    assert refused.code == "unsupported_media" and "nor an MP4, MOV or WebM video" in refused.reason
+    assert refused.code == "unsupported_media" and "an MP4, MOV or WebM video, nor an SRT or WebVTT captions file" in refused.reason
 
 
 def test_more_than_4096_pixels_on_a_side_is_refused():
     refused = refusal(clip(size=(4098, 16), frames=2))
     assert refused.code == "too_large"
-    assert refused.reason == "the video is 4098x16; at most 4096 pixels on a side are allowed"
+    assert refused.reason == "the video is 4098×16 pixels; at most 4096 pixels on a side are allowed"
     assert admit(clip(size=(4096, 16), frames=2))[1].width == 4096
 
 

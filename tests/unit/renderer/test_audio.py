@@ -25,6 +25,7 @@ class Track:
     volume: float = 1.0
     fade_in: float = 0.0
     fade_out: float = 0.0
+    fit: str = "loop"
 
 
 def sine(seconds: float, amplitude: float, rate: int = RATE, freq: float = 440.0) -> np.ndarray:
@@ -82,14 +83,16 @@ def test_mono_is_duplicated_at_full_level(files: dict[str, Path]) -> None:
 
 
 def test_start_offsets_the_track_and_the_timeline_cuts_it(files: dict[str, Path]) -> None:
-    out = mix(files, [Track("mono", start=0.5)], 1.5)
+    """A 2 s file from 0.5 s under a 2 s video: cut by the video's end, over a 1 s fade."""
+    out = mix(files, [Track("mono", start=0.5)], 2.0)
     assert np.all(out[:, : RATE // 2] == 0)
-    assert rms(out[0, RATE // 2 :]) == pytest.approx(0.5 / np.sqrt(2), rel=0.01)
+    assert rms(out[0, RATE // 2 : RATE]) == pytest.approx(0.5 / np.sqrt(2), rel=0.01)
+    assert out[0, -1] == 0 and rms(out[0, RATE:]) < 0.5 / np.sqrt(2) * 0.6
 
 
 def test_negative_start_trims_the_file(files: dict[str, Path]) -> None:
-    """Starting 1.5 s before the timeline leaves 0.5 s of a 2 s file to play."""
-    out = mix(files, [Track("mono", start=-1.5)], 1.0)
+    """Starting 1.5 s before the timeline leaves 0.5 s of a 2 s file to play (once: not looped)."""
+    out = mix(files, [Track("mono", start=-1.5, fit="once")], 1.0)
     assert rms(out[0, : RATE // 2 - 100]) > 0.3
     assert np.all(out[:, RATE // 2 :] == 0)
 
@@ -152,13 +155,13 @@ def test_decode_audio_stops_at_the_limit(files: dict[str, Path]) -> None:
 def test_encode_audio_into_writes_aac_of_the_right_length(
     tmp_path: Path, files: dict[str, Path]
 ) -> None:
-    samples = mix(files, [Track("stereo", volume=0.5)], 1.5)
+    samples = mix(files, [Track("stereo", volume=0.5)], 2.0)
     path = tmp_path / "audio.m4a"
     with av.open(str(path), "w", format="mp4") as container:
         encode_audio_into(container, samples, RATE)
     info = probe(str(path))
     assert info["has_audio"] and info["audio_codec"] == "aac"
     assert (info["audio_rate"], info["audio_channels"]) == (48000, 2)
-    assert info["audio_duration"] == pytest.approx(1.5, abs=1024 / RATE)
+    assert info["audio_duration"] == pytest.approx(2.0, abs=1024 / RATE)
     back = decode_audio(str(path), RATE)
     assert rms(back[:, RATE // 4 : RATE]) == pytest.approx(0.8 * 0.5 / np.sqrt(2), rel=0.05)

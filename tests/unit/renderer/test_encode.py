@@ -368,3 +368,32 @@ def test_auto_is_nvenc_where_a_session_opens_and_its_encoders_drop_x264_options(
     assert chosen.family == "nvenc"
     encoder = chosen.make(threads=1, crf=18)  # x264's options are not NVENC's: dropped
     assert isinstance(encoder, NvencEncoder)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1080, 1350), (720, 900)])  # 4:5 at 1080p and at 720p
+def test_frames_of_planes_keep_their_size_and_colours_whatever_the_height(tmp_path: Path, width: int,
+                                                                          height: int) -> None:
+    """The CPU rasterizer's yuv420p planes wrapped for the encoder: at 1080 x 1350 (chroma planes
+    of an odd number of rows) PyAV's wrapping made a frame 1348 rows high with its chroma read
+    from the wrong place."""
+    from reelfarm.renderer.yuv import Bt709Planes
+
+    bgra = np.zeros((height, width, 4), np.uint8)
+    bgra[: height // 2] = (230, 40, 20, 255)  # blue above (B, G, R, A)
+    bgra[height // 2:] = (20, 40, 230, 255)  # red below
+    planes = Bt709Planes(width, height).convert(bgra, "bgra", None)
+    assert (encode.yuv420p_frame(planes).width, encode.yuv420p_frame(planes).height) == (width, height)
+    path = tmp_path / "planes.mp4"
+    enc = X264Encoder()
+    enc.start(str(path), width, height, FPS, pixel_format="yuv420p")
+    try:
+        for _ in range(3):
+            enc.write(planes)
+    finally:
+        enc.finish()
+    for frame in decode_all(path):
+        rgb = frame.to_ndarray(format="rgb24").astype(int)
+        top, bottom = rgb[height // 4, width // 2], rgb[height * 3 // 4, width // 2]
+        assert top[2] > 180 and top[0] < 60, top
+        assert bottom[0] > 180 and bottom[2] < 60, bottom
+        assert np.abs(rgb[: height // 2 - 8] - top).max() <= 12  # one colour all over, no band of another

@@ -32,12 +32,12 @@ FPS = 30
 SIZE = 64  # the videos: 1:1 at resolution 64
 
 
-def bars(i: int, width: int, height: int) -> np.ndarray:
-    """Frame `i` of a clip: `i` in binary as vertical bars, most significant bit on the left."""
+def bars(i: int, width: int, height: int, bits: int = BITS) -> np.ndarray:
+    """Frame `i` of a clip: `i` in binary as `bits` vertical bars, most significant bit on the left."""
     rgb = np.zeros((height, width, 3), np.uint8)
-    for bit in range(BITS):
-        if (i >> (BITS - 1 - bit)) & 1:
-            rgb[:, bit * width // BITS:(bit + 1) * width // BITS] = 255
+    for bit in range(bits):
+        if (i >> (bits - 1 - bit)) & 1:
+            rgb[:, bit * width // bits:(bit + 1) * width // bits] = 255
     return rgb
 
 
@@ -67,13 +67,13 @@ def steady(fps: int, seconds: float) -> list[Fraction]:
     return [Fraction(i, fps) for i in range(round(seconds * fps))]
 
 
-def read_bars(rgb: np.ndarray, vertical: bool = True) -> int:
-    """The number the bars of a frame spell (vertical bars left to right, or horizontal top down)."""
+def read_bars(rgb: np.ndarray, vertical: bool = True, bits: int = BITS) -> int:
+    """The number the `bits` bars of a frame spell (vertical bars left to right, or horizontal top down)."""
     grey = rgb[..., :3].mean(axis=2)
     n = grey.shape[1] if vertical else grey.shape[0]
     value = 0
-    for bit in range(BITS):
-        centre = int((bit + 0.5) * n / BITS)
+    for bit in range(bits):
+        centre = int((bit + 0.5) * n / bits)
         band = grey[:, centre - 1:centre + 2] if vertical else grey[centre - 1:centre + 2, :]
         inner = band[band.shape[0] // 4: -band.shape[0] // 4] if vertical else band[:, band.shape[1] // 4: -band.shape[1] // 4]
         value = value * 2 + int(inner.mean() > 127)

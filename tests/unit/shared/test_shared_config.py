@@ -57,7 +57,7 @@ def test_every_variable_is_read(tmp_path: Path) -> None:
         fetch_allow_private="1", rate_limit_pro="10", rate_limit_crypto_pro="20",
         rate_limit_agency="30", max_body_bytes="1024", llm_base_url="https://llm.example.com/v1",
         llm_model="small", llm_api_key="sk-test", log_level="debug", retention_days="7", trusted_proxies="2",
-        metrics_token="t" * 40))
+        metrics_token="t" * 40, caps="spare"))
 
     assert settings.database_url == "postgresql+psycopg2://rf@db/rf"
     assert settings.redis_url == "redis://cache:6379/0"
@@ -73,6 +73,7 @@ def test_every_variable_is_read(tmp_path: Path) -> None:
     assert settings.retention_days == 7
     assert settings.trusted_proxies == 2
     assert settings.metrics_token == "t" * 40
+    assert settings.caps == "spare"
     assert settings.secret_key == SECRET
 
 
@@ -117,6 +118,7 @@ def test_rate_limit_policy_and_plans_without_api(tmp_path: Path) -> None:
     ("TRUSTED_PROXIES", "-1"),
     ("TRUSTED_PROXIES", "all"),
     ("METRICS_TOKEN", "short"),
+    ("CAPS", "loose"),
 ])
 def test_malformed_values_name_the_variable(tmp_path: Path, name: str, value: str) -> None:
     with pytest.raises(ConfigError) as raised:

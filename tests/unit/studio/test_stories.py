@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from reelfarm.studio.errors import InvalidBuildRequestError, InvalidFieldsError, UnknownStoryError
 from reelfarm.studio.stories import NEUTRAL_BRAND, STORIES, get_story, list_stories, resolve_fields, validate_fields
+from reelfarm.studio.stories.fields import VIDEO_PATTERN
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC_SCHEMA = json.loads((ROOT / "renderer" / "videodoc.schema.json").read_text())
@@ -74,6 +75,8 @@ def longest_values(story) -> dict[str, Any]:
             return "https://cdn.example.com/picture.jpg"
         if prop.get("format") == "color":
             return "#F2C94C"
+        if prop.get("pattern") == VIDEO_PATTERN:
+            return None  # a clip is an upload of a library (tests/integration/api/test_api_story_clips.py)
         return text(prop["maxLength"])
 
     return {name: value(prop) for name, prop in story.fields["properties"].items()}
@@ -117,7 +120,7 @@ def test_to_dict_is_the_api_story_resource():
     resource = get_story("announcement").to_dict()
     assert set(resource) == {"id", "name", "category", "description", "default_duration_sec", "fields"}
     assert set(resource["fields"]["properties"]) == set(get_story("announcement").fields["properties"]) | {
-        "soundtrack"}
+        "soundtrack", "captions"}
     json.dumps(resource)
 
 
