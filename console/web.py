@@ -94,6 +94,10 @@ def configure(app: Flask) -> None:
     app.config.update(SESSION_COOKIE_NAME=SESSION_COOKIE, SESSION_COOKIE_HTTPONLY=True,
                       SESSION_COOKIE_SAMESITE="Lax", SESSION_COOKIE_PATH="/app",
                       PERMANENT_SESSION_LIFETIME=timedelta(days=SESSION_DAYS),
+                      # the cookie goes out only with a change: a poll that set out while a flash or a
+                      # key shown once waited would otherwise bring it back after the page showed it
+                      # (a session lasts SESSION_DAYS from sign-in whatever its cookie says)
+                      SESSION_REFRESH_EACH_REQUEST=False,
                       REELFARM_PUBLIC_URL=settings.public_url)
 
 

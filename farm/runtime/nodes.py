@@ -495,11 +495,13 @@ def _process_alive(data: dict[str, str]) -> bool:
     return not started or process_started(int(pid)) in ("", started)
 
 
-def record_speed(redis: Any, node_key: str, fps: float) -> None:
+def record_speed(redis: Any, node_key: str, fps: float) -> bool:
     """Write a node's measured chunk rate on its record (``NodeRegistry.key``), if the record exists
-    (``reelfarm.farm.runtime.nodespeed``, ``reelfarm node check``)."""
-    if redis.exists(node_key):
-        redis.hset(node_key, SPEED_FIELD, f"{fps:.2f}")
+    (``reelfarm.farm.runtime.nodespeed``, ``reelfarm node check``); whether it did."""
+    if not redis.exists(node_key):
+        return False
+    redis.hset(node_key, SPEED_FIELD, f"{fps:.2f}")
+    return True
 
 
 def pid_namespace() -> str:

@@ -20,14 +20,18 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 from reelfarm.farm.runtime.nodes import record_speed
+from reelfarm.farm.runtime.resilience import is_outage
 from reelfarm.farm.services.speeds import chunk_rate
 
 log = logging.getLogger("reelfarm.farm")
 
 CHECK_TIMEOUT_SEC = 120.0
+RECORD_RETRY_MAX_SEC = 30.0  # while Redis is away, the measure is written again at most this far apart
+RECORD_WAIT_SEC = 600.0  # and for this long at most
 REUSE_SEC = 3600  # a host's measure is taken again by the nodes started on it within the hour
 
 
@@ -53,26 +57,59 @@ class SpeedCheck(threading.Thread):
         self.reused = False  # the host's recent measure was taken rather than drawn again
 
     def run(self) -> None:
-        try:
-            kept = self.redis.get(reuse_key(self.raster))
-            if kept is not None:
-                self.fps, self.reused = float(kept), True
-                record_speed(self.redis, self.node_key, self.fps)
+        kept = self._quietly(lambda: self.redis.get(reuse_key(self.raster)), None)
+        if kept is not None:
+            self.fps, self.reused = float(kept), True
+        else:
+            try:
+                self.fps = self._measure()
+            except Exception:  # a seed of estimates: never the node's work
+                log.warning("the node's speed check failed", exc_info=True)
                 return
-            done = subprocess.run([sys.executable, "-m", __name__, self.raster], capture_output=True, text=True,
-                                  timeout=CHECK_TIMEOUT_SEC, check=False)
-            lines = done.stdout.strip().splitlines()
-            self.fps = float(lines[-1]) if done.returncode == 0 and lines and lines[-1] != "None" else None
             if self.fps is None:
-                log.warning("the node's speed check gave nothing (exit %s): %s", done.returncode,
-                            done.stderr.strip()[-300:])
                 return
-            record_speed(self.redis, self.node_key, self.fps)
-            self.redis.set(reuse_key(self.raster), f"{self.fps:.2f}", ex=REUSE_SEC)
             log.info("node speed: %.1f frames/s at 1080p (raster %s, x264)", self.fps, self.raster)
-        except Exception:  # a seed of estimates: never the node's work
-            log.warning("the node's speed check failed", exc_info=True)
+        self._record()
 
+    def _measure(self) -> float | None:
+        done = subprocess.run([sys.executable, "-m", __name__, self.raster], capture_output=True, text=True,
+                              timeout=CHECK_TIMEOUT_SEC, check=False)
+        lines = done.stdout.strip().splitlines()
+        if done.returncode == 0 and lines and lines[-1] != "None":
+            return float(lines[-1])
+        log.warning("the node's speed check gave nothing (exit %s): %s", done.returncode, done.stderr.strip()[-300:])
+        return None
+
+    def _record(self) -> None:
+        """Write the measure on the node's record (and, drawn here, for this host's next nodes). While
+        Redis is away, or its record is not there (a Redis that came back empty, before the node's
+        next heartbeat), again, for up to ``RECORD_WAIT_SEC``: the outage log tells of an outage."""
+        assert self.fps is not None
+        fps, wait, until = self.fps, 1.0, time.monotonic() + RECORD_WAIT_SEC
+        kept = self.reused
+        while True:
+            try:
+                if not kept:
+                    self.redis.set(reuse_key(self.raster), f"{fps:.2f}", ex=REUSE_SEC)
+                    kept = True
+                if record_speed(self.redis, self.node_key, fps):
+                    return
+            except Exception as exc:  # noqa: BLE001 - the measure is advisory
+                if not is_outage(exc):
+                    log.warning("could not record the node's speed", exc_info=True)
+                    return
+            if time.monotonic() + wait > until:
+                return
+            time.sleep(wait)
+            wait = min(wait * 2, RECORD_RETRY_MAX_SEC)
+
+    def _quietly(self, read: Any, default: Any) -> Any:
+        try:
+            return read()
+        except Exception as exc:  # noqa: BLE001 - without the kept measure, the node measures itself
+            if not is_outage(exc):
+                log.warning("could not read this host's kept speed", exc_info=True)
+            return default
 
 if __name__ == "__main__":
     from reelfarm.farm.runtime.nodecheck import QUICK_SPEED_SEC

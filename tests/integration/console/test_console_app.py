@@ -3,7 +3,9 @@ one-time links, sign-in and its throttle, sessions versus API keys, CSRF, and wo
 """
 from __future__ import annotations
 
+import re
 import secrets
+import uuid
 
 import pytest
 from flask.testing import FlaskClient
@@ -111,6 +113,31 @@ def test_sessions_are_not_api_keys_and_keys_do_not_open_the_console(app, make_te
     assert keyed.status_code == 302 and keyed.headers["Location"].startswith("/app/sign-in")
     cookie = client.get_cookie("reelfarm_session", path="/app")
     assert cookie is not None and cookie.http_only and cookie.same_site == "Lax"
+
+
+def test_only_a_response_that_changes_the_session_sends_its_cookie(app, make_tenant):
+    """A poll sent while something waited in the session to be shown once (a flash, a new key) may
+    end after the page showed it: were every response to send the session again, the poll's would
+    bring back what was shown."""
+    tenant = make_tenant()
+    _user(app, tenant, EMAIL["ann"], role="owner")
+    client = app.test_client()
+    _sign_in(client, EMAIL["ann"])
+    client.get("/app/settings")
+    made = client.post("/app/settings/keys", data={"name": "x", "expires": "", "csrf_token": csrf_token(client, "/app/settings")})
+    assert made.status_code == 303 and "reelfarm_session=" in made.headers.get("Set-Cookie", "")
+    waiting = client.get_cookie("reelfarm_session", path="/app").value
+    shown = client.get("/app/settings")
+    [key] = re.findall(r"rf_live_\w{20,}", shown.get_data(as_text=True))
+    assert "reelfarm_session=" in shown.headers.get("Set-Cookie", "")
+
+    late = app.test_client()  # the poll that set out before the page was shown, with the cookie of then
+    late.set_cookie("reelfarm_session", waiting, path="/app")
+    poll = late.get(f"/app/jobs/{uuid.uuid4()}.json")
+    assert poll.status_code == 404 and "Set-Cookie" not in poll.headers
+    again = client.get("/app/settings")
+    assert again.status_code == 200 and "Set-Cookie" not in again.headers
+    assert key not in again.get_data(as_text=True), "shown once"
 
 
 def test_posts_without_the_session_csrf_token_are_refused(app, make_tenant):

@@ -2,6 +2,8 @@
 own measured speed (``reelfarm.farm.services.speeds``), then from the farm's throughput."""
 from __future__ import annotations
 
+import logging
+import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -78,6 +80,37 @@ def test_a_node_measures_itself_and_its_record_carries_the_rate(redis: Any, name
     # a beat keeps it: the record is rewritten field by field
     registry.beat(name, detect_capabilities(), queues=["render"], state="busy", current_job=None)
     assert float(registry.live_nodes()[0]["speed_fps"]) == pytest.approx(check.fps, abs=0.01)
+
+
+def test_a_measure_taken_while_redis_is_away_is_recorded_once_it_is_back_without_a_warning(
+        namespace: str, caplog: pytest.LogCaptureFixture) -> None:
+    import redis as redis_py
+
+    from tests.servers import RedisProcess, free_port
+
+    port = free_port()
+    client = redis_py.Redis(port=port, socket_connect_timeout=1)
+    name = f"{namespace}node"
+    key = NodeRegistry(client, namespace).key(name)
+    check = SpeedCheck(client, key, "cpu")
+    check.fps = 12.5  # as measured: Redis went away while the node drew
+    server = None
+    with caplog.at_level(logging.INFO, logger="reelfarm.farm"):
+        recording = threading.Thread(target=check._record)
+        recording.start()
+        time.sleep(1.5)  # its first tries find no Redis
+        assert recording.is_alive()
+        server = RedisProcess(port=port).start()  # back, and empty
+        try:
+            time.sleep(0.5)
+            client.hset(key, "state", "idle")  # the node's record, written again by its next heartbeat
+            recording.join(40)
+            assert not recording.is_alive()
+            assert float(client.hget(key, "speed_fps")) == 12.5
+            assert float(client.get(reuse_key("cpu"))) == 12.5
+        finally:
+            server.stop()
+    assert [r for r in caplog.records if r.levelno > logging.INFO] == []
 
 
 def test_the_node_check_writes_its_measure_on_this_hosts_live_nodes(redis: Any, redis_url: str, namespace: str) -> None:

@@ -46,6 +46,18 @@ def full_disk(folder: Path) -> tuple[dict[str, str], list[str]]:
     return {"TMPDIR": str(folder)}, ["unshare", "--mount", "sh", "-c", FULL_DISK, str(folder)]
 
 
+def moving_doc(duration: float) -> dict[str, Any]:
+    """The test document with a shape turning all through it: every chunk's MP4 is over the 8 KB a
+    full disk leaves (a chunk of the test document's still frames could fit, and succeed there)."""
+    doc = make_doc(duration)
+    for scene in doc["scenes"]:
+        length = scene["duration"]
+        scene["layers"].append({"id": "turning", "type": "shape", "shape": "rounded_rect", "x": 0.2, "y": 0.25,
+                                "w": 0.15, "h": 0.15, "radius": 0.02, "fill": "#F59E0B",
+                                "keyframes": {"rotation": [{"t": 0, "v": 0}, {"t": length, "v": 90 * length}]}})
+    return doc
+
+
 def free_disk(node: subprocess.Popen[bytes], folder: Path) -> None:
     subprocess.run(["nsenter", "--target", str(node.pid), "--mount", "rm", str(folder / "fill")], check=True)
 
@@ -97,7 +109,7 @@ def test_a_node_with_a_full_disk_is_set_aside_the_render_finishes_elsewhere_and_
 
     workspace = rq_farm.workspace(credits=3)
     # a chunk takes the bad node as long to fail as the good one to draw: with 13 chunks it fails three
-    render = rq_farm.renders.request(workspace, rq_farm.video(workspace, make_doc(60)), "16:9", resolution=360)
+    render = rq_farm.renders.request(workspace, rq_farm.video(workspace, moving_doc(60)), "16:9", resolution=360)
     done = render_to_end(rq_farm, workspace, render["id"])
 
     assert done["status"] == "succeeded", (done["error"], workers.log("bad"))
@@ -162,7 +174,7 @@ def test_a_node_set_aside_takes_work_again_after_its_cool_down(rq_farm: Farm, wo
                         prefix=prefix)
     wait_for(lambda: sum(n["alive"] for n in registry.nodes()) == 2, timeout=WORK_CEILING_SEC, interval=0.2)
     workspace = rq_farm.workspace(credits=3)
-    render = rq_farm.renders.request(workspace, rq_farm.video(workspace, make_doc(30)), "16:9", resolution=360)
+    render = rq_farm.renders.request(workspace, rq_farm.video(workspace, moving_doc(30)), "16:9", resolution=360)
 
     standing = wait_for(lambda: (s := registry.standing(bad_name)).set_aside(time.time()) and s)  # once a chunk failed
     free_disk(bad, disk)

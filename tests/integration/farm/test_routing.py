@@ -126,6 +126,10 @@ def test_a_cpu_node_refuses_to_work_only_the_gpu_queue(redis_url: str, tmp_path:
 @POSTGRESQL
 def test_with_a_gl_node_live_the_chunks_go_to_it_and_status_shows_both_nodes(
         rq_farm: Farm, nodes: Workers, redis: Any, redis_url: str, namespace: str, tmp_path: Path) -> None:
+    # a chunk waits for the GL node however long the loaded machine makes it draw: a wait past
+    # REELFARM_GPU_QUEUE_WAIT_SEC would move it to the CPU node (the test of that is below)
+    nodes.env["REELFARM_GPU_QUEUE_WAIT_SEC"] = "900"
+    rq_farm.queue.router.gpu_wait_sec = rq_farm.queue.dispatcher.gpu_wait_sec = 900  # type: ignore[attr-defined]
     nodes.start("gl", "--queues", "render,jobs", "--raster", "gl")
     nodes.start("cpu", "--queues", "render,jobs", "--raster", "cpu")
     live = wait_live(redis, namespace, "gl", "cpu")
