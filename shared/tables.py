@@ -254,6 +254,8 @@ renders = Table(
     Column("transparent", Boolean, nullable=False, server_default=false()),
     Column("clamped", json_type(), nullable=True),
     Column("captions_key", Text, nullable=True),
+    # 0021: its estimate when it was made under a compute allowance (reelfarm.farm.services.allowance)
+    Column("estimate_cpu_sec", Float, nullable=True),
     _one_of("status", RENDER_STATUSES),
     # Identical requests coalesce: one live or finished render per (video, dedup hash).
     Index("uq_renders_active_dedup", "video_id", "dedup_hash", unique=True,

@@ -114,7 +114,8 @@ class ErrorDetailSchema(Schema):
     allowance_cpu_sec = fields.Float(metadata={
         "description": "On 402 `allowance_exceeded` only: the workspace's monthly compute allowance, CPU seconds."})
     used_cpu_sec = fields.Float(metadata={
-        "description": "On 402 `allowance_exceeded` only: the CPU seconds its renders used this month (UTC)."})
+        "description": "On 402 `allowance_exceeded` only: the CPU seconds its renders used this month (UTC), "
+                       "with what its renders in flight are still estimated to use."})
     estimate_cpu_sec = fields.Float(metadata={
         "description": "On 402 `allowance_exceeded` only: the CPU seconds the refused request was estimated at."})
 

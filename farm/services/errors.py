@@ -77,7 +77,8 @@ class AllowanceExceeded(FarmError):
 
     def __init__(self, allowance: float, used: float, estimate: float) -> None:
         super().__init__(f"This render would pass the workspace's monthly compute allowance of {allowance:g} CPU "
-                         f"seconds: {used:g} are used this month and it is estimated at {estimate:g}. Ask an "
+                         f"seconds: {used:g} are used this month (renders in flight counted at their estimates) and it "
+                         f"is estimated at {estimate:g}. Ask an "
                          "operator to raise the allowance, or wait for next month.")
         self.allowance, self.used, self.estimate = allowance, used, estimate
 

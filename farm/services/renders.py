@@ -91,7 +91,7 @@ log = logging.getLogger("reelfarm.farm")
 # -- names and numbers ----------------------------------------------------------------------
 
 if TYPE_CHECKING:  # the allowance estimates renders with what this module computes: handed in, not imported
-    from reelfarm.farm.services.allowance import ComputeAllowance
+    from reelfarm.farm.services.allowance import ComputeAllowance, Quote
 
 
 def allowance_output(resolution: int, fps: int | None, output: _Output) -> Output:
@@ -166,14 +166,14 @@ class RenderService:
         output = _Output(container, transparent)
         with self.engine.connect() as conn:  # 404 and 409 before 503: they tell the client more
             check_usable(videos_repo.get_video(conn, workspace_id, video_id), "render")
-        if self.allowance is not None:
-            self.allowance.check(workspace_id, video_id, formats, allowance_output(resolution, fps, output))
+        quote = None if self.allowance is None else \
+            self.allowance.quote(workspace_id, video_id, formats, allowance_output(resolution, fps, output))
         self.queue.ping()  # fail before writing anything when the queue is known to be down
         chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
         if container != DEFAULT_CONTAINER and chunk_queue == NVENC_QUEUE:
             chunk_queue = RENDER_QUEUE  # NVENC makes H.264 for MP4s only; a GIF's or WebM's chunks encode on a CPU
         asked = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps, priority,
-                             family_of(chunk_queue), output, render_pool(pool, allowed))
+                             family_of(chunk_queue), output, render_pool(pool, allowed), quote)
         self._hand_over_or_undo(asked, chunk_queue)
         found = asked.renders
         if asked.created:  # as enqueued: with their family planned and the frames they reused
@@ -286,19 +286,23 @@ class RenderService:
             return workspaces_repo.get_workspace(conn, workspace_id).pools
 
     def _create(self, workspace_id: str, video_id: str, formats: list[str], resolution: int,
-                fps: int | None, priority: str, family: str, output: _Output, pool: str = "") -> _Asked:
+                fps: int | None, priority: str, family: str, output: _Output, pool: str = "",
+                quote: Quote | None = None) -> _Asked:
         """The renders of the video's current version in ``formats``, found (raised to ``priority``
         where lower) or created (with ``family``, the encoder family their chunks are routed for,
-        planned before any chunk can start)."""
+        planned before any chunk can start); under a compute allowance, only if ``quote`` passes it
+        (decided here, with the workspace locked), each new render keeping its estimate."""
         for attempt in range(3):
             try:
                 with transaction(self.engine) as conn:
                     lock_workspace(conn, workspace_id)
+                    if quote is not None and self.allowance is not None:
+                        self.allowance.enforce(conn, workspace_id, quote)
                     video = videos_repo.get_video(conn, workspace_id, video_id)
                     version = renderable_version(conn, video)
                     parsed = build_doc(version.doc)  # a stored version: valid already
                     results = [self._find_or_create(conn, video, version, parsed, fmt, resolution, fps, priority,
-                                                    family, output, pool) for fmt in formats]
+                                                    family, output, pool, quote) for fmt in formats]
                 return _Asked([r for r, _, _ in results], [r for r, new, _ in results if new],
                               [(r, was) for r, _, was in results if was is not None], version.doc, parsed)
             except IntegrityError:
@@ -310,7 +314,8 @@ class RenderService:
 
     def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, parsed: Doc,
                         fmt: str, resolution: int, fps: int | None, priority: str,
-                        family: str, output: _Output, pool: str = "") -> tuple[repo.Render, bool, str | None]:
+                        family: str, output: _Output, pool: str = "",
+                        quote: Quote | None = None) -> tuple[repo.Render, bool, str | None]:
         """The render, whether it was created here, and the priority it had when it was found and
         raised here (else None)."""
         used_resolution, used_fps, clamped = clamp_for_container(output.container, resolution,
@@ -332,7 +337,8 @@ class RenderService:
             format=spec.format, resolution=spec.resolution, fps=spec.fps, dedup_hash=digest, frames=frames,
             chunks=len(chunks), chunk_starts=[a for a, _ in chunks], priority=priority,
             request_id=current_context().get("request_id"), container=output.container,
-            transparent=output.transparent, clamped=clamped, pool=pool), charged_credits=amount)
+            transparent=output.transparent, clamped=clamped, pool=pool,
+            estimate_cpu_sec=None if quote is None else quote.per_format.get(spec.format)), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         repo.set_encoder(conn, render.id, family)

@@ -102,6 +102,7 @@ class NewRender:
     transparent: bool = False
     clamped: list[str] | None = None
     pool: str = ""
+    estimate_cpu_sec: float | None = None  # made under a compute allowance: its estimate, reserved
 
 
 def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credits: int = 0) -> Render:
@@ -113,7 +114,7 @@ def insert_render(conn: Connection, clock: Clock, new: NewRender, charged_credit
         format=new.format, resolution=new.resolution, fps=new.fps, status="queued", progress=0.0,
         dedup_hash=new.dedup_hash, charged_credits=charged_credits, frames=new.frames, chunks=new.chunks,
         chunk_starts=new.chunk_starts, priority=new.priority, request_id=new.request_id, container=new.container,
-        transparent=new.transparent, clamped=new.clamped or None, pool=new.pool, created_at=now,
+        transparent=new.transparent, clamped=new.clamped or None, pool=new.pool, estimate_cpu_sec=new.estimate_cpu_sec, created_at=now,
         progressed_at=now))
     return _load(conn, render_id)
 

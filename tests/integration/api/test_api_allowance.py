@@ -5,11 +5,15 @@ command sets it and the audit log records it."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import select
 
 from reelfarm.cli import main
+from reelfarm.farm.services.errors import AllowanceExceeded
+from reelfarm.shared.tables import renders
 from tests.integration.api.support import assert_error
 from tests.integration.api.test_api_renders import _video, _wait
 from tests.integration.api.test_api_usage import _estimate, _settled
@@ -42,7 +46,8 @@ def test_a_render_past_the_allowance_is_refused_and_only_in_its_workspace(farm_c
 
     allowance, used, asked, message = _figures(_render(farm_client, ours, video["id"]))
     assert (allowance, used, asked) == (0.5, 0.0, estimate["cpu_sec"]) and asked > 0.5
-    assert f"allowance of 0.5 CPU seconds: 0 are used this month and it is estimated at {asked:g}" in message
+    assert (f"allowance of 0.5 CPU seconds: 0 are used this month (renders in flight counted at their estimates) "
+            f"and it is estimated at {asked:g}") in message
     assert farm_client.get(f"/api/v1/videos/{video['id']}/renders", headers=ours.headers).get_json()["data"] == []
     assert farm_client.get("/api/v1/me", headers=ours.headers).get_json()["workspace"]["credits"] == 5
     variants = farm_client.post(f"/api/v1/videos/{video['id']}/variants",
@@ -65,6 +70,49 @@ def test_a_render_past_the_allowance_is_refused_and_only_in_its_workspace(farm_c
     allowance, used, asked, _ = _figures(_render(farm_client, ours, video["id"], fmt="1:1"))
     assert (allowance, used) == (spent + 0.01, spent) and asked > 0.01
     assert _render(farm_client, theirs, copy["id"], fmt="1:1").status_code == 202
+
+
+def test_renders_in_flight_hold_their_estimates_so_requests_together_cannot_pass_the_allowance(
+        app, services, make_tenant):
+    """No node runs here: what is made stays queued, its estimate reserved."""
+    client = app.test_client()
+    ours, theirs = make_tenant(credits=5), make_tenant(credits=5, name="other")
+    video = _video(client, ours, format="9:16")
+    one = _estimate(client, ours, video["id"], resolution=720)["cpu_sec"]
+    services.workspace_controls.set_allowance("ops", ours.workspace_id, round(one * 1.5, 2))
+    services.workspace_controls.set_allowance("ops", theirs.workspace_id, round(one * 1.5, 2))
+
+    first = _render(client, ours, video["id"])
+    assert first.status_code == 202, first.get_json()
+    with services.engine.connect() as conn:
+        kept = conn.execute(select(renders.c.estimate_cpu_sec).where(renders.c.id == first.get_json()["id"])).scalar()
+    assert kept == pytest.approx(one, abs=0.01)
+    allowance, used, asked, _ = _figures(_render(client, ours, video["id"], fmt="1:1"))
+    assert (allowance, used) == (round(one * 1.5, 2), pytest.approx(one, abs=0.01)) and asked > 0
+    again = _render(client, ours, video["id"])  # the render in flight itself: nothing more runs
+    assert again.status_code == 202 and again.get_json()["id"] == first.get_json()["id"]
+
+    # in the other workspace, two requests at the same moment: one is made, the other refused
+    copy = _video(client, theirs, format="9:16")
+    start, outcomes = threading.Barrier(2), []
+
+    def ask(fmt: str) -> None:
+        start.wait()
+        try:
+            outcomes.append(services.renders.request(theirs.workspace_id, copy["id"], fmt, resolution=720)["id"])
+        except AllowanceExceeded as refused:
+            outcomes.append(refused)
+
+    threads = [threading.Thread(target=ask, args=(fmt,)) for fmt in ("9:16", "4:5")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    refused = [o for o in outcomes if isinstance(o, AllowanceExceeded)]
+    assert len(outcomes) == 2 and len(refused) == 1, outcomes
+    assert refused[0].used > 0, "the one decided second counted the render of the first"
+    listed = client.get(f"/api/v1/videos/{copy['id']}/renders", headers=theirs.headers).get_json()["data"]
+    assert len(listed) == 1
 
 
 def _estimate_variants(client, tenant, video_id):
@@ -94,7 +142,7 @@ def test_the_operator_sets_the_allowance_and_the_audit_log_records_it(services, 
     assert admin("set-allowance", "--workspace", ours.workspace_id).exit_code != 0  # neither --cpu-sec nor --none
     assert admin("set-allowance", "--workspace", "00000000-0000-0000-0000-000000000000", "--cpu-sec", "1").exit_code != 0
 
-    entries = admin("audit", "--action", "workspace.set_allowance", "--json")
+    entries = admin("audit", "--action", "workspace.set_allowance", "--workspace", ours.workspace_id, "--json")
     rows = json.loads(entries.output)
     assert [(r["actor"], r["workspace_id"], r["details"]) for r in rows] == [
         ("maya", ours.workspace_id, {"cpu_sec": None, "was": 3600.0}),

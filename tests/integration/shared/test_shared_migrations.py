@@ -38,7 +38,7 @@ def test_migrations_build_the_declared_schema(empty_db_url: str) -> None:
         migrate(engine)
         assert schema_differences(engine) == []
         head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-        assert current_revision(engine) == head == "0020"
+        assert current_revision(engine) == head == "0021"
         assert set(inspect(engine).get_table_names()) == set(metadata.tables) | {"alembic_version"}
     finally:
         engine.dispose()
@@ -81,7 +81,7 @@ def test_processes_starting_together_migrate_once(empty_db_url: str) -> None:
     errors = migrate_together(engines)
     try:
         assert errors == []
-        assert current_revision(engines[0]) == "0020"
+        assert current_revision(engines[0]) == "0021"
     finally:
         for engine in engines:
             engine.dispose()
