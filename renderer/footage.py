@@ -8,7 +8,8 @@ clip's frame rate, constant or not. That is a function of ``(doc, t)`` alone:
 on the last frame before ``trim_end`` when it does not (`clip_frame`).
 
 A `ClipReader` brings a frame's pixels by seeking to the nearest keyframe at or before it and
-decoding forward; the frame decoded last is kept, so the frames of one chunk, asked in order,
+decoding forward (skipping the pictures before it that no other picture refers to); the frame
+decoded last is kept, so the frames of one chunk, asked in order,
 are each decoded once and a seek happens only when a keyframe lies between the frame held and
 the one wanted (or the wanted one is earlier). A frame the index lists that decoding does not
 deliver intact (a damaged file: the decoder refuses a packet, drops the picture, or patches it
@@ -195,6 +196,7 @@ class ClipReader:
         self._ahead: Any = None     # a frame decoded past the one asked for, kept for the next ask
         self._image: tuple[tuple[int, int, int], skia.Image] | None = None
         self.decoded = 0            # frames decoded so far
+        self._target: int | None = None  # the timestamp asked for: pictures before it may be skipped
         self.seeks = 0
 
     def frame(self, number: int) -> Any:
@@ -259,10 +261,25 @@ class ClipReader:
         self.seeks += 1
         self.container.seek(keyframe if keyframe is not None else self.index.pts[0],
                             stream=self.stream, backward=True, any_frame=False)
-        self._frames = self.container.decode(self.stream)
+        self._frames = self._decoded()
         self._last = self._ahead = None
 
+    def _decoded(self) -> Iterator[Any]:
+        """The stream's frames from where it was sought, as ``container.decode`` gives them, but for
+        pictures no other picture refers to that are presented before the frame asked for: those
+        are never shown, and the decoder is told to skip them (about half of the pictures between
+        a keyframe and a frame far from it, in footage with B-frames). Every picture decoded is
+        the one a full decode gives, bit for bit (``tests/unit/renderer/test_footage.py``)."""
+        context = self.stream.codec_context
+        for packet in self.container.demux(self.stream):
+            early = packet.pts is not None and self._target is not None and packet.pts < self._target
+            skip = "NONREF" if early and not packet.is_keyframe else "DEFAULT"
+            if context.skip_frame != skip:
+                context.skip_frame = skip
+            yield from context.decode(packet)
+
     def _decode_to(self, target: int) -> Any:
+        self._target = target
         if self._ahead is not None:
             if self._ahead.pts > target:
                 return self._last if self._last is not None and self._last.pts == target else None

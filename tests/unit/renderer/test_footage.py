@@ -42,13 +42,17 @@ def bars(i: int, width: int, height: int, bits: int = BITS) -> np.ndarray:
 
 
 def make_clip(path: Path, times: list[Fraction], width: int = 64, height: int = 32, rotation: int = 0,
-              gop: int = 50) -> Path:
-    """A clip whose frame i is shown from times[i] (seconds) until the next one; lossless."""
+              gop: int = 50, b_frames: bool = False) -> Path:
+    """A clip whose frame i is shown from times[i] (seconds) until the next one; lossless, or with
+    ``b_frames`` nearly so, three B-frames between P-frames, none of them referred to."""
     container = av.open(str(path), "w")
     stream = container.add_stream("libx264", rate=1000)
     stream.width, stream.height, stream.pix_fmt = width, height, "yuv444p"
     stream.time_base = Fraction(1, 1000)
     stream.options = {"qp": "0", "g": str(gop), "keyint_min": str(gop), "sc_threshold": "0", "bf": "2"}
+    if b_frames:  # x264 makes no B-frame losslessly
+        stream.options = {"crf": "4", "g": str(gop), "keyint_min": str(gop), "sc_threshold": "0",
+                          "x264-params": "bframes=3:b-adapt=0:b-pyramid=none"}
     if rotation:
         stream.set_display_rotation(rotation)
     for i, start in enumerate(times):
@@ -239,6 +243,22 @@ def test_a_reader_decodes_each_frame_once_in_order_and_seeks_only_to_go_back_or_
         assert reader.seeks == 2 and reader.decoded == 40 + 21
         assert read_bars(reader.frame(5).to_ndarray(format="rgb24")) == 5  # back: a seek to 0
         assert reader.seeks == 3
+    finally:
+        reader.close()
+
+
+def test_pictures_before_the_frame_asked_that_nothing_refers_to_are_not_decoded(tmp_path: Path) -> None:
+    path = make_clip(tmp_path / "b.mp4", steady(25, 8), b_frames=True)
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        assert stream.codec_context.has_b_frames
+        whole = {f.pts: f.to_ndarray(format="rgb24") for f in container.decode(stream)}
+    reader = ClipReader(str(path))
+    try:
+        shown = reader.frame(45)  # keyframe at 0: the P-frames up to it, not the B-frames between
+        assert read_bars(shown.to_ndarray(format="rgb24")) == 45 and reader.decoded < 20
+        for number in (45, *range(46, 60), 120, 121, 199, 3):
+            assert np.array_equal(reader.frame(number).to_ndarray(format="rgb24"), whole[reader.index.pts[number]])
     finally:
         reader.close()
 
