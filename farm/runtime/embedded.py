@@ -31,7 +31,6 @@ can share one queue:
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
 import os
 import queue as stdqueue
 import socket
@@ -382,11 +381,7 @@ class EmbeddedQueue:
     def _new_pool(self) -> ProcessPoolExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
-        context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=taskprocess.prepare,
-                                   initargs=(self.task_priority,))
-        pool.submit(taskprocess.noop).result()  # fork every worker now, before this thread does anything else
-        return pool
+        return taskprocess.fork_pool(self.workers, self.task_priority)
 
     # -- row transitions --------------------------------------------------------------------
 

@@ -94,7 +94,7 @@ class SpeedCheck(threading.Thread):
                     kept = True
                 if record_speed(self.redis, self.node_key, fps):
                     return
-            except Exception as exc:  # noqa: BLE001 - the measure is advisory
+            except Exception as exc:  # the measure is advisory: never the node's work
                 if not is_outage(exc):
                     log.warning("could not record the node's speed", exc_info=True)
                     return
@@ -106,7 +106,7 @@ class SpeedCheck(threading.Thread):
     def _quietly(self, read: Any, default: Any) -> Any:
         try:
             return read()
-        except Exception as exc:  # noqa: BLE001 - without the kept measure, the node measures itself
+        except Exception as exc:  # without the kept measure, the node measures itself
             if not is_outage(exc):
                 log.warning("could not read this host's kept speed", exc_info=True)
             return default

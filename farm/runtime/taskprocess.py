@@ -6,10 +6,12 @@ from __future__ import annotations
 import functools
 import gc
 import logging
+import multiprocessing as mp
 import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from reelfarm.farm.runtime.queue import resolve
@@ -23,6 +25,26 @@ log = logging.getLogger("reelfarm.farm")
 # are also SCHED_IDLE on Linux (``lower_priority``).
 TASK_NICENESS = {"idle": 19, "low": 10, "normal": 0}
 _PR_SET_PDEATHSIG = 1
+
+
+def fork_pool(workers: int, priority: str) -> ProcessPoolExecutor:
+    """A pool of ``workers`` task processes, each forked now (where the platform forks).
+
+    What the serving process has dropped but not yet collected is collected here first, and what
+    is left is frozen (``gc.freeze``) while the children fork, so that no child ever collects what
+    it inherited: an object whose finalizer needs a thread of the parent never runs in a child,
+    where that thread does not exist. A dropped video decoder is one (FFmpeg's frame threads: its
+    ``avcodec_free_context`` waits on their condition variables for ever, and the pool with it).
+    """
+    context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    gc.collect()
+    gc.freeze()
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=context, initializer=prepare, initargs=(priority,))
+        pool.submit(noop).result()  # fork every worker now, before the caller does anything else
+    finally:
+        gc.unfreeze()
+    return pool
 
 
 def execute(func_path: str, args: Sequence[Any]) -> None:
