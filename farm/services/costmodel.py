@@ -52,14 +52,14 @@ class Coefficients:
     stitch_frame: float  # a frame joined by the stitch
 
 
-# Fitted by ``python -m benchmarks.estimates --fit`` to the built-in stories at 720p and 1080p on a
-# 2-core machine (benchmarks/results/estimates-720-1080-20261206T094507.json: the renderer whose
-# transitions blend premultiplied images, faster at 1080p than the first fit's,
-# estimates-720-1080-20261206T092430.json); clip_mpx from benchmarks.footage
+# Fitted by ``python -m benchmarks.estimates --fit`` to the built-in stories at 720p, 1080p and 2160p
+# on a 2-core machine with nothing else running (benchmarks/results/estimates-720-1080-2160-20261206T134831.json;
+# the fits before were made on a loaded machine, where the same work measured 30-50% more CPU
+# seconds: estimates-720-1080-20261206T094507.json); clip_mpx from benchmarks.footage
 # (benchmarks/results/footage-1080p-20261206T023701.json: a video of 900 frames whose 300 first show
 # a 1080p clip cost 11.4 CPU s more than with a still image, 38 ms a clip frame, 0.018 s a megapixel)
-BASELINE = Coefficients(chunk=0.08199, frame=0.0, frame_mpx=0.00798, active_mpx=0.00981, clip_mpx=0.018,
-                        stitch=0.0453, stitch_frame=0.00028)
+BASELINE = Coefficients(chunk=0.11473, frame=0.0, frame_mpx=0.00787, active_mpx=0.00221, clip_mpx=0.018,
+                        stitch=0.0345, stitch_frame=0.000259)
 
 
 @dataclass(frozen=True)
