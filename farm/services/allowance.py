@@ -87,6 +87,10 @@ class ComputeAllowance:
         return Quote(float(estimate["cpu_sec"]), {one["format"]: float(one["cpu_sec"]) for one in estimate["renders"]
                                                   if one["existing_render_id"] is None})
 
+    def gate(self, workspace_id: str, quote: Quote) -> Gate:
+        """The decision on ``quote``, for the transaction that makes its renders (``Gate``)."""
+        return Gate(self, workspace_id, quote)
+
     def enforce(self, conn: Connection, workspace_id: str, quote: Quote) -> None:
         """Raises AllowanceExceeded when the request would take what the workspace used this month,
         and what its renders in flight have reserved, past its allowance (as it stands now).
@@ -97,3 +101,25 @@ class ComputeAllowance:
         used = round(used_this_month(conn, workspace_id, self.clock.now()) + reserved(conn, workspace_id), 3)
         if passes(allowance, used, quote.cpu_sec):
             raise AllowanceExceeded(allowance, used, quote.cpu_sec)
+
+
+@dataclass
+class Gate:
+    """One request's decision under the allowance, taken in the transaction that makes its renders
+    (the workspace locked) just before its first new render is inserted, once: a request that finds
+    only renders already made, by another request a moment before, runs nothing and is never refused."""
+
+    allowance: ComputeAllowance
+    workspace_id: str
+    quote: Quote
+    passed: bool = False
+
+    def before_insert(self, conn: Connection) -> None:
+        """Raises AllowanceExceeded (see ``ComputeAllowance.enforce``)."""
+        if not self.passed:
+            self.allowance.enforce(conn, self.workspace_id, self.quote)
+            self.passed = True
+
+    def estimate(self, fmt: str) -> float | None:
+        """What the new render in ``fmt`` keeps reserved."""
+        return self.quote.per_format.get(fmt)

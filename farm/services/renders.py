@@ -91,7 +91,7 @@ log = logging.getLogger("reelfarm.farm")
 # -- names and numbers ----------------------------------------------------------------------
 
 if TYPE_CHECKING:  # the allowance estimates renders with what this module computes: handed in, not imported
-    from reelfarm.farm.services.allowance import ComputeAllowance, Quote
+    from reelfarm.farm.services.allowance import ComputeAllowance, Gate, Quote
 
 
 def allowance_output(resolution: int, fps: int | None, output: _Output) -> Output:
@@ -291,18 +291,19 @@ class RenderService:
         """The renders of the video's current version in ``formats``, found (raised to ``priority``
         where lower) or created (with ``family``, the encoder family their chunks are routed for,
         planned before any chunk can start); under a compute allowance, only if ``quote`` passes it
-        (decided here, with the workspace locked), each new render keeping its estimate."""
+        (decided here, with the workspace locked, before the first new render), each new render
+        keeping its estimate."""
         for attempt in range(3):
             try:
                 with transaction(self.engine) as conn:
                     lock_workspace(conn, workspace_id)
-                    if quote is not None and self.allowance is not None:
-                        self.allowance.enforce(conn, workspace_id, quote)
+                    gate = None if quote is None or self.allowance is None else \
+                        self.allowance.gate(workspace_id, quote)
                     video = videos_repo.get_video(conn, workspace_id, video_id)
                     version = renderable_version(conn, video)
                     parsed = build_doc(version.doc)  # a stored version: valid already
                     results = [self._find_or_create(conn, video, version, parsed, fmt, resolution, fps, priority,
-                                                    family, output, pool, quote) for fmt in formats]
+                                                    family, output, pool, gate) for fmt in formats]
                 return _Asked([r for r, _, _ in results], [r for r, new, _ in results if new],
                               [(r, was) for r, _, was in results if was is not None], version.doc, parsed)
             except IntegrityError:
@@ -315,7 +316,7 @@ class RenderService:
     def _find_or_create(self, conn: Connection, video: videos_repo.Video, version: videos_repo.Version, parsed: Doc,
                         fmt: str, resolution: int, fps: int | None, priority: str,
                         family: str, output: _Output, pool: str = "",
-                        quote: Quote | None = None) -> tuple[repo.Render, bool, str | None]:
+                        gate: Gate | None = None) -> tuple[repo.Render, bool, str | None]:
         """The render, whether it was created here, and the priority it had when it was found and
         raised here (else None)."""
         used_resolution, used_fps, clamped = clamp_for_container(output.container, resolution,
@@ -328,6 +329,8 @@ class RenderService:
                 repo.set_priority(conn, existing.id, priority, was=existing.priority)
                 return dataclasses.replace(existing, priority=priority), False, existing.priority
             return existing, False, None
+        if gate is not None:
+            gate.before_insert(conn)
         duration = float(version.doc["duration"])
         frames = frame_count(duration, spec.fps)
         amount = 0 if repo.version_is_paid(conn, version.id) else credits_for(duration)
@@ -338,7 +341,7 @@ class RenderService:
             chunks=len(chunks), chunk_starts=[a for a, _ in chunks], priority=priority,
             request_id=current_context().get("request_id"), container=output.container,
             transparent=output.transparent, clamped=clamped, pool=pool,
-            estimate_cpu_sec=None if quote is None else quote.per_format.get(spec.format)), charged_credits=amount)
+            estimate_cpu_sec=None if gate is None else gate.estimate(spec.format)), charged_credits=amount)
         if amount:
             repo.charge_render(conn, self.clock, render, amount)
         repo.set_encoder(conn, render.id, family)

@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from reelfarm.cli import main
 from reelfarm.farm.services.errors import AllowanceExceeded
+from reelfarm.farm.services.estimates import Output
 from reelfarm.shared.tables import renders
 from tests.integration.api.support import assert_error
 from tests.integration.api.test_api_renders import _video, _wait
@@ -73,7 +74,7 @@ def test_a_render_past_the_allowance_is_refused_and_only_in_its_workspace(farm_c
 
 
 def test_renders_in_flight_hold_their_estimates_so_requests_together_cannot_pass_the_allowance(
-        app, services, make_tenant):
+        app, services, make_tenant, monkeypatch):
     """No node runs here: what is made stays queued, its estimate reserved."""
     client = app.test_client()
     ours, theirs = make_tenant(credits=5), make_tenant(credits=5, name="other")
@@ -82,6 +83,7 @@ def test_renders_in_flight_hold_their_estimates_so_requests_together_cannot_pass
     services.workspace_controls.set_allowance("ops", ours.workspace_id, round(one * 1.5, 2))
     services.workspace_controls.set_allowance("ops", theirs.workspace_id, round(one * 1.5, 2))
 
+    stale = services.renders.allowance.quote(ours.workspace_id, video["id"], ["9:16"], Output("", 720))
     first = _render(client, ours, video["id"])
     assert first.status_code == 202, first.get_json()
     with services.engine.connect() as conn:
@@ -91,6 +93,11 @@ def test_renders_in_flight_hold_their_estimates_so_requests_together_cannot_pass
     assert (allowance, used) == (round(one * 1.5, 2), pytest.approx(one, abs=0.01)) and asked > 0
     again = _render(client, ours, video["id"])  # the render in flight itself: nothing more runs
     assert again.status_code == 202 and again.get_json()["id"] == first.get_json()["id"]
+    # a request estimated before that render existed, decided after: it finds the render, runs nothing
+    monkeypatch.setattr(services.renders.allowance, "quote", lambda *args: stale)
+    found = services.renders.request(ours.workspace_id, video["id"], "9:16", resolution=720)
+    assert stale.cpu_sec > 0 and found["id"] == first.get_json()["id"]
+    monkeypatch.undo()
 
     # in the other workspace, two requests at the same moment: one is made, the other refused
     copy = _video(client, theirs, format="9:16")
