@@ -509,11 +509,12 @@ class Dispatcher:
             idle += 1
         return idle - int(self.redis.llen(self.ready_list(target)))
 
-    def _move(self, chunks: Sequence[Chunk], target: str) -> set[str]:
+    def _move(self, chunks: Sequence[Chunk], target: str, pool: str = "") -> set[str]:
         """Move chunks from their waiting queues to ``target``'s ready queue, in a few pipelines
         whatever their number; returns the ids moved. A chunk is taken out of its waiting queue by
         an atomic ``LREM`` first: one canceled meanwhile, or moved by a round that held the lock
-        before, is not moved (its turn is dropped all the same)."""
+        before, is not moved (its turn is dropped all the same). A chunk of a ``pool`` carries it
+        in its job's meta (``poolrounds.rescue_stranded`` reads it)."""
         from rq import Queue
         from rq.job import Job
 
@@ -543,6 +544,8 @@ class Dispatcher:
                 if job is None:
                     continue
                 job._dependency_ids = []  # released by RQ already: every dependency finished
+                if pool:
+                    job.meta["pool"] = pool
                 ready.enqueue_job(job, pipeline=pipe)
                 pipe.hset(self.key("active"), chunk.id, json.dumps(
                     {"workspace": chunk.workspace, "cost": chunk.cost, "render": chunk.render, "queue": target}))

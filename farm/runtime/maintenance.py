@@ -304,14 +304,18 @@ class rq_repair:  # named as the function it was: a Repair of a farm on RQ
     queues: Sequence[str] = QUEUES
 
     def handback(self) -> list[str]:
-        from reelfarm.farm.runtime.poolrounds import tag_set_queues
+        from reelfarm.farm.runtime.poolrounds import rescue_stranded, tag_set_queues
         from reelfarm.farm.services.queues import CHUNK_QUEUES
 
         registry = NodeRegistry(self.queue.redis, self.queue.namespace)
         registry.prune()
         pooled = tag_set_queues(registry.nodes(), [q for q in self.queues if q in CHUNK_QUEUES])  # pools' ready queues
-        return (recover_orphans(self.queue.redis, [self.queue.queue_name(q) for q in [*self.queues, *pooled]], registry)
-                + recover_taken(self.queue.redis, taken_key(self.queue.namespace), registry))
+        recovered = (recover_orphans(self.queue.redis, [self.queue.queue_name(q) for q in [*self.queues, *pooled]],
+                                     registry)
+                     + recover_taken(self.queue.redis, taken_key(self.queue.namespace), registry))
+        if pooled:
+            rescue_stranded(self.queue.dispatcher, registry.nodes())
+        return recovered
 
     def reconcile(self) -> list[str]:
         return reconcile(self.queue).enqueued

@@ -17,17 +17,21 @@ its ``held_up`` (``held_up``).
 
 A tag set's ready queues are where its nodes run chunks, so the repairs look there as in the plain
 queues (``tag_set_queues``): a dead node's started chunk is handed back, and ``held_up`` says
-``node_stopped`` for it until then.
+``node_stopped`` for it until then. When no node of the tag set is left, the chunks waiting there go
+to another live tag set that serves their pool (``rescue_stranded``).
 """
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from typing import Any
 
 from reelfarm.farm.services.fairness import Chunk
-from reelfarm.farm.services.pools import allot, class_queue, serves, split_key, unserved
+from reelfarm.farm.services.pools import allot, class_queue, pool_name, serves, split_key, unserved
 from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE
+
+log = logging.getLogger("reelfarm.farm")
 
 ORDER = (NVENC_QUEUE, GPU_QUEUE, RENDER_QUEUE)
 
@@ -74,7 +78,9 @@ def fill_pools(dispatcher: Any, mirror: Any, nodes: list[dict[str, Any]], worker
                 chosen += [(key, chunk) for chunk in mirror.queues[key].take(places)]
             if not chosen:
                 continue
-            done = dispatcher._move([c for _, c in chosen], ready)
+            done: set[str] = set()
+            for key in dict.fromkeys(k for k, _ in chosen):  # one move a pool: each job carries its pool
+                done |= dispatcher._move([c for k, c in chosen if k == key], ready, pool=split_key(key)[1])
             for key, chunk in chosen:
                 if chunk.id in done:
                     moved.append(chunk.id)
@@ -83,6 +89,43 @@ def fill_pools(dispatcher: Any, mirror: Any, nodes: list[dict[str, Any]], worker
                     mirror.queues[key].finished(chunk.id)  # canceled meanwhile: it holds no place
             used[target] = used.get(target, 0) + sum(1 for _, c in chosen if c.id in done)
     return moved, used
+
+
+def rescue_stranded(dispatcher: Any, nodes: list[dict[str, Any]]) -> list[str]:
+    """Chunks waiting in the ready queue of a tag set no live node has (its nodes died with chunks
+    started, which the repair handed back there, or were set aside) go to the front of the ready
+    queue of a live tag set that serves their pool (the job's ``meta["pool"]``, written when a round
+    gave it out), the first by name; with none, they wait (``held_up`` says ``no_node_in_pool``).
+    A chunk is taken out by an atomic ``LREM`` first: one a node took meanwhile stays with it.
+    Returns the RQ ids moved."""
+    from rq import Queue
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job
+
+    live = {pool_name(tags): tags for tags in node_sets(nodes).values()}
+    redis, moved = dispatcher.redis, []
+    for ready in tag_set_queues(nodes):
+        target, tags = split_key(ready)
+        if tags in live:
+            continue
+        listed = f"rq:queue:{dispatcher.namespace}{ready}"
+        for raw in redis.lrange(listed, 0, -1):
+            job_id = raw.decode() if isinstance(raw, bytes) else raw
+            try:
+                job = Job.fetch(job_id, connection=redis)
+            except NoSuchJobError:
+                continue
+            pool = str(job.meta.get("pool") or "")
+            to = next((name for name, have in sorted(live.items()) if serves(have, pool)), None)
+            if not pool or to is None or not redis.lrem(listed, 1, job_id):
+                continue
+            Queue(f"{dispatcher.namespace}{class_queue(target, live[to])}", connection=redis).enqueue_job(
+                job, at_front=True)
+            moved.append(job_id)
+    if moved:
+        log.warning("moved %d chunk(s) from the ready queues of tag sets with no live node to others serving "
+                    "their pools: %s", len(moved), ", ".join(moved))
+    return moved
 
 
 def _free(dispatcher: Any, ready: str, worker: Any, free_names: set[str], nodes: list[dict[str, Any]]) -> int:

@@ -42,3 +42,28 @@ def test_a_dead_nodes_chunk_of_a_pool_is_held_up_then_handed_back_to_its_pools_q
     assert redis.lindex(f"rq:queue:{ready}", 0).decode() == chunk  # for the pool's nodes, first
     held = rq_farm.renders.get(workspace, render["id"])["held_up"]
     assert held is not None and held["reason"] == "no_node_in_pool"  # no live node serves region=eu now
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_chunk_left_in_a_tag_set_with_no_live_node_goes_to_another_serving_its_pool(
+        rq_farm: Farm, workers: Workers, redis: Any, namespace: str) -> None:  # noqa: F811
+    workspace = rq_farm.workspace(credits=3)
+    render = rq_farm.renders.request(workspace, rq_farm.video(workspace, make_doc(12)), "16:9", resolution=1080,
+                                     pool="region=eu")
+    first = workers.start("first", "--tags", "region=eu")
+    wait_for(lambda: 0 < rq_farm.progress.frames(render["id"]) < 120, interval=0.01)
+    workers.kill(first)
+    registry = NodeRegistry(redis, namespace)
+    wait_for(lambda: registry.is_dead(f"{namespace}first"), timeout=30, interval=0.2)
+    chunk = f"{namespace}render-{render['id']}-chunk-0"
+    assert Job.fetch(chunk, connection=redis).meta["pool"] == "region=eu"  # given out to a tag set of the pool
+
+    other = workers.start("other", "--tags", "region=eu,rack=b")  # another tag set that serves region=eu
+    wait_for(lambda: any(n["alive"] and n["name"] == f"{namespace}other" for n in registry.nodes()), interval=0.2)
+    assert chunk in rq_repair(RQQueue(redis, namespace=namespace)).handback()
+    assert redis.llen(f"rq:queue:{namespace}render@region=eu") == 0, "not left where no node is"
+    done = wait_for(lambda: (r := rq_farm.renders.get(workspace, render["id"]))["status"] in ("succeeded", "failed")
+                    and r, interval=0.2)
+    assert done["status"] == "succeeded", (done["error"], workers.log("other"))
+    assert Job.fetch(chunk, connection=redis).worker_name == f"{namespace}other"
+    workers.kill(other)
