@@ -116,16 +116,28 @@ def rescue_stranded(dispatcher: Any, nodes: list[dict[str, Any]]) -> list[str]:
             except NoSuchJobError:
                 continue
             pool = str(job.meta.get("pool") or "")
-            to = next((name for name, have in sorted(live.items()) if serves(have, pool)), None)
-            if not pool or to is None or not redis.lrem(listed, 1, job_id):
+            to = _taker(nodes, live, target, pool) if pool else None
+            if to is None or not redis.lrem(listed, 1, job_id):
                 continue
-            Queue(f"{dispatcher.namespace}{class_queue(target, live[to])}", connection=redis).enqueue_job(
-                job, at_front=True)
+            Queue(f"{dispatcher.namespace}{to}", connection=redis).enqueue_job(job, at_front=True)
             moved.append(job_id)
     if moved:
         log.warning("moved %d chunk(s) from the ready queues of tag sets with no live node to others serving "
                     "their pools: %s", len(moved), ", ".join(moved))
     return moved
+
+
+def _taker(nodes: list[dict[str, Any]], live: dict[str, frozenset[str]], target: str, pool: str) -> str | None:
+    """The ready queue, for ``target``, of the first live tag set (by name) that serves ``pool`` and
+    has a node working that queue; a chunk bound for the GPU with no such set goes to a set's CPU queue."""
+    from reelfarm.farm.runtime.routing import works
+
+    for each in ((target, RENDER_QUEUE) if target == GPU_QUEUE else (target,)):
+        for _name, tags in sorted(live.items()):
+            ready = class_queue(each, tags)
+            if serves(tags, pool) and any(works(n, ready) for n in nodes):
+                return ready
+    return None
 
 
 def _free(dispatcher: Any, ready: str, worker: Any, free_names: set[str], nodes: list[dict[str, Any]]) -> int:

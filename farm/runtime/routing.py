@@ -46,6 +46,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reelfarm.farm.runtime.nodes import NodeRegistry
+from reelfarm.farm.services.pools import split_queues
 from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE
 
 log = logging.getLogger("reelfarm.farm")
@@ -77,7 +78,7 @@ def node_queues(requested: Iterable[str], raster_kind: str, encoder: str = "x264
 def works(node: dict[str, Any], queue: str) -> bool:
     """Whether a registry entry (``NodeRegistry.nodes``) is live, not set aside
     (``reelfarm.farm.runtime.nodehealth``) and works ``queue``."""
-    return bool(node.get("alive")) and not node.get("set_aside") and queue in str(node.get("queues", "")).split(",")
+    return bool(node.get("alive")) and not node.get("set_aside") and queue in split_queues(str(node.get("queues", "")))
 
 
 class Router:

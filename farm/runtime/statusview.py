@@ -9,6 +9,8 @@ import textwrap
 import time
 from typing import Any
 
+from reelfarm.farm.services.pools import split_queues
+
 INTS = ("pid", "cores", "gpu_memory_total", "gpu_memory_used", "gpu_utilization", "nvenc_capacity", "failures")
 FLOATS = ("last_seen", "set_aside_until")
 FLAGS = ("nvenc",)
@@ -38,7 +40,7 @@ def typed_node(node: dict[str, Any]) -> dict[str, Any]:
         if key in out:
             out[key] = out[key] in ("1", 1, True, "true")
     if "queues" in out:
-        out["queues"] = [q for q in str(out["queues"] or "").split(",") if q]
+        out["queues"] = split_queues(str(out["queues"] or ""))
     return out
 
 

@@ -132,6 +132,24 @@ def queue_key(target: str, pool: str) -> str:
     return f"{target}@{pool}" if pool else target
 
 
+def split_queues(text: str) -> list[str]:
+    """The queues a node's record lists, comma-separated (``render@rack=b,region=eu,render,jobs``): a
+    tag set's ready queue holds commas itself, so a part that is no queue of its own (no ``@`` and
+    not a plain queue's name) belongs to the queue before it."""
+    from reelfarm.farm.services.queues import ALL_QUEUES
+
+    plain = {*ALL_QUEUES, "render-cpu"}
+    found: list[str] = []
+    for part in text.split(","):
+        if not part:
+            continue
+        if found and "@" in found[-1] and "@" not in part and part not in plain:
+            found[-1] += f",{part}"
+        else:
+            found.append(part)
+    return found
+
+
 def split_key(key: str) -> tuple[str, str]:
     """``(ready queue, pool)`` of a ``queue_key``."""
     target, _, pool = key.partition("@")

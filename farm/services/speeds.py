@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from reelfarm.farm.services.pools import split_queues
+
 SPEED_FIELD = "speed_fps"  # a node record's measured chunk rate (frames a second)
 
 
@@ -32,7 +34,7 @@ def seeded_rate(nodes: Iterable[Mapping[str, object]], chunk_queues: Iterable[st
     for node in nodes:
         if not node.get("alive") or node.get("set_aside"):
             continue
-        if not wanted & set(str(node.get("queues", "")).split(",")):
+        if not wanted & set(split_queues(str(node.get("queues", "")))):
             continue
         try:
             total += max(0.0, float(str(node.get(SPEED_FIELD) or 0)))

@@ -91,3 +91,14 @@ def test_whatever_the_apis_pattern_takes_a_pool_parses_to_and_no_more(text: str)
         return
     if pool:
         assert re.fullmatch(POOL_PATTERN, pool)
+
+
+def test_a_node_records_queues_are_read_back_whole_tag_sets_and_all() -> None:
+    from reelfarm.farm.services.pools import class_queue, split_queues
+
+    eu_b = class_queue("render", ["region=eu", "rack=b"])
+    listed = ",".join([class_queue("render-gpu", ["gpu", "region=eu"]), eu_b, "render-gpu", "render", "jobs"])
+    assert split_queues(listed) == ["render-gpu@gpu,region=eu", "render@rack=b,region=eu", "render-gpu", "render",
+                                    "jobs"]
+    assert split_queues("render,jobs") == ["render", "jobs"] and split_queues("") == []
+    assert split_queues("render@gpu,render-cpu") == ["render@gpu", "render-cpu"]
