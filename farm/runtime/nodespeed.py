@@ -57,7 +57,7 @@ class SpeedCheck(threading.Thread):
         self.reused = False  # the host's recent measure was taken rather than drawn again
 
     def run(self) -> None:
-        kept = self._quietly(lambda: self.redis.get(reuse_key(self.raster)), None)
+        kept = self._kept()
         if kept is not None:
             self.fps, self.reused = float(kept), True
         else:
@@ -103,13 +103,15 @@ class SpeedCheck(threading.Thread):
             time.sleep(wait)
             wait = min(wait * 2, RECORD_RETRY_MAX_SEC)
 
-    def _quietly(self, read: Any, default: Any) -> Any:
+    def _kept(self) -> bytes | None:
+        """This host's recent measure, if Redis has one (an outage: none, and the node measures itself)."""
         try:
-            return read()
+            return self.redis.get(reuse_key(self.raster))
         except Exception as exc:  # without the kept measure, the node measures itself
             if not is_outage(exc):
                 log.warning("could not read this host's kept speed", exc_info=True)
-            return default
+            return None
+
 
 if __name__ == "__main__":
     from reelfarm.farm.runtime.nodecheck import QUICK_SPEED_SEC
