@@ -200,12 +200,15 @@ class SkiaRasterizer:
         return tuple(self._layer_key(l, local, scene.duration) for kind, l in self._plan(index).items
                      if kind == "layer")
 
-    def _layer_key(self, layer: Layer, t: float, duration: float) -> Any:
+    def _layer_key(self, layer: Layer, t: float, duration: float, top: bool = True) -> Any:
         state = layer_state(layer, t, duration)
         if state is None:
             return None
         if layer.type == "group":
-            return state, tuple(self._layer_key(c.for_format(self.fmt), t, duration) for c in layer.children)
+            return state, tuple(self._layer_key(c.for_format(self.fmt), t, duration, False) for c in layer.children)
+        if top and self._sprites is not None and self._sprites.used(layer, state):
+            # a faint shape is drawn at its placement: frames placing it alike draw it alike
+            return self._sprites.placed(layer, self._box(layer, state, self._frame_box())[0], state)
         if layer.type == "video":  # a new clip frame is a new picture
             return state, self.clips.frame_number(layer.asset or "", layer.footage, t - layer.start)
         if layer.type == "text" and state.reveal < 1.0:
@@ -325,8 +328,9 @@ class SkiaRasterizer:
             cut = redraw.cuttable(layer, state, self._imaged(layer, state))
             return redraw.Drawn(key, box, cut, picture=picture if cut else None)
         rect, _ = self._box(layer, state, self._frame_box())
-        outline = redraw.flat_outline(layer, state, rect, self.brand.number(layer.radius) * self.unit)
-        return redraw.Drawn(key, box, True, outline, state.opacity, picture)
+        at = self._sprites.placed(layer, rect, state)
+        outline = redraw.flat_outline(layer, at, self.brand.number(layer.radius) * self.unit * state.scale)
+        return redraw.Drawn(key, box, True, outline, at.opacity, picture)
 
     def _imaged(self, layer: Layer, state: Any) -> bool:
         """Whether top-level `layer` is drawn as an image at `state` (see `reelfarm.renderer.sprites`)."""

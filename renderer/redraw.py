@@ -26,6 +26,7 @@ import skia
 from reelfarm.renderer import damage
 from reelfarm.renderer.damage import Box, Outline
 from reelfarm.renderer.model import Layer
+from reelfarm.renderer.sprites import Placement
 from reelfarm.renderer.timeline import LayerState
 
 Rect = tuple[float, float, float, float]
@@ -51,15 +52,11 @@ def cuttable(layer: Layer, state: LayerState | None, sprite: bool = False) -> bo
     return state is None or sprite
 
 
-def flat_outline(layer: Layer, state: LayerState | None, rect: Rect, radius: float) -> Outline | None:
-    """The outline of a shape drawn as an image in `rect` at `state`, unrotated (None otherwise)."""
-    if state is None or state.rotation or state.wipe < 1.0:
-        return None
-    x, y, w, h = rect
-    s = state.scale
-    cx, cy = x + w / 2.0, y + h / 2.0
+def flat_outline(layer: Layer, at: Placement, radius: float) -> Outline:
+    """The outline of a faint shape drawn as an image at its placement `at` (`radius`: its
+    corners' as drawn)."""
     kind = "ellipse" if layer.shape == "ellipse" else ("rrect" if layer.shape == "rounded_rect" or radius > 0 else "rect")
-    return (kind, cx - w * s / 2.0, cy - h * s / 2.0, cx + w * s / 2.0, cy + h * s / 2.0, radius * s)
+    return (kind, float(at.left), float(at.top), float(at.right), float(at.bottom), radius)
 
 
 def damaged(old: Drawn, new: Drawn, width: int, height: int) -> list[Box]:

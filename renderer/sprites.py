@@ -11,12 +11,22 @@ Only faint shapes are drawn so: an edge resampled at another sub-pixel offset di
 path drawn there by up to a quarter of its contrast, which for a fill of at most `MAX_ALPHA`
 stays within what `tests/unit/renderer/test_fidelity.py` allows. The image is drawn at the
 largest scale the layer reaches, so it is only ever drawn smaller.
+
+A faint shape at least `PLACED_MIN` pixels on its shorter side is also *placed* on a grid
+(`Sprites.placed`): its edges on a grid fine enough that moving an edge to it changes a pixel by
+at most `EDGE_LEVELS` of 255 (whole pixels for a fill of up to twice that alpha, halves up to four
+times, ...), and its opacity in steps that change a pixel by at most `LEVELS_PER_STEP`. An orb
+drifting a third of a pixel a frame, growing and fading in then changes every few frames instead
+of every frame, and the frames between are the same frame (skipped). The grid is a function of
+the layer's state alone, so every frame stays a function of its time. A thinner shape is drawn
+where its state puts it (both its edges may fall in one pixel, whose cover a grid would change
+by more).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import skia
 
@@ -28,6 +38,13 @@ from reelfarm.renderer.tokens import Brand, parse_hex
 
 MAX_ALPHA = 0x40  # the faintest quarter: a resampled edge moves these pixels by at most ~16 levels
 PAD = 2           # transparent pixels around the shape, so the image's own edge draws nothing
+LEVELS_PER_STEP = 2  # the most one opacity step of a placed shape changes a pixel, of 255
+EDGE_LEVELS = 13     # the most moving a placed shape's edge onto its grid changes a pixel, of 255
+PLACED_MIN = 8       # pixels on the shorter side a shape needs to be placed on a grid
+# Where the grid's lines fall within a pixel: not on whole or half pixels. Measured: an image
+# drawn filtered onto whole-pixel edges at a whole-pixel size lands on rounding ties, and then a
+# clip (where its rows start) changes pixels by one level; off those points it never did.
+GRID_PHASE = 0.3183
 _SAMPLING = skia.SamplingOptions(skia.FilterMode.kLinear, skia.MipmapMode.kNone)
 
 
@@ -53,19 +70,44 @@ class Sprites:
         """Whether `layer` is drawn as its image at `state`: unrotated and not being wiped."""
         return state is not None and not state.rotation and state.wipe >= 1.0 and self.takes(layer)
 
-    def draw(self, canvas: skia.Canvas, layer: Layer, box: Rect, state: LayerState) -> None:
-        """Draw `layer`'s image for `box` (the shape's own box) at `state`'s scale about its centre
-        and its opacity, filtered, unaliased. The rect is worked out here, not by the canvas: an
-        image drawn through a scaled matrix was seen to change where a clip cuts it."""
+    def placed(self, layer: Layer, box: Rect, state: LayerState) -> Placement:
+        """Where and how opaque `layer` is drawn for `box` (the shape's own box) at `state`: its
+        shape's box scaled about its centre, and its opacity. On a shape of at least `PLACED_MIN`
+        pixels the edges are rounded to its grid and the opacity to its steps (equal placements
+        draw equal pixels); on a smaller one they are as the state says."""
         x, y, w, h = box
+        s = state.scale
+        cx, cy = x + w / 2.0, y + h / 2.0
+        left, top, right, bottom = cx - w * s / 2.0, cy - h * s / 2.0, cx + w * s / 2.0, cy + h * s / 2.0
+        if min(right - left, bottom - top) < PLACED_MIN:
+            return Placement(left, top, right, bottom, state.opacity)
+        alpha = self._alpha(layer)
+        cells = max(1, math.ceil(alpha / (2 * EDGE_LEVELS)))  # grid lines a pixel
+        steps = max(1, math.ceil(alpha / LEVELS_PER_STEP))
+        def grid(v: float) -> float:
+            return (round(v * cells - GRID_PHASE) + GRID_PHASE) / cells
+
+        return Placement(grid(left), grid(top), grid(right), grid(bottom), round(state.opacity * steps) / steps)
+
+    def draw(self, canvas: skia.Canvas, layer: Layer, box: Rect, state: LayerState) -> None:
+        """Draw `layer`'s image for `box` (the shape's own box) at its placement, filtered,
+        unaliased. The rect is worked out here, not by the canvas: an image drawn through a scaled
+        matrix was seen to change where a clip cuts it."""
+        w, h = box[2], box[3]
         if w <= 0 or h <= 0:
             return
+        at = self.placed(layer, box, state)
+        if at.right <= at.left or at.bottom <= at.top or at.opacity <= 0.0:
+            return
         image, iw, ih = self._image(layer, w, h)
-        s = state.scale
-        dw, dh = (w + 2 * PAD * w / iw) * s, (h + 2 * PAD * h / ih) * s
-        paint = skia.Paint(Alphaf=state.opacity) if state.opacity < 0.999 else None
-        dest = skia.Rect.MakeXYWH(x + w / 2.0 - dw / 2.0, y + h / 2.0 - dh / 2.0, dw, dh)
+        # the image's transparent margin, at the scale the shape is drawn
+        px, py = PAD * (at.right - at.left) / iw, PAD * (at.bottom - at.top) / ih
+        paint = skia.Paint(Alphaf=at.opacity) if at.opacity < 0.999 else None
+        dest = skia.Rect.MakeLTRB(at.left - px, at.top - py, at.right + px, at.bottom + py)
         canvas.drawImageRect(image, dest, _SAMPLING, paint)
+
+    def _alpha(self, layer: Layer) -> int:
+        return parse_hex(self.brand.color(layer.fill))[3] if isinstance(layer.fill, str) else 0xFF
 
     def clear(self) -> None:
         self._images.clear()
@@ -85,6 +127,16 @@ class Sprites:
             draw_shape(canvas, layer, (0.0, 0.0, w, h), self.brand, self.unit)
             found = self._images[key] = (surface.makeImageSnapshot(), iw, ih)
         return found
+
+
+class Placement(NamedTuple):
+    """A placed faint shape: its box in pixels and its opacity (see `Sprites.placed`)."""
+
+    left: float
+    top: float
+    right: float
+    bottom: float
+    opacity: float
 
 
 def _largest_scale(layer: Layer) -> float:
