@@ -323,12 +323,12 @@ class SkiaRasterizer:
         # A cuttable drawing (one image drawn) is played back from it in every box it meets.
         picture, box = self._record(layer, local, duration)
         state = layer_state(layer, local, duration)
-        sprite = self._sprites is not None and self._sprites.used(layer, state)
-        if state is None or not sprite:
+        sprites = self._sprites
+        if state is None or sprites is None or not sprites.used(layer, state):
             cut = redraw.cuttable(layer, state, self._imaged(layer, state))
             return redraw.Drawn(key, box, cut, picture=picture if cut else None)
         rect, _ = self._box(layer, state, self._frame_box())
-        at = self._sprites.placed(layer, rect, state)
+        at = sprites.placed(layer, rect, state)
         outline = redraw.flat_outline(layer, at, self.brand.number(layer.radius) * self.unit * state.scale)
         return redraw.Drawn(key, box, True, outline, at.opacity, picture)
 

@@ -242,8 +242,8 @@ class EmbeddedQueue:
             self._pool = None
         _LIVE_NAMES.discard(self.name)
 
-    def chunk_queue(self) -> str:
-        """``render``: every task runs here, whatever its queue (the name only labels the rows)."""
+    def chunk_queue(self, pool: str = "") -> str:
+        """``render``: every task runs here, whatever its queue or pool (the name only labels the rows)."""
         return RENDER_QUEUE
 
     def loads(self) -> dict[str, Load]:

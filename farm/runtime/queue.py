@@ -268,8 +268,8 @@ class RQQueue:
                 timer.stop(timeout)
         self._timer, self._lease = None, None
 
-    def chunk_queue(self) -> str:
-        return self.router.chunk_queue()
+    def chunk_queue(self, pool: str = "") -> str:
+        return self.router.chunk_queue(pool)
 
     def loads(self) -> dict[str, Any]:
         with self._guard("loads"):

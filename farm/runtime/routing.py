@@ -14,7 +14,8 @@ Queues (RQ lists ``rq:queue:<namespace><name>``):
 Encoder families. The segments of one render are all of one family, since segments of two cannot
 be joined into a file that plays everywhere. The family is chosen when the render's chunks are
 enqueued: NVENC while a node that encodes with it is live (its chunks go to ``render-nvenc``),
-x264 otherwise, and recorded on the render (``reelfarm.farm.services.lifecycle``). When chunks
+x264 otherwise (for a render in a pool, a node that serves the pool), and recorded on the render
+(``reelfarm.farm.services.lifecycle``). When chunks
 wait on ``render-nvenc`` past ``gpu_wait_sec`` and no NVENC node is live, or one is live but a
 node without NVENC is idle-able (live), the maintenance round moves the *whole render* to x264
 (``Router.fall_back``): its family is switched, the segments NVENC already made are deleted and
@@ -46,7 +47,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reelfarm.farm.runtime.nodes import NodeRegistry
-from reelfarm.farm.services.pools import split_queues
+from reelfarm.farm.services.pools import serves, split_queues
 from reelfarm.farm.services.queues import GPU_QUEUE, NVENC_QUEUE, RENDER_QUEUE
 
 log = logging.getLogger("reelfarm.farm")
@@ -81,6 +82,11 @@ def works(node: dict[str, Any], queue: str) -> bool:
     return bool(node.get("alive")) and not node.get("set_aside") and queue in split_queues(str(node.get("queues", "")))
 
 
+def serving(nodes: Iterable[dict[str, Any]], pool: str) -> list[dict[str, Any]]:
+    """The registry entries of ``nodes`` that serve ``pool`` (``reelfarm.farm.services.pools.serves``)."""
+    return [n for n in nodes if serves(str(n.get("tags") or "").split(","), pool)]
+
+
 class Router:
     """Routing over one Redis and namespace (see the module docstring)."""
 
@@ -96,10 +102,12 @@ class Router:
         cpu = any(works(n, RENDER_QUEUE) and not works(n, GPU_QUEUE) for n in nodes)
         return gpu, cpu
 
-    def chunk_queue(self) -> str:
-        """The queue for chunks enqueued now; ``render`` when the registry cannot be read."""
+    def chunk_queue(self, pool: str = "") -> str:
+        """The queue for chunks of ``pool`` enqueued now, from the live nodes that serve it (a pool
+        whose nodes have no NVENC is x264 whatever runs elsewhere); ``render`` when the registry
+        cannot be read."""
         try:
-            nodes = NodeRegistry(self.redis, self.namespace).live_nodes()
+            nodes = serving(NodeRegistry(self.redis, self.namespace).live_nodes(), pool)
             if any(works(n, NVENC_QUEUE) for n in nodes) and self.oldest_wait(NVENC_QUEUE) < self.gpu_wait_sec:
                 return NVENC_QUEUE
             gpu, cpu = self.live(nodes)  # one read of the registry per request

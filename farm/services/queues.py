@@ -92,8 +92,8 @@ class JobQueue(Protocol):
         """Stop what ``start`` started, waiting up to ``timeout`` seconds for running tasks."""
         ...
 
-    def chunk_queue(self) -> str:
-        """The queue a render's chunks go to now (``reelfarm.farm.runtime.routing``)."""
+    def chunk_queue(self, pool: str = "") -> str:
+        """The queue a render's chunks in ``pool`` go to now (``reelfarm.farm.runtime.routing``)."""
         ...
 
     def loads(self) -> dict[str, Any]:

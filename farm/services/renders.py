@@ -169,11 +169,12 @@ class RenderService:
         quote = None if self.allowance is None else \
             self.allowance.quote(workspace_id, video_id, formats, allowance_output(resolution, fps, output))
         self.queue.ping()  # fail before writing anything when the queue is known to be down
-        chunk_queue = self.queue.chunk_queue()  # render-nvenc, render-gpu or render, from the live nodes
+        in_pool = render_pool(pool, allowed)
+        chunk_queue = self.queue.chunk_queue(in_pool)  # render-nvenc, render-gpu or render, from the pool's live nodes
         if container != DEFAULT_CONTAINER and chunk_queue == NVENC_QUEUE:
             chunk_queue = RENDER_QUEUE  # NVENC makes H.264 for MP4s only; a GIF's or WebM's chunks encode on a CPU
         asked = self._create(workspace_id, video_id, list(dict.fromkeys(formats)), resolution, fps, priority,
-                             family_of(chunk_queue), output, render_pool(pool, allowed), quote)
+                             family_of(chunk_queue), output, in_pool, quote)
         self._hand_over_or_undo(asked, chunk_queue)
         found = asked.renders
         if asked.created:  # as enqueued: with their family planned and the frames they reused

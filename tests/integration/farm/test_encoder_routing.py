@@ -1,10 +1,12 @@
 """Encoder families on a farm, with real Redis, PostgreSQL and RQ workers: while a node that encodes
 with NVENC is live a render's chunks go to ``render-nvenc`` and stay within that family; when no
 NVENC node takes them in time the whole render moves to x264, the segments NVENC already made are
-drawn again, and the stitched MP4 is one family and decodes frame-exact. NVENC itself is the
+drawn again, and the stitched MP4 is one family and decodes frame-exact. A render in a pool takes
+the family of the nodes that serve the pool, and falls back within it. NVENC itself is the
 stand-in of ``tests.stand_in_nvenc`` (libx264 at another preset behind PyNvVideoCodec's calls)."""
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Iterator
 from typing import Any
@@ -106,6 +108,66 @@ def test_without_an_nvenc_node_in_time_the_whole_render_moves_to_x264_and_redraw
     assert probe(str(path))["profile"] == "High"
     assert_video(path, 256, 144, 24, 6 * 24, audio=False)
     assert mixed_farm.balance(workspace) == 2, "charged once"
+
+
+EU = "region=eu"
+
+
+def _eu_node(redis: Any, namespace: str, name: str, encoder: str = "x264") -> None:
+    """A node of the pool region=eu in the registry (queues as ``node_queues_with_pools`` lists them)."""
+    caps = dataclasses.replace(detect_capabilities(encoder=encoder), tags=EU)
+    queues = (["render-nvenc"] if encoder == "nvenc" else []) + ["render", "jobs"]
+    chunked = [q for q in queues if q != "jobs"]
+    NodeRegistry(redis, namespace).beat(f"{namespace}{name}", caps, queues=[f"{q}@{EU}" for q in chunked] + queues,
+                                        state="idle", current_job=None)
+
+
+def _pool_render(farm: Farm) -> tuple[str, str]:
+    workspace = farm.workspace(credits=3)
+    render = farm.renders.request(workspace, farm.video(workspace, make_doc(6)), "16:9", 144, 24, pool=EU)
+    assert render["pool"] == EU
+    return workspace, render["id"]
+
+
+def _ran_on_eu_nodes(farm: Farm, redis: Any, namespace: str, workspace: str, render_id: str) -> None:
+    """Work the pool's CPU queues only (as its x264 node would) and check the MP4 is x264's."""
+    _as_node(EncoderChoice("x264"), redis, namespace, (f"render@{EU}", "render", "jobs"))
+    done = farm.renders.get(workspace, render_id)
+    assert done["status"] == "succeeded", done["error"]
+    assert probe(str(local_file(farm.storage, done["url"])))["profile"] == "High"
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_render_in_a_pool_takes_the_family_of_the_nodes_that_serve_it(
+        mixed_farm: Farm, redis: Any, namespace: str) -> None:
+    NodeRegistry(redis, namespace).mark_stopped(f"{namespace}cpu-node")
+    _eu_node(redis, namespace, "eu-cpu")  # the pool's only node: no NVENC (the unpooled one has it)
+    workspace, render_id = _pool_render(mixed_farm)
+    assert _family(mixed_farm, render_id) == "x264"
+    assert _family(mixed_farm, _request(mixed_farm)[1]) == "nvenc", "a render in no pool: any node's family"
+    _ran_on_eu_nodes(mixed_farm, redis, namespace, workspace, render_id)
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_pools_render_falls_back_to_x264_within_its_pool(mixed_farm: Farm, redis: Any, namespace: str) -> None:
+    registry = NodeRegistry(redis, namespace)
+    registry.mark_stopped(f"{namespace}cpu-node")
+    _eu_node(redis, namespace, "eu-nvenc", encoder="nvenc")
+    workspace, render_id = _pool_render(mixed_farm)
+    assert _family(mixed_farm, render_id) == "nvenc"
+    dispatch_all(redis, namespace)  # given out to the tag set of the pool's NVENC node
+    listed = f"rq:queue:{namespace}render-nvenc@{EU}"
+    assert redis.llen(listed) > 0
+    registry.mark_stopped(f"{namespace}eu-nvenc")
+    _eu_node(redis, namespace, "eu-cpu")
+    mixed_farm.queue.router.gpu_wait_sec = 0  # type: ignore[attr-defined]
+
+    assert fall_back(mixed_farm.queue, lifecycle(current())) == [render_id]  # type: ignore[arg-type]
+    assert _family(mixed_farm, render_id) == "x264"
+    assert redis.llen(listed) == 0
+    assert redis.llen(f"rq:queue:{namespace}render") == 0, "nothing of the pool goes to nodes outside it"
+    assert redis.llen(f"rq:queue:{namespace}render@{EU}") > 0
+    _ran_on_eu_nodes(mixed_farm, redis, namespace, workspace, render_id)
 
 
 def test_a_node_works_render_nvenc_only_when_it_encodes_with_nvenc() -> None:

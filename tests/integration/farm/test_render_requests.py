@@ -243,8 +243,8 @@ class QueueThatDiesMidway:
     def ping(self) -> None:
         self.inner.ping()
 
-    def chunk_queue(self) -> str:
-        return str(self.inner.chunk_queue())
+    def chunk_queue(self, pool: str = "") -> str:
+        return str(self.inner.chunk_queue(pool))
 
     def standing(self, render_id: str) -> Any:
         return self.inner.standing(render_id)
