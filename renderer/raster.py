@@ -321,16 +321,20 @@ class SkiaRasterizer:
         # Recorded for its bounds only: a picture folds a layer's opacity into its paint when
         # played back, which rounds differently from the layer drawn directly.
         # A cuttable drawing (one image drawn) is played back from it in every box it meets.
-        picture, box = self._record(layer, local, duration)
         state = layer_state(layer, local, duration)
         sprites = self._sprites
         if state is None or sprites is None or not sprites.used(layer, state):
+            picture, box = self._record(layer, local, duration)
             cut = redraw.cuttable(layer, state, self._imaged(layer, state))
             return redraw.Drawn(key, box, cut, picture=picture if cut else None)
+        # A faint shape draws one image into a rect known without recording it; drawn again in a
+        # box, it is drawn as its placement says (what its key holds), as in a whole frame.
         rect, _ = self._box(layer, state, self._frame_box())
         at = sprites.placed(layer, rect, state)
+        dest = sprites.dest(layer, rect, at)
+        box = None if dest is None else damage.box_of(dest, self.width, self.height)
         outline = redraw.flat_outline(layer, at, self.brand.number(layer.radius) * self.unit * state.scale)
-        return redraw.Drawn(key, box, True, outline, at.opacity, picture)
+        return redraw.Drawn(key, box, True, outline, at.opacity)
 
     def _imaged(self, layer: Layer, state: Any) -> bool:
         """Whether top-level `layer` is drawn as an image at `state` (see `reelfarm.renderer.sprites`)."""

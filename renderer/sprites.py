@@ -93,18 +93,25 @@ class Sprites:
         """Draw `layer`'s image for `box` (the shape's own box) at its placement, filtered,
         unaliased. The rect is worked out here, not by the canvas: an image drawn through a scaled
         matrix was seen to change where a clip cuts it."""
-        w, h = box[2], box[3]
-        if w <= 0 or h <= 0:
-            return
         at = self.placed(layer, box, state)
-        if at.right <= at.left or at.bottom <= at.top or at.opacity <= 0.0:
+        dest = self.dest(layer, box, at)
+        if dest is None:
             return
-        image, iw, ih = self._image(layer, w, h)
+        image, _, _ = self._image(layer, box[2], box[3])
+        paint = skia.Paint(Alphaf=at.opacity) if at.opacity < 0.999 else None
+        canvas.drawImageRect(image, dest, _SAMPLING, paint)
+
+    def dest(self, layer: Layer, box: Rect, at: Placement) -> skia.Rect | None:
+        """The rect `layer`'s image is drawn into at placement `at` (for `box`, the shape's own),
+        the image's transparent margin included: nothing is drawn outside it (None: nothing is drawn)."""
+        w, h = box[2], box[3]
+        if w <= 0 or h <= 0 or at.right <= at.left or at.bottom <= at.top or at.opacity <= 0.0:
+            return None
+        zoom = _largest_scale(layer)
+        iw, ih = math.ceil(w * zoom), math.ceil(h * zoom)  # the image's size (``_image``)
         # the image's transparent margin, at the scale the shape is drawn
         px, py = PAD * (at.right - at.left) / iw, PAD * (at.bottom - at.top) / ih
-        paint = skia.Paint(Alphaf=at.opacity) if at.opacity < 0.999 else None
-        dest = skia.Rect.MakeLTRB(at.left - px, at.top - py, at.right + px, at.bottom + py)
-        canvas.drawImageRect(image, dest, _SAMPLING, paint)
+        return skia.Rect.MakeLTRB(at.left - px, at.top - py, at.right + px, at.bottom + py)
 
     def _alpha(self, layer: Layer) -> int:
         return parse_hex(self.brand.color(layer.fill))[3] if isinstance(layer.fill, str) else 0xFF
