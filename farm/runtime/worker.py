@@ -94,7 +94,7 @@ from reelfarm.farm.runtime.routing import DEFAULT_GPU_WAIT_SEC, node_queues
 from reelfarm.farm.runtime.scratch import remove_stale
 from reelfarm.farm.runtime.wiring import make_redis, make_task_context
 from reelfarm.farm.services.nodehealth import SetAsidePolicy, StallClock
-from reelfarm.farm.services.pools import node_queues_with_pools, node_tags, parse_tags, pool_name
+from reelfarm.farm.services.pools import node_queues_with_pools, node_tags, parse_node_tags, pool_name
 from reelfarm.farm.services.progress import RedisProgress
 from reelfarm.farm.services.queues import CHUNK_QUEUES
 from reelfarm.shared.config import Settings
@@ -268,7 +268,7 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
     grace = stop_grace_sec()
     family = choose_encoder(encoder or settings.encoder)  # before anything else: a refusal takes nothing
     choice, gl_renderer = choose_node_raster(raster or settings.raster)
-    carried = node_tags(parse_tags(tags), choice.kind, family.family)  # PoolError (a ValueError): a bad tag
+    carried = node_tags(parse_node_tags(tags), choice.kind, family.family)  # PoolError (a ValueError): a bad tag
     queues = node_queues_with_pools(_queues_for(choice.kind, queues, family.family), carried, CHUNK_QUEUES)
     redis, engine = _reach_redis_and_database(settings)
     caps = replace(detect_capabilities(choice.kind, gl_renderer, family.family), tags=pool_name(carried))

@@ -55,6 +55,23 @@ def parse_tags(text: str | Iterable[str]) -> frozenset[str]:
     return frozenset(tags)
 
 
+def parse_node_tags(text: str | Iterable[str]) -> frozenset[str]:
+    """A node's declared tags (``reelfarm worker --tags``): as ``parse_tags``, and none of them a
+    queue's name (a node's record lists its queues and tag sets' queues in one comma-separated
+    field, ``split_queues``, where a tag ``render`` would read as the queue).
+
+    Raises:
+        PoolError: as ``parse_tags``, or a tag is a queue's name.
+    """
+    from reelfarm.farm.services.queues import ALL_QUEUES
+
+    tags = parse_tags(text)
+    reserved = sorted(tags & {*ALL_QUEUES, "render-cpu"})
+    if reserved:
+        raise PoolError([f"{t!r} is a queue's name, not a tag a node may carry" for t in reserved])
+    return tags
+
+
 def pool_name(tags: Iterable[str]) -> str:
     """A pool's written form: its tags sorted, comma-separated (``""``: any node)."""
     return ",".join(sorted(set(tags)))

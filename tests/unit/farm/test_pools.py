@@ -102,3 +102,13 @@ def test_a_node_records_queues_are_read_back_whole_tag_sets_and_all() -> None:
                                     "jobs"]
     assert split_queues("render,jobs") == ["render", "jobs"] and split_queues("") == []
     assert split_queues("render@gpu,render-cpu") == ["render@gpu", "render-cpu"]
+
+
+def test_a_node_may_not_carry_a_queues_name_as_a_tag() -> None:
+    from reelfarm.farm.services.pools import parse_node_tags
+
+    assert parse_node_tags("region=eu, render=fast") == {"region=eu", "render=fast"}
+    with pytest.raises(PoolError) as refused:
+        parse_node_tags("jobs,gpu,render")
+    assert refused.value.problems == ["'jobs' is a queue's name, not a tag a node may carry",
+                                      "'render' is a queue's name, not a tag a node may carry"]
