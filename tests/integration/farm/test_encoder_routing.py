@@ -149,21 +149,26 @@ def test_a_render_in_a_pool_takes_the_family_of_the_nodes_that_serve_it(
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
-def test_a_pools_render_falls_back_to_x264_within_its_pool(mixed_farm: Farm, redis: Any, namespace: str) -> None:
+@pytest.mark.parametrize("given_out", [True, False], ids=["in-its-tag-sets-queue", "waiting-for-its-turn"])
+def test_a_pools_render_falls_back_to_x264_within_its_pool(
+        mixed_farm: Farm, redis: Any, namespace: str, given_out: bool) -> None:
     registry = NodeRegistry(redis, namespace)
     registry.mark_stopped(f"{namespace}cpu-node")
     _eu_node(redis, namespace, "eu-nvenc", encoder="nvenc")
     workspace, render_id = _pool_render(mixed_farm)
     assert _family(mixed_farm, render_id) == "nvenc"
-    dispatch_all(redis, namespace)  # given out to the tag set of the pool's NVENC node
     listed = f"rq:queue:{namespace}render-nvenc@{EU}"
-    assert redis.llen(listed) > 0
+    if given_out:
+        dispatch_all(redis, namespace)  # given out to the tag set of the pool's NVENC node
+        assert redis.llen(listed) > 0
     registry.mark_stopped(f"{namespace}eu-nvenc")
     _eu_node(redis, namespace, "eu-cpu")
     mixed_farm.queue.router.gpu_wait_sec = 0  # type: ignore[attr-defined]
 
     assert fall_back(mixed_farm.queue, lifecycle(current())) == [render_id]  # type: ignore[arg-type]
+    assert fall_back(mixed_farm.queue, lifecycle(current())) == [], "once"  # type: ignore[arg-type]
     assert _family(mixed_farm, render_id) == "x264"
+    dispatch_all(redis, namespace)
     assert redis.llen(listed) == 0
     assert redis.llen(f"rq:queue:{namespace}render") == 0, "nothing of the pool goes to nodes outside it"
     assert redis.llen(f"rq:queue:{namespace}render@{EU}") > 0
