@@ -137,8 +137,10 @@ def _clip_prober(doc: Doc, assets: Any) -> ClipDuration:
 
 
 def _sound_reader(doc: Doc, assets: Any) -> ClipDuration | None:
+    if assets is None:
+        return None
     from reelfarm.renderer.audio import sound_lengths  # the decoder, loaded only where files are read
-    return sound_lengths(doc, assets) if assets is not None else None
+    return sound_lengths(doc, assets)
 
 
 def _footage_uses(doc: Doc) -> Iterator[tuple[str, str, Footage, float]]:
