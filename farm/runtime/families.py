@@ -46,7 +46,7 @@ def stale_renders(queue: RQQueue) -> list[str]:
     cutoff = time.time() - queue.router.gpu_wait_sec
     found: list[str] = []
     if _movable(nodes):
-        found += _stale_listed(queue, f"rq:queue:{queue.namespace}{NVENC_QUEUE}", cutoff, lambda pool: True)
+        found += _stale_listed(queue, f"rq:queue:{queue.namespace}{NVENC_QUEUE}", cutoff, None)
     for ready in tag_set_queues(known, (NVENC_QUEUE,)):  # a pool's chunks given out to a tag set
         found += _stale_listed(queue, f"rq:queue:{queue.namespace}{ready}", cutoff,
                                lambda pool: pool is not None and _movable(serving(nodes, pool)))
@@ -70,16 +70,17 @@ def _nvenc_pools(queue: RQQueue) -> list[str]:
     return sorted({as_text(k)[len(prefix):] for k in queue.redis.scan_iter(match=f"{prefix}*")})
 
 
-def _stale_listed(queue: RQQueue, listed: str, cutoff: float, movable: Callable[[str | None], bool]) -> list[str]:
-    """Renders of the chunks in the ready list ``listed`` enqueued before ``cutoff`` whose pool (the
-    job's, None when it is gone) is ``movable``."""
+def _stale_listed(queue: RQQueue, listed: str, cutoff: float,
+                  movable: Callable[[str | None], bool] | None) -> list[str]:
+    """Renders of the chunks in the ready list ``listed`` enqueued before ``cutoff`` (with
+    ``movable``, only those whose pool, the job's, None when it is gone, it takes)."""
     found: list[str] = []
     for raw in queue.redis.lrange(listed, 0, -1):
         enqueued = enqueued_at(queue.redis, raw)
         if enqueued is None or enqueued > cutoff:
             break  # the list is in enqueue order: the rest waited less
         chunk = chunk_of(as_text(raw))
-        if chunk and movable(_pool_of(queue, as_text(raw))):
+        if chunk and chunk[0] not in found and (movable is None or movable(_pool_of(queue, as_text(raw)))):
             found.append(chunk[0])
     return found
 
