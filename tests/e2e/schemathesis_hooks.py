@@ -7,13 +7,30 @@ so the negative cases still test their rejection.
 """
 from __future__ import annotations
 
+import ast
 import re
+import threading
 import uuid
 from datetime import datetime
 
 import schemathesis
 
 _VALID_KEY = re.compile(r"[\x20-\x7e]{1,255}")
+
+# Python 3.11 keeps one AST-building depth counter per interpreter, not per thread, and Hypothesis
+# parses a lambda's source to describe it (repr of a strategy, as it validates one): two of the
+# fuzzer's worker threads doing it at once failed a whole run with "SystemError: AST constructor
+# recursion depth mismatch" (CPython gh-106905). One parse at a time in this process.
+_AST_LOCK = threading.Lock()
+_ast_parse = ast.parse
+
+
+def _parse_one_at_a_time(*args, **kwargs):
+    with _AST_LOCK:
+        return _ast_parse(*args, **kwargs)
+
+
+ast.parse = _parse_one_at_a_time
 
 
 @schemathesis.hook
