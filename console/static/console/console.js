@@ -550,6 +550,9 @@
   if (playDraft) {
     playDraft.addEventListener("click", function () {
       draftAt = previewAsked;
+      /* nor does a version still asked before it (the poster drawn as the page opens, which on a
+         busy farm came back after the draft had started and paused it) */
+      asked += 1;
       showIn("draft", "An animated preview of your unsaved values at 360p; nothing is saved.");
       previewInView();
     });
