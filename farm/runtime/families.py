@@ -24,24 +24,24 @@ from collections.abc import Callable
 from typing import Any
 
 from reelfarm.farm.runtime.nodes import NodeRegistry
-from reelfarm.farm.runtime.poolrounds import tag_set_queues
+from reelfarm.farm.runtime.poolrounds import node_sets, tag_set_queues, taker
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.reconcile import drop_deferred
 from reelfarm.farm.runtime.routing import as_text, enqueued_at, serving, works
 from reelfarm.farm.services.graph import chunk_job_id, chunk_of, enqueue_graph, graph_of
 from reelfarm.farm.services.lifecycle import RenderLifecycle
-from reelfarm.farm.services.pools import ANY, queue_key, split_key
+from reelfarm.farm.services.pools import ANY, pool_name, queue_key, split_key
 from reelfarm.farm.services.queues import NVENC_QUEUE, RENDER_QUEUE
 from reelfarm.shared.repos import renders as renders_repo
 from reelfarm.shared.storage_keys import segment_key
 
 log = logging.getLogger("reelfarm.farm")
 
-def stale_renders(queue: RQQueue) -> list[str]:
+def stale_renders(queue: RQQueue, known: list[dict[str, Any]] | None = None) -> list[str]:
     """Renders with a chunk waiting for NVENC past the wait while another node serving its pool
-    could take it (or none of NVENC serving it is live), oldest first."""
-    registry = NodeRegistry(queue.redis, queue.namespace)
-    known = registry.nodes()
+    could take it (or none of NVENC serving it is live), oldest first; ``known``: the registry's
+    nodes, alive or not (read when not given)."""
+    known = NodeRegistry(queue.redis, queue.namespace).nodes() if known is None else known
     nodes = [n for n in known if n.get("alive")]
     cutoff = time.time() - queue.router.gpu_wait_sec
     found: list[str] = []
@@ -95,22 +95,25 @@ def _pool_of(queue: RQQueue, rq_id: str) -> str | None:
         return None
 
 
-def _off_nvenc(queue: RQQueue, rq_id: str, pool: str, nodes: list[dict[str, Any]]) -> bool:
+def _off_nvenc(queue: RQQueue, rq_id: str, pool: str, known: list[dict[str, Any]]) -> bool:
     """Take the chunk ``rq_id`` out of the NVENC ready list it waits in and put it at the front of
-    a CPU queue of its pool; False when it waits in none (or no CPU queue of its pool has a node)."""
+    a CPU queue of its pool; False when it waits in none (or no CPU queue of its pool has a node).
+    ``known``: the registry's nodes, alive or not."""
     from rq import Queue
     from rq.job import Job
 
     redis, ns = queue.redis, queue.namespace
     if redis.lrem(f"rq:queue:{ns}{NVENC_QUEUE}", 1, rq_id):
         return queue.router.requeue(rq_id)
-    for ready in tag_set_queues(NodeRegistry(redis, ns).nodes(), (NVENC_QUEUE,)) if pool else ():
+    nodes = [n for n in known if n.get("alive")]
+    for ready in tag_set_queues(known, (NVENC_QUEUE,)) if pool else ():
         listed = f"rq:queue:{ns}{ready}"
         if redis.lpos(listed, rq_id) is None:
             continue
         tags = split_key(ready)[1]
         own = queue_key(RENDER_QUEUE, tags)
-        to = own if any(works(n, own) for n in nodes) else _cpu_taker(nodes, pool)
+        live = {pool_name(t): t for t in node_sets(nodes).values()}
+        to = own if any(works(n, own) for n in nodes) else taker(nodes, live, RENDER_QUEUE, pool)
         if to is None or not redis.lrem(listed, 1, rq_id):
             return False
         Queue(f"{ns}{to}", connection=redis).enqueue_job(Job.fetch(rq_id, connection=redis), at_front=True)
@@ -118,20 +121,11 @@ def _off_nvenc(queue: RQQueue, rq_id: str, pool: str, nodes: list[dict[str, Any]
     return False
 
 
-def _cpu_taker(nodes: list[dict[str, Any]], pool: str) -> str | None:
-    """The CPU ready queue of the first live tag set (by name) that serves ``pool`` and has a node working it."""
-    for tags in sorted({str(n.get("tags") or "") for n in serving(nodes, pool)}):
-        ready = queue_key(RENDER_QUEUE, tags)
-        if tags and any(works(n, ready) for n in nodes):
-            return ready
-    return None
-
-
 def fall_back(queue: RQQueue, life: RenderLifecycle) -> list[str]:
     """Move the renders ``stale_renders`` finds to x264; returns their ids."""
     moved = []
-    nodes = NodeRegistry(queue.redis, queue.namespace).live_nodes()
-    for render_id in stale_renders(queue):
+    known = NodeRegistry(queue.redis, queue.namespace).nodes()
+    for render_id in stale_renders(queue, known):
         with life.engine.connect() as conn:
             render = renders_repo.find_render(conn, render_id)
         if render is None or not render.chunks:
@@ -144,7 +138,7 @@ def fall_back(queue: RQQueue, life: RenderLifecycle) -> list[str]:
         graph = graph_of(render, needs_import=False, pending=pending)
         for index in pending:
             rq_id = queue.rq_job_id(chunk_job_id(render_id, index))
-            if not _off_nvenc(queue, rq_id, render.pool, nodes) and not queue.retarget(rq_id, RENDER_QUEUE) \
+            if not _off_nvenc(queue, rq_id, render.pool, known) and not queue.retarget(rq_id, RENDER_QUEUE) \
                     and index in redo:
                 enqueue_graph(queue, [graph.chunk(index)])
         drop_deferred(queue, graph.stitch.job_id)

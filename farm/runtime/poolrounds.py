@@ -116,7 +116,7 @@ def rescue_stranded(dispatcher: Any, nodes: list[dict[str, Any]]) -> list[str]:
             except NoSuchJobError:
                 continue
             pool = str(job.meta.get("pool") or "")
-            to = _taker(nodes, live, target, pool) if pool else None
+            to = taker(nodes, live, target, pool) if pool else None
             if to is None or not redis.lrem(listed, 1, job_id):
                 continue
             Queue(f"{dispatcher.namespace}{to}", connection=redis).enqueue_job(job, at_front=True)
@@ -127,7 +127,7 @@ def rescue_stranded(dispatcher: Any, nodes: list[dict[str, Any]]) -> list[str]:
     return moved
 
 
-def _taker(nodes: list[dict[str, Any]], live: dict[str, frozenset[str]], target: str, pool: str) -> str | None:
+def taker(nodes: list[dict[str, Any]], live: dict[str, frozenset[str]], target: str, pool: str) -> str | None:
     """The ready queue, for ``target``, of the first live tag set (by name) that serves ``pool`` and
     has a node working that queue; a chunk bound for the GPU with no such set goes to a set's CPU queue."""
     from reelfarm.farm.runtime.routing import works
