@@ -56,7 +56,7 @@ def flat_outline(layer: Layer, at: Placement, radius: float) -> Outline:
     """The outline of a faint shape drawn as an image at its placement `at` (`radius`: its
     corners' as drawn)."""
     kind = "ellipse" if layer.shape == "ellipse" else ("rrect" if layer.shape == "rounded_rect" or radius > 0 else "rect")
-    return (kind, float(at.left), float(at.top), float(at.right), float(at.bottom), radius)
+    return (kind, at.left, at.top, at.right, at.bottom, radius)
 
 
 def damaged(old: Drawn, new: Drawn, width: int, height: int) -> list[Box]:
