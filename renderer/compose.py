@@ -6,8 +6,8 @@ hands out RGBA (stills, the GL rasterizer). A CPU rasterizer handing out yuv420p
 crossfade or a slide from planes instead (`PlaneTransitions`): the previous scene's last frame is
 converted once, the incoming scene's planes are kept up to date where it changed, and a frame is
 a blend or two shifted copies of them, so no transition frame is converted whole. Both are linear
-in the colour, so the result differs from converting the drawn blend only by rounding, and by
-chroma samples along a slide's seam (each scene's chroma there is filtered on its own side).
+in the colour, so the result differs from converting the drawn blend only by rounding (a chroma
+sample is one 2 x 2 block's, `encode.CHROMA_FILTER`, so none along a slide's seam mixes both).
 
 A slide moves by an even number of pixels (on both ways), so that chroma samples, one for each
 2 x 2 pixels, move by whole samples.
@@ -23,6 +23,7 @@ import skia
 from reelfarm.renderer.model import Transition
 
 PLANE_KINDS = ("crossfade", "slide")  # the transitions composed from planes
+BLEND_SLICE = 1 << 18  # samples a crossfade blends at a time
 _DIRS = {"left": (-1, 0), "right": (1, 0), "up": (0, -1), "down": (0, 1)}
 
 
@@ -88,8 +89,9 @@ class PlaneTransitions:
         self.incoming = Bt709Planes(width, height)
         self._previous: dict[int, np.ndarray] = {}
         self._synced = False
-        # Two-byte pixels, so one Skia draw blends every plane at once (opaque: no alpha to weigh by).
-        self._shape = (height * 3 // 2, width // 2, 2)
+        # A crossfade's sums, a slice of the planes at a time (a few hundred kB: in cache, not 6
+        # bytes a sample of the whole frame at 4K).
+        self._sums = np.empty((2, min(BLEND_SLICE, height * 3 // 2 * width)), np.uint16)
 
     def forget(self) -> None:
         self._synced = False
@@ -119,13 +121,22 @@ class PlaneTransitions:
         if tr.type == "slide":
             self._slide(out, previous, incoming, tr.direction, p)
             return
-        target = skia.Surface(out.reshape(self._shape), colorType=skia.kR8G8_unorm_ColorType,
-                              alphaType=skia.kPremul_AlphaType)
-        canvas = target.getCanvas()
-        for planes, paint in ((previous, skia.Paint(BlendMode=skia.BlendMode.kSrc)), (incoming, skia.Paint(Alphaf=p))):
-            image = skia.Image.fromarray(planes.reshape(self._shape), colorType=skia.kR8G8_unorm_ColorType,
-                                         alphaType=skia.kOpaque_AlphaType, copy=False)
-            canvas.drawImage(image, 0, 0, skia.SamplingOptions(), paint)
+        self._blend(out.reshape(-1), previous.reshape(-1), incoming.reshape(-1), round(p * 256))
+
+    def _blend(self, out: np.ndarray, a: np.ndarray, b: np.ndarray, w: int) -> None:
+        """``out = (a * (256 - w) + b * w + 128) >> 8``, sample by sample: a crossfade's weight
+        in 256ths, rounded to the nearest (within one level of the exact blend). Measured at
+        1080p: 1.9 ms a frame, where a Skia draw of the planes as two-byte pixels took 5.5."""
+        step = self._sums.shape[1]
+        for start in range(0, out.size, step):
+            end = min(out.size, start + step)
+            total, other = self._sums[0, :end - start], self._sums[1, :end - start]
+            np.multiply(a[start:end], 256 - w, out=total, dtype=np.uint16)
+            np.multiply(b[start:end], w, out=other, dtype=np.uint16)
+            np.add(total, other, out=total)
+            np.add(total, 128, out=total)
+            np.right_shift(total, 8, out=total)
+            np.copyto(out[start:end], total, casting="unsafe")
 
     def _slide(self, out: np.ndarray, previous: np.ndarray, incoming: np.ndarray, direction: str, p: float) -> None:
         w, h = self.width, self.height
