@@ -3,8 +3,9 @@
 The CPU rasterizer draws BGRA; the encoder wants 4:2:0. Converting a whole 1080p frame with
 swscale costs about as much as drawing it, yet most frames of a motion-graphics video change in a
 few boxes only. `Bt709Planes` keeps the planes of the previous frame and converts just the
-changed boxes again, all of them in one swscale call: their pixels packed into one image (an
-atlas), converted, and copied back out where they belong.
+changed boxes again: a large box where it lies in the frame, the small ones (an outline's many
+thin boxes) all in one swscale call, their pixels packed into one image (an atlas), converted, and
+copied back out where they belong.
 
 Every conversion uses swscale's area filter (`encode.rgba_to_bt709`): a luma sample is its own
 pixel's and a chroma sample the average of its 2x2 block, so a box on even pixels converts
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
 
@@ -29,6 +31,7 @@ GRID = 2              # boxes start and end on even pixels: a chroma sample is o
 BELOW = 2             # source rows packed under a box (its last chroma row is then not the image's last)
 FULL_FRACTION = 0.6   # boxes covering more of the frame than this: convert it whole
 ATLAS_QUANTUM = 64    # the atlas's width and height are multiples of this (few sizes, few swscale contexts)
+ALONE_PIXELS = 160 * 160  # a box this large is converted where it lies, not copied into the atlas
 
 
 class Bt709Planes:
@@ -54,8 +57,12 @@ class Bt709Planes:
         if boxes is not None:
             grid = [b for b in map(self._on_grid, boxes) if b[2] > b[0] and b[3] > b[1]]
             if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in grid) <= FULL_FRACTION * self.width * self.height:
-                if grid:
-                    self._convert_atlas(frame, pixel_format, grid)
+                small = [b for b in grid if (b[2] - b[0]) * (b[3] - b[1]) < ALONE_PIXELS]
+                for box in grid:
+                    if (box[2] - box[0]) * (box[3] - box[1]) >= ALONE_PIXELS:
+                        self._convert_alone(frame, pixel_format, box)
+                if small:
+                    self._convert_atlas(frame, pixel_format, small)
                 return self.buffer
         out = rgba_to_bt709(self._context(self.width, self.height), frame, "yuv420p", src_format=pixel_format)
         for plane, dest in zip(out.planes, (self.y, self.u, self.v)):
@@ -67,6 +74,18 @@ class Bt709Planes:
         x0, y0, x1, y1 = box
         return (max(0, x0 // GRID * GRID), max(0, y0 // GRID * GRID),
                 min(self.width, -(-x1 // GRID) * GRID), min(self.height, -(-y1 // GRID) * GRID))
+
+    def _convert_alone(self, frame: np.ndarray, pixel_format: str, box: Box) -> None:
+        """Convert a large `box` (on the grid) where it lies in the frame, with no copy: its source
+        widened to multiples of `ATLAS_QUANTUM` (few sizes, few contexts) and reaching `BELOW` rows
+        under it or the frame's bottom."""
+        x0, y0, x1, y1 = box
+        sx0, sx1 = _span(x0, x1, self.width)
+        sy0, sy1 = _span(y0, min(self.height, y1 + BELOW), self.height)
+        out = rgba_to_bt709(self._context(sx1 - sx0, sy1 - sy0), frame[sy0:sy1, sx0:sx1], "yuv420p",
+                            src_format=pixel_format)
+        self._copy_out(out, [(box, x0 - sx0, y0 - sy0)])
+        self.converted_pixels += (sx1 - sx0) * (sy1 - sy0)
 
     def _convert_atlas(self, frame: np.ndarray, pixel_format: str, boxes: Sequence[Box]) -> None:
         """Convert `boxes` (on the grid) in one swscale call: their sources packed in shelves of
@@ -100,13 +119,17 @@ class Bt709Planes:
         for (x0, y0, x1, _), px, py, rows in places:
             atlas[py:py + rows, px:px + x1 - x0] = frame[y0:y0 + rows, x0:x1]
         out = rgba_to_bt709(self._context(aw, ah), atlas, "yuv420p", src_format=pixel_format)
+        self._copy_out(out, [(box, px, py) for box, px, py, _ in places])
+        self.converted_pixels += sum((box[2] - box[0]) * rows for box, _, _, rows in places)
+
+    def _copy_out(self, out: av.VideoFrame, places: Sequence[tuple[Box, int, int]]) -> None:
+        """Copy each box from where it lies in the converted `out` (x, y) into the planes."""
         planes = [np.frombuffer(memoryview(p), np.uint8).reshape(-1, p.line_size) for p in out.planes]
-        for (x0, y0, x1, y1), px, py, rows in places:
+        for (x0, y0, x1, y1), px, py in places:
             self.y[y0:y1, x0:x1] = planes[0][py:py + y1 - y0, px:px + x1 - x0]
             a0, a1, b0, b1, r, c = y0 // 2, y1 // 2, x0 // 2, x1 // 2, py // 2, px // 2
             self.u[a0:a1, b0:b1] = planes[1][r:r + a1 - a0, c:c + b1 - b0]
             self.v[a0:a1, b0:b1] = planes[2][r:r + a1 - a0, c:c + b1 - b0]
-            self.converted_pixels += (x1 - x0) * rows
 
     def _context(self, width: int, height: int) -> VideoReformatter:
         sws = self._contexts.get((width, height))
@@ -114,6 +137,14 @@ class Bt709Planes:
             sws = VideoReformatter()
             self._contexts.put((width, height), sws)
         return sws
+
+
+def _span(a: int, b: int, size: int) -> tuple[int, int]:
+    """[a, b) widened to a multiple of `ATLAS_QUANTUM` (or `size`) within [0, size), never
+    ending before b."""
+    length = min(size, _ceil(b - a, ATLAS_QUANTUM))
+    b = a + length
+    return (size - length, size) if b > size else (a, b)
 
 
 def _ceil(n: int, quantum: int) -> int:
