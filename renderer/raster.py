@@ -50,6 +50,7 @@ TEXT_BLOCKS_MAX_BYTES = 64 * 1024 * 1024
 
 
 _Target = CpuTarget  # the name the linter's contrast check imports
+_UNKNOWN = object()
 
 
 class Rasterizer(Protocol):
@@ -126,6 +127,7 @@ class SkiaRasterizer:
         self._last_frames: dict[int, skia.Image] = {}
         self._last_key: Any = None
         self.drawn_pixels = 0  # pixels restored and redrawn so far (a whole frame counts them all)
+        self._states: dict[tuple[int, float, float], Any] = {}  # `_state`'s, of the last few times
         # captions are the last layers of each scene, and drawn over its transition in, not blended
         # with it (``reelfarm.renderer.caption_layout``)
         self._scenes = [tuple(l.for_format(fmt) for l in s.layers) + caption_layers(doc, i, fmt)
@@ -201,7 +203,7 @@ class SkiaRasterizer:
                      if kind == "layer")
 
     def _layer_key(self, layer: Layer, t: float, duration: float, top: bool = True) -> Any:
-        state = layer_state(layer, t, duration)
+        state = self._state(layer, t, duration)
         if state is None:
             return None
         if layer.type == "group":
@@ -321,7 +323,7 @@ class SkiaRasterizer:
         # Recorded for its bounds only: a picture folds a layer's opacity into its paint when
         # played back, which rounds differently from the layer drawn directly.
         # A cuttable drawing (one image drawn) is played back from it in every box it meets.
-        state = layer_state(layer, local, duration)
+        state = self._state(layer, local, duration)
         sprites = self._sprites
         if state is None or sprites is None or not sprites.used(layer, state):
             picture, box = self._record(layer, local, duration)
@@ -438,11 +440,22 @@ class SkiaRasterizer:
 
     # -- layers -------------------------------------------------------------------------------
 
+    def _state(self, layer: Layer, t: float, duration: float) -> LayerState | None:
+        """`layer_state`, worked out once a frame: a layer is keyed, measured and drawn in each
+        box it meets at the same `t`."""
+        key = (id(layer), t, duration)
+        found = self._states.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
+            if len(self._states) > 256:
+                self._states.clear()
+            found = self._states[key] = layer_state(layer, t, duration)
+        return found
+
     def _frame_box(self) -> Rect:
         return (0.0, 0.0, float(self.width), float(self.height))
 
     def _draw_layer(self, canvas: skia.Canvas, layer: Layer, t: float, duration: float, parent: Rect) -> None:
-        state = layer_state(layer, t, duration)
+        state = self._state(layer, t, duration)
         if state is None:
             return
         box, block = self._box(layer, state, parent)
