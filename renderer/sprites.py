@@ -55,6 +55,11 @@ class Sprites:
         self.brand, self.unit = brand, unit
         self._images: dict[tuple[int, int, int], tuple[skia.Image, int, int]] = {}
         self._takes: dict[int, bool] = {}
+        self._alphas: dict[int, int] = {}
+        self._zooms: dict[int, float] = {}
+        # each layer's last placement, by the box and the very state it was worked out for (a
+        # layer is placed in every box it is drawn in, with the state of its frame)
+        self._placed: dict[int, tuple[Rect, LayerState, Placement]] = {}
 
     def takes(self, layer: Layer) -> bool:
         """Whether `layer` is drawn as an image: a shape of one faint colour and no stroke."""
@@ -75,6 +80,14 @@ class Sprites:
         shape's box scaled about its centre, and its opacity. On a shape of at least `PLACED_MIN`
         pixels the edges are rounded to its grid and the opacity to its steps (equal placements
         draw equal pixels); on a smaller one they are as the state says."""
+        last = self._placed.get(id(layer))
+        if last is not None and last[0] == box and last[1] is state:
+            return last[2]
+        at = self._place(layer, box, state)
+        self._placed[id(layer)] = (box, state, at)
+        return at
+
+    def _place(self, layer: Layer, box: Rect, state: LayerState) -> Placement:
         x, y, w, h = box
         s = state.scale
         cx, cy = x + w / 2.0, y + h / 2.0
@@ -107,23 +120,34 @@ class Sprites:
         w, h = box[2], box[3]
         if w <= 0 or h <= 0 or at.right <= at.left or at.bottom <= at.top or at.opacity <= 0.0:
             return None
-        zoom = _largest_scale(layer)
+        zoom = self._zoom(layer)
         iw, ih = math.ceil(w * zoom), math.ceil(h * zoom)  # the image's size (``_image``)
         # the image's transparent margin, at the scale the shape is drawn
         px, py = PAD * (at.right - at.left) / iw, PAD * (at.bottom - at.top) / ih
         return skia.Rect.MakeLTRB(at.left - px, at.top - py, at.right + px, at.bottom + py)
 
     def _alpha(self, layer: Layer) -> int:
-        return parse_hex(self.brand.color(layer.fill))[3] if isinstance(layer.fill, str) else 0xFF
+        found = self._alphas.get(id(layer))
+        if found is None:
+            found = self._alphas[id(layer)] = (parse_hex(self.brand.color(layer.fill))[3]
+                                               if isinstance(layer.fill, str) else 0xFF)
+        return found
+
+    def _zoom(self, layer: Layer) -> float:
+        found = self._zooms.get(id(layer))
+        if found is None:
+            found = self._zooms[id(layer)] = _largest_scale(layer)
+        return found
 
     def clear(self) -> None:
         self._images.clear()
+        self._placed.clear()
 
     def _image(self, layer: Layer, w: float, h: float) -> tuple[skia.Image, int, int]:
         key = (id(layer), round(w * 16), round(h * 16))
         found = self._images.get(key)
         if found is None:
-            zoom = _largest_scale(layer)
+            zoom = self._zoom(layer)
             iw, ih = math.ceil(w * zoom), math.ceil(h * zoom)
             surface = skia.Surface(iw + 2 * PAD, ih + 2 * PAD)
             canvas = surface.getCanvas()
