@@ -180,6 +180,49 @@ def test_many_boxes_converted_together_equal_the_whole_conversion():
             assert np.array_equal(got, want)
 
 
+@pytest.mark.parametrize(("w", "h"), [(480, 270), (576, 720), (1080, 1350)])
+def test_a_box_converts_from_its_own_pixels_and_the_two_rows_under_it(w, h):
+    """What packing boxes into one image relies on (`renderer/yuv.py`): with the area filter a
+    box's samples depend on its own pixels and, for its last chroma row, the two rows under it;
+    noise anywhere else leaves them as they are."""
+    rng = np.random.default_rng(7)
+    frame = rng.integers(0, 256, (h, w, 4), np.uint8)
+    frame[..., 3] = 255
+    planes = Bt709Planes(w, h)
+    whole = planes.convert(frame, "bgra", None).copy()
+    for _ in range(6):
+        x0, y0 = int(rng.integers(0, w // 2 - 20)) * 2, int(rng.integers(0, h // 2 - 20)) * 2
+        x1, y1 = x0 + 2 * int(rng.integers(1, 20)), y0 + 2 * int(rng.integers(1, 20))
+        noisy = rng.integers(0, 256, (h, w, 4), np.uint8)
+        noisy[..., 3] = 255
+        noisy[y0:min(h, y1 + 2), x0:x1] = frame[y0:min(h, y1 + 2), x0:x1]
+        other = Bt709Planes(w, h)
+        other.convert(noisy, "bgra", None)
+        assert np.array_equal(other.y[y0:y1, x0:x1], planes.y[y0:y1, x0:x1])
+        for got, want in ((other.u, planes.u), (other.v, planes.v)):
+            assert np.array_equal(got[y0 // 2:y1 // 2, x0 // 2:x1 // 2], want[y0 // 2:y1 // 2, x0 // 2:x1 // 2])
+    assert np.array_equal(planes.buffer, whole)
+
+
+def test_a_crossfade_of_planes_is_the_blend_to_within_one_level():
+    from reelfarm.renderer.compose import PlaneTransitions
+
+    rng = np.random.default_rng(8)
+    w, h = 640, 360
+    a = rng.integers(0, 256, (h * 3 // 2, w), np.uint8)
+    b = rng.integers(0, 256, (h * 3 // 2, w), np.uint8)
+    out = np.empty_like(a)
+    mixer = PlaneTransitions(w, h)
+    for p in (0.0, 0.013, 0.37, 0.5, 0.91, 1.0):
+        mixer._blend(out.reshape(-1), a.reshape(-1), b.reshape(-1), round(p * 256))
+        exact = a * (1.0 - p) + b * p
+        assert np.abs(out - exact).max() <= 1.0, p
+    mixer._blend(out.reshape(-1), a.reshape(-1), b.reshape(-1), 0)
+    assert np.array_equal(out, a)
+    mixer._blend(out.reshape(-1), a.reshape(-1), b.reshape(-1), 256)
+    assert np.array_equal(out, b)
+
+
 def test_settled_boxes_hold_every_drawing_they_meet_and_do_not_overlap():
     drawings = [(10, 10, 50, 30), (40, 25, 90, 60), (200, 200, 220, 210), (0, 100, 300, 110)]
     boxes = damage.settle([(45, 28, 46, 29), (205, 150, 206, 205)], drawings)
