@@ -8,6 +8,7 @@ both on this one.
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 import shutil
@@ -243,8 +244,16 @@ def _render_pool(doc: Doc, jobs: list[_Job], spec: RenderSpec, choice: RasterCho
     # Two x264 threads per chunk process: it encodes one frame while the process draws the next,
     # which one thread each could not (measured at 1080p on 2 cores: about 7% more frames/s).
     encoder_kw = {"threads": CHUNK_X264_THREADS, **encoder_kw} if workers > 1 else encoder_kw
-    pool = ctx.Pool(min(workers, len(jobs)), _worker_init,
-                    (dict(doc.source), spec, choice, assets, counter, family, encoder_kw))
+    # What this process dropped is collected here, and the rest frozen while the pool forks, so
+    # that no chunk process collects what it inherited: a finalizer needing one of this process's
+    # threads (a dropped swscale context joins its slice threads) would wait for ever there.
+    gc.collect()
+    gc.freeze()
+    try:
+        pool = ctx.Pool(min(workers, len(jobs)), _worker_init,
+                        (dict(doc.source), spec, choice, assets, counter, family, encoder_kw))
+    finally:
+        gc.unfreeze()
     try:
         result = pool.map_async(_worker_chunk, jobs, chunksize=1)
         while not result.ready():

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import gc
 import io
+import os
 
 import av
 import numpy as np
@@ -135,3 +137,41 @@ def test_stills_from_one_rasterizer_equal_stills_drawn_alone(doc):
     times = [2.9, 0.2, 3.25, 5.0]  # out of order, across the transition
     together = list(iter_stills_png(doc, times, RenderSpec("4:5", 180)))
     assert together == [render_still_png(doc, t, RenderSpec("4:5", 180)) for t in times]
+
+
+class _Dropped:
+    """Garbage in a reference cycle whose finalizer notes the process it runs in."""
+
+    def __init__(self, path) -> None:
+        self.path, self.me = path, self
+
+    def __del__(self) -> None:
+        with open(self.path, "a") as log:
+            log.write(f"{os.getpid()}\n")
+
+
+def test_chunk_processes_never_collect_what_the_parent_dropped(doc, tmp_path, monkeypatch):
+    """A finalizer that needs a thread of the parent (a dropped swscale context joining its slice
+    threads, a decoder its frame threads) waits for ever in a forked child, where that thread does
+    not exist: a chunk process hung so in a test run. What the parent dropped is collected before
+    the pool forks, or left to the parent; each child here collects all it can as it starts."""
+    import reelfarm.renderer.render as render_module
+
+    started = render_module._worker_init
+
+    def collecting(*args, **kwargs):
+        gc.collect()
+        started(*args, **kwargs)
+
+    monkeypatch.setattr(render_module, "_worker_init", collecting)
+    log = tmp_path / "finalized"
+    gc.disable()  # the garbage stays uncollected in this process until the pool forks
+    try:
+        for _ in range(50):
+            _Dropped(log)
+        render_video(doc, str(tmp_path / "v.mp4"), RenderSpec("16:9", 180), workers=2)
+    finally:
+        gc.enable()
+    gc.collect()
+    pids = log.read_text().split()
+    assert len(pids) == 50 and set(pids) == {str(os.getpid())}
