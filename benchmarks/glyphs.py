@@ -1,0 +1,84 @@
+"""CPU milliseconds to draw one line of text at each size: where Skia's glyph masks cost more than paths.
+
+    python -m benchmarks.glyphs                       # 40 to 300 px, the line below
+    python -m benchmarks.glyphs --sizes 140,257 --draws 50
+
+Skia draws a glyph of up to 256 device pixels from a cached mask and a larger one as a path. The
+line ("We're opening our second studio", as a story's headline) is drawn held in place and moving
+a fraction of a pixel each draw, after a few draws that fill the caches; printed per size: CPU ms a
+draw (`time.process_time`). Then a story's own 140 px headline as the rasterizer paints it
+(`TextBlock.paint`, the paragraph the stories lay out). Results go to benchmarks/results/glyphs-*.json.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+LINE = "We're opening our second studio"
+
+
+def per_draw(draw: Any, draws: int, moving: bool) -> float:
+    """CPU ms a call of ``draw(x, y)``, at one place or moving 0.37 px a call."""
+    for k in range(8):
+        draw(10.0 + (k * 0.37 if moving else 0.0), 500.0)
+    c0 = time.process_time()
+    for k in range(draws):
+        draw(10.0 + (k * 0.37 if moving else 0.0), 500.0)
+    return 1000 * (time.process_time() - c0) / draws
+
+
+def main(argv: list[str] | None = None) -> int:
+    import skia
+
+    from reelfarm.renderer.fonts import font_book
+    from reelfarm.renderer.model import FontRef
+    from reelfarm.renderer.text import TextBlock, TextSpec
+
+    p = argparse.ArgumentParser(prog="python -m benchmarks.glyphs", description=__doc__.split("\n")[0])
+    p.add_argument("--sizes", default="40,80,120,140,200,256,257,300")
+    p.add_argument("--draws", type=int, default=20)
+    p.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    args = p.parse_args(argv)
+    surface = skia.Surface(1920, 1080)
+    canvas = surface.getCanvas()
+    paint = skia.Paint(AntiAlias=True, Color=skia.ColorWHITE)
+    book = font_book()
+    typeface = book.typeface("Inter", 700)
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
+    rows: dict[str, Any] = {}
+    for size in (int(s) for s in args.sizes.split(",")):
+        font = skia.Font(typeface, size)
+        font.setSubpixel(True)
+        font.setEdging(skia.Font.Edging.kAntiAlias)
+        blob = skia.TextBlob.MakeFromString(LINE, font)
+
+        def draw(x: float, y: float, blob: Any = blob) -> None:
+            canvas.drawTextBlob(blob, x, y, paint)
+
+        held, moving = per_draw(draw, args.draws, False), per_draw(draw, args.draws, True)
+        rows[str(size)] = {"held_ms": held, "moving_ms": moving}
+        print(f"  {size:4d} px  held {held:6.2f} ms  moving {moving:6.2f} ms", flush=True)
+    spec = TextSpec(text=LINE, font=FontRef("Inter", 700), size_px=140.0, min_size_px=70.0, color="#FFFFFF",
+                    align="left", direction="auto", line_height=1.2, letter_spacing=0.0, auto_shrink=False,
+                    box_w=1800.0, box_h=0.0)
+    block = TextBlock(spec, book)
+    paragraph = per_draw(lambda x, y: block.paint(canvas, x, y), args.draws, True)
+    print(f"  a story's 140 px headline (TextBlock.paint), moving: {paragraph:.2f} ms")
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / f"glyphs-{dt.datetime.now():%Y%m%dT%H%M%S}.json"
+    out.write_text(json.dumps({"benchmark": "glyphs", "line": LINE, "sizes": rows, "paragraph_140_ms": paragraph,
+                               "load_average_start": load, "load_average_end": os.getloadavg(),
+                               "cores": os.cpu_count()}, indent=2))
+    print(f"-> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
