@@ -50,7 +50,6 @@ TEXT_BLOCKS_MAX_BYTES = 64 * 1024 * 1024
 
 
 _Target = CpuTarget  # the name the linter's contrast check imports
-_UNKNOWN = object()
 
 
 class Rasterizer(Protocol):
@@ -127,7 +126,7 @@ class SkiaRasterizer:
         self._last_frames: dict[int, skia.Image] = {}
         self._last_key: Any = None
         self.drawn_pixels = 0  # pixels restored and redrawn so far (a whole frame counts them all)
-        self._states: dict[tuple[int, float, float], Any] = {}  # `_state`'s, of the last few times
+        self._states: dict[tuple[int, float, float], tuple[Layer, Any]] = {}  # `_state`'s, lately
         # captions are the last layers of each scene, and drawn over its transition in, not blended
         # with it (``reelfarm.renderer.caption_layout``)
         self._scenes = [tuple(l.for_format(fmt) for l in s.layers) + caption_layers(doc, i, fmt)
@@ -444,12 +443,12 @@ class SkiaRasterizer:
         """`layer_state`, worked out once a frame: a layer is keyed, measured and drawn in each
         box it meets at the same `t`."""
         key = (id(layer), t, duration)
-        found = self._states.get(key, _UNKNOWN)
-        if found is _UNKNOWN:
+        found = self._states.get(key)
+        if found is None or found[0] is not layer:  # holding the layer: no other takes its id
             if len(self._states) > 256:
                 self._states.clear()
-            found = self._states[key] = layer_state(layer, t, duration)
-        return found
+            found = self._states[key] = (layer, layer_state(layer, t, duration))
+        return found[1]
 
     def _frame_box(self) -> Rect:
         return (0.0, 0.0, float(self.width), float(self.height))

@@ -55,11 +55,12 @@ class Sprites:
         self.brand, self.unit = brand, unit
         self._images: dict[tuple[int, int, int], tuple[skia.Image, int, int]] = {}
         self._takes: dict[int, bool] = {}
-        self._alphas: dict[int, int] = {}
-        self._zooms: dict[int, float] = {}
+        # by the layer's id, each holding the layer itself (so that no other layer takes its id)
+        self._alphas: dict[int, tuple[Layer, int]] = {}
+        self._zooms: dict[int, tuple[Layer, float]] = {}
         # each layer's last placement, by the box and the very state it was worked out for (a
         # layer is placed in every box it is drawn in, with the state of its frame)
-        self._placed: dict[int, tuple[Rect, LayerState, Placement]] = {}
+        self._placed: dict[int, tuple[Layer, Rect, LayerState, Placement]] = {}
 
     def takes(self, layer: Layer) -> bool:
         """Whether `layer` is drawn as an image: a shape of one faint colour and no stroke."""
@@ -81,10 +82,10 @@ class Sprites:
         pixels the edges are rounded to its grid and the opacity to its steps (equal placements
         draw equal pixels); on a smaller one they are as the state says."""
         last = self._placed.get(id(layer))
-        if last is not None and last[0] == box and last[1] is state:
-            return last[2]
+        if last is not None and last[0] is layer and last[1] == box and last[2] is state:
+            return last[3]
         at = self._place(layer, box, state)
-        self._placed[id(layer)] = (box, state, at)
+        self._placed[id(layer)] = (layer, box, state, at)
         return at
 
     def _place(self, layer: Layer, box: Rect, state: LayerState) -> Placement:
@@ -128,16 +129,16 @@ class Sprites:
 
     def _alpha(self, layer: Layer) -> int:
         found = self._alphas.get(id(layer))
-        if found is None:
-            found = self._alphas[id(layer)] = (parse_hex(self.brand.color(layer.fill))[3]
+        if found is None or found[0] is not layer:
+            found = self._alphas[id(layer)] = (layer, parse_hex(self.brand.color(layer.fill))[3]
                                                if isinstance(layer.fill, str) else 0xFF)
-        return found
+        return found[1]
 
     def _zoom(self, layer: Layer) -> float:
         found = self._zooms.get(id(layer))
-        if found is None:
-            found = self._zooms[id(layer)] = _largest_scale(layer)
-        return found
+        if found is None or found[0] is not layer:
+            found = self._zooms[id(layer)] = (layer, _largest_scale(layer))
+        return found[1]
 
     def clear(self) -> None:
         self._images.clear()
