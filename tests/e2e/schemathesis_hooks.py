@@ -8,6 +8,7 @@ so the negative cases still test their rejection.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import threading
 import uuid
@@ -20,9 +21,12 @@ _VALID_KEY = re.compile(r"[\x20-\x7e]{1,255}")
 # Python 3.11 keeps one AST-building depth counter per interpreter, not per thread, and Hypothesis
 # parses a lambda's source to describe it (repr of a strategy, as it validates one): two of the
 # fuzzer's worker threads doing it at once failed a whole run with "SystemError: AST constructor
-# recursion depth mismatch" (CPython gh-106905). One parse at a time in this process.
-_AST_LOCK = threading.Lock()
+# recursion depth mismatch" (CPython gh-106905). One AST built at a time in this process: by
+# `ast.parse` and by `compile(..., ast.PyCF_ONLY_AST)`, which anyio's lazy importer calls when a
+# worker thread first imports it (a later run failed there), and anyio imported here, up front.
+_AST_LOCK = threading.RLock()  # ast.parse calls compile
 _ast_parse = ast.parse
+_compile = builtins.compile
 
 
 def _parse_one_at_a_time(*args, **kwargs):
@@ -30,7 +34,16 @@ def _parse_one_at_a_time(*args, **kwargs):
         return _ast_parse(*args, **kwargs)
 
 
+def _compile_one_ast_at_a_time(source, filename, mode, flags=0, *args, **kwargs):
+    if not flags & ast.PyCF_ONLY_AST:
+        return _compile(source, filename, mode, flags, *args, **kwargs)
+    with _AST_LOCK:
+        return _compile(source, filename, mode, flags, *args, **kwargs)
+
+
 ast.parse = _parse_one_at_a_time
+builtins.compile = _compile_one_ast_at_a_time
+import anyio  # noqa: F401 - its lazy importer builds an AST: here, before any worker thread
 
 
 @schemathesis.hook
