@@ -57,17 +57,16 @@ class Bt709Planes:
         if boxes is not None:
             grid = [b for b in map(self._on_grid, boxes) if b[2] > b[0] and b[3] > b[1]]
             if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in grid) <= FULL_FRACTION * self.width * self.height:
-                small = [b for b in grid if (b[2] - b[0]) * (b[3] - b[1]) < ALONE_PIXELS]
+                small = []
                 for box in grid:
                     if (box[2] - box[0]) * (box[3] - box[1]) >= ALONE_PIXELS:
                         self._convert_alone(frame, pixel_format, box)
+                    else:
+                        small.append(box)
                 if small:
                     self._convert_atlas(frame, pixel_format, small)
                 return self.buffer
-        out = rgba_to_bt709(self._context(self.width, self.height), frame, "yuv420p", src_format=pixel_format)
-        for plane, dest in zip(out.planes, (self.y, self.u, self.v)):
-            dest[:] = np.frombuffer(memoryview(plane), np.uint8).reshape(-1, plane.line_size)[:, :dest.shape[1]]
-        self.converted_pixels += self.width * self.height
+        self._convert_alone(frame, pixel_format, (0, 0, self.width, self.height))
         return self.buffer
 
     def _on_grid(self, box: Box) -> Box:
