@@ -7,7 +7,9 @@ Skia draws a glyph of up to 256 device pixels from a cached mask and a larger on
 line ("We're opening our second studio", as a story's headline) is drawn held in place and moving
 a fraction of a pixel each draw, after a few draws that fill the caches; printed per size: CPU ms a
 draw (`time.process_time`). Then a story's own 140 px headline as the rasterizer paints it
-(`TextBlock.paint`, the paragraph the stories lay out). Results go to benchmarks/results/glyphs-*.json.
+(`TextBlock.paint`, the paragraph the stories lay out), with masks and as the rasterizer draws it
+(as paths from `text.PATH_GLYPHS_PX`: under `text.PATH_GLYPHS`, a perspective that moves
+nothing, Skia draws every glyph as a path). Results go to benchmarks/results/glyphs-*.json.
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from reelfarm.renderer.fonts import font_book
     from reelfarm.renderer.model import FontRef
-    from reelfarm.renderer.text import TextBlock, TextSpec
+    from reelfarm.renderer.text import PATH_GLYPHS, PATH_GLYPHS_PX, TextBlock, TextSpec
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.glyphs", description=__doc__.split("\n")[0])
     p.add_argument("--sizes", default="40,80,120,140,200,256,257,300")
@@ -62,18 +64,28 @@ def main(argv: list[str] | None = None) -> int:
         def draw(x: float, y: float, blob: Any = blob) -> None:
             canvas.drawTextBlob(blob, x, y, paint)
 
+        def as_paths(x: float, y: float, blob: Any = blob) -> None:
+            canvas.save()
+            canvas.concat(PATH_GLYPHS)
+            canvas.drawTextBlob(blob, x, y, paint)
+            canvas.restore()
+
         held, moving = per_draw(draw, args.draws, False), per_draw(draw, args.draws, True)
-        rows[str(size)] = {"held_ms": held, "moving_ms": moving}
-        print(f"  {size:4d} px  held {held:6.2f} ms  moving {moving:6.2f} ms", flush=True)
+        paths = per_draw(as_paths, args.draws, True)
+        rows[str(size)] = {"held_ms": held, "moving_ms": moving, "paths_moving_ms": paths}
+        print(f"  {size:4d} px  held {held:6.2f} ms  moving {moving:6.2f} ms  as paths, moving {paths:6.2f} ms",
+              flush=True)
     spec = TextSpec(text=LINE, font=FontRef("Inter", 700), size_px=140.0, min_size_px=70.0, color="#FFFFFF",
                     align="left", direction="auto", line_height=1.2, letter_spacing=0.0, auto_shrink=False,
                     box_w=1800.0, box_h=0.0)
     block = TextBlock(spec, book)
-    paragraph = per_draw(lambda x, y: block.paint(canvas, x, y), args.draws, True)
-    print(f"  a story's 140 px headline (TextBlock.paint), moving: {paragraph:.2f} ms")
+    paragraph = per_draw(lambda x, y: block.paint(canvas, x, y, paths=False), args.draws, True)
+    paragraph_paths = per_draw(lambda x, y: block.paint(canvas, x, y), args.draws, True)
+    print(f"  a story's 140 px headline (TextBlock.paint), moving: {paragraph:.2f} ms as masks, "
+          f"{paragraph_paths:.2f} ms as drawn (paths from {PATH_GLYPHS_PX:g} px)")
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / f"glyphs-{dt.datetime.now():%Y%m%dT%H%M%S}.json"
-    out.write_text(json.dumps({"benchmark": "glyphs", "line": LINE, "sizes": rows, "paragraph_140_ms": paragraph,
+    out.write_text(json.dumps({"benchmark": "glyphs", "line": LINE, "sizes": rows, "paragraph_140_ms": paragraph, "paragraph_140_as_drawn_ms": paragraph_paths,
                                "load_average_start": load, "load_average_end": os.getloadavg(),
                                "cores": os.cpu_count()}, indent=2))
     print(f"-> {out}")

@@ -190,6 +190,7 @@ class LayerImages:
 
     def __init__(self, width: int, height: int, frames: float = 1.5) -> None:
         limit = max(1, int(frames * width * height * 4))
+        self._frame = (width, height)
         self._images: BoundedCache[Any, tuple[Any, int, int]] = BoundedCache(
             64, limit, sizeof=lambda key, found: (found[0].width() * found[0].height() * 4 if found[0] else 0) + 256)
 
@@ -204,7 +205,7 @@ class LayerImages:
         """Copy the image of `paint` (what it draws on an untransformed canvas) onto `canvas`."""
         found = self._images.get(key)
         if found is None:
-            found = self._make(paint)
+            found = self._make(paint, *self._frame)
             self._images.put(key, found)
         image, x, y = found
         if image is not None:
@@ -214,15 +215,20 @@ class LayerImages:
         self._images.clear()
 
     @staticmethod
-    def _make(paint: Callable[[skia.Canvas], None]) -> tuple[Any, int, int]:
+    def _make(paint: Callable[[skia.Canvas], None], width: int, height: int) -> tuple[Any, int, int]:
+        """The image of `paint` where it meets the frame, and its place. Cut at the frame's edges as
+        drawing on the frame cuts it: a glyph drawn as a path (`text.PATH_GLYPHS`) comes out a
+        little otherwise near an edge that clips it."""
         recorder = skia.PictureRecorder()
         paint(recorder.beginRecording(skia.Rect.MakeLTRB(-1e6, -1e6, 1e6, 1e6), skia.RTreeFactory()()))
         picture = recorder.finishRecordingAsPicture()
         if not picture.approximateOpCount():
             return None, 0, 0
         cull = picture.cullRect()
-        x, y = math.floor(cull.left()) - PAD, math.floor(cull.top()) - PAD
-        w, h = math.ceil(cull.right()) + PAD - x, math.ceil(cull.bottom()) + PAD - y
+        x, y = max(0, math.floor(cull.left()) - PAD), max(0, math.floor(cull.top()) - PAD)
+        w, h = min(width, math.ceil(cull.right()) + PAD) - x, min(height, math.ceil(cull.bottom()) + PAD) - y
+        if w <= 0 or h <= 0:
+            return None, 0, 0
         surface = skia.Surface(w, h)
         canvas = surface.getCanvas()
         canvas.clear(0)

@@ -21,6 +21,17 @@ tl = skia.textlayout
 _ALIGN = {"left": tl.TextAlign.kLeft, "center": tl.TextAlign.kCenter, "right": tl.TextAlign.kRight}
 _RTL_CLASSES = {"R", "AL"}
 
+# Skia draws a glyph of up to 256 device pixels from a cached mask, one per quarter-pixel place,
+# in a glyph cache of 2 MB that skia-python cannot raise: large text moving a fraction of a pixel
+# a frame makes new masks all the time (`python -m benchmarks.glyphs`: 31 glyphs of 140 px, 1.35 ms
+# a line as masks, 0.35 as paths). Under a perspective Skia never caches glyphs and draws each as
+# a path; this one's w is 1 + 1e-12 y, which is 1 in single precision for any y of a frame, so it
+# moves nothing. Text of `PATH_GLYPHS_PX` device pixels or more is drawn under it: unhinted, at its
+# exact place (masks also round y to a whole pixel).
+PATH_GLYPHS = skia.Matrix()
+PATH_GLYPHS.setAll(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1e-12, 1.0)
+PATH_GLYPHS_PX = 96.0
+
 
 def is_rtl(text: str) -> bool:
     """True when the first strong character of `text` is right-to-left."""
@@ -97,13 +108,21 @@ class TextBlock:
             return box_left + self.spec.box_w - self.width
         return box_left + (self.spec.box_w - self.width) / 2.0
 
-    def paint(self, canvas: skia.Canvas, x: float, y: float, reveal: float = 1.0, mode: str = "") -> None:
-        """Paint with its box's top-left at (x, y), showing `reveal` of the text."""
+    def paint(self, canvas: skia.Canvas, x: float, y: float, reveal: float = 1.0, mode: str = "",
+              paths: bool = True) -> None:
+        """Paint with its box's top-left at (x, y), showing `reveal` of the text; glyphs of
+        `PATH_GLYPHS_PX` device pixels or more as paths unless `paths` is False."""
         shown = self._shown_chars(reveal, mode)
         paragraph = self._paragraphs.get(shown)
         if paragraph is None:
             paragraph = self._paragraphs[shown] = _paragraph(self.book, self.spec, self.align, self.rtl,
                                                              self.size_px, shown)
+        if paths and self.size_px * canvas.getTotalMatrix().getMaxScale() >= PATH_GLYPHS_PX:
+            canvas.save()
+            canvas.concat(PATH_GLYPHS)
+            paragraph.paint(canvas, x, y)
+            canvas.restore()
+            return
         paragraph.paint(canvas, x, y)
 
     def _shown_chars(self, reveal: float, mode: str) -> int:
