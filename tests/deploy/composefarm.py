@@ -70,10 +70,10 @@ def docker_daemon() -> Iterator[None]:
                                "--exec-root", str(DOCKER_DATA / "exec"), "--pidfile", str(DOCKER_DATA / "dockerd.pid")],
                               stdout=log, stderr=log)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # a daemon first loads what its data holds
         while not _daemon_answers():
             assert daemon.poll() is None, f"dockerd ended ({daemon.returncode}): see {DOCKER_DATA / 'dockerd.log'}"
-            assert time.monotonic() < deadline, "dockerd did not answer in 60 s"
+            assert time.monotonic() < deadline, "dockerd did not answer in 180 s"
             time.sleep(0.5)
         yield
     finally:

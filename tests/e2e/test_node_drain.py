@@ -270,9 +270,22 @@ class Serve:
                               (f"render-{render_id}-%",)).fetchall()
         return {task_id: (status, attempts) for task_id, status, attempts in rows}
 
-    def left_behind(self) -> list[str]:
-        """Processes of this server's session still alive (its task processes included)."""
-        return [f"{p.pid} {p.name()}" for p in psutil.process_iter() if _session(p) == self.process.pid]
+    def left_behind(self, within_sec: float = 10.0) -> list[str]:
+        """Processes of this server's session still alive (its task processes included) once
+        `within_sec` has passed: a process the master killed as it left may take a moment to go on
+        a loaded machine. A zombie runs nothing (whoever adopted it reaps it) and is not counted."""
+        deadline = time.monotonic() + within_sec
+        while True:
+            alive = []
+            for process in psutil.process_iter():
+                try:
+                    if _session(process) == self.process.pid and process.status() != psutil.STATUS_ZOMBIE:
+                        alive.append(f"{process.pid} {process.name()}")
+                except psutil.NoSuchProcess:
+                    continue
+            if not alive or time.monotonic() > deadline:
+                return alive
+            time.sleep(0.2)
 
     def close(self) -> None:
         stop(self.process)
