@@ -2,6 +2,7 @@
 
     python -m benchmarks.glyphs                       # 40 to 300 px, the line below
     python -m benchmarks.glyphs --sizes 140,257 --draws 50
+    python -m benchmarks.glyphs --stories 3           # and every story drawn both ways, interleaved
 
 Skia draws a glyph of up to 256 device pixels from a cached mask and a larger one as a path. The
 line ("We're opening our second studio", as a story's headline) is drawn held in place and moving
@@ -9,7 +10,9 @@ a fraction of a pixel each draw, after a few draws that fill the caches; printed
 draw (`time.process_time`). Then a story's own 140 px headline as the rasterizer paints it
 (`TextBlock.paint`, the paragraph the stories lay out), with masks and as the rasterizer draws it
 (as paths from `text.PATH_GLYPHS_PX`: under `text.PATH_GLYPHS`, a perspective that moves
-nothing, Skia draws every glyph as a path). Results go to benchmarks/results/glyphs-*.json.
+nothing, Skia draws every glyph as a path). With `--stories N`, each built-in story (16:9, 1080p)
+is drawn as a render draws it, N times with masks only and N times as drawn, alternately in this
+process; per story the CPU ms a frame of each way (each frame's fastest of its N draws). Results go to benchmarks/results/glyphs-*.json.
 """
 from __future__ import annotations
 
@@ -35,6 +38,44 @@ def per_draw(draw: Any, draws: int, moving: bool) -> float:
     return 1000 * (time.process_time() - c0) / draws
 
 
+def stories(rounds: int) -> dict[str, dict[str, float]]:
+    """CPU ms a frame of each story drawn with masks only and as drawn (see the docstring)."""
+    import numpy as np
+
+    from reelfarm.renderer import text
+    from reelfarm.renderer.model import parse_doc
+    from reelfarm.renderer.raster import SkiaRasterizer
+    from reelfarm.renderer.spec import RenderSpec
+    from reelfarm.renderer.tokens import NEUTRAL_BRAND
+    from reelfarm.studio.stories import list_stories
+
+    threshold = text.PATH_GLYPHS_PX
+    out: dict[str, dict[str, float]] = {}
+    try:
+        for story in list_stories():
+            doc = parse_doc(story.build({}, NEUTRAL_BRAND, "16:9", None))
+            spec = RenderSpec("16:9", 1080, doc.fps)
+            times: dict[str, list[list[float]]] = {"masks_ms": [], "as_drawn_ms": []}
+            for _ in range(rounds):
+                for way, px in (("masks_ms", float("inf")), ("as_drawn_ms", threshold)):
+                    text.PATH_GLYPHS_PX = px
+                    raster = SkiaRasterizer(doc, "16:9", *spec.size, yuv=True)
+                    frames = []
+                    for n in range(doc.frame_count):
+                        c0 = time.process_time()
+                        raster.render(spec.time(n))
+                        frames.append(1000 * (time.process_time() - c0))
+                    raster.close()
+                    times[way].append(frames)
+            out[story.id] = {way: float(np.min(runs, axis=0).mean()) for way, runs in times.items()}
+            row = out[story.id]
+            print(f"  {story.id:18s} masks {row['masks_ms']:5.2f}  as drawn {row['as_drawn_ms']:5.2f} ms a frame  "
+                  f"{row['as_drawn_ms'] / row['masks_ms']:.2f}x", flush=True)
+    finally:
+        text.PATH_GLYPHS_PX = threshold
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     import skia
 
@@ -45,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.glyphs", description=__doc__.split("\n")[0])
     p.add_argument("--sizes", default="40,80,120,140,200,256,257,300")
     p.add_argument("--draws", type=int, default=20)
+    p.add_argument("--stories", type=int, default=0, help="rounds of every story drawn both ways (0: none)")
     p.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     args = p.parse_args(argv)
     surface = skia.Surface(1920, 1080)
@@ -83,9 +125,16 @@ def main(argv: list[str] | None = None) -> int:
     paragraph_paths = per_draw(lambda x, y: block.paint(canvas, x, y), args.draws, True)
     print(f"  a story's 140 px headline (TextBlock.paint), moving: {paragraph:.2f} ms as masks, "
           f"{paragraph_paths:.2f} ms as drawn (paths from {PATH_GLYPHS_PX:g} px)")
+    story_rows = stories(args.stories) if args.stories else {}
+    if story_rows:
+        import statistics
+
+        masks = statistics.median(r["masks_ms"] for r in story_rows.values())
+        drawn = statistics.median(r["as_drawn_ms"] for r in story_rows.values())
+        print(f"  stories' median: masks {masks:.2f}, as drawn {drawn:.2f} ms a frame ({drawn / masks:.2f}x)")
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / f"glyphs-{dt.datetime.now():%Y%m%dT%H%M%S}.json"
-    out.write_text(json.dumps({"benchmark": "glyphs", "line": LINE, "sizes": rows, "paragraph_140_ms": paragraph, "paragraph_140_as_drawn_ms": paragraph_paths,
+    out.write_text(json.dumps({"benchmark": "glyphs", "line": LINE, "sizes": rows, "paragraph_140_ms": paragraph, "paragraph_140_as_drawn_ms": paragraph_paths, "stories": story_rows,
                                "load_average_start": load, "load_average_end": os.getloadavg(),
                                "cores": os.cpu_count()}, indent=2))
     print(f"-> {out}")
