@@ -310,7 +310,18 @@ def drive(args: argparse.Namespace, root: int, base: str, key: str, places: Plac
     for thread in threads:
         thread.join(timeout=90)
     return {"samples": samples, "requests": traffic.stats.as_dict(), "requests_total": traffic.stats.total(),
-            "renders": summarize_renders(traffic), "stills_jobs": traffic.stills}
+            "renders": summarize_renders(traffic), "stills_jobs": traffic.stills, "after_drain": settled(places)}
+
+
+def settled(places: Places, within_s: float = 15.0) -> dict[str, Any]:
+    """The folders once traffic stopped and its renders ended: a render's scratch folder is removed
+    as it ends, so any left after `within_s` was left behind (a leak whatever the slope said)."""
+    deadline = time.monotonic() + within_s
+    disk = places.disk()
+    while disk["scratch_dirs"] and time.monotonic() < deadline:
+        time.sleep(0.5)
+        disk = places.disk()
+    return disk
 
 
 def take_sample(root: int, places: Places, t: float, traffic: Traffic) -> dict[str, Any]:
@@ -385,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
                               "machine": farmkit.machine(), **run(args)}
     result["verdicts"] = verdicts(result["samples"])
     result["failing"] = failures(result["verdicts"], args.max_rss_slope)
+    if result["after_drain"]["scratch_dirs"]:
+        result["failing"].append("scratch_dirs_after_drain")
     out = args.json or RESULTS / f"soak-{args.label}-{started.strftime('%Y%m%dT%H%M%S')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
