@@ -214,12 +214,12 @@ def test_a_crossfade_of_planes_is_the_blend_to_within_one_level():
     out = np.empty_like(a)
     mixer = PlaneTransitions(w, h)
     for p in (0.0, 0.013, 0.37, 0.5, 0.91, 1.0):
-        mixer._blend(out.reshape(-1), a.reshape(-1), b.reshape(-1), round(p * 256))
+        mixer._blend(out, a, b, round(p * 256))
         exact = a * (1.0 - p) + b * p
         assert np.abs(out - exact).max() <= 1.0, p
-    mixer._blend(out.reshape(-1), a.reshape(-1), b.reshape(-1), 0)
+    mixer._blend(out, a, b, 0)
     assert np.array_equal(out, a)
-    mixer._blend(out.reshape(-1), a.reshape(-1), b.reshape(-1), 256)
+    mixer._blend(out, a, b, 256)
     assert np.array_equal(out, b)
 
 
