@@ -223,6 +223,53 @@ def test_a_crossfade_of_planes_is_the_blend_to_within_one_level():
     assert np.array_equal(out, b)
 
 
+def _noise_frame(rng, w: int, h: int) -> np.ndarray:
+    frame = rng.integers(0, 256, (h, w, 4), np.uint8)
+    frame[..., 3] = 255
+    return frame
+
+
+@pytest.mark.parametrize("direction", ["left", "right", "up", "down"])
+def test_a_wipe_of_planes_is_the_drawn_wipe_converted_bit_for_bit(direction):
+    import skia
+
+    from reelfarm.renderer.compose import PlaneTransitions, draw_transition
+    from reelfarm.renderer.model import Transition
+
+    rng = np.random.default_rng(9)
+    w, h = 320, 180
+    prev, inc = _noise_frame(rng, w, h), _noise_frame(rng, w, h)
+    tr = Transition(type="wipe", duration=0.5, direction=direction)
+    mixer = PlaneTransitions(w, h)
+    a, b = (Bt709Planes(w, h).convert(f, "bgra", None).copy() for f in (prev, inc))
+    for p in (0.0, 0.013, 0.37, 0.5, 0.91):
+        surface = skia.Surface(w, h)
+        draw_transition(surface.getCanvas(), *(skia.Image.fromarray(f, colorType=skia.kBGRA_8888_ColorType,
+                                                                    alphaType=skia.kPremul_AlphaType) for f in (prev, inc)),
+                        tr, p, w, h)
+        drawn = Bt709Planes(w, h).convert(surface.toarray(colorType=skia.kBGRA_8888_ColorType), "bgra", None)
+        out = np.empty_like(a)
+        mixer.compose(out, a, b, tr, p)
+        assert np.array_equal(out, drawn), p
+
+
+def test_a_zoom_fills_an_even_rectangle_growing_to_the_frame_and_wipes_end_on_even_pixels():
+    from reelfarm.renderer.compose import ZOOM_FROM, wipe_edge, zoom_rect
+
+    w, h = 1280, 720
+    widths = []
+    for p in np.linspace(0.0, 1.0, 31):
+        rect = zoom_rect(float(p), w, h)
+        assert all(v % 2 == 0 for v in rect) and rect[2] - rect[0] == w - 2 * rect[0]
+        assert abs((rect[2] - rect[0]) / w - (ZOOM_FROM + (1 - ZOOM_FROM) * p)) <= 2 / w
+        widths.append(rect[2] - rect[0])
+        for direction in ("left", "right", "up", "down"):
+            x0, y0, x1, y1 = wipe_edge(float(p), direction, w, h)
+            assert all(v % 2 == 0 for v in (x0, y0, x1, y1))
+            assert abs((x1 - x0) * (y1 - y0) / (w * h) - p) <= 2 / min(w, h)
+    assert widths == sorted(widths) and widths[-1] == w
+
+
 def test_settled_boxes_hold_every_drawing_they_meet_and_do_not_overlap():
     drawings = [(10, 10, 50, 30), (40, 25, 90, 60), (200, 200, 220, 210), (0, 100, 300, 110)]
     boxes = damage.settle([(45, 28, 46, 29), (205, 150, 206, 205)], drawings)
