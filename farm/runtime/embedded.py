@@ -145,7 +145,8 @@ class EmbeddedQueue:
             self._wake.set()
 
     def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
-                depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None) -> None:
+                depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None,
+                pool: str = "") -> None:
         task = _NewTask(func_path, args, job_id, queue, list(depends_on or []), retries, turn)
         batched = getattr(self._batch, "pending", None)
         if batched is not None:
@@ -244,6 +245,10 @@ class EmbeddedQueue:
 
     def chunk_queue(self, pool: str = "") -> str:
         """``render``: every task runs here, whatever its queue or pool (the name only labels the rows)."""
+        return RENDER_QUEUE
+
+    def stitch_queue(self, pool: str = "") -> str:
+        """``render``, as ``chunk_queue``."""
         return RENDER_QUEUE
 
     def loads(self) -> dict[str, Load]:

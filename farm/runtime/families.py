@@ -135,7 +135,7 @@ def fall_back(queue: RQQueue, life: RenderLifecycle) -> list[str]:
         if redo is None:
             continue
         pending = [i for i, key in enumerate(keys) if not life.storage.exists(key)]
-        graph = graph_of(render, needs_import=False, pending=pending)
+        graph = graph_of(render, needs_import=False, pending=pending, stitch_queue=queue.stitch_queue(render.pool))
         for index in pending:
             rq_id = queue.rq_job_id(chunk_job_id(render_id, index))
             if not _off_nvenc(queue, rq_id, render.pool, known) and not queue.retarget(rq_id, RENDER_QUEUE) \

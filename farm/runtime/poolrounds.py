@@ -15,10 +15,11 @@ not the backlog.
 ``no_node_in_pool``: a render whose chunks wait in a pool that no live node serves says so in
 its ``held_up`` (``held_up``).
 
-A tag set's ready queues are where its nodes run chunks, so the repairs look there as in the plain
-queues (``tag_set_queues``): a dead node's started chunk is handed back, and ``held_up`` says
-``node_stopped`` for it until then. When no node of the tag set is left, the chunks waiting there go
-to another live tag set that serves their pool (``rescue_stranded``).
+A tag set's ready queues are where its nodes run chunks, and a pooled render's stitch
+(``Router.stitch_queue``), so the repairs look there as in the plain queues (``tag_set_queues``): a
+dead node's started chunk is handed back, and ``held_up`` says ``node_stopped`` for it until then.
+When no node of the tag set is left, the chunks and stitches waiting there go to another live tag
+set that serves their pool (``rescue_stranded``).
 """
 from __future__ import annotations
 
@@ -92,10 +93,12 @@ def fill_pools(dispatcher: Any, mirror: Any, nodes: list[dict[str, Any]], worker
 
 
 def rescue_stranded(dispatcher: Any, nodes: list[dict[str, Any]]) -> list[str]:
-    """Chunks waiting in the ready queue of a tag set no live node has (its nodes died with chunks
-    started, which the repair handed back there, or were set aside) go to the front of the ready
-    queue of a live tag set that serves their pool (the job's ``meta["pool"]``, written when a round
-    gave it out), the first by name; with none, they wait (``held_up`` says ``no_node_in_pool``).
+    """Chunks and stitches waiting in the ready queue of a tag set no live node has (its nodes died
+    with chunks started, which the repair handed back there, or were set aside; a stitch enqueued
+    while no node served its pool waits in the pool's own) go to the front of the ready queue of a
+    live tag set that serves their pool (the job's ``meta["pool"]``, written when a round gave a
+    chunk out or with a pooled stitch), the first by name; with none, they wait (``held_up`` says
+    ``no_node_in_pool``).
     A chunk is taken out by an atomic ``LREM`` first: one a node took meanwhile stays with it.
     Returns the RQ ids moved."""
     from rq import Queue
@@ -104,7 +107,7 @@ def rescue_stranded(dispatcher: Any, nodes: list[dict[str, Any]]) -> list[str]:
 
     live = {pool_name(tags): tags for tags in node_sets(nodes).values()}
     redis, moved = dispatcher.redis, []
-    for ready in tag_set_queues(nodes):
+    for ready in sorted({*tag_set_queues(nodes), *listed_class_queues(dispatcher)}):
         target, tags = split_key(ready)
         if tags in live:
             continue
@@ -125,6 +128,21 @@ def rescue_stranded(dispatcher: Any, nodes: list[dict[str, Any]]) -> list[str]:
         log.warning("moved %d chunk(s) from the ready queues of tag sets with no live node to others serving "
                     "their pools: %s", len(moved), ", ".join(moved))
     return moved
+
+
+def listed_class_queues(dispatcher: Any) -> list[str]:
+    """The ready queues of tag sets (``render@<tags>``, ...) RQ has had a job on (its ``rq:queues``
+    set), whether or not a node of the set ever registered: a pooled render's stitch waits in its
+    pool's own while no live node serves the pool (``Router.stitch_queue``)."""
+    prefix = f"rq:queue:{dispatcher.namespace}"
+    found = []
+    for raw in dispatcher.redis.smembers("rq:queues"):
+        key = raw.decode() if isinstance(raw, bytes) else raw
+        name = key[len(prefix):] if key.startswith(prefix) else ""
+        target, tags = split_key(name)
+        if tags and target in ORDER:
+            found.append(name)
+    return found
 
 
 def taker(nodes: list[dict[str, Any]], live: dict[str, frozenset[str]], target: str, pool: str) -> str | None:

@@ -149,7 +149,8 @@ class RQQueue:
         return nullcontext()
 
     def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
-                depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None) -> None:
+                depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None,
+                pool: str = "") -> None:
         """A chunk (``turn`` given) waits in its workspace's waiting queue for its turn
         (``reelfarm.farm.runtime.dispatch``), then goes to ``queue``; anything else goes to ``queue``."""
         from rq import Callback, Queue, Retry
@@ -168,7 +169,8 @@ class RQQueue:
                 func=func_path, args=args, job_id=self.rq_job_id(job_id),
                 depends_on=[self.rq_job_id(d) for d in depends_on] if depends_on else None,
                 retry=retry, timeout=self.timeout, result_ttl=RESULT_TTL_SEC, failure_ttl=FAILURE_TTL_SEC,
-                on_failure=Callback(RQ_ON_FAILURE), meta={"failure_handler": self.failure_handler},
+                on_failure=Callback(RQ_ON_FAILURE),
+                meta={"failure_handler": self.failure_handler, **({"pool": pool} if pool else {})},
                 description=f"{func_path}{tuple(args)!r}")
         if turn is not None:
             with self._guard("enqueue"):
@@ -270,6 +272,9 @@ class RQQueue:
 
     def chunk_queue(self, pool: str = "") -> str:
         return self.router.chunk_queue(pool)
+
+    def stitch_queue(self, pool: str = "") -> str:
+        return self.router.stitch_queue(pool)
 
     def loads(self) -> dict[str, Any]:
         with self._guard("loads"):

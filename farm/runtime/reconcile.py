@@ -106,7 +106,8 @@ def _reconcile_render(ctx: TaskContext, queue: RQQueue, render: renders_repo.Ren
     assets_state = states[assets_job_id(render.id)]
     # The same graph as when the render was requested, less the chunks already stored.
     graph = graph_of(render, needs_import=_needs_import(ctx, render, assets_state),
-                     chunk_queue=queue.chunk_queue(render.pool) if lost_chunks else RENDER_QUEUE, pending=pending)
+                     chunk_queue=queue.chunk_queue(render.pool) if lost_chunks else RENDER_QUEUE, pending=pending,
+                     stitch_queue=queue.stitch_queue(render.pool))
     try:
         if graph.assets is not None and assets_state not in _PRESENT:
             _enqueue(queue, graph.assets, done)

@@ -55,7 +55,8 @@ def _requeue_rows(ctx: TaskContext, queue: Any, render: renders_repo.Render) -> 
     if not lost and stitch in (*_HELD, "succeeded"):
         return []
     graph = graph_of(render, needs_import=bool(remote_assets(doc)) and render.started_at is None,
-                     chunk_queue=queue.chunk_queue(render.pool), pending=pending)
+                     chunk_queue=queue.chunk_queue(render.pool), pending=pending,
+                     stitch_queue=queue.stitch_queue(render.pool))
     tasks = [graph.chunk(i) for i in lost]
     if graph.assets is not None and states.get(graph.assets.job_id) not in (*_HELD, "succeeded"):
         tasks.insert(0, graph.assets)

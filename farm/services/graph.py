@@ -1,7 +1,9 @@
 """A render's job graph: the import of its remote assets, then its chunks, then a stitch that
 depends on every chunk. Built here only, by the render service when a render is requested and by
 reconciliation when the queue lost some of it, so a re-enqueued render has the same jobs, ids,
-queues and dependencies as the first time.
+queues and dependencies as the first time. A render in a pool has its stitch, like its chunks, run
+by a node of the pool (``JobQueue.stitch_queue``); the import of remote assets runs on the
+``jobs`` queue whatever the pool (the nodes that reach the internet; it only stores the files).
 
 Job ids are deterministic (``render-<id>-chunk-3``), so enqueueing one twice replaces rather
 than duplicates it.
@@ -65,6 +67,7 @@ class QueuedTask:
     queue: str
     depends_on: tuple[str, ...] = ()
     turn: Turn | None = None  # a chunk's place in fair dispatch
+    pool: str = ""  # a pooled render's stitch: its pool, so that the repairs keep it among the pool's nodes
 
 
 @dataclass(frozen=True)
@@ -113,16 +116,19 @@ def dispatch_of(workspace_id: str, priority: str, chunk_starts: Sequence[int] | 
 
 
 def render_graph(render_id: str, chunks: int, *, needs_import: bool, chunk_queue: str = RENDER_QUEUE,
-                 pending: Iterable[int] | None = None, dispatch: Dispatch | None = None) -> RenderGraph:
+                 pending: Iterable[int] | None = None, dispatch: Dispatch | None = None,
+                 stitch_queue: str = RENDER_QUEUE) -> RenderGraph:
     """The render's jobs.
 
     Args:
         chunks: how many chunks the render was planned with.
         needs_import: its document has remote assets not imported yet: every chunk waits for them.
-        chunk_queue: the queue chunks go to (``reelfarm.farm.runtime.routing`` picks it; stitches always
-            go to ``render``).
+        chunk_queue: the queue chunks go to (``reelfarm.farm.runtime.routing`` picks it).
         pending: the chunks whose segments are not stored yet (default: all); the stitch waits
             only for those.
+        stitch_queue: the queue the stitch goes to: ``render``, or for a render in a pool the ready
+            queue of nodes serving the pool (``JobQueue.stitch_queue``), so that its segments and its
+            file stay on the pool's nodes as its chunks do.
         dispatch: whose render it is and what its chunks cost: chunks then wait for their turn
             under fair dispatch (None: they go to their queue at once).
     """
@@ -135,18 +141,21 @@ def render_graph(render_id: str, chunks: int, *, needs_import: bool, chunk_queue
     waiting = range(chunks) if pending is None else sorted(set(pending))
     # with no chunk to wait for (all reused) the stitch still waits for the import: it mixes the audio
     after = tuple(made[i].job_id for i in waiting) or first
-    stitch = QueuedTask(stitch_job_id(render_id), STITCH_TASK, (render_id,), RENDER_QUEUE, after)
+    pool = dispatch.pool if dispatch is not None else ""
+    stitch = QueuedTask(stitch_job_id(render_id), STITCH_TASK, (render_id,), stitch_queue, after,
+                        pool=pool if stitch_queue != RENDER_QUEUE else "")
     return RenderGraph(assets, made, stitch)
 
 
 def graph_of(render: Render, *, needs_import: bool, chunk_queue: str = RENDER_QUEUE,
-             pending: Iterable[int] | None = None) -> RenderGraph:
+             pending: Iterable[int] | None = None, stitch_queue: str = RENDER_QUEUE) -> RenderGraph:
     """``render_graph`` of a render's row: its chunks as planned, dispatched by its workspace,
-    priority and chunk sizes."""
+    priority and chunk sizes; its stitch on ``stitch_queue`` (``JobQueue.stitch_queue`` of its pool)."""
     chunks = render.chunks or 0
     return render_graph(render.id, chunks, needs_import=needs_import, chunk_queue=chunk_queue, pending=pending,
                         dispatch=dispatch_of(render.workspace_id, render.priority, render.chunk_starts,
-                                             render.frames, chunks, render.pool))
+                                             render.frames, chunks, render.pool),
+                        stitch_queue=stitch_queue)
 
 
 def enqueue_graph(queue: JobQueue, tasks: Iterable[QueuedTask], retries: int = 2) -> None:
@@ -154,5 +163,6 @@ def enqueue_graph(queue: JobQueue, tasks: Iterable[QueuedTask], retries: int = 2
     dependencies, turn), written together where the queue can (``JobQueue.batch``)."""
     with queue.batch():
         for task in tasks:
+            pooled = {"pool": task.pool} if task.pool else {}
             queue.enqueue(task.task, *task.args, job_id=task.job_id, queue=task.queue,
-                          depends_on=list(task.depends_on) or None, retries=retries, turn=task.turn)
+                          depends_on=list(task.depends_on) or None, retries=retries, turn=task.turn, **pooled)

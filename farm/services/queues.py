@@ -37,12 +37,15 @@ class JobQueue(Protocol):
     """Where the services hand work to the farm."""
 
     def enqueue(self, func_path: str, *args: Any, job_id: str, queue: str = "render",
-                depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None) -> None:
+                depends_on: list[str] | None = None, retries: int = 2, turn: Turn | None = None,
+                pool: str = "") -> None:
         """Run ``func_path(*args)`` once every job in ``depends_on`` has succeeded.
 
         A failure is retried up to ``retries`` more times; after that the failure handler runs.
         A job with a ``turn`` (a render chunk) waits for its turn under fair dispatch once it is
-        ready; any other job goes to its queue at once.
+        ready; any other job goes to its queue at once. ``pool``: a pooled render's stitch, on the
+        ready queue of a tag set serving it (``stitch_queue``), carries its pool, so that a repair
+        moving it off a tag set with no live node keeps it in the pool.
 
         Raises:
             QueueUnavailable: the backend cannot be reached (nothing was enqueued by this call).
@@ -94,6 +97,11 @@ class JobQueue(Protocol):
 
     def chunk_queue(self, pool: str = "") -> str:
         """The queue a render's chunks in ``pool`` go to now (``reelfarm.farm.runtime.routing``)."""
+        ...
+
+    def stitch_queue(self, pool: str = "") -> str:
+        """The queue a render's stitch in ``pool`` goes to: ``render`` for the pool of any node,
+        else the ready queue of a live tag set serving the pool (the pool's own while none does)."""
         ...
 
     def loads(self) -> dict[str, Any]:

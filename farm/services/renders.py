@@ -402,7 +402,8 @@ class RenderService:
         self.progress.set_total(render.id, render.frames or 0)
         reused = self._reuse(render, doc, parsed)  # with the family set at its creation
         pending = [i for i in range(render.chunks or 0) if i not in reused]
-        graph = graph_of(render, needs_import=bool(remote_assets(doc)), chunk_queue=chunk_queue, pending=pending)
+        graph = graph_of(render, needs_import=bool(remote_assets(doc)), chunk_queue=chunk_queue, pending=pending,
+                         stitch_queue=self.queue.stitch_queue(render.pool))
         skipped = {graph.chunk(i).job_id for i in reused}
         # one write for the graph (the embedded queue), all or nothing
         enqueue_graph(self.queue, [task for task in graph if task.job_id not in skipped], self.retries)

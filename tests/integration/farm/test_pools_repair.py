@@ -66,4 +66,9 @@ def test_a_chunk_left_in_a_tag_set_with_no_live_node_goes_to_another_serving_its
                     and r, interval=0.2)
     assert done["status"] == "succeeded", (done["error"], workers.log("other"))
     assert Job.fetch(chunk, connection=redis).worker_name == f"{namespace}other"
+    # its stitch, enqueued for the pool's own queue (no node served it when the render was asked
+    # for), ran in the pool too: moved to the live tag set's queue once no node of region=eu was left
+    stitch = Job.fetch(f"{namespace}render-{render['id']}-stitch", connection=redis)
+    assert (stitch.worker_name, stitch.meta["pool"]) == (f"{namespace}other", "region=eu")
+    assert stitch.origin == f"{namespace}render@rack=b,region=eu"
     workers.kill(other)

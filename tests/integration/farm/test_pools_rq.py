@@ -1,14 +1,20 @@
 """Pools on RQ (``reelfarm.farm.runtime.poolrounds``): a pool's chunks go only to the ready queue
 of nodes that carry its tags, shared fairly among the workspaces waiting in it; untagged work
-goes as before; a render in a pool no live node serves is ``held_up`` with ``no_node_in_pool``."""
+goes as before; a render in a pool no live node serves is ``held_up`` with ``no_node_in_pool``;
+a pooled render's stitch goes to a tag set serving its pool, never to the plain queue."""
 from __future__ import annotations
 
+import dataclasses
 import socket
 from typing import Any
 
+from rq.job import Job
+
 from reelfarm.farm.runtime.nodes import Capabilities, NodeRegistry
+from reelfarm.farm.runtime.poolrounds import rescue_stranded
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.services.fairness import Share
+from reelfarm.farm.services.graph import Dispatch, enqueue_graph, render_graph
 from reelfarm.farm.services.queues import Turn
 
 
@@ -79,3 +85,38 @@ def test_a_render_in_a_pool_no_live_node_serves_is_held_up(redis: Any, namespace
     registry.enable(f"{namespace}eu")
     node(registry, f"{namespace}ap", "region=ap")
     assert queue.held_up("r-ap") is None
+
+
+def _stitch_alone(queue: RQQueue, render: str, pool: str) -> str:
+    """Enqueue the stitch of a one-chunk ``render`` in ``pool`` as the render service builds it,
+    without the chunk it waits for (so it is ready at once); its RQ id."""
+    graph = render_graph(render, 1, needs_import=False, dispatch=Dispatch("acme", "normal", (10,), pool),
+                         stitch_queue=queue.stitch_queue(pool))
+    enqueue_graph(queue, [dataclasses.replace(graph.stitch, depends_on=())])
+    return queue.rq_job_id(graph.stitch.job_id)
+
+
+def test_a_pooled_stitch_runs_on_a_tag_set_serving_its_pool_and_moves_to_one_once_one_is_live(
+        redis: Any, namespace: str) -> None:
+    queue = RQQueue(redis, namespace=namespace, shares=shares)
+    registry = NodeRegistry(redis, namespace)
+    node(registry, f"{namespace}plain", "")
+    node(registry, f"{namespace}eu", "rack=b,region=eu")
+    assert queue.stitch_queue("") == "render"
+    assert queue.stitch_queue("region=eu") == "render@rack=b,region=eu"  # a live set whose tags hold the pool's
+    assert queue.stitch_queue("region=us") == "render@region=us"  # none serves it: the pool's own, not "render"
+
+    plain, eu, us = (_stitch_alone(queue, r, p) for r, p in (("r-any", ""), ("r-eu", "region=eu"),
+                                                              ("r-us", "region=us")))
+    assert ready(redis, namespace, "render") == [plain] and "pool" not in Job.fetch(plain, connection=redis).meta
+    assert ready(redis, namespace, "render@rack=b,region=eu") == [eu]
+    assert ready(redis, namespace, "render@region=us") == [us]
+    assert Job.fetch(us, connection=redis).meta["pool"] == "region=us"
+
+    assert rescue_stranded(queue.dispatcher, registry.nodes()) == []  # no node serves region=us: it waits
+    node(registry, f"{namespace}us", "gpu,region=us")
+    assert rescue_stranded(queue.dispatcher, registry.nodes()) == [us]
+    assert ready(redis, namespace, "render@region=us") == []
+    assert ready(redis, namespace, "render@gpu,region=us") == [us]
+    assert Job.fetch(us, connection=redis).origin == f"{namespace}render@gpu,region=us"
+    assert ready(redis, namespace, "render@rack=b,region=eu") == [eu]  # a live set's own queue is left alone

@@ -246,6 +246,9 @@ class QueueThatDiesMidway:
     def chunk_queue(self, pool: str = "") -> str:
         return str(self.inner.chunk_queue(pool))
 
+    def stitch_queue(self, pool: str = "") -> str:
+        return str(self.inner.stitch_queue(pool))
+
     def standing(self, render_id: str) -> Any:
         return self.inner.standing(render_id)
 
