@@ -340,23 +340,6 @@ class Dispatcher:
         return line((self.policy, basis_ids, ledger, raised), chunks, self.shares({c.workspace for c in chunks}),
                     Ledger.from_scopes(ledger), self.policy, DEFAULT_SHARE, until=None if same else render)
 
-    def destination(self, job: Any) -> str:
-        """RQ's name of the ready queue a chunk is in, or will go to when its turn comes. Read from
-        Redis now, not from ``job`` (a round may have moved it since it was fetched); a chunk taken
-        from its line but not yet in its ready queue (``_move`` drops the turn first) is waited for
-        up to half a second."""
-        waiting = f"{self.namespace}waiting:"
-        for _ in range(50):
-            origin = self.redis.hget(job.key, "origin")
-            origin = origin.decode() if isinstance(origin, bytes) else str(origin or job.origin)
-            if not origin.startswith(waiting):
-                return origin
-            raw = self.redis.hget(self.key("turns"), job.id)
-            if raw:
-                return f"{self.namespace}{json.loads(raw)['target']}"
-            time.sleep(0.01)
-        return f"{self.namespace}{RENDER_QUEUE}"
-
     def throughput(self) -> float:
         """Frames a second the farm finished over the last ``THROUGHPUT_WINDOW_SEC`` (0 when none)."""
         since = time.time() - THROUGHPUT_WINDOW_SEC

@@ -9,7 +9,9 @@ tests that need it fail, never skip: they exist to run against the real server.
 from __future__ import annotations
 
 import copy
+import json
 import secrets
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,3 +251,22 @@ def with_image(doc: dict[str, Any], farm: Farm, workspace_id: str, tmp_path: Pat
     doc["scenes"][0]["layers"].append({"id": "pic", "type": "image", "asset": "photo", "x": 0.8, "y": 0.3,
                                        "w": 0.2, "h": 0.2, "fit": "cover"})
     return doc
+
+
+def destination(redis: Any, namespace: str, job: Any) -> str:
+    """RQ's name of the ready queue a chunk is in, or will go to when its turn comes
+    (``reelfarm.farm.runtime.dispatch``). Read from Redis now, not from ``job`` (a round may have
+    moved it since it was fetched); a chunk taken from its line but not yet in its ready queue (a
+    round drops the turn first) is waited for up to half a second."""
+    turns = Dispatcher(redis, namespace, shares=Shares(None)).key("turns")
+    waiting = f"{namespace}waiting:"
+    for _ in range(50):
+        origin = redis.hget(job.key, "origin")
+        origin = origin.decode() if isinstance(origin, bytes) else str(origin or job.origin)
+        if not origin.startswith(waiting):
+            return origin
+        raw = redis.hget(turns, job.id)
+        if raw:
+            return f"{namespace}{json.loads(raw)['target']}"
+        time.sleep(0.01)
+    return f"{namespace}render"

@@ -16,7 +16,6 @@ from rq import Queue, SimpleWorker
 from rq.job import Job
 
 from reelfarm.farm.runtime.context import current
-from reelfarm.farm.runtime.dispatch import Dispatcher, Shares
 from reelfarm.farm.runtime.families import fall_back
 from reelfarm.farm.runtime.nodes import NodeRegistry, detect_capabilities
 from reelfarm.farm.runtime.tasks import lifecycle
@@ -25,7 +24,7 @@ from reelfarm.renderer.backends import EncoderChoice
 from reelfarm.renderer.concat import probe
 from reelfarm.shared.repos.renders import find_render
 from reelfarm.shared.storage_keys import segment_key
-from tests.integration.farm.conftest import Farm, dispatch_all, make_doc, work_burst
+from tests.integration.farm.conftest import Farm, destination, dispatch_all, make_doc, work_burst
 from tests.integration.farm.test_render_embedded import assert_video, local_file
 from tests.stand_in_nvenc import stand_in_nvenc  # noqa: F401 - the fixture
 
@@ -74,7 +73,7 @@ def test_with_an_nvenc_node_live_a_renders_chunks_stay_in_the_nvenc_family(
     workspace, render_id = _request(mixed_farm)
     assert _family(mixed_farm, render_id) == "nvenc"
     chunk = Job.fetch(f"{namespace}{chunk_job_id(render_id, 0)}", connection=redis)
-    assert Dispatcher(redis, namespace, shares=Shares(None)).destination(chunk) == f"{namespace}render-nvenc"
+    assert destination(redis, namespace, chunk) == f"{namespace}render-nvenc"
 
     _as_node(EncoderChoice("x264"), redis, namespace, ("render", "jobs"))  # the node without NVENC: nothing to take
     assert mixed_farm.renders.get(workspace, render_id)["status"] == "queued"

@@ -22,7 +22,6 @@ from rq.job import Job
 from rq.utils import utcformat
 
 from reelfarm.farm.runtime.cli import farm_group, worker_command
-from reelfarm.farm.runtime.dispatch import Dispatcher, Shares
 from reelfarm.farm.runtime.nodes import NodeRegistry, detect_capabilities
 from reelfarm.farm.runtime.queue import RQQueue
 from reelfarm.farm.runtime.routing import Router, node_queues
@@ -31,7 +30,7 @@ from reelfarm.farm.services.queues import GPU_QUEUE, RENDER_QUEUE
 from reelfarm.farm.services.renders import RenderService
 from reelfarm.shared.config import Settings
 from reelfarm.shared.errors import ConfigError
-from tests.integration.farm.conftest import PUBLIC_URL, SECRET, Farm, make_doc
+from tests.integration.farm.conftest import PUBLIC_URL, SECRET, Farm, destination, make_doc
 from tests.integration.farm.test_render_embedded import assert_video, local_file, wait_for
 from tests.integration.farm.test_worker_faults import Workers
 
@@ -72,8 +71,7 @@ def chunk_jobs(redis: Any, namespace: str, render_id: str, chunks: int) -> list[
 
 def destinations(redis: Any, namespace: str, render_id: str, chunks: int) -> list[str]:
     """The queue each chunk is in, or goes to when its turn comes (reelfarm.farm.runtime.dispatch)."""
-    dispatcher = Dispatcher(redis, namespace, shares=Shares(None))
-    return [dispatcher.destination(job) for job in chunk_jobs(redis, namespace, render_id, chunks)]
+    return [destination(redis, namespace, job) for job in chunk_jobs(redis, namespace, render_id, chunks)]
 
 
 def wait_done(farm: Farm, workspace: str, render_id: str, nodes: Workers, *logs: str) -> dict[str, Any]:
