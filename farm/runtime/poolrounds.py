@@ -16,7 +16,7 @@ not the backlog.
 its ``held_up`` (``held_up``).
 
 A tag set's ready queues are where its nodes run chunks, and a pooled render's stitch
-(``Router.stitch_queue``), so the repairs look there as in the plain queues (``tag_set_queues``): a
+(``stitch_queue``), so the repairs look there as in the plain queues (``tag_set_queues``): a
 dead node's started chunk is handed back, and ``held_up`` says ``node_stopped`` for it until then.
 When no node of the tag set is left, the chunks and stitches waiting there go to another live tag
 set that serves their pool (``rescue_stranded``).
@@ -130,10 +130,30 @@ def rescue_stranded(dispatcher: Any, nodes: list[dict[str, Any]]) -> list[str]:
     return moved
 
 
+def stitch_queue(redis: Any, namespace: str, pool: str) -> str:
+    """The queue for the stitch of a render in ``pool``: ``render`` for the pool of any node; else
+    the CPU ready queue of the first live tag set serving it (``taker``), or, while none does or the
+    registry cannot be read, the pool's own (``render@<pool>``), which ``rescue_stranded`` empties
+    into a serving tag set's once one is live. Never ``render``: a node outside the pool would then
+    read its segments and write its file."""
+    from reelfarm.farm.runtime.nodes import NodeRegistry
+
+    if not pool:
+        return RENDER_QUEUE
+    try:
+        nodes = NodeRegistry(redis, namespace).live_nodes()
+        live = {pool_name(tags): tags for tags in node_sets(nodes).values()}
+        found = taker(nodes, live, RENDER_QUEUE, pool)
+    except Exception:  # a registry read must never stop a render request
+        log.warning("could not read the node registry; the stitch waits in its pool's queue", exc_info=True)
+        found = None
+    return found or class_queue(RENDER_QUEUE, pool.split(","))
+
+
 def listed_class_queues(dispatcher: Any) -> list[str]:
     """The ready queues of tag sets (``render@<tags>``, ...) RQ has had a job on (its ``rq:queues``
     set), whether or not a node of the set ever registered: a pooled render's stitch waits in its
-    pool's own while no live node serves the pool (``Router.stitch_queue``)."""
+    pool's own while no live node serves the pool (``stitch_queue``)."""
     prefix = f"rq:queue:{dispatcher.namespace}"
     found = []
     for raw in dispatcher.redis.smembers("rq:queues"):

@@ -274,7 +274,9 @@ class RQQueue:
         return self.router.chunk_queue(pool)
 
     def stitch_queue(self, pool: str = "") -> str:
-        return self.router.stitch_queue(pool)
+        from reelfarm.farm.runtime.poolrounds import stitch_queue
+
+        return stitch_queue(self.redis, self.namespace, pool)
 
     def loads(self) -> dict[str, Any]:
         with self._guard("loads"):

@@ -118,26 +118,6 @@ class Router:
             return RENDER_QUEUE
         return GPU_QUEUE if gpu else RENDER_QUEUE
 
-    def stitch_queue(self, pool: str = "") -> str:
-        """The queue for the stitch of a render in ``pool``: ``render`` for the pool of any node;
-        else the CPU ready queue of the first live tag set serving it (``poolrounds.taker``), or,
-        while none does or the registry cannot be read, the pool's own (``render@<pool>``), which
-        ``poolrounds.rescue_stranded`` empties into a serving tag set's once one is live. Never
-        ``render``: a node outside the pool would then read its segments and write its file."""
-        from reelfarm.farm.runtime.poolrounds import node_sets, taker
-        from reelfarm.farm.services.pools import class_queue, pool_name
-
-        if not pool:
-            return RENDER_QUEUE
-        try:
-            nodes = NodeRegistry(self.redis, self.namespace).live_nodes()
-            live = {pool_name(tags): tags for tags in node_sets(nodes).values()}
-            found = taker(nodes, live, RENDER_QUEUE, pool)
-        except Exception:  # a registry read must never stop a render request
-            log.warning("could not read the node registry; the stitch waits in its pool's queue", exc_info=True)
-            found = None
-        return found or class_queue(RENDER_QUEUE, pool.split(","))
-
     def oldest_gpu_wait(self) -> float:
         """Seconds the oldest chunk on ``render-gpu`` has waited (0 when none waits)."""
         return self.oldest_wait(GPU_QUEUE)

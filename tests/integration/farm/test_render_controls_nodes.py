@@ -56,9 +56,11 @@ def test_a_suspended_workspace_waits_while_another_renders_and_finishes_once_res
     time.sleep(2)  # rounds have come and gone
     shown = rq_farm.renders.get(held_ws, held["id"])
     assert shown["status"] in ("queued", "running") and shown["held_up"]["reason"] == "suspended"
-    assert shown["held_up"]["chunk"] >= 1 and shown["queue"] is None
     before = taken(workers.log("node"), held["id"])
     assert before <= 2, "at most a chunk running and one handed to the node when it was suspended"
+    # the earliest chunk waiting is the first the node did not take (none, when the suspension came
+    # before the node took the first: seen on a loaded CI-like run)
+    assert shown["held_up"]["chunk"] == before and shown["queue"] is None
 
     back = CliRunner().invoke(farm_group, ["render", "resume", "--workspace", held_ws, *ns], env=env)
     assert back.exit_code == 0 and "resumed" in back.output, back.output
