@@ -122,6 +122,11 @@ class PlaneTransitions:
     def forget(self) -> None:
         self._synced = False
 
+    @property
+    def synced(self) -> bool:
+        """Whether `incoming` holds the conversion of the incoming scene's pixels as last drawn."""
+        return self._synced
+
     def clear(self) -> None:
         self._previous.clear()
         self._synced = False

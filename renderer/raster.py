@@ -157,6 +157,7 @@ class SkiaRasterizer:
         self._last_key = None
         boxes: list[damage.Box] | None = None
         if progress is None:
+            self._take_incoming(index)
             boxes = self._update_scene(self._main, index, local, keys)
         elif self._mixes(index):
             self._frame = self._mix_transition(index, local, progress, keys)
@@ -396,6 +397,21 @@ class SkiaRasterizer:
             self._update_scene(self._scratch, index, local, keys)
         compose.draw_transition(self._main.surface.getCanvas(), self._last_frame(index - 1), self._scratch.image(),
                                 self.doc.scenes[index].transition, p, self.width, self.height)
+
+    def _take_incoming(self, index: int) -> None:
+        """After a transition composed from planes, the scratch target holds scene `index` as drawn
+        for its last frame and the mixer's incoming planes its conversion: they become the main
+        target and planes, so the scene's first frame redraws and converts only what changed since
+        instead of the whole frame."""
+        mixer, scratch = self._mixer, self._scratch
+        if mixer is None or scratch is None or not mixer.synced or getattr(self._main, "held", True) is not None:
+            return
+        held = getattr(scratch, "held", None)
+        if held is None or held.index != index:
+            return
+        self._main, self._scratch = scratch, self._main
+        self._planes, mixer.incoming = mixer.incoming, self._planes
+        mixer.forget()
 
     def _mixes(self, index: int) -> bool:
         """Whether scene `index`'s transition in is composed from planes (nothing drawn over it)."""
