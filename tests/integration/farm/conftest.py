@@ -202,9 +202,12 @@ def work_burst(redis: Any, namespace: str, queues: tuple[str, ...] = ("render", 
                             name=f"{namespace}simple-{secrets.token_hex(3)}")
 
     while True:
-        dispatch_all(redis, namespace)
-        (worker or simple)().work(burst=True, logging_level="WARNING")
-        if not Dispatcher(redis, namespace, shares=Shares(None)).held():
+        moved = dispatch_all(redis, namespace)
+        ran = (worker or simple)().work(burst=True, logging_level="WARNING")  # whether it ran any job
+        # Done when nothing waits for its turn; and when a pass moved and ran nothing, no later pass
+        # can (a chunk held in a pool no worker here serves: reconciliation re-enqueues every
+        # unfinished render of the shared database, other tests' pooled ones included).
+        if not Dispatcher(redis, namespace, shares=Shares(None)).held() or (not moved and not ran):
             return
 
 
