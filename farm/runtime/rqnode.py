@@ -23,6 +23,9 @@ running one finish. The work horse ignores SIGTERM, so a signal sent to every pr
 (``reelfarm worker``: ``REELFARM_WORKER_GRACE_SEC``), or when a second SIGTERM or SIGINT asks for
 a cold shutdown, is stopped and handed back to the front of its queue with its retries unspent,
 so another node runs it at once instead of after the farm's repair round notices a dead node.
+The node's scheduler process gets ``SCHEDULER_STOP_SEC`` to stop before it is killed, and a node
+still running ``STOP_STACKS_AFTER_SEC`` after its grace period writes every thread's stack to its
+log (as SIGUSR1 makes any node do at any time: ``reelfarm worker``).
 
 Taken, not started. Between taking a job from its queue and registering it as started (RQ's
 started registry, where a dead node's jobs are found) a node does some work of its own: waiting
@@ -46,8 +49,11 @@ Each outage is logged once when it starts and once when it ends (``reelfarm.farm
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -88,6 +94,21 @@ MAINTENANCE_INTERVAL_SEC = 60  # RQ's registry cleanup and scheduler restart (RQ
 # RQ waits for a job for this less 15 s at a time and runs its maintenance only in between (RQ's
 # default, 420 s, could put a scheduler restart off for 7 minutes).
 WORKER_TTL_SEC = 75
+SCHEDULER_STOP_SEC = 10.0  # from SIGTERM to the node's scheduler process until it is killed
+STOP_STACKS_AFTER_SEC = 30.0  # still running this long after its grace period: a node logs its threads' stacks
+
+
+def stack_stream() -> Any:
+    """Where a node writes its threads' stacks (``faulthandler`` needs a real file): its standard
+    error, or the process's own where that was replaced (``click.testing``); None without either."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return None
 
 
 class NodeJob(Job):
@@ -444,7 +465,32 @@ class NodeWorker(Worker):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
+    def stop_scheduler(self) -> None:
+        """Stop the node's scheduler process: SIGTERM, and SIGKILL ``SCHEDULER_STOP_SEC`` later.
+
+        RQ's own waits for it without end, inside the node's SIGTERM handler: a scheduler that does
+        not stop (one forked while another thread of the node held a lock it then waits for) kept a
+        stopping node alive until its orchestrator killed it (Compose: 10 minutes, exit 137). The
+        locks of a killed scheduler are freed by the next node's start (``free_dead_scheduler_locks``)
+        or expire within a minute."""
+        process = getattr(self.scheduler, "_process", None)
+        if process is None or not process.pid:
+            return
+        try:
+            os.kill(process.pid, signal.SIGTERM)
+        except OSError:
+            pass
+        process.join(SCHEDULER_STOP_SEC)
+        if process.is_alive():
+            log.warning("the scheduler of node %s (process %s) did not stop %g s after SIGTERM; killing it",
+                        self.name, process.pid, SCHEDULER_STOP_SEC)
+            process.kill()
+            process.join(SCHEDULER_STOP_SEC)
+
     def request_stop(self, signum: int, frame: Any) -> None:
+        if self.stop_grace_sec is not None and self._grace is None:  # a stop that overruns says where it is
+            if (stream := stack_stream()) is not None:
+                faulthandler.dump_traceback_later(self.stop_grace_sec + STOP_STACKS_AFTER_SEC, file=stream)
         super().request_stop(signum, frame)  # idle: raises StopRequested
         running = self._running
         if running is None or self.stop_grace_sec is None or self._grace is not None:

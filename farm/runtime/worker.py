@@ -37,7 +37,8 @@ callback, then a retry if it has any left, else the failure handler fails and re
 Stopping: on SIGTERM the node takes no new job and finishes the one it runs; one still running
 ``REELFARM_WORKER_GRACE_SEC`` later (default ``STOP_GRACE_SEC``, under the 10 minutes Compose and
 Kubernetes give a node before they kill it) is stopped and handed back to its queue for another
-node (``reelfarm.farm.runtime.rqnode``).
+node (``reelfarm.farm.runtime.rqnode``). SIGUSR1 writes the stack of every thread of the process it
+is sent to (the node, or its work horse) to its log, for a node or a chunk that seems stuck.
 
 Bad nodes and stuck chunks (``reelfarm.farm.runtime.nodehealth``): a node whose chunks fail
 ``REELFARM_NODE_SETASIDE_AFTER`` (3) times in a row through its own fault is set aside, taking no
@@ -55,9 +56,11 @@ when it starts, one line when it ends), and they resume by themselves.
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import math
 import os
+import signal
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -260,12 +263,15 @@ def run_worker(settings: Settings, queues: Sequence[str] = DEFAULT_QUEUES, *, bu
         serve_metrics,
     )
     from reelfarm.farm.runtime.nodeprobe import NodeProbe, NodeState, read_node_state
+    from reelfarm.farm.runtime.rqnode import stack_stream
 
     if not settings.redis_url:
         raise ValueError("run_worker needs REELFARM_REDIS_URL")
     from reelfarm.renderer.backends import choose_encoder
 
     grace = stop_grace_sec()
+    if (stream := stack_stream()) is not None:  # module docstring: where a stuck node is
+        faulthandler.register(signal.SIGUSR1, file=stream, all_threads=True)
     family = choose_encoder(encoder or settings.encoder)  # before anything else: a refusal takes nothing
     choice, gl_renderer = choose_node_raster(raster or settings.raster)
     carried = node_tags(parse_node_tags(tags), choice.kind, family.family)  # PoolError (a ValueError): a bad tag

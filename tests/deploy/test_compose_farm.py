@@ -299,7 +299,9 @@ def test_a_node_stopped_with_sigterm_mid_render_loses_nothing(farm):
     if done["status"] != "succeeded":
         raise AssertionError(f"{done.get('error')}\n{compose.lines_about(render['id'])}")
     assert _frames(base, done["url"]) == (30 * 30, 1280, 720)
-    state = compose.state(NODES[0])
-    assert state["Status"] == "exited" and state["ExitCode"] == 0, state  # a warm shutdown, not a kill
-    assert time.monotonic() - started < 600
+    state, took = compose.state(NODES[0]), time.monotonic() - started
+    if not (state["Status"] == "exited" and state["ExitCode"] == 0 and took < 600):  # a warm shutdown, not a kill
+        # a node that overran its grace period logged its threads' stacks before Docker killed it
+        node_log = docker("logs", "--tail", "300", compose.container(NODES[0]), check=False)
+        raise AssertionError(f"{state}\nstopped after {took:.0f} s\n{node_log.stdout[-12000:]}{node_log.stderr[-12000:]}")
     assert _api(base, key, "GET", "/me")["workspace"]["credits"] == credits - 1  # charged once

@@ -189,8 +189,13 @@ def test_a_node_stopped_mid_chunk_finishes_and_stores_it_and_takes_no_other_job(
     charged = farm.credits()
     assert charged < credits
     job_id, sent = sigterm_mid_chunk(farm, first, render_id, everyone=True)
+    horse = psutil.Process(first.pid).children()  # SIGUSR1: each process's stacks in the log, and nothing else
+    for pid in [first.pid, *(child.pid for child in horse)]:
+        os.kill(pid, signal.SIGUSR1)
 
     assert first.wait(timeout=WORK_CEILING_SEC) == 0, farm.log("first")  # once its chunk is drawn
+    stacks = farm.log("first")
+    assert stacks.count("(most recent call first)") >= 2 and " in render_chunk" in stacks, stacks
     chunks = farm.chunks(render_id)
     assert len(chunks) > 1, chunks
     ended = chunks[job_id]

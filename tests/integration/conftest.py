@@ -23,6 +23,7 @@ from sqlalchemy.pool import NullPool
 from reelfarm.shared.db import make_engine, migrate
 
 BACKENDS = ["sqlite", "postgresql"]
+OWN_DATABASE_FIXTURES = {"farm_client", "workers", "nodes"}  # the embedded farm, real nodes
 
 
 class PostgresServer:
@@ -83,11 +84,13 @@ def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     """URL of a migrated database: a fresh SQLite file, or the session's PostgreSQL database.
 
     A test that starts the embedded farm (it takes ``farm_client``, or is marked ``own_database``)
-    gets a PostgreSQL database of its own: the embedded farm runs every task queued in its
-    database, and the session's database holds what earlier tests queued and never ran.
+    or real nodes (``workers``, ``nodes``) gets a PostgreSQL database of its own: the embedded farm
+    runs every task queued in its database, a node's repair round enqueues again every unfinished
+    render of its database, and the session's database holds what earlier tests left unfinished
+    (a full-disk node's failures in a row were broken by other tests' renders it was given).
     """
     if request.param == "postgresql":
-        if "farm_client" in request.fixturenames or request.node.get_closest_marker("own_database"):
+        if OWN_DATABASE_FIXTURES & set(request.fixturenames) or request.node.get_closest_marker("own_database"):
             server: PostgresServer = request.getfixturevalue("postgres_server")
             return server.create_database(str(request.getfixturevalue("postgres_template_url")))
         return str(request.getfixturevalue("postgres_url"))
