@@ -114,7 +114,7 @@ class SkiaRasterizer:
         self.book = book or font_book()
         self.images = ImageStore(doc, assets)
         # faint shapes drawn as images: not on the reference path, which draws every path itself
-        self._sprites = Sprites(self.brand, self.unit) if reuse else None
+        self._sprites = Sprites(self.brand, self.unit, width) if reuse else None
         self._layer_images = LayerImages(width, height) if reuse else None
         self._clips: Any = None  # a footage.ClipStore, made for the first video drawn (PyAV loads then)
         self.timeline = Timeline(doc)
@@ -333,10 +333,10 @@ class SkiaRasterizer:
         # box, it is drawn as its placement says (what its key holds), as in a whole frame.
         rect, _ = self._box(layer, state, self._frame_box())
         at = sprites.placed(layer, rect, state)
-        dest = sprites.dest(layer, rect, at)
-        box = None if dest is None else damage.box_of(dest, self.width, self.height)
+        found = sprites.span(layer, rect, at)
+        box = None if found is None else damage.box_of(found[0], self.width, self.height)
         outline = redraw.flat_outline(layer, at, self.brand.number(layer.radius) * self.unit * state.scale)
-        return redraw.Drawn(key, box, True, outline, at.opacity)
+        return redraw.Drawn(key, box, True, outline, at.opacity, mapped=found is not None and found[1] is None)
 
     def _imaged(self, layer: Layer, state: Any) -> bool:
         """Whether top-level `layer` is drawn as an image at `state` (see `reelfarm.renderer.sprites`)."""

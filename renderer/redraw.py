@@ -41,6 +41,7 @@ class Drawn:
     cuttable: bool = False        # a clip may cut through it and leave its pixels as they are
     outline: Outline | None = None  # a flat drawing's outline, when it is one
     alpha: float = 1.0            # the opacity it is drawn at (a flat drawing's inside depends on it)
+    mapped: bool = False          # drawn on Skia's raster pipeline (its inside a level off the legacy path's)
     picture: Any = None           # a cuttable drawing recorded, played back in each box it meets
 
 
@@ -62,7 +63,7 @@ def flat_outline(layer: Layer, at: Placement, radius: float) -> Outline:
 def damaged(old: Drawn, new: Drawn, width: int, height: int) -> list[Box]:
     """The boxes whose pixels may differ when `old` is drawn as `new`."""
     if old.outline is not None and new.outline is not None and old.outline[0] == new.outline[0] \
-            and old.outline[5] == new.outline[5] and old.alpha == new.alpha:
+            and old.outline[5] == new.outline[5] and old.alpha == new.alpha and old.mapped == new.mapped:
         return damage.outline_boxes(old.outline, new.outline, width, height)
     return [b for b in (old.box, new.box) if b is not None]
 

@@ -21,10 +21,20 @@ of every frame, and the frames between are the same frame (skipped). The grid is
 the layer's state alone, so every frame stays a function of its time. A thinner shape is drawn
 where its state puts it (both its edges may fall in one pixel, whose cover a grid would change
 by more).
+
+An image drawn filtered under a clip is sampled by Skia's legacy bilinear path, which maps the
+first pixel of each row's span through the inverse matrix in float and steps the rest in fixed
+point: a span that starts elsewhere (a box's clip) could land a sample position on the other side
+of a rounding and change a pixel by a level. So the drawn rect and the image's source rect are
+chosen (`exact_span`) to make that mapping exact at every pixel, moving the shape's edges by at
+most `EXACT_SPAN_PX`; where no such rects are near enough (a shape wider than a third of the frame
+at 1080p, often; most at 2160p), the image goes through Skia's raster pipeline, which maps each
+pixel by itself at some 3x the cost. Each frame is again a function of its time alone.
 """
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -45,14 +55,20 @@ PLACED_MIN = 8       # pixels on the shorter side a shape needs to be placed on 
 # drawn filtered onto whole-pixel edges at a whole-pixel size lands on rounding ties, and then a
 # clip (where its rows start) changes pixels by one level; off those points it never did.
 GRID_PHASE = 0.3183
+SPANS_MAX = 4096  # exact spans kept (a few per orb and placement)
 _SAMPLING = skia.SamplingOptions(skia.FilterMode.kLinear, skia.MipmapMode.kNone)
+# A colour filter that changes nothing, but moves an image's draw onto Skia's raster pipeline, which
+# maps every pixel's position by itself (measured: the same under any clip, at some 3x the cost)
+EVERY_PIXEL_MAPPED = skia.ColorFilters.Matrix([1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0])
 
 
 class Sprites:
     """The images of one rasterizer's faint flat shapes, made on first use."""
 
-    def __init__(self, brand: Brand, unit: float) -> None:
+    def __init__(self, brand: Brand, unit: float, width: int = 0) -> None:
         self.brand, self.unit = brand, unit
+        self.width = width or math.ceil(unit * 16 / 9)  # the frame's, for `exact_span`
+        self._spans: dict[tuple[float, float, int], tuple[float, float, float | None]] = {}  # `span`'s
         self._images: dict[tuple[int, int, int], tuple[skia.Image, int, int]] = {}
         self._takes: dict[int, bool] = {}
         # by the layer's id, each holding the layer itself (so that no other layer takes its id)
@@ -108,16 +124,29 @@ class Sprites:
         unaliased. The rect is worked out here, not by the canvas: an image drawn through a scaled
         matrix was seen to change where a clip cuts it."""
         at = self.placed(layer, box, state)
-        dest = self.dest(layer, box, at)
-        if dest is None:
+        found = self.span(layer, box, at)
+        if found is None:
             return
+        dest, source = found
         image, _, _ = self._image(layer, box[2], box[3])
         paint = skia.Paint(Alphaf=at.opacity) if at.opacity < 0.999 else None
-        canvas.drawImageRect(image, dest, _SAMPLING, paint)
+        if source is None:  # every pixel mapped: some 3x dearer
+            paint = paint or skia.Paint()
+            paint.setColorFilter(EVERY_PIXEL_MAPPED)
+        canvas.drawImageRect(image, skia.Rect.MakeWH(source or image.width(), image.height()), dest, _SAMPLING,
+                             paint, skia.Canvas.kFast_SrcRectConstraint)
 
     def dest(self, layer: Layer, box: Rect, at: Placement) -> skia.Rect | None:
         """The rect `layer`'s image is drawn into at placement `at` (for `box`, the shape's own),
         the image's transparent margin included: nothing is drawn outside it (None: nothing is drawn)."""
+        found = self.span(layer, box, at)
+        return None if found is None else found[0]
+
+    def span(self, layer: Layer, box: Rect, at: Placement) -> tuple[skia.Rect, float | None] | None:
+        """`dest`, and the width of the image's source rect `exact_span` found for it; None where
+        it found none (the image is drawn whole into the rect asked, through Skia's raster
+        pipeline, which maps every pixel by itself, and whose inside is a level off that of a draw
+        on Skia's legacy path: a change of path changes the whole box)."""
         w, h = box[2], box[3]
         if w <= 0 or h <= 0 or at.right <= at.left or at.bottom <= at.top or at.opacity <= 0.0:
             return None
@@ -125,7 +154,14 @@ class Sprites:
         iw, ih = math.ceil(w * zoom), math.ceil(h * zoom)  # the image's size (``_image``)
         # the image's transparent margin, at the scale the shape is drawn
         px, py = PAD * (at.right - at.left) / iw, PAD * (at.bottom - at.top) / ih
-        return skia.Rect.MakeLTRB(at.left - px, at.top - py, at.right + px, at.bottom + py)
+        key = (at.left - px, at.right + px, iw + 2 * PAD)
+        span = self._spans.get(key)
+        if span is None:
+            if len(self._spans) >= SPANS_MAX:
+                self._spans.clear()
+            exact = exact_span(*key, self.width)
+            span = self._spans[key] = exact or (key[0], key[1], None)
+        return skia.Rect.MakeLTRB(span[0], at.top - py, span[1], at.bottom + py), span[2]
 
     def _alpha(self, layer: Layer) -> int:
         found = self._alphas.get(id(layer))
@@ -143,6 +179,7 @@ class Sprites:
     def clear(self) -> None:
         self._images.clear()
         self._placed.clear()
+        self._spans.clear()
 
     def _image(self, layer: Layer, w: float, h: float) -> tuple[skia.Image, int, int]:
         key = (id(layer), round(w * 16), round(h * 16))
@@ -159,6 +196,83 @@ class Sprites:
             draw_shape(canvas, layer, (0.0, 0.0, w, h), self.brand, self.unit)
             found = self._images[key] = (surface.makeImageSnapshot(), iw, ih)
         return found
+
+
+_F32, _I32 = struct.Struct("<f"), struct.Struct("<i")
+_OFFSET_STEPS = (0, 1, -1, 2, -2, 3, -3)  # offsets tried, in steps of their grid
+_LEFT_STEPS = (0, 1, -1, 2, -2)  # float32 steps tried around a left
+_SCALES_TRIED = 64  # inverse scales tried, nearest first
+_NEAR = (0, 1, -1, 2, -2, 3, -3)  # float32 steps tried around a value
+EXACT_SPAN_PX = 0.125  # the most an exact span may move an edge from where it was asked
+
+
+def _f32(x: float) -> float:
+    """`x` rounded to float32 (a sum, product or quotient of float32s so rounded is float32's own)."""
+    return float(_F32.unpack(_F32.pack(x))[0])
+
+
+def _step(x: float, k: int) -> float:
+    """The float32 `k` representable values from float32 `x` (away from zero for k > 0 when x < 0)."""
+    return float(_F32.unpack(_I32.pack(_I32.unpack(_F32.pack(x))[0] + k))[0])
+
+
+def exact_span(left: float, right: float, image_width: int, frame_width: int) -> tuple[float, float, float] | None:
+    """A rect's left and right and a source width (float32s) with which an image ``image_width``
+    wide, its source rect ``0..source width`` drawn into ``left..right`` (``kFast``), lands within
+    ``EXACT_SPAN_PX`` of ``left``..``right`` and has the same source position at every pixel however
+    a clip cuts its rows; None where there is none. The source width is at most a pixel short of
+    the image's: what it leaves out is the image's transparent margin.
+
+    Skia inverts the rect's matrix in float32 (``q = 1 / (width / source width)``, offset ``-left *
+    q``) and maps the first pixel ``x`` of a span to ``(x + 0.5) * q + offset`` in float32, stepping
+    by ``q`` in 32.32 fixed point (exact) after it. That mapping is exact, so the same as stepping
+    from any other start, when ``q`` has few enough bits that ``(2x + 1) * q`` fits float32's 24 for
+    every ``x`` a span of the rect can start at, and the offset lies on the products' grid with every sum (a position
+    in the image) within 24 bits. So ``q`` has some 12 significant bits at 1080p and 11 at 2160p,
+    and the widest shapes may find none near enough. The search emulates Skia's float32 arithmetic
+    (Python's double arithmetic rounded to float32 is float32's own for these operations)."""
+    asked = right - left
+    inverse = image_width / asked
+    last = min(frame_width, math.ceil(right) + 1)  # the last pixel a span of it can start at
+    exponent = min(23 - math.ceil(math.log2(2 * last + 1)) - math.floor(math.log2(inverse)),  # products
+                   23 - math.ceil(math.log2(image_width + 2)),  # positions in the image
+                   23 - math.ceil(math.log2(abs(left) * inverse + 2)))  # the offset
+    grain = 2.0 ** (exponent + 1)  # the products' grid, which the offset keeps to
+    centre, ideal = (left + right) / 2.0, inverse * 2.0 ** exponent
+    # the inverse scales (numerators over 2^exponent) whose image lands near enough, nearest first
+    low = math.ceil(image_width / (asked + 2 * EXACT_SPAN_PX) * 2.0 ** exponent)
+    high = math.floor(image_width / max(asked - 2 * EXACT_SPAN_PX, 1e-9) * 2.0 ** exponent)
+    for m in sorted(range(low, high + 1), key=lambda m: abs(m - ideal))[:_SCALES_TRIED]:
+        q = m / 2.0 ** exponent  # exact in float32
+        scales = [x for x in (_step(_f32(1.0 / q), k) for k in _NEAR) if _f32(1.0 / x) == q]  # Skia's sx
+        if scales:
+            found = _placed(left, right, centre, image_width, q, scales, grain)
+            if found is not None:
+                return found
+    return None
+
+
+def _placed(left: float, right: float, centre: float, image_width: int, q: float, scales: list[float],
+            grain: float) -> tuple[float, float, float] | None:
+    """For `exact_span`: a left whose offset ``-left * q`` is on the grid, a right, and a source
+    width at most a pixel short of the image's that make Skia's scale one of ``scales`` (whose
+    inverses are ``q``), the image (``image_width / q`` wide) about ``centre``."""
+    drawn = image_width / q
+    first = round(-(centre - drawn / 2.0) * q * grain)
+    for k in _OFFSET_STEPS:
+        offset = (first + k) / grain
+        guess = _f32(-offset / q)
+        for j in _LEFT_STEPS:
+            lft = _step(guess, j)
+            if _f32(-lft * q) != offset or max(abs(lft - left), abs(lft + drawn - right)) > EXACT_SPAN_PX:
+                continue
+            for rgt in (_step(_f32(lft + drawn), i) for i in _NEAR):
+                width = _f32(rgt - lft)
+                for sx in scales:
+                    for source in (_step(_f32(width / sx), i) for i in _NEAR):
+                        if image_width - 1 < source <= image_width and _f32(width / source) == sx:
+                            return lft, rgt, source
+    return None
 
 
 class Placement(NamedTuple):
