@@ -136,17 +136,13 @@ class Sprites:
         canvas.drawImageRect(image, skia.Rect.MakeWH(source or image.width(), image.height()), dest, _SAMPLING,
                              paint, skia.Canvas.kFast_SrcRectConstraint)
 
-    def dest(self, layer: Layer, box: Rect, at: Placement) -> skia.Rect | None:
-        """The rect `layer`'s image is drawn into at placement `at` (for `box`, the shape's own),
-        the image's transparent margin included: nothing is drawn outside it (None: nothing is drawn)."""
-        found = self.span(layer, box, at)
-        return None if found is None else found[0]
-
     def span(self, layer: Layer, box: Rect, at: Placement) -> tuple[skia.Rect, float | None] | None:
-        """`dest`, and the width of the image's source rect `exact_span` found for it; None where
-        it found none (the image is drawn whole into the rect asked, through Skia's raster
-        pipeline, which maps every pixel by itself, and whose inside is a level off that of a draw
-        on Skia's legacy path: a change of path changes the whole box)."""
+        """The rect `layer`'s image is drawn into at placement `at` (for `box`, the shape's own),
+        the image's transparent margin included (nothing is drawn outside it), and the width of
+        the image's source rect `exact_span` found for it; None where it found none (the image is
+        drawn whole into the rect asked, through Skia's raster pipeline, which maps every pixel by
+        itself, and whose inside is a level off that of a draw on Skia's legacy path: a change of
+        path changes the whole box). None for the whole: nothing is drawn."""
         w, h = box[2], box[3]
         if w <= 0 or h <= 0 or at.right <= at.left or at.bottom <= at.top or at.opacity <= 0.0:
             return None

@@ -488,9 +488,10 @@ class NodeWorker(Worker):
             process.join(SCHEDULER_STOP_SEC)
 
     def request_stop(self, signum: int, frame: Any) -> None:
-        if self.stop_grace_sec is not None and self._grace is None:  # a stop that overruns says where it is
-            if (stream := stack_stream()) is not None:
-                faulthandler.dump_traceback_later(self.stop_grace_sec + STOP_STACKS_AFTER_SEC, file=stream)
+        grace = self.stop_grace_sec if self._grace is None else None
+        stream = stack_stream() if grace is not None else None
+        if grace is not None and stream is not None:  # a stop that overruns its grace period says where it is
+            faulthandler.dump_traceback_later(grace + STOP_STACKS_AFTER_SEC, file=stream)
         super().request_stop(signum, frame)  # idle: raises StopRequested
         running = self._running
         if running is None or self.stop_grace_sec is None or self._grace is not None:

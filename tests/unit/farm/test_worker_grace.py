@@ -51,6 +51,16 @@ def test_a_scheduler_that_ignores_sigterm_is_killed_and_the_node_stops(monkeypat
     rqnode.NodeWorker.stop_scheduler(node)  # type: ignore[arg-type] - again (teardown after the handler): no wait
 
 
+def _stops_on_sigterm() -> None:
+    """A scheduler process that SIGTERM stops (its default action: the test process's handler,
+    which a forked child inherits, is dropped)."""
+    import signal
+    import time
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    time.sleep(120)
+
+
 def test_a_scheduler_that_stops_on_sigterm_is_not_killed() -> None:
     import multiprocessing
     import time
@@ -58,7 +68,8 @@ def test_a_scheduler_that_stops_on_sigterm_is_not_killed() -> None:
 
     from reelfarm.farm.runtime import rqnode
 
-    process = multiprocessing.get_context("fork").Process(target=time.sleep, args=(120,), daemon=True)
+    process = multiprocessing.get_context("fork").Process(target=_stops_on_sigterm, daemon=True)
     process.start()
+    time.sleep(0.3)  # its handler set
     rqnode.NodeWorker.stop_scheduler(SimpleNamespace(scheduler=SimpleNamespace(_process=process), name="n"))  # type: ignore[arg-type]
     assert process.exitcode == -15  # SIGTERM's default: it stopped by itself
