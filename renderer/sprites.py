@@ -27,9 +27,10 @@ first pixel of each row's span through the inverse matrix in float and steps the
 point: a span that starts elsewhere (a box's clip) could land a sample position on the other side
 of a rounding and change a pixel by a level. So the drawn rect and the image's source rect are
 chosen (`exact_span`) to make that mapping exact at every pixel, moving the shape's edges by at
-most `EXACT_SPAN_PX`; where no such rects are near enough (a shape wider than a third of the frame
-at 1080p, often; most at 2160p), the image goes through Skia's raster pipeline, which maps each
-pixel by itself at some 3x the cost. Each frame is again a function of its time alone.
+most what changes a pixel by `EXACT_LEVELS` (on top of the grid's `EDGE_LEVELS`, within what
+`test_fidelity` allows); where no such rects are near enough (the widest and least faint shapes,
+more often at 2160p), the image goes through Skia's raster pipeline, which maps each pixel by
+itself at some 3x the cost. Each frame is again a function of its time alone.
 """
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ class Sprites:
     def __init__(self, brand: Brand, unit: float, width: int = 0) -> None:
         self.brand, self.unit = brand, unit
         self.width = width or math.ceil(unit * 16 / 9)  # the frame's, for `exact_span`
-        self._spans: dict[tuple[float, float, int], tuple[float, float, float | None]] = {}  # `span`'s
+        self._spans: dict[tuple[float, float, int, float], tuple[float, float, float | None]] = {}  # `span`'s
         self._images: dict[tuple[int, int, int], tuple[skia.Image, int, int]] = {}
         self._takes: dict[int, bool] = {}
         # by the layer's id, each holding the layer itself (so that no other layer takes its id)
@@ -150,12 +151,13 @@ class Sprites:
         iw, ih = math.ceil(w * zoom), math.ceil(h * zoom)  # the image's size (``_image``)
         # the image's transparent margin, at the scale the shape is drawn
         px, py = PAD * (at.right - at.left) / iw, PAD * (at.bottom - at.top) / ih
-        key = (at.left - px, at.right + px, iw + 2 * PAD)
+        # an edge moved by d pixels changes a pixel by at most alpha * d levels
+        key = (at.left - px, at.right + px, iw + 2 * PAD, min(EXACT_SPAN_MAX_PX, EXACT_LEVELS / max(1, self._alpha(layer))))
         span = self._spans.get(key)
         if span is None:
             if len(self._spans) >= SPANS_MAX:
                 self._spans.clear()
-            exact = exact_span(*key, self.width)
+            exact = exact_span(key[0], key[1], key[2], self.width, key[3])
             span = self._spans[key] = exact or (key[0], key[1], None)
         return skia.Rect.MakeLTRB(span[0], at.top - py, span[1], at.bottom + py), span[2]
 
@@ -199,7 +201,8 @@ _OFFSET_STEPS = (0, 1, -1, 2, -2, 3, -3)  # offsets tried, in steps of their gri
 _LEFT_STEPS = (0, 1, -1, 2, -2)  # float32 steps tried around a left
 _SCALES_TRIED = 64  # inverse scales tried, nearest first
 _NEAR = (0, 1, -1, 2, -2, 3, -3)  # float32 steps tried around a value
-EXACT_SPAN_PX = 0.125  # the most an exact span may move an edge from where it was asked
+EXACT_LEVELS = 12  # the most an exact span's moving a shape's edge may change a pixel, of 255 (the nearest is taken)
+EXACT_SPAN_MAX_PX = 0.5  # ... and the most it moves an edge at all
 
 
 def _f32(x: float) -> float:
@@ -212,10 +215,11 @@ def _step(x: float, k: int) -> float:
     return float(_F32.unpack(_I32.pack(_I32.unpack(_F32.pack(x))[0] + k))[0])
 
 
-def exact_span(left: float, right: float, image_width: int, frame_width: int) -> tuple[float, float, float] | None:
+def exact_span(left: float, right: float, image_width: int, frame_width: int,
+               tolerance: float) -> tuple[float, float, float] | None:
     """A rect's left and right and a source width (float32s) with which an image ``image_width``
     wide, its source rect ``0..source width`` drawn into ``left..right`` (``kFast``), lands within
-    ``EXACT_SPAN_PX`` of ``left``..``right`` and has the same source position at every pixel however
+    ``tolerance`` pixels of ``left``..``right`` and has the same source position at every pixel however
     a clip cuts its rows; None where there is none. The source width is at most a pixel short of
     the image's: what it leaves out is the image's transparent margin.
 
@@ -236,20 +240,20 @@ def exact_span(left: float, right: float, image_width: int, frame_width: int) ->
     grain = 2.0 ** (exponent + 1)  # the products' grid, which the offset keeps to
     centre, ideal = (left + right) / 2.0, inverse * 2.0 ** exponent
     # the inverse scales (numerators over 2^exponent) whose image lands near enough, nearest first
-    low = math.ceil(image_width / (asked + 2 * EXACT_SPAN_PX) * 2.0 ** exponent)
-    high = math.floor(image_width / max(asked - 2 * EXACT_SPAN_PX, 1e-9) * 2.0 ** exponent)
+    low = math.ceil(image_width / (asked + 2 * tolerance) * 2.0 ** exponent)
+    high = math.floor(image_width / max(asked - 2 * tolerance, 1e-9) * 2.0 ** exponent)
     for m in sorted(range(low, high + 1), key=lambda m: abs(m - ideal))[:_SCALES_TRIED]:
         q = m / 2.0 ** exponent  # exact in float32
         scales = [x for x in (_step(_f32(1.0 / q), k) for k in _NEAR) if _f32(1.0 / x) == q]  # Skia's sx
         if scales:
-            found = _placed(left, right, centre, image_width, q, scales, grain)
+            found = _placed(left, right, centre, image_width, q, scales, grain, tolerance)
             if found is not None:
                 return found
     return None
 
 
 def _placed(left: float, right: float, centre: float, image_width: int, q: float, scales: list[float],
-            grain: float) -> tuple[float, float, float] | None:
+            grain: float, tolerance: float) -> tuple[float, float, float] | None:
     """For `exact_span`: a left whose offset ``-left * q`` is on the grid, a right, and a source
     width at most a pixel short of the image's that make Skia's scale one of ``scales`` (whose
     inverses are ``q``), the image (``image_width / q`` wide) about ``centre``."""
@@ -260,7 +264,7 @@ def _placed(left: float, right: float, centre: float, image_width: int, q: float
         guess = _f32(-offset / q)
         for j in _LEFT_STEPS:
             lft = _step(guess, j)
-            if _f32(-lft * q) != offset or max(abs(lft - left), abs(lft + drawn - right)) > EXACT_SPAN_PX:
+            if _f32(-lft * q) != offset or max(abs(lft - left), abs(lft + drawn - right)) > tolerance:
                 continue
             for rgt in (_step(_f32(lft + drawn), i) for i in _NEAR):
                 width = _f32(rgt - lft)
