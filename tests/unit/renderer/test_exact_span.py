@@ -16,7 +16,7 @@ import skia
 
 from reelfarm.renderer.sprites import EVERY_PIXEL_MAPPED, exact_span
 
-TOLERANCE = 0.125  # pixels: a fill of alpha 0x40 (`sprites.EXACT_LEVELS` / 64)
+TOLERANCE = 0.125  # pixels: tighter than any faint fill gets (`sprites.EXACT_LEVELS` / 0x40 = 0.19)
 
 WIDTH, ROWS = 1920, 48
 SAMPLING = skia.SamplingOptions(skia.FilterMode.kLinear, skia.MipmapMode.kNone)
