@@ -479,12 +479,18 @@ class SkiaRasterizer:
             self._sprites.draw(canvas, layer, box, state)
             return
         if self._layer_images is not None and LayerImages.used(layer, state) and canvas.getTotalMatrix().isIdentity():
+            # Drawn faded, the reference draws it into a layer of these bounds, whose origin moves
+            # where its edges land by a float32 rounding: its image is drawn through the same layer.
+            layered = (_bounds(_outset(box, block, layer, self.unit), 0.02 * self.unit)
+                       if state.opacity < 0.999 else None)
             if block is not None:
-                key: Any = (id(layer), id(block), box, shown_chars(_display_text(layer), state.reveal, state.reveal_mode))
-                self._layer_images.draw(canvas, key, lambda c: self._draw_text(c, layer, block, box, state), state.opacity)
+                key: Any = (id(layer), id(block), box, shown_chars(_display_text(layer), state.reveal, state.reveal_mode),
+                            layered is not None)
+                self._layer_images.draw(canvas, key, lambda c: self._draw_text(c, layer, block, box, state),
+                                        state.opacity, layered)
             else:
-                self._layer_images.draw(canvas, (id(layer), box), lambda c: draw_shape(c, layer, box, self.brand, self.unit),
-                                        state.opacity)
+                self._layer_images.draw(canvas, (id(layer), box, layered is not None),
+                                        lambda c: draw_shape(c, layer, box, self.brand, self.unit), state.opacity, layered)
             return
         depth = canvas.save()
         cx, cy = x + w / 2.0, y + h / 2.0

@@ -39,11 +39,13 @@ import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numpy as np
 import skia
 
 from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.draw import Rect, draw_shape
 from reelfarm.renderer.model import Layer
+from reelfarm.renderer.target import PIXEL_COLOR_TYPE
 from reelfarm.renderer.timeline import LayerState
 from reelfarm.renderer.tokens import Brand, parse_hex
 
@@ -305,6 +307,7 @@ class LayerImages:
     def __init__(self, width: int, height: int, frames: float = 1.5) -> None:
         limit = max(1, int(frames * width * height * 4))
         self._frame = (width, height)
+        self._pad: tuple[np.ndarray, skia.Surface] | None = None  # `_make`'s frame-sized surface, made on first use
         self._images: BoundedCache[Any, tuple[Any, int, int]] = BoundedCache(
             64, limit, sizeof=lambda key, found: (found[0].width() * found[0].height() * 4 if found[0] else 0) + 256)
 
@@ -315,11 +318,13 @@ class LayerImages:
         return (state is not None and layer.type in ("text", "shape") and state.scale == 1.0
                 and not state.rotation and state.wipe >= 1.0)
 
-    def draw(self, canvas: skia.Canvas, key: Any, paint: Callable[[skia.Canvas], None], opacity: float) -> None:
-        """Copy the image of `paint` (what it draws on an untransformed canvas) onto `canvas`."""
+    def draw(self, canvas: skia.Canvas, key: Any, paint: Callable[[skia.Canvas], None], opacity: float,
+             layer: skia.Rect | None = None) -> None:
+        """Copy the image of `paint` (what it draws on an untransformed canvas; inside a layer of
+        bounds `layer` where given, as the reference draws a faded one) onto `canvas`."""
         found = self._images.get(key)
         if found is None:
-            found = self._make(paint, *self._frame)
+            found = self._make(paint, layer)
             self._images.put(key, found)
         image, x, y = found
         if image is not None:
@@ -327,25 +332,40 @@ class LayerImages:
 
     def clear(self) -> None:
         self._images.clear()
+        self._pad = None
 
-    @staticmethod
-    def _make(paint: Callable[[skia.Canvas], None], width: int, height: int) -> tuple[Any, int, int]:
-        """The image of `paint` where it meets the frame, and its place. Cut at the frame's edges as
-        drawing on the frame cuts it: a glyph drawn as a path (`text.PATH_GLYPHS`) comes out a
-        little otherwise near an edge that clips it."""
+    def _make(self, paint: Callable[[skia.Canvas], None], layer: skia.Rect | None = None) -> tuple[Any, int, int]:
+        """The image of `paint` where it meets the frame, and its place.
+
+        Drawn where the frame has it, on a transparent frame-sized pad, and copied out: drawn on a
+        small surface moved there instead, a glyph's outline lands a float32 rounding apart (its
+        points are placed at another magnitude), and an edge lying on an anti-aliasing sample
+        boundary then covers a quarter of a pixel less or more (seen: 53 levels at a headline's
+        baseline, one frame of a slide). A layer's origin moves it the same way, so a faded one
+        is drawn through the reference's layer. Cut at the frame's edges as drawing on the frame
+        cuts it; nothing else clips it (a clip would move the layer's origin)."""
         recorder = skia.PictureRecorder()
         paint(recorder.beginRecording(skia.Rect.MakeLTRB(-1e6, -1e6, 1e6, 1e6), skia.RTreeFactory()()))
         picture = recorder.finishRecordingAsPicture()
         if not picture.approximateOpCount():
             return None, 0, 0
+        width, height = self._frame
         cull = picture.cullRect()
         x, y = max(0, math.floor(cull.left()) - PAD), max(0, math.floor(cull.top()) - PAD)
         w, h = min(width, math.ceil(cull.right()) + PAD) - x, min(height, math.ceil(cull.bottom()) + PAD) - y
         if w <= 0 or h <= 0:
             return None, 0, 0
-        surface = skia.Surface(w, h)
+        if self._pad is None:
+            pixels = np.zeros((height, width, 4), np.uint8)
+            self._pad = (pixels, skia.Surface(pixels, colorType=PIXEL_COLOR_TYPE, alphaType=skia.kPremul_AlphaType))
+        pixels, surface = self._pad
+        pixels[y:y + h, x:x + w] = 0
         canvas = surface.getCanvas()
-        canvas.clear(0)
-        canvas.translate(-x, -y)  # whole pixels: the text keeps its sub-pixel place
+        if layer is not None:
+            canvas.saveLayer(layer, None)
         paint(canvas)
-        return surface.makeImageSnapshot(), x, y
+        if layer is not None:
+            canvas.restore()
+        image = skia.Image.fromarray(pixels[y:y + h, x:x + w].copy(), colorType=PIXEL_COLOR_TYPE,
+                                     alphaType=skia.kPremul_AlphaType)
+        return image, x, y
