@@ -366,6 +366,6 @@ class LayerImages:
         paint(canvas)
         if layer is not None:
             canvas.restore()
-        image = skia.Image.fromarray(pixels[y:y + h, x:x + w].copy(), colorType=PIXEL_COLOR_TYPE,
-                                     alphaType=skia.kPremul_AlphaType)
-        return image, x, y
+        # a snapshot of a part is a copy of that part (of the whole, it would make the surface
+        # copy-on-write and part it from `pixels`)
+        return surface.makeImageSnapshot(skia.IRect.MakeXYWH(x, y, w, h)), x, y
