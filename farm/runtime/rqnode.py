@@ -488,6 +488,11 @@ class NodeWorker(Worker):
             process.join(SCHEDULER_STOP_SEC)
 
     def request_stop(self, signum: int, frame: Any) -> None:
+        # RQ stops an idle worker by raising StopRequested from this handler, wherever the main
+        # thread is; inside a garbage collector's callback or a broad except it is swallowed (seen:
+        # in a gc callback) and the node would work on until killed. Marked first, the stop stands:
+        # RQ's loop checks it before each wait for a job.
+        self._stop_requested = True
         grace = self.stop_grace_sec if self._grace is None else None
         stream = stack_stream() if grace is not None else None
         if grace is not None and stream is not None:  # a stop that overruns its grace period says where it is
