@@ -44,6 +44,9 @@ def _process(pid: int) -> psutil.Process | None:
         return None
 
 
+ROOT = Path(__file__).resolve().parents[3]
+
+
 class Workers:
     """Starts ``reelfarm worker`` processes for one test; kills what is left at the end."""
 
@@ -52,14 +55,16 @@ class Workers:
         self.started: list[subprocess.Popen[bytes]] = []
 
     def start(self, name: str, *extra: str, env: dict[str, str] | None = None,
-              prefix: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+              prefix: Sequence[str] = (), module: str = "reelfarm.farm.runtime.cli") -> subprocess.Popen[bytes]:
         """A worker named ``<namespace><name>``; ``env`` adds to the environment, ``prefix`` is a
-        command the worker's runs under (``unshare ...``), which must end by exec'ing it."""
+        command the worker's runs under (``unshare ...``), which must end by exec'ing it;
+        ``module`` is the command line's (``tests.paced``: its frames paced)."""
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
         process = subprocess.Popen(
-            [*prefix, sys.executable, "-m", "reelfarm.farm.runtime.cli", "worker", "--queues", "render",
+            [*prefix, sys.executable, "-m", module, "worker", "--queues", "render",
              "--namespace", self.namespace, "--name", f"{self.namespace}{name}", *extra],
-            env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT)
         self.started.append(process)
         return process
 
@@ -96,8 +101,10 @@ def workers(rq_farm: Farm, redis_url: str, namespace: str, tmp_path: Path) -> It
 def kill_mid_chunk(farm: Farm, workers: Workers, redis: Any, namespace: str, render_id: str,
                    chunk_frames: int, reused: int = 0) -> None:
     """Start a worker and kill it once the first chunk has reported some frames but not all
-    (past the ``reused`` frames, which count as done from the start)."""
-    first = workers.start("first")
+    (past the ``reused`` frames, which count as done from the start). Its frames are paced
+    (``tests.paced``): unpaced, a loaded machine once saw the chunk end between the report
+    and the kill."""
+    first = workers.start("first", env={"PACED_FRAME_SEC": "0.05"}, module="tests.paced")
     wait_for(lambda: reused < farm.progress.frames(render_id) < reused + chunk_frames, interval=0.01)
     workers.kill(first)
     assert redis.zcard(f"rq:wip:{namespace}render") == 1, "the killed chunk is registered as started"
