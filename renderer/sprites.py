@@ -39,13 +39,12 @@ import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import numpy as np
 import skia
 
 from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.draw import Rect, draw_shape
 from reelfarm.renderer.model import Layer
-from reelfarm.renderer.target import PIXEL_COLOR_TYPE
+from reelfarm.renderer.target import CpuTarget
 from reelfarm.renderer.timeline import LayerState
 from reelfarm.renderer.tokens import Brand, parse_hex
 
@@ -68,9 +67,9 @@ EVERY_PIXEL_MAPPED = skia.ColorFilters.Matrix([1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 
 class Sprites:
     """The images of one rasterizer's faint flat shapes, made on first use."""
 
-    def __init__(self, brand: Brand, unit: float, width: int = 0) -> None:
+    def __init__(self, brand: Brand, unit: float, width: int) -> None:
         self.brand, self.unit = brand, unit
-        self.width = width or math.ceil(unit * 16 / 9)  # the frame's, for `exact_span`
+        self.width = width  # the frame's, for `exact_span`
         self._spans: dict[tuple[float, float, int, float], tuple[float, float, float | None]] = {}  # `span`'s
         self._images: dict[tuple[int, int, int], tuple[skia.Image, int, int]] = {}
         self._takes: dict[int, bool] = {}
@@ -307,7 +306,7 @@ class LayerImages:
     def __init__(self, width: int, height: int, frames: float = 1.5) -> None:
         limit = max(1, int(frames * width * height * 4))
         self._frame = (width, height)
-        self._pad: tuple[np.ndarray, skia.Surface] | None = None  # `_make`'s frame-sized surface, made on first use
+        self._pad: CpuTarget | None = None  # `_make`'s frame-sized surface, made on first use
         self._images: BoundedCache[Any, tuple[Any, int, int]] = BoundedCache(
             64, limit, sizeof=lambda key, found: (found[0].width() * found[0].height() * 4 if found[0] else 0) + 256)
 
@@ -356,16 +355,15 @@ class LayerImages:
         if w <= 0 or h <= 0:
             return None, 0, 0
         if self._pad is None:
-            pixels = np.zeros((height, width, 4), np.uint8)
-            self._pad = (pixels, skia.Surface(pixels, colorType=PIXEL_COLOR_TYPE, alphaType=skia.kPremul_AlphaType))
-        pixels, surface = self._pad
-        pixels[y:y + h, x:x + w] = 0
-        canvas = surface.getCanvas()
+            self._pad = CpuTarget.make(width, height)
+        pad = self._pad
+        pad.array[y:y + h, x:x + w] = 0
+        canvas = pad.surface.getCanvas()
         if layer is not None:
             canvas.saveLayer(layer, None)
         paint(canvas)
         if layer is not None:
             canvas.restore()
         # a snapshot of a part is a copy of that part (of the whole, it would make the surface
-        # copy-on-write and part it from `pixels`)
-        return surface.makeImageSnapshot(skia.IRect.MakeXYWH(x, y, w, h)), x, y
+        # copy-on-write and part it from its array)
+        return pad.surface.makeImageSnapshot(skia.IRect.MakeXYWH(x, y, w, h)), x, y

@@ -63,7 +63,7 @@ def _state(x: float = 0.0, opacity: float = 1.0, scale: float = 1.0) -> LayerSta
 
 
 def test_placement_error_is_bounded_by_the_fill_alpha():
-    sprites = Sprites(Brand({}), 360.0)
+    sprites = Sprites(Brand({}), 360.0, 640)
     for alpha in (0x10, 0x1A, 0x30, 0x40):
         layer = parse_doc(_orb_doc(f"#1F3A5F{alpha:02X}")).scenes[0].layers[0]
         rng = random.Random(alpha)
@@ -79,7 +79,7 @@ def test_placement_error_is_bounded_by_the_fill_alpha():
 
 
 def test_equal_placements_for_states_a_fraction_of_a_cell_apart():
-    sprites = Sprites(Brand({}), 360.0)
+    sprites = Sprites(Brand({}), 360.0, 640)
     layer = parse_doc(_orb_doc()).scenes[0].layers[0]  # alpha 0x1A: one grid line a pixel
     base = 100.0 + GRID_PHASE  # on a grid line
     near = [sprites.placed(layer, (base + d, 50.0 + GRID_PHASE, 240.0, 160.0), _state()) for d in (-0.3, 0.0, 0.3)]
@@ -88,7 +88,7 @@ def test_equal_placements_for_states_a_fraction_of_a_cell_apart():
 
 
 def test_a_thin_shape_is_drawn_where_its_state_puts_it():
-    sprites = Sprites(Brand({}), 360.0)
+    sprites = Sprites(Brand({}), 360.0, 640)
     layer = parse_doc(_orb_doc()).scenes[0].layers[0]
     at = sprites.placed(layer, (10.3, 20.6, 200.0, 3.2), _state(opacity=0.37))
     assert tuple(at) == pytest.approx((10.3, 20.6, 210.3, 23.8, 0.37))
