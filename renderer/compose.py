@@ -131,14 +131,17 @@ class PlaneTransitions:
         self._previous.clear()
         self._synced = False
 
-    def previous(self, index: int, frame: Callable[[], np.ndarray]) -> np.ndarray:
-        """Scene `index`'s last frame as planes (`frame()` gives its BGRA pixels), converted once."""
+    def previous(self, index: int, frame: Callable[[], tuple[np.ndarray, bool]]) -> np.ndarray:
+        """Scene `index`'s last frame as planes, made once a scene from `frame()`: its yuv420p
+        planes (True, copied) or its BGRA pixels (False, converted)."""
         if index not in self._previous:
             from reelfarm.renderer.yuv import Bt709Planes
 
             for old in [i for i in self._previous if i != index]:
                 del self._previous[old]
-            self._previous[index] = Bt709Planes(self.width, self.height).convert(frame(), "bgra", None).copy()
+            pixels, converted = frame()
+            self._previous[index] = pixels.copy() if converted else \
+                Bt709Planes(self.width, self.height).convert(pixels, "bgra", None).copy()
         return self._previous[index]
 
     def update_incoming(self, pixels: np.ndarray, boxes: list[Any] | None) -> np.ndarray:

@@ -89,6 +89,34 @@ def test_frames_drawn_where_they_changed_equal_frames_drawn_in_any_order(story_i
             assert in_order._planes.converted_pixels < 0.9 * whole._planes.converted_pixels
 
 
+@pytest.mark.parametrize("story_id", ["announcement", "flash_sale", "before_after"])
+def test_a_transition_starts_from_the_planes_of_the_frame_before_it(story_id, monkeypatch):
+    """Drawn in order, a transition composed from planes takes the previous scene's last frame
+    from the planes of the frame just drawn (its key equal to that frame's), not drawn and
+    converted again; its frames equal those of a rasterizer that starts at the transition and
+    draws that last frame itself."""
+    doc = parse_doc(_story(story_id))
+    spec = RenderSpec("16:9", 180, doc.fps)
+    drawn_last: list[int] = []
+    real = SkiaRasterizer._draw_last
+    monkeypatch.setattr(SkiaRasterizer, "_draw_last", lambda self, i: drawn_last.append(i) or real(self, i))
+    in_order = SkiaRasterizer(doc, "16:9", *spec.size, yuv=True)
+    starts: list[tuple[int, int]] = []
+    for n in range(doc.frame_count):
+        index, local = in_order.timeline.locate(spec.time(n))
+        frame = in_order.render(spec.time(n))
+        progress = in_order.timeline.transition_progress(index, local)
+        if progress is not None and in_order._mixes(index) and all(s != index - 1 for s, _ in starts):
+            starts.append((index - 1, n))
+            fresh = SkiaRasterizer(doc, "16:9", *spec.size, yuv=True)
+            before = len(drawn_last)
+            assert np.array_equal(fresh.render(spec.time(n)), frame), f"frame {n}, the transition's first"
+            assert drawn_last[before:] == [index - 1]  # the fresh one drew the last frame itself
+            del drawn_last[before:]
+    assert starts, "no transition composed from planes"
+    assert drawn_last == [], "drawn in order, a transition drew the scene before it again"
+
+
 def test_images_groups_shadows_and_ken_burns_in_any_order(tmp_path):
     source, assets = _photo_doc(tmp_path)
     doc = parse_doc(source)
