@@ -30,7 +30,10 @@ Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in pixels, x1 and y1 excluded
 GRID = 2              # boxes start and end on even pixels: a chroma sample is one 2x2 block
 BELOW = 2             # source rows packed under a box (its last chroma row is then not the image's last)
 FULL_FRACTION = 0.6   # boxes covering more of the frame than this: convert it whole
-ATLAS_QUANTUM = 64    # the atlas's width and height are multiples of this (few sizes, few swscale contexts)
+ATLAS_QUANTUM = 64    # the atlas's width is a multiple of this (few sizes, few swscale contexts)
+# ... and its height a multiple of this: a shelf of an outline's boxes (`damage.STRIP` rows, 64) with
+# the `BELOW` rows under them. At 64 one shelf took an atlas of 128 rows, converting twice its pixels.
+ATLAS_ROWS = 64 + BELOW
 ALONE_PIXELS = 160 * 160  # a box this large is converted where it lies, not copied into the atlas
 
 
@@ -76,11 +79,11 @@ class Bt709Planes:
 
     def _convert_alone(self, frame: np.ndarray, pixel_format: str, box: Box) -> None:
         """Convert a large `box` (on the grid) where it lies in the frame, with no copy: its source
-        widened to multiples of `ATLAS_QUANTUM` (few sizes, few contexts) and reaching `BELOW` rows
-        under it or the frame's bottom."""
+        widened to multiples of `ATLAS_QUANTUM` and `ATLAS_ROWS` (few sizes, few contexts) and
+        reaching `BELOW` rows under it or the frame's bottom."""
         x0, y0, x1, y1 = box
-        sx0, sx1 = _span(x0, x1, self.width)
-        sy0, sy1 = _span(y0, min(self.height, y1 + BELOW), self.height)
+        sx0, sx1 = _span(x0, x1, self.width, ATLAS_QUANTUM)
+        sy0, sy1 = _span(y0, min(self.height, y1 + BELOW), self.height, ATLAS_ROWS)
         out = rgba_to_bt709(self._context(sx1 - sx0, sy1 - sy0), frame[sy0:sy1, sx0:sx1], "yuv420p",
                             src_format=pixel_format)
         self._copy_out(out, [(box, x0 - sx0, y0 - sy0)])
@@ -88,7 +91,8 @@ class Bt709Planes:
 
     def _convert_atlas(self, frame: np.ndarray, pixel_format: str, boxes: Sequence[Box]) -> None:
         """Convert `boxes` (on the grid) in one swscale call: their sources packed in shelves of
-        one image, those reaching the frame's bottom as one box at the image's bottom, each then
+        one image, those reaching the frame's bottom as one box at the image's bottom (beside the
+        last shelf's boxes where it fits, else under them), each then
         copied out of the converted planes. A call costs about 60 us beside its pixels, which many
         thin boxes (an outline's damage) would pay many times."""
         h = self.height
@@ -103,14 +107,17 @@ class Bt709Planes:
             places.append((box, x, y, rows))
             x, shelf, used = x + bw, max(shelf, rows), max(used, x + bw)
         top = y + shelf
+        ah = _ceil(top, ATLAS_ROWS)
         if low:
             box = (min(b[0] for b in low), min(b[1] for b in low), max(b[2] for b in low), h)
-            used = max(used, box[2] - box[0])
-            top += box[3] - box[1]
+            bw, rows = box[2] - box[0], box[3] - box[1]
+            if inner and x + bw <= self.width and rows <= ah - y:  # beside the last shelf's boxes
+                at = x
+            else:  # under them all
+                at, ah = 0, _ceil(top + rows, ATLAS_ROWS)
+            used = max(used, at + bw)
+            places.append((box, at, ah - rows, rows))
         aw = min(self.width, _ceil(used, ATLAS_QUANTUM))
-        ah = _ceil(top, ATLAS_QUANTUM)
-        if low:
-            places.append((box, 0, ah - (box[3] - box[1]), box[3] - box[1]))
         atlas = self._atlases.get((aw, ah))
         if atlas is None:
             atlas = np.zeros((ah, aw, 4), np.uint8)
@@ -138,10 +145,9 @@ class Bt709Planes:
         return sws
 
 
-def _span(a: int, b: int, size: int) -> tuple[int, int]:
-    """[a, b) widened to a multiple of `ATLAS_QUANTUM` (or `size`) within [0, size), never
-    ending before b."""
-    length = min(size, _ceil(b - a, ATLAS_QUANTUM))
+def _span(a: int, b: int, size: int, quantum: int) -> tuple[int, int]:
+    """[a, b) widened to a multiple of `quantum` (or `size`) within [0, size), never ending before b."""
+    length = min(size, _ceil(b - a, quantum))
     b = a + length
     return (size - length, size) if b > size else (a, b)
 

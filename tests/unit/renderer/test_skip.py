@@ -208,6 +208,31 @@ def test_many_boxes_converted_together_equal_the_whole_conversion():
             assert np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("low_rows", [56, 80])
+def test_an_outline_strip_and_a_box_at_the_bottom_convert_in_one_shelf(low_rows):
+    """An outline's boxes (strips of 64 rows) are converted in an atlas of 66 rows, not 128; a box
+    reaching the frame's bottom goes beside them, at the atlas's bottom, where it fits (56 rows),
+    else under them (80); every sample equals the whole frame's conversion either way."""
+    rng = np.random.default_rng(5)
+    h, w = 720, 1280
+    frame = rng.integers(0, 256, (h, w, 4), np.uint8)
+    frame[..., 3] = 255
+    whole = rgba_to_bt709(VideoReformatter(), frame, "yuv420p", src_format="bgra").to_ndarray()
+    planes = Bt709Planes(w, h)
+    planes.convert(np.zeros_like(frame), "bgra", None)
+    boxes = [(100, 128, 140, 192), (600, 192, 660, 256), (900, 320, 1000, 384), (400, h - low_rows, 460, h)]
+    sizes: list[tuple[int, int]] = []
+    real = planes._context
+    planes._context = lambda width, height: sizes.append((width, height)) or real(width, height)  # type: ignore[method-assign]
+    planes.convert(frame, "bgra", boxes)
+    assert sizes == ([(320, 66)] if low_rows == 56 else [(256, 66 * 3)])
+    for x0, y0, x1, y1 in boxes:
+        assert np.array_equal(planes.y[y0:y1, x0:x1], whole[:h][y0:y1, x0:x1])
+        for plane, at in ((planes.u, h), (planes.v, h + h // 4)):
+            want = whole[at:at + h // 4].reshape(h // 2, w // 2)[y0 // 2:y1 // 2, x0 // 2:x1 // 2]
+            assert np.array_equal(plane[y0 // 2:y1 // 2, x0 // 2:x1 // 2], want)
+
+
 @pytest.mark.parametrize(("w", "h"), [(480, 270), (576, 720), (1080, 1350)])
 def test_a_box_converts_from_its_own_pixels_and_the_two_rows_under_it(w, h):
     """What packing boxes into one image relies on (`renderer/yuv.py`): with the area filter a
