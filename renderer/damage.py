@@ -9,6 +9,7 @@ drawing either lies wholly inside it or misses it, and merges boxes that meet.
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 
@@ -20,6 +21,7 @@ Outline = tuple[str, float, float, float, float, float]
 
 PAD = 2  # pixels around Skia's bounds, for anti-aliased edges
 STRIP = 64  # rows of one band of an outline's damage (fewer, taller boxes convert faster)
+SPANS_CACHED = 4096  # an outline's spans over a band, kept: a shape's outline is the new one of a frame and the old of a later one
 EDGE = 3  # pixels either side of an outline that its drawing may change (anti-aliasing, filtering)
 
 
@@ -91,24 +93,32 @@ def outline_boxes(old: Outline, new: Outline, width: int, height: int) -> list[B
     both cover on every row, `EDGE` pixels in from their edges."""
     top = max(0, math.floor(min(old[2], new[2])) - EDGE)
     bottom = min(height, math.ceil(max(old[4], new[4])) + EDGE)
+    # reach from the outlines grown by EDGE, cover from them shrunk by EDGE
+    grown_old, grown_new, shrunk_old, shrunk_new = (_grown(old, EDGE), _grown(new, EDGE),
+                                                    _grown(old, -EDGE), _grown(new, -EDGE))
     out: list[Box] = []
     for band in range(top // STRIP * STRIP, bottom, STRIP):
         y0, y1 = max(band, top), min(band + STRIP, bottom)
-        # reach from the outlines grown by EDGE, cover from them shrunk by EDGE
-        reach = [r for r in (_spans(_grown(o, EDGE), y0, y1)[0] for o in (old, new)) if r is not None]
-        if not reach:
+        a, b = _spans(grown_old, y0, y1)[0], _spans(grown_new, y0, y1)[0]
+        if a is None and b is None:
             continue
-        lo, hi = min(r[0] for r in reach) - EDGE, max(r[1] for r in reach) + EDGE
-        inner = [i for i in (_spans(_grown(o, -EDGE), y0, y1)[1] for o in (old, new)) if i is not None]
-        pieces = [(lo, hi)]
-        if len(inner) == 2:
-            a, b = max(i[0] for i in inner) + EDGE, min(i[1] for i in inner) - EDGE
-            if b - a >= STRIP:
-                pieces = [(lo, a), (b, hi)]
-        for x0, x1 in pieces:
-            box = (max(0, math.floor(x0)), y0, min(width, math.ceil(x1)), y1)
-            if box[2] > box[0]:
-                out.append(box)
+        if a is None or b is None:
+            lo, hi = (a or b)[0] - EDGE, (a or b)[1] + EDGE  # type: ignore[index]
+        else:
+            lo, hi = min(a[0], b[0]) - EDGE, max(a[1], b[1]) + EDGE
+        c, d = _spans(shrunk_old, y0, y1)[1], _spans(shrunk_new, y0, y1)[1]
+        x0, x1 = max(0, math.floor(lo)), min(width, math.ceil(hi))
+        if c is not None and d is not None:
+            inner0, inner1 = max(c[0], d[0]) + EDGE, min(c[1], d[1]) - EDGE
+            if inner1 - inner0 >= STRIP:
+                left, right = min(width, math.ceil(inner0)), max(0, math.floor(inner1))
+                if left > x0:
+                    out.append((x0, y0, left, y1))
+                if x1 > right:
+                    out.append((right, y0, x1, y1))
+                continue
+        if x1 > x0:
+            out.append((x0, y0, x1, y1))
     return out
 
 
@@ -117,6 +127,7 @@ def _grown(o: Outline, by: float) -> Outline:
     return (kind, left - by, top - by, right + by, bottom + by, max(0.0, radius + by))
 
 
+@functools.lru_cache(maxsize=SPANS_CACHED)
 def _spans(o: Outline, y0: float, y1: float) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
     """Over rows [y0, y1): the x span the outline reaches on any row, and the span it covers on
     every row (None: none)."""
