@@ -1,0 +1,52 @@
+"""`damage.outline_boxes`: every pixel where a flat shape drawn at one outline and at another
+differ lies in a box it gives, and the boxes leave out most of what both cover."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import skia
+
+from reelfarm.renderer import damage
+
+W, H = 480, 270
+
+
+def _drawn(outline: damage.Outline) -> np.ndarray:
+    kind, left, top, right, bottom, radius = outline
+    pixels = np.zeros((H, W, 4), np.uint8)
+    surface = skia.Surface(pixels, colorType=skia.kBGRA_8888_ColorType, alphaType=skia.kPremul_AlphaType)
+    paint = skia.Paint(Color=0x40FF8800, AntiAlias=True)
+    rect = skia.Rect.MakeLTRB(left, top, right, bottom)
+    canvas = surface.getCanvas()
+    if kind == "ellipse":
+        canvas.drawOval(rect, paint)
+    elif kind == "rrect":
+        canvas.drawRRect(skia.RRect.MakeRectXY(rect, radius, radius), paint)
+    else:
+        canvas.drawRect(rect, paint)
+    return pixels
+
+
+@pytest.mark.parametrize("kind", ["ellipse", "rect", "rrect"])
+def test_every_changed_pixel_lies_in_a_box(kind):
+    rng = random.Random(kind)
+    inside = 0
+    for _ in range(40):
+        left, top = rng.uniform(-60, W - 40), rng.uniform(-60, H - 40)
+        w, h = rng.uniform(20, 400), rng.uniform(20, 300)
+        radius = rng.uniform(0, min(w, h) / 2) if kind == "rrect" else 0.0
+        old = (kind, left, top, left + w, top + h, radius)
+        d = [rng.choice([0.0, 0.3, -0.7, 1.0, 2.5]) for _ in range(4)]
+        new = (kind, left + d[0], top + d[1], left + w + d[2], top + h + d[3], radius)
+        boxes = damage.outline_boxes(old, new, W, H)
+        covered = np.zeros((H, W), bool)
+        for x0, y0, x1, y1 in boxes:
+            assert 0 <= x0 < x1 <= W and 0 <= y0 < y1 <= H
+            covered[y0:y1, x0:x1] = True
+        changed = np.any(_drawn(old) != _drawn(new), axis=-1)
+        assert not np.any(changed & ~covered), f"{old} -> {new}: a changed pixel outside every box"
+        both = np.all(_drawn(old) == _drawn(new), axis=-1) & (_drawn(old)[..., 3] > 0)
+        inside += int(np.count_nonzero(both & ~covered))
+    assert inside > 0  # the unchanged inside is left out, not redrawn
