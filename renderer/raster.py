@@ -336,7 +336,13 @@ class SkiaRasterizer:
         found = sprites.span(layer, rect, at)
         box = None if found is None else damage.box_of(found[0], self.width, self.height)
         outline = redraw.flat_outline(layer, at, self.brand.number(layer.radius) * self.unit * state.scale)
-        return redraw.Drawn(key, box, True, outline, at.opacity, mapped=found is not None and found[1] is None)
+        picture = None
+        if box is not None:  # its one image draw, played back in each box it meets
+            recorder = skia.PictureRecorder()
+            sprites.draw(recorder.beginRecording(skia.Rect.MakeWH(self.width, self.height)), layer, rect, state)
+            picture = recorder.finishRecordingAsPicture()
+        return redraw.Drawn(key, box, True, outline, at.opacity, mapped=found is not None and found[1] is None,
+                            picture=picture)
 
     def _imaged(self, layer: Layer, state: Any) -> bool:
         """Whether top-level `layer` is drawn as an image at `state` (see `reelfarm.renderer.sprites`)."""
