@@ -205,9 +205,10 @@ class _Writer:
         w, h = (self.height, self.width) if self.turns % 2 else (self.width, self.height)
         planes = frame.reformat(width=w, height=h, format="yuv420p").to_ndarray()
         if self.turns:
-            y, u, v = planes[:h], planes[h:h + h // 4].reshape(h // 2, w // 2), planes[h + h // 4:].reshape(h // 2, w // 2)
-            y, u, v = (np.rot90(p, self.turns) for p in (y, u, v))
-            planes = np.concatenate([y, u.reshape(-1, self.width), v.reshape(-1, self.width)])
+            # sliced as flat planes: a chroma plane is not whole rows of luma width where h / 2 is odd
+            flat, n, c = planes.reshape(-1), w * h, (w // 2) * (h // 2)
+            y, u, v = flat[:n].reshape(h, w), flat[n:n + c].reshape(h // 2, w // 2), flat[n + c:].reshape(h // 2, w // 2)
+            planes = np.concatenate([np.rot90(p, self.turns).reshape(-1) for p in (y, u, v)]).reshape(-1, self.width)
         picture = av.VideoFrame.from_ndarray(np.ascontiguousarray(planes), format="yuv420p")
         picture.colorspace, picture.color_range = frame.colorspace, frame.color_range
         return picture

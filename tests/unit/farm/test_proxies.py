@@ -53,6 +53,15 @@ def test_a_turned_phone_clip_comes_out_upright(tmp_path: Path) -> None:
     same_pictures(src, made.path, made.width, made.height, vertical=False)
 
 
+def test_a_turned_clip_whose_coded_height_is_not_a_multiple_of_four_comes_out_upright(tmp_path: Path) -> None:
+    """Turned upright, this clip is coded 362 rows high at the proxy's size: its chroma planes have
+    181 rows, which slicing the planes by whole rows of luma width cut short (no proxy made)."""
+    src = make_clip(tmp_path / "square.mp4", steady(25, 0.4), 720, 724, rotation=90, gop=25)
+    made = write_proxy(str(src), str(tmp_path / "proxy.mp4"))
+    assert (made.width, made.height) == (362, PROXY_SIDE)
+    same_pictures(src, made.path, made.width, made.height, vertical=False)
+
+
 def test_a_clip_already_small_gets_no_proxy(tmp_path: Path) -> None:
     assert proxy_size(640, 360) is None and proxy_size(1920, 1080) == (640, 360)
     assert proxy_size(1080, 1920) == (360, 640) and proxy_size(1000, 1001) == (360, 360)
