@@ -351,16 +351,16 @@ def test_settled_boxes_hold_every_drawing_they_meet_and_do_not_overlap():
 
 
 def test_text_blocks_are_shaped_once_per_layer_and_size_and_bounded(monkeypatch):
-    import reelfarm.renderer.raster as raster_module
+    import reelfarm.renderer.layers as layers_module
 
     shaped = []
 
-    class Counting(raster_module.TextBlock):
+    class Counting(layers_module.TextBlock):
         def __post_init__(self) -> None:
             shaped.append(self.spec)
             super().__post_init__()
 
-    monkeypatch.setattr(raster_module, "TextBlock", Counting)
+    monkeypatch.setattr(layers_module, "TextBlock", Counting)
     doc = parse_doc(_story("quote"))
     spec = RenderSpec("16:9", 180, doc.fps)
     raster = SkiaRasterizer(doc, "16:9", *spec.size)
