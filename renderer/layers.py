@@ -84,7 +84,7 @@ class LayerPainter:
             layered = (_bounds(_outset(box, block, layer, self.unit), 0.02 * self.unit)
                        if state.opacity < 0.999 else None)
             if block is not None:
-                key: Any = (id(layer), id(block), box, shown_chars(_display_text(layer), state.reveal, state.reveal_mode),
+                key: Any = (id(layer), id(block), box, shown_chars(display_text(layer), state.reveal, state.reveal_mode),
                             layered is not None)
                 self._layer_images.draw(canvas, key, lambda c: self._draw_text(c, layer, block, box, state),
                                         state.opacity, layered)
@@ -144,7 +144,7 @@ class LayerPainter:
         return block
 
     def text_spec(self, layer: Layer, size: tuple[float, float]) -> TextSpec:
-        text = _display_text(layer)
+        text = display_text(layer)
         size_px = layer.size * self.unit
         return TextSpec(
             text=text, font=self.brand.font(layer.font), size_px=size_px,
@@ -216,12 +216,12 @@ class LayerPainter:
         draw_fitted(canvas, image, dest, box, fit, view)
 
 
-def _text_block_size(key: Any, block: TextBlock) -> int:
+def text_block_size(key: Any, block: TextBlock) -> int:
     # A shaped paragraph holds its glyph runs and line metrics: about 200 bytes a character.
     return 4096 + 200 * len(block.spec.text)
 
 
-def _display_text(layer: Layer) -> str:
+def display_text(layer: Layer) -> str:
     return layer.text.upper() if layer.uppercase else layer.text
 
 

@@ -31,7 +31,7 @@ from reelfarm.renderer.caption_layout import caption_layers
 from reelfarm.renderer.draw import ImageStore, draw_background, lerp_view
 from reelfarm.renderer.easing import ease
 from reelfarm.renderer.fonts import FontBook, font_book
-from reelfarm.renderer.layers import LayerPainter, _display_text, _text_block_size
+from reelfarm.renderer.layers import LayerPainter, display_text, text_block_size
 from reelfarm.renderer.model import Doc, Layer, Scene
 from reelfarm.renderer.sprites import LayerImages, Sprites
 from reelfarm.renderer.target import PIXEL_FORMAT, CpuTarget
@@ -117,7 +117,7 @@ class SkiaRasterizer(LayerPainter):
         self._scratch: Any = None
         self._plans: dict[int, _ScenePlan] = {}
         self._texts: BoundedCache[tuple[int, int, int], TextBlock] = BoundedCache(
-            TEXT_BLOCKS_MAX_ENTRIES, TEXT_BLOCKS_MAX_BYTES, sizeof=_text_block_size)
+            TEXT_BLOCKS_MAX_ENTRIES, TEXT_BLOCKS_MAX_BYTES, sizeof=text_block_size)
         self._last_frames: dict[int, skia.Image] = {}
         self._last_key: Any = None
         self.drawn_pixels = 0  # pixels restored and redrawn so far (a whole frame counts them all)
@@ -210,7 +210,7 @@ class SkiaRasterizer(LayerPainter):
             return state, self.clips.frame_number(layer.asset or "", layer.footage, t - layer.start)
         if layer.type == "text" and state.reveal < 1.0:
             # The characters shown, not the exact fraction: frames between two steps are equal.
-            shown = shown_chars(_display_text(layer), state.reveal, state.reveal_mode)
+            shown = shown_chars(display_text(layer), state.reveal, state.reveal_mode)
             return dataclasses.replace(state, reveal=0.0), shown
         return state
 
