@@ -23,6 +23,7 @@ import numpy as np
 from av.video.reformatter import VideoReformatter
 
 from reelfarm.renderer.cache import BoundedCache
+from reelfarm.renderer.damage import STRIP
 from reelfarm.renderer.encode import rgba_to_bt709
 
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in pixels, x1 and y1 excluded
@@ -31,9 +32,9 @@ GRID = 2              # boxes start and end on even pixels: a chroma sample is o
 BELOW = 2             # source rows packed under a box (its last chroma row is then not the image's last)
 FULL_FRACTION = 0.6   # boxes covering more of the frame than this: convert it whole
 ATLAS_QUANTUM = 64    # the atlas's width is a multiple of this (few sizes, few swscale contexts)
-# ... and its height a multiple of this: a shelf of an outline's boxes (`damage.STRIP` rows, 64) with
+# ... and its height a multiple of this: a shelf of an outline's boxes (`damage.STRIP` rows) with
 # the `BELOW` rows under them. At 64 one shelf took an atlas of 128 rows, converting twice its pixels.
-ATLAS_ROWS = 64 + BELOW
+ATLAS_ROWS = STRIP + BELOW
 ALONE_PIXELS = 160 * 160  # a box this large is converted where it lies, not copied into the atlas
 
 
