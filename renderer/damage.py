@@ -82,6 +82,17 @@ def _merged(boxes: list[Box]) -> list[Box]:
     return out
 
 
+def without(box: Box, hole: Box) -> list[Box]:
+    """`box` less `hole`: up to four boxes (the bands above and below it, the pieces beside it)."""
+    x0, y0, x1, y1 = box
+    h0, h1 = max(x0, hole[0]), min(x1, hole[2])
+    v0, v1 = max(y0, hole[1]), min(y1, hole[3])
+    if h0 >= h1 or v0 >= v1:
+        return [box]
+    pieces = [(x0, y0, x1, v0), (x0, v1, x1, y1), (x0, v0, h0, v1), (h1, v0, x1, v1)]
+    return [p for p in pieces if p[2] > p[0] and p[3] > p[1]]
+
+
 def area(boxes: Sequence[Box]) -> int:
     return sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in boxes)
 

@@ -8,6 +8,7 @@ layers through the same methods.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import skia
@@ -16,6 +17,7 @@ from reelfarm.renderer import compose
 from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.draw import ImageStore, Rect, draw_bounded, draw_fitted, draw_shape, lerp_view
 from reelfarm.renderer.fonts import FontBook
+from reelfarm.renderer.glide import Glides
 from reelfarm.renderer.model import Doc, Footage, Layer, View
 from reelfarm.renderer.sprites import LayerImages, Sprites
 from reelfarm.renderer.text import TextBlock, TextSpec, shown_chars
@@ -43,6 +45,7 @@ class LayerPainter:
     images: ImageStore
     _sprites: Sprites | None
     _layer_images: LayerImages | None
+    _glides: Glides | None
     _texts: BoundedCache[tuple[int, int, int], TextBlock]
     _states: dict[tuple[int, float, float], tuple[Layer, Any]]
     _clips: Any  # a footage.ClipStore, made for the first video drawn (PyAV loads then)
@@ -77,6 +80,9 @@ class LayerPainter:
         x, y, w, h = box
         if self._sprites is not None and self._sprites.used(layer, state):
             self._sprites.draw(canvas, layer, box, state)
+            return
+        if self._glides is not None and self._glides.planned(layer, state) and canvas.getTotalMatrix().isIdentity():
+            self._glides.draw(canvas, layer, box, functools.partial(self._paint_image, layer, state))
             return
         if self._layer_images is not None and LayerImages.used(layer, state) and canvas.getTotalMatrix().isIdentity():
             # Drawn faded, the reference draws it into a layer of these bounds, whose origin moves
@@ -176,6 +182,10 @@ class LayerPainter:
         block.paint(canvas, x, top, state.reveal, state.reveal_mode)
         if shadow is not None:
             canvas.restore()
+
+    def _paint_image(self, layer: Layer, state: LayerState, canvas: skia.Canvas, box: Rect) -> None:
+        """`_draw_image` with the layer and state first (what `reelfarm.renderer.glide` draws through)."""
+        self._draw_image(canvas, layer, box, state)
 
     def _draw_image(self, canvas: skia.Canvas, layer: Layer, box: Rect, state: LayerState) -> None:
         x, y, w, h = box

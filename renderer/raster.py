@@ -18,13 +18,15 @@ along its outline. With `yuv=True` only those boxes are converted to yuv420p aga
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 import skia
 
-from reelfarm.renderer import compose, damage, redraw
+from reelfarm.renderer import compose, damage, glide, redraw
 from reelfarm.renderer.assets import AssetSource
 from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.caption_layout import caption_layers
@@ -111,6 +113,8 @@ class SkiaRasterizer(LayerPainter):
         # faint shapes drawn as images: not on the reference path, which draws every path itself
         self._sprites = Sprites(self.brand, self.unit, width) if reuse else None
         self._layer_images = LayerImages(width, height) if reuse else None
+        self._glides = glide.Glides(width, height) if reuse else None
+        self._stamps: list[glide.Stamp] = []  # the planes of the frame being drawn that need no conversion
         self._clips: Any = None  # a footage.ClipStore, made for the first video drawn (PyAV loads then)
         self.timeline = Timeline(doc)
         self._main = self._new_target()
@@ -153,7 +157,7 @@ class SkiaRasterizer(LayerPainter):
         boxes: list[damage.Box] | None = None
         if progress is None:
             self._take_incoming(index)
-            boxes = self._update_scene(self._main, index, local, keys)
+            boxes = self._update_scene(self._main, index, local, keys, self._stamps if self._planes is not None else None)
         elif self._mixes(index):
             self._frame = self._mix_transition(index, local, progress, keys, shown)
             self._last_key = key
@@ -175,6 +179,8 @@ class SkiaRasterizer(LayerPainter):
         if self._sprites is not None and self._layer_images is not None:
             self._sprites.clear()
             self._layer_images.clear()
+        if self._glides is not None:
+            self._glides.clear()
         if self._mixer is not None:
             self._mixer.clear()
         for target in (self._main, self._scratch):
@@ -183,11 +189,13 @@ class SkiaRasterizer(LayerPainter):
         self._last_key = None
 
     def _out(self, boxes: list[damage.Box] | None) -> np.ndarray:
-        """The frame as handed out: the target's pixels, or yuv420p converted where `boxes` changed."""
+        """The frame as handed out: the target's pixels, or yuv420p converted where `boxes` changed
+        (but where the frame's stamps hold the planes)."""
         pixels = self._main.pixels()
+        stamps, self._stamps = self._stamps, []
         if self._planes is None:
             return pixels
-        return self._planes.convert(pixels, PIXEL_FORMAT, boxes)
+        return self._planes.convert(pixels, PIXEL_FORMAT, boxes, stamps)
 
     # -- scenes -------------------------------------------------------------------------------
 
@@ -206,6 +214,9 @@ class SkiaRasterizer(LayerPainter):
         if top and self._sprites is not None and self._sprites.used(layer, state):
             # a faint shape is drawn at its placement: frames placing it alike draw it alike
             return self._sprites.placed(layer, self._box(layer, state, self._frame_box())[0], state)
+        if top and self._glides is not None and self._glides.planned(layer, state):
+            # an image that only moves is drawn where its grid puts it: frames placing it alike draw it alike
+            return self._glides.place(layer, self._box(layer, state, self._frame_box())[0])
         if layer.type == "video":  # a new clip frame is a new picture
             return state, self.clips.frame_number(layer.asset or "", layer.footage, t - layer.start)
         if layer.type == "text" and state.reveal < 1.0:
@@ -257,7 +268,21 @@ class SkiaRasterizer(LayerPainter):
                 plan.items.append(("picture", (*self._record(layer, 0.0, scene.duration), cut)))
             else:
                 plan.items.append(("layer", layer))
+                if layer.type == "image":
+                    self._plan_glide(layer, scene)
         return plan
+
+    def _plan_glide(self, layer: Layer, scene: Scene) -> None:
+        """Whether moving image `layer` only moves sideways over `scene`: its box at each frame of
+        the document's rate where it is only placed (`reelfarm.renderer.glide`)."""
+        if self._glides is None:
+            return
+        rects: list[Any] = []
+        for n in range(max(1, math.ceil(scene.duration * self.doc.fps))):
+            state = layer_state(layer, n / self.doc.fps, scene.duration)
+            rects.append(self._box(layer, state, self._frame_box())[0] if state is not None and glide.used(layer, state)
+                         else None)
+        self._glides.plan(layer, glide.sideways(rects))
 
     def _record(self, layer: Layer, t: float, duration: float) -> tuple[skia.Picture, damage.Box | None]:
         return damage.recorded(lambda canvas: self._draw_layer(canvas, layer, t, duration, self._frame_box()),
@@ -268,9 +293,11 @@ class SkiaRasterizer(LayerPainter):
         always = layer.start <= 0 and (layer.end is None or layer.end >= duration)
         return always and not layer.hidden and not layer.is_animated
 
-    def _update_scene(self, target: Any, index: int, local: float, keys: tuple) -> list[damage.Box] | None:
+    def _update_scene(self, target: Any, index: int, local: float, keys: tuple,
+                      stamps: list[glide.Stamp] | None = None) -> list[damage.Box] | None:
         """Bring `target` to scene `index` at `local` (`keys`: its moving layers' state keys);
-        the boxes that changed, or None when the whole frame was drawn."""
+        the boxes that changed, or None when the whole frame was drawn. Where given, `stamps`
+        takes the planes of what was redrawn that need no conversion (`_stamp`)."""
         plan = self._plan(index)
         if plan.base is None or not getattr(target, "partial", False):
             if getattr(target, "partial", False):
@@ -303,7 +330,32 @@ class SkiaRasterizer(LayerPainter):
                               lambda canvas, i: self._draw_item(canvas, plan.items[i], local, scene.duration)
                               if items[i].picture is None else canvas.drawPicture(items[i].picture))
         self.drawn_pixels += damage.area(boxes)
+        if stamps is not None:
+            stamps += self._stamp(plan, items, held, local, scene.duration)
         return boxes
+
+    def _stamp(self, plan: _ScenePlan, items: list[redraw.Drawn], held: _Held, local: float,
+               duration: float) -> list[glide.Stamp]:
+        """The planes of the image layers that only move and were redrawn, but where something is
+        drawn over them: the frame's planes take them as converted once (`reelfarm.renderer.glide`)."""
+        glides, out = self._glides, list[glide.Stamp]()
+        if glides is None:
+            return out
+        for j, (kind, layer) in enumerate(plan.items):
+            if kind != "layer" or items[j] is held.items[j]:
+                continue
+            state = self._state(layer, local, duration)
+            if state is None or not glides.planned(layer, state):
+                continue
+            box = self._box(layer, state, self._frame_box())[0]
+            inset = self.brand.number(layer.radius) * self.unit + 1.0
+            found = glides.stamp(layer, box, functools.partial(self._paint_image, layer, state), inset)
+            pieces = [] if found is None else [found]
+            for above in items[j + 1:]:  # what is drawn over it is converted from its pixels
+                if above.box is not None:
+                    pieces = [piece for p in pieces for piece in p.without(above.box)]
+            out += pieces
+        return out
 
     def _drawn(self, layer: Layer, key: Any, local: float, duration: float) -> redraw.Drawn:
         """A moving layer as drawn at `local`: its bounds, whether a box may cut it, its outline."""
@@ -333,7 +385,8 @@ class SkiaRasterizer(LayerPainter):
 
     def _imaged(self, layer: Layer, state: Any) -> bool:
         """Whether top-level `layer` is drawn as an image at `state` (see `reelfarm.renderer.sprites`)."""
-        return self._sprites is not None and (self._sprites.used(layer, state) or LayerImages.used(layer, state))
+        return self._sprites is not None and (self._sprites.used(layer, state) or LayerImages.used(layer, state)
+                                              or (self._glides is not None and self._glides.planned(layer, state)))
 
     def _draw_item(self, canvas: skia.Canvas, entry: tuple[str, Any], local: float, duration: float) -> None:
         kind, item = entry

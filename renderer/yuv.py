@@ -22,9 +22,11 @@ import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
 
+from reelfarm.renderer import damage
 from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.damage import STRIP
 from reelfarm.renderer.encode import rgba_to_bt709
+from reelfarm.renderer.glide import Stamp
 
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in pixels, x1 and y1 excluded
 
@@ -53,13 +55,19 @@ class Bt709Planes:
         self._contexts: BoundedCache[tuple[int, int], VideoReformatter] = BoundedCache(
             32, 1 << 40, sizeof=lambda key, value: 1)
         self.converted_pixels = 0  # source pixels converted so far: what the skipping saved
+        self.stamped_pixels = 0    # pixels copied from stamps (`reelfarm.renderer.glide`) instead
         self._atlases: BoundedCache[tuple[int, int], np.ndarray] = BoundedCache(8, 4 * width * height * 2)
 
-    def convert(self, frame: np.ndarray, pixel_format: str, boxes: Sequence[Box] | None) -> np.ndarray:
+    def convert(self, frame: np.ndarray, pixel_format: str, boxes: Sequence[Box] | None,
+                stamps: Sequence[Stamp] = ()) -> np.ndarray:
         """Update the planes from `frame` (height, width, 4) where `boxes` say it changed
-        (None: everywhere) and return the buffer (reused by the next call)."""
+        (None: everywhere) and return the buffer (reused by the next call). `stamps` hold the
+        planes of boxes of `frame` (on the grid) already converted: copied, not converted again."""
         if boxes is not None:
             grid = [b for b in map(self._on_grid, boxes) if b[2] > b[0] and b[3] > b[1]]
+            for stamp in stamps:
+                grid = [piece for b in grid for piece in damage.without(b, stamp.box)]
+                self._stamp(stamp)
             if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in grid) <= FULL_FRACTION * self.width * self.height:
                 small = []
                 for box in grid:
@@ -72,6 +80,13 @@ class Bt709Planes:
                 return self.buffer
         self._convert_alone(frame, pixel_format, (0, 0, self.width, self.height))
         return self.buffer
+
+    def _stamp(self, stamp: Stamp) -> None:
+        x0, y0, x1, y1 = stamp.box
+        self.y[y0:y1, x0:x1] = stamp.y
+        self.u[y0 // 2:y1 // 2, x0 // 2:x1 // 2] = stamp.u
+        self.v[y0 // 2:y1 // 2, x0 // 2:x1 // 2] = stamp.v
+        self.stamped_pixels += (x1 - x0) * (y1 - y0)
 
     def _on_grid(self, box: Box) -> Box:
         x0, y0, x1, y1 = box

@@ -1,0 +1,220 @@
+"""Image layers that only move sideways, drawn from copies made once per sub-pixel offset.
+
+A photo drifting sideways across a scene lands at a new sub-pixel offset every frame: every
+pixel of its box is resampled (bilinear) and converted to yuv420p again, at 1080p some 2 ms of
+drawing and 1.7 ms of conversion for a photo half the frame's width. Instead its left edge is
+rounded onto a grid of `STEPS` positions a pixel (`Glides.place`), the layer is drawn once per
+position into an image of its own (`Glide`), and a frame copies that image at a whole-pixel
+offset (an unscaled image at whole pixels is copied, not resampled). Its inside (opaque, on the
+2x2 chroma grid) is converted once per position and chroma phase too, and the frame's planes take
+it as it is (`Stamp`) but where something is drawn over it.
+
+Rounding a place by at most 1/(2*STEPS) pixel moves each bilinear sample, and each anti-aliased
+edge, by at most that share of the difference between neighbouring pixels: 16 levels at `STEPS` 8.
+Two steps are not continuous, and are kept from being crossed or avoided: an image rect is drawn
+into the pixels whose centres it holds (a place rounded across one would add or drop a column;
+`_on_grid` keeps both edges between the same centres), and Skia covers an edge horizontally in
+1/32-pixel steps (8 levels, measured) but vertically in four rows a pixel, so a vertical move of a
+fraction can change an edge's cover by a quarter (64 levels) where a rounded place crosses a row:
+layers moving vertically are drawn where they are, not glided. Whether a layer moves only
+sideways is worked out from its state at every frame of its scene, so the grid, and every frame,
+is a function of the document alone, whatever frames a chunk draws. Grid positions sit `PHASE` of
+a step off whole pixels (off the rounding ties of Skia's fixed-point steps).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import skia
+
+from reelfarm.renderer import damage
+from reelfarm.renderer.cache import BoundedCache
+from reelfarm.renderer.draw import Rect
+from reelfarm.renderer.model import Layer
+from reelfarm.renderer.target import PIXEL_COLOR_TYPE, PIXEL_FORMAT
+from reelfarm.renderer.timeline import LayerState
+
+STEPS = 8           # grid positions a pixel
+PHASE = 0.3183      # of a step: where the grid's positions fall, off whole and half pixels
+PAD = 2             # transparent pixels around the layer in its image (anti-aliased edges, and
+                    # rows under its inside for the conversion: see `reelfarm.renderer.yuv.BELOW`)
+FRAMES = 5.0        # the images and planes kept, in frames' worth of bytes
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """yuv420p planes of an opaque box (x0, y0, x1, y1 on even pixels) to copy into a frame's."""
+
+    box: tuple[int, int, int, int]
+    y: np.ndarray
+    u: np.ndarray
+    v: np.ndarray
+
+    def without(self, hole: tuple[int, int, int, int]) -> list[Stamp]:
+        """This stamp less `hole` (widened to even pixels): the pieces left, each a stamp."""
+        x0, y0 = self.box[:2]
+        even = (hole[0] // 2 * 2, hole[1] // 2 * 2, -(-hole[2] // 2) * 2, -(-hole[3] // 2) * 2)
+        return [Stamp((a, b, c, d), self.y[b - y0:d - y0, a - x0:c - x0],
+                      self.u[(b - y0) // 2:(d - y0) // 2, (a - x0) // 2:(c - x0) // 2],
+                      self.v[(b - y0) // 2:(d - y0) // 2, (a - x0) // 2:(c - x0) // 2])
+                for a, b, c, d in damage.without(self.box, even)]
+
+
+@dataclass
+class Glide:
+    """A layer drawn at one grid position: its image (BGRA premultiplied, over `array`), and its
+    inside's planes per chroma phase (`Glides.stamp`)."""
+
+    array: np.ndarray
+    image: skia.Image
+    planes: dict[tuple[int, int], Stamp | None]
+
+
+def sideways(rects: Sequence[Rect | None]) -> bool:
+    """Whether a layer drawn at `rects` (its box at each frame, None where not shown) only moves
+    sideways: its size and its top the same at every frame."""
+    shown = [r for r in rects if r is not None]
+    return bool(shown) and all(r[1:] == shown[0][1:] for r in shown)
+
+
+def used(layer: Layer, state: LayerState | None) -> bool:
+    """Whether `layer` at `state` is only placed (an image, unscaled, unrotated, opaque, unwiped,
+    with no Ken Burns view of its own)."""
+    return (state is not None and layer.type == "image" and layer.ken_burns is None and state.scale == 1.0
+            and not state.rotation and state.opacity >= 0.999 and state.wipe >= 1.0)
+
+
+class Glides:
+    """The images of layers that only move, per grid position; bounded in bytes (`FRAMES`)."""
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self._planned: set[int] = set()  # id() of the layers that only move sideways
+        self._glides: BoundedCache[Any, Glide] = BoundedCache(
+            256, max(1, int(FRAMES * width * height * 4)), sizeof=lambda key, g: _sizeof(g))
+        self._sws: dict[tuple[int, int], Any] = {}  # swscale contexts per size (PyAV loads on first use)
+        self.stamped_pixels = 0
+
+    def plan(self, layer: Layer, glides: bool) -> None:
+        """Record whether `layer` only moves sideways over its scene (`sideways`)."""
+        if glides:
+            self._planned.add(id(layer))
+        else:
+            self._planned.discard(id(layer))
+
+    def planned(self, layer: Layer, state: LayerState | None) -> bool:
+        return id(layer) in self._planned and used(layer, state)
+
+    def place(self, layer: Layer, box: Rect) -> tuple[int, int, float, float]:
+        """Where `layer`'s box at `box` is drawn: the whole-pixel offset of its image and the
+        position inside it (on the grid along each moving axis)."""
+        x, y = _on_grid(box[0], box[2], STEPS), box[1]
+        ix, iy = math.floor(x) - PAD, math.floor(y) - PAD
+        return ix, iy, x - ix, y - iy
+
+    def draw(self, canvas: skia.Canvas, layer: Layer, box: Rect,
+             paint: Callable[[skia.Canvas, Rect], None]) -> tuple[int, int, Glide]:
+        """Copy `layer`'s image at `box` (rounded onto its grid) onto `canvas`; `paint(canvas, rect)`
+        draws the layer with its box at `rect` on a canvas of its own. Its offset and image."""
+        ix, iy, fx, fy = self.place(layer, box)
+        glide = self.glide(layer, box, fx, fy, paint)
+        canvas.drawImage(glide.image, ix, iy)
+        return ix, iy, glide
+
+    def glide(self, layer: Layer, box: Rect, fx: float, fy: float,
+              paint: Callable[[skia.Canvas, Rect], None]) -> Glide:
+        key = (id(layer), box[2], box[3], fx, fy)
+        found = self._glides.get(key)
+        if found is None:
+            found = self._make(box[2], box[3], fx, fy, paint)
+            self._glides.put(key, found)
+        return found
+
+    def stamp(self, layer: Layer, box: Rect, paint: Callable[[skia.Canvas, Rect], None], inset: float) -> Stamp | None:
+        """The yuv420p planes of `layer`'s opaque inside as a frame at `box` holds it, on the
+        chroma grid and at least `inset` pixels inside its box's edges (its rounded corners);
+        converted once per grid position and chroma phase. None where nothing is opaque."""
+        ix, iy, fx, fy = self.place(layer, box)
+        glide = self.glide(layer, box, fx, fy, paint)
+        phase = (ix & 1, iy & 1)
+        if phase not in glide.planes:
+            glide.planes[phase] = self._convert(glide, ix & 1, iy & 1, fx, fy, box[2], box[3], inset)
+            self._glides.put((id(layer), box[2], box[3], fx, fy), glide)  # its size grew
+        found = glide.planes[phase]
+        if found is None:
+            return None
+        x0, y0, x1, y1 = found.box
+        return Stamp((x0 + ix - (ix & 1), y0 + iy - (iy & 1), x1 + ix - (ix & 1), y1 + iy - (iy & 1)),
+                     found.y, found.u, found.v)
+
+    def clear(self) -> None:
+        self._glides.clear()
+        self._sws.clear()
+
+    def _make(self, w: float, h: float, fx: float, fy: float, paint: Callable[[skia.Canvas, Rect], None]) -> Glide:
+        width, height = math.ceil(fx + w) + PAD + 1, math.ceil(fy + h) + PAD + 1
+        array = np.zeros((height, width, 4), np.uint8)
+        surface = skia.Surface(array, colorType=PIXEL_COLOR_TYPE, alphaType=skia.kPremul_AlphaType)
+        paint(surface.getCanvas(), (fx, fy, w, h))
+        del surface
+        image = skia.Image.fromarray(array, colorType=PIXEL_COLOR_TYPE, alphaType=skia.kPremul_AlphaType, copy=False)
+        return Glide(array, image, {})
+
+    def _convert(self, glide: Glide, px: int, py: int, fx: float, fy: float, w: float, h: float,
+                 inset: float) -> Stamp | None:
+        """The planes of `glide`'s inside at chroma phase (px, py): the image's pixel (x, y) lands
+        on a frame pixel of parity (x + px, y + py)."""
+        # the inside in frame-parity coordinates (image coordinates + phase), on even pixels
+        x0, y0 = _even_up(fx + inset + px), _even_up(fy + inset + py)
+        x1, y1 = _even_down(fx + w - inset + px), _even_down(fy + h - inset + py)
+        if x1 - x0 < 2 or y1 - y0 < 2:
+            return None
+        region = glide.array[y0 - py:y1 - py, x0 - px:x1 - px]
+        if region[..., 3].min() < 255:  # a transparent photo, or a fit that leaves part of the box bare
+            return None
+        rows = min(glide.array.shape[0], y1 - py + PAD)  # rows under it: its last chroma row not the image's
+        source = glide.array[y0 - py:rows, x0 - px:x1 - px]
+        from av.video.reformatter import VideoReformatter
+
+        from reelfarm.renderer.encode import rgba_to_bt709
+        sws = self._sws.setdefault(source.shape[1::-1], VideoReformatter())
+        out = rgba_to_bt709(sws, np.ascontiguousarray(source), "yuv420p", src_format=PIXEL_FORMAT)
+        planes = [np.frombuffer(memoryview(p), np.uint8).reshape(-1, p.line_size) for p in out.planes]
+        n, m = y1 - y0, x1 - x0
+        return Stamp((x0, y0, x1, y1), planes[0][:n, :m].copy(), planes[1][:n // 2, :m // 2].copy(),
+                     planes[2][:n // 2, :m // 2].copy())
+
+
+def _on_grid(v: float, size: float, steps: int) -> float:
+    """`v` (a box's edge at `v`, its other at `v + size`) on the grid of `steps` positions a pixel,
+    kept between the same pixel centres as `v` for both edges: an image is drawn into the pixels
+    whose centres its rect holds, so an edge crossing a centre adds or drops a column. Where the
+    grid's position nearest `v` lies past one, the position `PHASE` of a step inside it is taken."""
+    if not steps:
+        return v
+    q = (round(v * steps - PHASE) + PHASE) / steps
+    lo = max(math.floor(v + edge - 0.5) + 0.5 - edge for edge in (0.0, size))  # the nearest centres
+    hi = min(math.ceil(v + edge - 0.5) + 0.5 - edge for edge in (0.0, size))   # at or below, above
+    if lo < q < hi or lo == hi:
+        return q if lo < hi else v
+    nudge = PHASE / steps
+    if hi - lo <= 2 * nudge:
+        return (lo + hi) / 2
+    return lo + nudge if q <= lo else hi - nudge
+
+
+def _even_up(v: float) -> int:
+    return 2 * math.ceil(v / 2)
+
+
+def _even_down(v: float) -> int:
+    return 2 * math.floor(v / 2)
+
+
+def _sizeof(glide: Glide) -> int:
+    planes = sum(s.y.nbytes + s.u.nbytes + s.v.nbytes for s in glide.planes.values() if s is not None)
+    return glide.array.nbytes + planes + 256
