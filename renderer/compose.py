@@ -19,7 +19,7 @@ each scene's whole.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -144,9 +144,10 @@ class PlaneTransitions:
                 Bt709Planes(self.width, self.height).convert(pixels, "bgra", None).copy()
         return self._previous[index]
 
-    def update_incoming(self, pixels: np.ndarray, boxes: list[Any] | None) -> np.ndarray:
-        """The incoming scene's planes, converted from its BGRA `pixels` where `boxes` changed."""
-        planes = self.incoming.convert(pixels, "bgra", boxes if self._synced else None)
+    def update_incoming(self, pixels: np.ndarray, boxes: list[Any] | None, stamps: Sequence[Any] = ()) -> np.ndarray:
+        """The incoming scene's planes, converted from its BGRA `pixels` where `boxes` changed (but
+        where `stamps` hold them: `reelfarm.renderer.yuv.Bt709Planes.convert`)."""
+        planes = self.incoming.convert(pixels, "bgra", boxes if self._synced else None, stamps if self._synced else ())
         self._synced = True
         return planes
 

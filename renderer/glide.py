@@ -32,7 +32,6 @@ import numpy as np
 import skia
 
 from reelfarm.renderer import damage
-from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.draw import Rect
 from reelfarm.renderer.model import Layer
 from reelfarm.renderer.target import PIXEL_COLOR_TYPE, PIXEL_FORMAT
@@ -42,7 +41,9 @@ STEPS = 8           # grid positions a pixel
 PHASE = 0.3183      # of a step: where the grid's positions fall, off whole and half pixels
 PAD = 2             # transparent pixels around the layer in its image (anti-aliased edges, and
                     # rows under its inside for the conversion: see `reelfarm.renderer.yuv.BELOW`)
-FRAMES = 5.0        # the images and planes kept, in frames' worth of bytes
+FRAMES = 2.5        # the images and planes kept: this many frames' worth of bytes, ...
+MIN_BYTES = 40 << 20  # ... or this many where more (a drift across a 1080p frame's half: 8 images
+                      # of 2.7 MB and 16 insides' planes of 0.9 MB)
 
 
 @dataclass(frozen=True)
@@ -89,13 +90,17 @@ def used(layer: Layer, state: LayerState | None) -> bool:
 
 
 class Glides:
-    """The images of layers that only move, per grid position; bounded in bytes (`FRAMES`)."""
+    """The images of layers that only move sideways, per grid position, held within a budget of
+    bytes (`FRAMES`, `MIN_BYTES`): once it is spent, an image or planes not held are made for the
+    frame at hand and dropped (kept first come, not least recently used: a drift visits its grid
+    positions in turn, where evicting the oldest would evict each one just before its next use)."""
 
     def __init__(self, width: int, height: int) -> None:
         self.width, self.height = width, height
+        self.budget = max(MIN_BYTES, int(FRAMES * width * height * 4))
         self._planned: set[int] = set()  # id() of the layers that only move sideways
-        self._glides: BoundedCache[Any, Glide] = BoundedCache(
-            256, max(1, int(FRAMES * width * height * 4)), sizeof=lambda key, g: _sizeof(g))
+        self._glides: dict[Any, Glide] = {}
+        self.nbytes = 0
         self._sws: dict[tuple[int, int], Any] = {}  # swscale contexts per size (PyAV loads on first use)
         self.stamped_pixels = 0
 
@@ -131,28 +136,43 @@ class Glides:
         found = self._glides.get(key)
         if found is None:
             found = self._make(box[2], box[3], fx, fy, paint)
-            self._glides.put(key, found)
+            if self.nbytes + found.array.nbytes <= self.budget:
+                self._glides[key] = found
+                self.nbytes += found.array.nbytes
         return found
 
-    def stamp(self, layer: Layer, box: Rect, paint: Callable[[skia.Canvas, Rect], None], inset: float) -> Stamp | None:
+    def stamp(self, layer: Layer, box: Rect, inset: float) -> Stamp | None:
         """The yuv420p planes of `layer`'s opaque inside as a frame at `box` holds it, on the
         chroma grid and at least `inset` pixels inside its box's edges (its rounded corners);
-        converted once per grid position and chroma phase. None where nothing is opaque."""
+        converted once per grid position and chroma phase. None where nothing is opaque, and
+        where the budget holds neither its image nor its planes (converted with the frame then)."""
         ix, iy, fx, fy = self.place(layer, box)
-        glide = self.glide(layer, box, fx, fy, paint)
+        glide = self._glides.get((id(layer), box[2], box[3], fx, fy))
+        if glide is None:
+            return None
         phase = (ix & 1, iy & 1)
-        if phase not in glide.planes:
-            glide.planes[phase] = self._convert(glide, ix & 1, iy & 1, fx, fy, box[2], box[3], inset)
-            self._glides.put((id(layer), box[2], box[3], fx, fy), glide)  # its size grew
-        found = glide.planes[phase]
+        if phase in glide.planes:
+            found = glide.planes[phase]
+        else:
+            if self.nbytes + 1.5 * box[2] * box[3] > self.budget:  # the most its planes could take
+                return None
+            found = glide.planes[phase] = self._convert(glide, ix & 1, iy & 1, fx, fy, box[2], box[3], inset)
+            self.nbytes += 0 if found is None else found.y.nbytes + found.u.nbytes + found.v.nbytes
         if found is None:
             return None
         x0, y0, x1, y1 = found.box
         return Stamp((x0 + ix - (ix & 1), y0 + iy - (iy & 1), x1 + ix - (ix & 1), y1 + iy - (iy & 1)),
                      found.y, found.u, found.v)
 
+    def forget(self, layer: Layer) -> None:
+        """Drop `layer`'s images and planes (its scene's plan is dropped)."""
+        for key in [k for k in self._glides if k[0] == id(layer)]:
+            self.nbytes -= _sizeof(self._glides.pop(key))
+        self._planned.discard(id(layer))
+
     def clear(self) -> None:
         self._glides.clear()
+        self.nbytes = 0
         self._sws.clear()
 
     def _make(self, w: float, h: float, fx: float, fy: float, paint: Callable[[skia.Canvas, Rect], None]) -> Glide:
@@ -217,4 +237,4 @@ def _even_down(v: float) -> int:
 
 def _sizeof(glide: Glide) -> int:
     planes = sum(s.y.nbytes + s.u.nbytes + s.v.nbytes for s in glide.planes.values() if s is not None)
-    return glide.array.nbytes + planes + 256
+    return glide.array.nbytes + planes

@@ -18,7 +18,6 @@ along its outline. With `yuv=True` only those boxes are converted to yuv420p aga
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -238,6 +237,10 @@ class SkiaRasterizer(LayerPainter):
             # Frames arrive in order within a chunk: keep only neighbouring scenes' caches, so
             # memory stays flat at 4K however many scenes there are.
             for old in [i for i in self._plans if abs(i - index) > 1]:
+                if self._glides is not None:
+                    for kind, layer in self._plans[old].items:
+                        if kind == "layer":
+                            self._glides.forget(layer)
                 del self._plans[old]
             for old in [i for i in self._last_frames if i != index - 1]:
                 del self._last_frames[old]
@@ -349,7 +352,7 @@ class SkiaRasterizer(LayerPainter):
                 continue
             box = self._box(layer, state, self._frame_box())[0]
             inset = self.brand.number(layer.radius) * self.unit + 1.0
-            found = glides.stamp(layer, box, functools.partial(self._paint_image, layer, state), inset)
+            found = glides.stamp(layer, box, inset)
             pieces = [] if found is None else [found]
             for above in items[j + 1:]:  # what is drawn over it is converted from its pixels
                 if above.box is not None:
@@ -471,13 +474,13 @@ class SkiaRasterizer(LayerPainter):
         if self._scratch is None:
             self._scratch = self._new_target()
         self._main.held = None  # its pixels stay behind: the next scene frame is drawn whole
-        boxes = self._update_scene(self._scratch, index, local, keys)
-        incoming = self._mixer.update_incoming(self._scratch.pixels(), boxes)
+        stamps: list[glide.Stamp] = []
+        boxes = self._update_scene(self._scratch, index, local, keys, stamps)
+        incoming = self._mixer.update_incoming(self._scratch.pixels(), boxes, stamps)
         planes = self._planes
         previous = self._mixer.previous(index - 1, lambda: (planes.buffer, True) if self._shows_last(index - 1, shown)
                                         else (self._draw_last(index - 1).pixels(), False))  # the array holds its pixels
         self._mixer.compose(self._planes.buffer, previous, incoming, self.doc.scenes[index].transition, p)
-        self.drawn_pixels += damage.area(boxes) if boxes is not None else self.width * self.height
         return self._planes.buffer
 
     def _draw_over(self, index: int, local: float) -> None:
