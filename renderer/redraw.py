@@ -77,12 +77,21 @@ def redraw(target: Any, base: Any, changed: Sequence[Box], drawn: Sequence[Drawn
     if not boxes:
         return boxes
     canvas = target.surface.getCanvas()
+    region = skia.Region()
     for box in boxes:
         target.restore_box(base, box)
+        region.op(skia.IRect.MakeLTRB(*box), skia.Region.kUnion_Op)
+    for i, d in enumerate(drawn):
+        if d.box is None:
+            continue
+        met = [box for box in boxes if damage.meets(d.box, box)]
+        if not met:
+            continue
         canvas.save()
-        canvas.clipRect(skia.Rect.MakeLTRB(*box))
-        for i, d in enumerate(drawn):
-            if d.box is not None and damage.meets(d.box, box):
-                draw(canvas, i)
+        if d.cuttable:
+            canvas.clipRegion(region)
+        else:
+            canvas.clipRect(skia.Rect.MakeLTRB(*met[0]))
+        draw(canvas, i)
         canvas.restore()
     return boxes
