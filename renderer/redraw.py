@@ -6,7 +6,9 @@ flat shape, its outline. A changed layer damages its old and new box; a flat sha
 colour, no stroke, unrotated, fully opaque as a layer) that only moved or grew damages only the
 band between its old and new outline (`damage.outline_boxes`), since inside both it is the same
 colour. The damaged boxes are restored from the scene's base and every drawing that meets them is
-played back once under their union as a clip.
+played back once: a cuttable one under the boxes' union as one clip (a region: one draw however
+many boxes an outline's strips make), an uncuttable one under the one box that holds it (under a
+complex clip Skia anti-aliases differently: frames drawn so differed from frames drawn whole).
 
 A drawing is *cuttable* when the pixels it draws inside a clip are the pixels it draws without
 one: unaliased image draws (measured: every case of several hundred random ones).
@@ -71,8 +73,8 @@ def damaged(old: Drawn, new: Drawn, width: int, height: int) -> list[Box]:
 def redraw(target: Any, base: Any, changed: Sequence[Box], drawn: Sequence[Drawn],
            draw: Callable[[skia.Canvas, int], None]) -> list[Box]:
     """Restore `changed` (grown until no uncuttable drawing is cut) on `target` from the scene's
-    `base` and draw again, under their union, every drawing `i` that meets one (`draw(canvas, i)`);
-    the boxes restored."""
+    `base` and draw again, in order, every drawing `i` that meets one (`draw(canvas, i)`): a
+    cuttable one under their union, an uncuttable one under the box holding it; the boxes restored."""
     boxes = damage.settle(changed, [d.box for d in drawn if d.box is not None and not d.cuttable])
     if not boxes:
         return boxes
