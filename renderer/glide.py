@@ -67,12 +67,16 @@ class Stamp:
 
 @dataclass
 class Glide:
-    """A layer drawn at one grid position: its image (BGRA premultiplied, over `array`), and its
-    inside's planes per chroma phase (`Glides.stamp`)."""
+    """A layer drawn at one grid position: its image (BGRA premultiplied; it owns its pixels, which
+    the pictures of frames that drew it may play back after the glide is dropped), and its inside's
+    planes per chroma phase (`Glides.stamp`)."""
 
-    array: np.ndarray
     image: skia.Image
     planes: dict[tuple[int, int], Stamp | None]
+
+    @property
+    def nbytes(self) -> int:
+        return self.image.width() * self.image.height() * 4
 
 
 def sideways(rects: Sequence[Rect | None]) -> bool:
@@ -136,9 +140,9 @@ class Glides:
         found = self._glides.get(key)
         if found is None:
             found = self._make(box[2], box[3], fx, fy, paint)
-            if self.nbytes + found.array.nbytes <= self.budget:
+            if self.nbytes + found.nbytes <= self.budget:
                 self._glides[key] = found
-                self.nbytes += found.array.nbytes
+                self.nbytes += found.nbytes
         return found
 
     def stamp(self, layer: Layer, box: Rect, inset: float) -> Stamp | None:
@@ -177,12 +181,10 @@ class Glides:
 
     def _make(self, w: float, h: float, fx: float, fy: float, paint: Callable[[skia.Canvas, Rect], None]) -> Glide:
         width, height = math.ceil(fx + w) + PAD + 1, math.ceil(fy + h) + PAD + 1
-        array = np.zeros((height, width, 4), np.uint8)
-        surface = skia.Surface(array, colorType=PIXEL_COLOR_TYPE, alphaType=skia.kPremul_AlphaType)
+        surface = skia.Surface.MakeRaster(skia.ImageInfo.Make(width, height, PIXEL_COLOR_TYPE, skia.kPremul_AlphaType))
+        surface.getCanvas().clear(0)
         paint(surface.getCanvas(), (fx, fy, w, h))
-        del surface
-        image = skia.Image.fromarray(array, colorType=PIXEL_COLOR_TYPE, alphaType=skia.kPremul_AlphaType, copy=False)
-        return Glide(array, image, {})
+        return Glide(surface.makeImageSnapshot(), {})
 
     def _convert(self, glide: Glide, px: int, py: int, fx: float, fy: float, w: float, h: float,
                  inset: float) -> Stamp | None:
@@ -193,11 +195,14 @@ class Glides:
         x1, y1 = _even_down(fx + w - inset + px), _even_down(fy + h - inset + py)
         if x1 - x0 < 2 or y1 - y0 < 2:
             return None
-        region = glide.array[y0 - py:y1 - py, x0 - px:x1 - px]
+        pixmap = skia.Pixmap()
+        glide.image.peekPixels(pixmap)
+        array = np.asarray(pixmap)  # a view of the image's pixels, read while the glide holds them
+        region = array[y0 - py:y1 - py, x0 - px:x1 - px]
         if region[..., 3].min() < 255:  # a transparent photo, or a fit that leaves part of the box bare
             return None
-        rows = min(glide.array.shape[0], y1 - py + PAD)  # rows under it: its last chroma row not the image's
-        source = glide.array[y0 - py:rows, x0 - px:x1 - px]
+        rows = min(array.shape[0], y1 - py + PAD)  # rows under it: its last chroma row not the image's
+        source = array[y0 - py:rows, x0 - px:x1 - px]
         from av.video.reformatter import VideoReformatter
 
         from reelfarm.renderer.encode import rgba_to_bt709
@@ -237,4 +242,4 @@ def _even_down(v: float) -> int:
 
 def _sizeof(glide: Glide) -> int:
     planes = sum(s.y.nbytes + s.u.nbytes + s.v.nbytes for s in glide.planes.values() if s is not None)
-    return glide.array.nbytes + planes
+    return glide.nbytes + planes

@@ -122,3 +122,24 @@ def test_only_layers_keeping_their_size_and_top_glide():
     assert not glide.sideways([(1.0, 2.0, 10.0, 5.0), (1.0, 2.5, 10.0, 5.0)])  # moves down too
     assert not glide.sideways([(1.0, 2.0, 10.0, 5.0), (1.0, 2.0, 11.0, 5.0)])  # grows
     assert not glide.sideways([None, None])
+
+
+@pytest.mark.parametrize("budget", [1, 1_500_000], ids=["nothing-held", "some-held"])
+def test_glides_the_budget_cannot_hold_draw_the_same_frames(tmp_path, monkeypatch, budget):
+    """Over its budget an image is made for the frame at hand and dropped (the frame's recorded
+    picture still plays it back), and no planes are copied for it: the frames are the same."""
+    source, assets = _drifting(tmp_path)
+    doc = parse_doc(source)
+    spec = RenderSpec("16:9", 360, doc.fps)
+    held = SkiaRasterizer(doc, "16:9", *spec.size, assets, yuv=True)
+    expected = [held.render(spec.time(n)).copy() for n in range(doc.frame_count)]
+    monkeypatch.setattr(glide, "MIN_BYTES", budget)
+    monkeypatch.setattr(glide, "FRAMES", 0.0)
+    tight = SkiaRasterizer(doc, "16:9", *spec.size, assets, yuv=True)
+    assert tight._glides.budget == budget
+    for n in range(doc.frame_count):
+        assert np.array_equal(tight.render(spec.time(n)), expected[n]), f"frame {n}"
+        assert tight._glides.nbytes <= budget
+    if budget == 1:
+        assert tight._planes.stamped_pixels == 0
+    assert tight._planes.stamped_pixels < held._planes.stamped_pixels
