@@ -41,7 +41,7 @@ STEPS = 8           # grid positions a pixel
 PHASE = 0.3183      # of a step: where the grid's positions fall, off whole and half pixels
 PAD = 2             # transparent pixels around the layer in its image (anti-aliased edges, and
                     # rows under its inside for the conversion: see `reelfarm.renderer.yuv.BELOW`)
-FRAMES = 2.5        # the images and planes kept: this many frames' worth of bytes, ...
+FRAMES = 2.0        # the images and planes kept: this many frames' worth of bytes, ...
 MIN_BYTES = 40 << 20  # ... or this many where more (a drift across a 1080p frame's half: 8 images
                       # of 2.7 MB and 16 insides' planes of 0.9 MB)
 
