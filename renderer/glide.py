@@ -125,14 +125,11 @@ class Glides:
         ix, iy = math.floor(x) - PAD, math.floor(y) - PAD
         return ix, iy, x - ix, y - iy
 
-    def draw(self, canvas: skia.Canvas, layer: Layer, box: Rect,
-             paint: Callable[[skia.Canvas, Rect], None]) -> tuple[int, int, Glide]:
+    def draw(self, canvas: skia.Canvas, layer: Layer, box: Rect, paint: Callable[[skia.Canvas, Rect], None]) -> None:
         """Copy `layer`'s image at `box` (rounded onto its grid) onto `canvas`; `paint(canvas, rect)`
-        draws the layer with its box at `rect` on a canvas of its own. Its offset and image."""
+        draws the layer with its box at `rect` on a canvas of its own."""
         ix, iy, fx, fy = self.place(layer, box)
-        glide = self.glide(layer, box, fx, fy, paint)
-        canvas.drawImage(glide.image, ix, iy)
-        return ix, iy, glide
+        canvas.drawImage(self.glide(layer, box, fx, fy, paint).image, ix, iy)
 
     def glide(self, layer: Layer, box: Rect, fx: float, fy: float,
               paint: Callable[[skia.Canvas, Rect], None]) -> Glide:

@@ -10,7 +10,9 @@ and drawn again (`reelfarm.renderer.redraw`); faint shapes and unscaled text are
 made once (`reelfarm.renderer.sprites`), so a box may cut them and a drifting orb changes only
 along its outline. With `yuv=True` only those boxes are converted to yuv420p again
 (`reelfarm.renderer.yuv`), and crossfades and slides are composed from each scene's planes
-(`reelfarm.renderer.compose`). A frame is the same whatever was drawn before it.
+(`reelfarm.renderer.compose`). An image that only moves sideways is copied from images made once
+per sub-pixel place, its inside's planes too (`reelfarm.renderer.glide`). A frame is the same
+whatever was drawn before it.
 
 `reuse=False` draws and converts every frame whole with paths and glyphs: the reference that
 `tests/unit/renderer/test_fidelity.py` holds every frame close to.
