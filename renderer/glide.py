@@ -58,7 +58,7 @@ class Stamp:
     def without(self, hole: tuple[int, int, int, int]) -> list[Stamp]:
         """This stamp less `hole` (widened to even pixels): the pieces left, each a stamp."""
         x0, y0 = self.box[:2]
-        even = (hole[0] // 2 * 2, hole[1] // 2 * 2, -(-hole[2] // 2) * 2, -(-hole[3] // 2) * 2)
+        even = (_even_down(hole[0]), _even_down(hole[1]), _even_up(hole[2]), _even_up(hole[3]))
         return [Stamp((a, b, c, d), self.y[b - y0:d - y0, a - x0:c - x0],
                       self.u[(b - y0) // 2:(d - y0) // 2, (a - x0) // 2:(c - x0) // 2],
                       self.v[(b - y0) // 2:(d - y0) // 2, (a - x0) // 2:(c - x0) // 2])
@@ -100,13 +100,10 @@ class Glides:
     positions in turn, where evicting the oldest would evict each one just before its next use)."""
 
     def __init__(self, width: int, height: int) -> None:
-        self.width, self.height = width, height
         self.budget = max(MIN_BYTES, int(FRAMES * width * height * 4))
         self._planned: set[int] = set()  # id() of the layers that only move sideways
         self._glides: dict[Any, Glide] = {}
         self.nbytes = 0
-        self._sws: dict[tuple[int, int], Any] = {}  # swscale contexts per size (PyAV loads on first use)
-        self.stamped_pixels = 0
 
     def plan(self, layer: Layer, glides: bool) -> None:
         """Record whether `layer` only moves sideways over its scene (`sideways`)."""
@@ -133,7 +130,7 @@ class Glides:
 
     def glide(self, layer: Layer, box: Rect, fx: float, fy: float,
               paint: Callable[[skia.Canvas, Rect], None]) -> Glide:
-        key = (id(layer), box[2], box[3], fx, fy)
+        key = _key(layer, box, fx, fy)
         found = self._glides.get(key)
         if found is None:
             found = self._make(box[2], box[3], fx, fy, paint)
@@ -148,7 +145,7 @@ class Glides:
         converted once per grid position and chroma phase. None where nothing is opaque, and
         where the budget holds neither its image nor its planes (converted with the frame then)."""
         ix, iy, fx, fy = self.place(layer, box)
-        glide = self._glides.get((id(layer), box[2], box[3], fx, fy))
+        glide = self._glides.get(_key(layer, box, fx, fy))
         if glide is None:
             return None
         phase = (ix & 1, iy & 1)
@@ -174,7 +171,6 @@ class Glides:
     def clear(self) -> None:
         self._glides.clear()
         self.nbytes = 0
-        self._sws.clear()
 
     def _make(self, w: float, h: float, fx: float, fy: float, paint: Callable[[skia.Canvas, Rect], None]) -> Glide:
         width, height = math.ceil(fx + w) + PAD + 1, math.ceil(fy + h) + PAD + 1
@@ -200,15 +196,17 @@ class Glides:
             return None
         rows = min(array.shape[0], y1 - py + PAD)  # rows under it: its last chroma row not the image's
         source = array[y0 - py:rows, x0 - px:x1 - px]
-        from av.video.reformatter import VideoReformatter
+        from reelfarm.renderer.yuv import Bt709Planes  # it imports this module; PyAV loads with it
 
-        from reelfarm.renderer.encode import rgba_to_bt709
-        sws = self._sws.setdefault(source.shape[1::-1], VideoReformatter())
-        out = rgba_to_bt709(sws, np.ascontiguousarray(source), "yuv420p", src_format=PIXEL_FORMAT)
-        planes = [np.frombuffer(memoryview(p), np.uint8).reshape(-1, p.line_size) for p in out.planes]
-        n, m = y1 - y0, x1 - x0
-        return Stamp((x0, y0, x1, y1), planes[0][:n, :m].copy(), planes[1][:n // 2, :m // 2].copy(),
-                     planes[2][:n // 2, :m // 2].copy())
+        planes = Bt709Planes(x1 - x0, source.shape[0])
+        planes.convert(source, PIXEL_FORMAT, None)
+        n = y1 - y0
+        return Stamp((x0, y0, x1, y1), planes.y[:n].copy(), planes.u[:n // 2].copy(), planes.v[:n // 2].copy())
+
+
+def _key(layer: Layer, box: Rect, fx: float, fy: float) -> tuple[int, float, float, float, float]:
+    """What a layer's image at a grid position is drawn from: the layer, its size and its place in the image."""
+    return id(layer), box[2], box[3], fx, fy
 
 
 def _on_grid(v: float, size: float, steps: int) -> float:

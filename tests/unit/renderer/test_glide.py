@@ -7,14 +7,13 @@ import random
 
 import numpy as np
 import pytest
-from av.video.reformatter import VideoReformatter
 
 from reelfarm.renderer import glide
 from reelfarm.renderer.assets import LocalAssets
-from reelfarm.renderer.encode import rgba_to_bt709
 from reelfarm.renderer.model import parse_doc
 from reelfarm.renderer.raster import SkiaRasterizer
 from reelfarm.renderer.spec import RenderSpec
+from reelfarm.renderer.yuv import Bt709Planes
 from tests.unit.renderer.test_fidelity import MAX_DIFF, MIN_PSNR, _write_photo, luma_psnr
 
 
@@ -49,12 +48,6 @@ def _drifting(tmp_path, alpha: bool = False, over: bool = True, both: bool = Fal
     return doc, LocalAssets(str(tmp_path))
 
 
-def _whole(planes: np.ndarray, pixels: np.ndarray, width: int, height: int) -> np.ndarray:
-    out = rgba_to_bt709(VideoReformatter(), pixels, "yuv420p", src_format="bgra")
-    return np.concatenate([np.frombuffer(memoryview(p), np.uint8).reshape(-1, p.line_size)[:, :w].reshape(-1)
-                           for p, w in zip(out.planes, (width, width // 2, width // 2))]).reshape(planes.shape)
-
-
 @pytest.mark.parametrize("alpha,over,both", [(False, True, False), (False, False, False), (False, False, True),
                                              (True, True, False)],
                          ids=["under-text", "alone", "moving-down-too", "see-through"])
@@ -69,7 +62,8 @@ def test_a_drifting_photo_is_copied_from_its_images_and_equals_its_conversion(tm
         frame = fast.render(spec.time(n)).copy()
         expected.append(frame)
         # the planes copied from the photo's images are the planes its pixels convert to, bit for bit
-        assert np.array_equal(frame, _whole(frame, fast._main.pixels(), *spec.size)), f"frame {n}"
+        whole = Bt709Planes(*spec.size).convert(fast._main.pixels(), "bgra", None)
+        assert np.array_equal(frame, whole), f"frame {n}"
         ref = reference.render(spec.time(n))
         assert luma_psnr(frame, ref, spec.height) >= MIN_PSNR, f"frame {n}"
         assert np.abs(frame.astype(np.int16) - ref).max() <= MAX_DIFF, f"frame {n}"
