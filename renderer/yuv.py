@@ -17,6 +17,7 @@ own bottom. `tests/unit/renderer/test_skip.py` checks every sample against the w
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import av
 import numpy as np
@@ -26,7 +27,9 @@ from reelfarm.renderer import damage
 from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.damage import STRIP
 from reelfarm.renderer.encode import rgba_to_bt709
-from reelfarm.renderer.glide import Stamp
+
+if TYPE_CHECKING:  # a glide converts its planes here: only its stamps' type is named back
+    from reelfarm.renderer.glide import Stamp
 
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in pixels, x1 and y1 excluded
 
