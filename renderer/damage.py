@@ -98,10 +98,11 @@ def area(boxes: Sequence[Box]) -> int:
 
 
 
-def outline_boxes(old: Outline, new: Outline, width: int, height: int) -> list[Box]:
+def outline_boxes(old: Outline, new: Outline, width: int, height: int, inside: list[Box] | None = None) -> list[Box]:
     """Boxes holding every pixel where a flat drawing (one colour inside its outline) at outline
     `old` and at `new` may differ: per band of `STRIP` rows, what either reaches at all less what
-    both cover on every row, `EDGE` pixels in from their edges."""
+    both cover on every row, `EDGE` pixels in from their edges. Where `inside` is given (the
+    drawing's colour changed too), what both cover is added to it, boxes on even pixels."""
     top = max(0, math.floor(min(old[2], new[2])) - EDGE)
     bottom = min(height, math.ceil(max(old[4], new[4])) + EDGE)
     # reach from the outlines grown by EDGE, cover from them shrunk by EDGE
@@ -122,11 +123,14 @@ def outline_boxes(old: Outline, new: Outline, width: int, height: int) -> list[B
         if c is not None and d is not None:
             inner0, inner1 = max(c[0], d[0]) + EDGE, min(c[1], d[1]) - EDGE
             if inner1 - inner0 >= STRIP:
-                left, right = min(width, math.ceil(inner0)), max(0, math.floor(inner1))
+                left, right = min(width, 2 * math.ceil(inner0 / 2)), max(0, 2 * math.floor(inner1 / 2))
                 if left > x0:
                     out.append((x0, y0, left, y1))
                 if x1 > right:
                     out.append((right, y0, x1, y1))
+                if inside is not None and min(width, right) > max(0, left):
+                    piece = (max(0, left), y0, min(width, right), y1)
+                    (inside if y0 % 2 == 0 and y1 % 2 == 0 and piece[2] % 2 == 0 else out).append(piece)
                 continue
         if x1 > x0:
             out.append((x0, y0, x1, y1))

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 import skia
 
-from reelfarm.renderer import compose, damage, glide, redraw
+from reelfarm.renderer import compose, damage, fills, glide, redraw
 from reelfarm.renderer.assets import AssetSource
 from reelfarm.renderer.cache import BoundedCache
 from reelfarm.renderer.caption_layout import caption_layers
@@ -70,6 +70,7 @@ class Rasterizer(Protocol):
 @dataclass
 class _ScenePlan:
     base: Any                                     # background + static layers below motion (None: none)
+    plain: Any = False  # the one pixel `base` is all of (None: it is not), once asked (`fills.plain_pixel`)
     # ("layer", Layer) | ("picture", (Picture, its box or None, cuttable)), in drawing order
     items: list[tuple[str, Any]] = field(default_factory=list)
 
@@ -116,6 +117,7 @@ class SkiaRasterizer(LayerPainter):
         self._layer_images = LayerImages(width, height) if reuse else None
         self._glides = glide.Glides(width, height) if reuse else None
         self._stamps: list[glide.Stamp] = []  # the planes of the frame being drawn that need no conversion
+        self._fills = fills.Fills()
         self._clips: Any = None  # a footage.ClipStore, made for the first video drawn (PyAV loads then)
         self.timeline = Timeline(doc)
         self._main = self._new_target()
@@ -302,7 +304,8 @@ class SkiaRasterizer(LayerPainter):
                       stamps: list[glide.Stamp] | None = None) -> list[damage.Box] | None:
         """Bring `target` to scene `index` at `local` (`keys`: its moving layers' state keys);
         the boxes that changed, or None when the whole frame was drawn. Where given, `stamps`
-        takes the planes of what was redrawn that need no conversion (`_stamp`)."""
+        takes the planes of what needs no conversion: glides redrawn (`_stamp`) and the insides
+        of fading faint shapes, filled (`reelfarm.renderer.fills`)."""
         plan = self._plan(index)
         if plan.base is None or not getattr(target, "partial", False):
             if getattr(target, "partial", False):
@@ -314,6 +317,7 @@ class SkiaRasterizer(LayerPainter):
         held = target.held if target.held is not None and target.held.index == index else None
         items: list[redraw.Drawn] = []
         changed: list[damage.Box] = []
+        fades: list[tuple[int, list[damage.Box]]] = []  # flat drawings' insides a new colour changed
         moving = iter(keys)
         for j, (kind, item) in enumerate(plan.items):
             if kind == "picture":
@@ -325,12 +329,19 @@ class SkiaRasterizer(LayerPainter):
                 continue
             items.append(self._drawn(item, key, local, scene.duration))
             if held is not None:
-                changed += redraw.damaged(held.items[j], items[-1], self.width, self.height)
+                inside: list[damage.Box] | None = [] if stamps is not None else None
+                changed += redraw.damaged(held.items[j], items[-1], self.width, self.height, inside)
+                if inside:
+                    fades.append((j, inside))
         target.held = _Held(index, items)
         if held is None:
             self._draw_scene(target, index, local)
             self.drawn_pixels += self.width * self.height
             return None
+        if fades and stamps is not None:  # filled in the planes where only they are drawn on a plain base
+            if plan.plain is False:
+                plan.plain = fills.plain_pixel(plan.base)
+            changed += self._fills.insides(getattr(target, "array", None), items, fades, plan.plain, stamps)
         boxes = redraw.redraw(target, plan.base, changed, items,
                               lambda canvas, i: self._draw_item(canvas, plan.items[i], local, scene.duration)
                               if items[i].picture is None else canvas.drawPicture(items[i].picture))
@@ -476,9 +487,10 @@ class SkiaRasterizer(LayerPainter):
         if self._scratch is None:
             self._scratch = self._new_target()
         self._main.held = None  # its pixels stay behind: the next scene frame is drawn whole
-        stamps: list[glide.Stamp] = []
+        # stamps only where the incoming planes are updated where changed (all converted, all drawn)
+        stamps: list[glide.Stamp] | None = [] if self._mixer.synced else None
         boxes = self._update_scene(self._scratch, index, local, keys, stamps)
-        incoming = self._mixer.update_incoming(self._scratch.pixels(), boxes, stamps)
+        incoming = self._mixer.update_incoming(self._scratch.pixels(), boxes, stamps or ())
         planes = self._planes
         previous = self._mixer.previous(index - 1, lambda: (planes.buffer, True) if self._shows_last(index - 1, shown)
                                         else (self._draw_last(index - 1).pixels(), False))  # the array holds its pixels

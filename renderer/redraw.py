@@ -62,11 +62,16 @@ def flat_outline(layer: Layer, at: Placement, radius: float) -> Outline:
     return (kind, at.left, at.top, at.right, at.bottom, radius)
 
 
-def damaged(old: Drawn, new: Drawn, width: int, height: int) -> list[Box]:
-    """The boxes whose pixels may differ when `old` is drawn as `new`."""
+def damaged(old: Drawn, new: Drawn, width: int, height: int, inside: list[Box] | None = None) -> list[Box]:
+    """The boxes whose pixels may differ when `old` is drawn as `new`. Where `inside` is given and
+    a flat drawing changed its colour (its opacity, its path through Skia) as well as its outline
+    or not, the insides of both outlines go to `inside` (`reelfarm.renderer.fills`), not the result."""
     if old.outline is not None and new.outline is not None and old.outline[0] == new.outline[0] \
-            and old.outline[5] == new.outline[5] and old.alpha == new.alpha and old.mapped == new.mapped:
-        return damage.outline_boxes(old.outline, new.outline, width, height)
+            and old.outline[5] == new.outline[5]:
+        if old.alpha == new.alpha and old.mapped == new.mapped:
+            return damage.outline_boxes(old.outline, new.outline, width, height)
+        if inside is not None:
+            return damage.outline_boxes(old.outline, new.outline, width, height, inside)
     return [b for b in (old.box, new.box) if b is not None]
 
 

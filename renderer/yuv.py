@@ -16,6 +16,7 @@ own bottom. `tests/unit/renderer/test_skip.py` checks every sample against the w
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -165,6 +166,18 @@ class Bt709Planes:
             sws = VideoReformatter()
             self._contexts.put((width, height), sws)
         return sws
+
+
+@functools.lru_cache(maxsize=64)
+def flat_samples(pixel: bytes, pixel_format: str) -> tuple[int, int, int]:
+    """The Y, U and V samples of a box of one `pixel` (4 bytes in `pixel_format`), converted as
+    every box is (`Bt709Planes`): a luma sample is its pixel's and a chroma sample its 2x2 block's,
+    so these are every sample of such a box on even pixels wherever it lies."""
+    image = np.empty((16, 16, 4), np.uint8)
+    image[:] = np.frombuffer(pixel, np.uint8)
+    planes = Bt709Planes(16, 16)
+    planes.convert(image, pixel_format, None)
+    return int(planes.y[0, 0]), int(planes.u[0, 0]), int(planes.v[0, 0])
 
 
 def _span(a: int, b: int, size: int, quantum: int) -> tuple[int, int]:
