@@ -7,7 +7,7 @@ drawing time. Yet inside its outline such a shape is one colour over its scene's
 that base is one colour too and nothing else is drawn, every pixel there is the same pixel: what
 the shape's drawing leaves on the base's colour. Converted to yuv420p (a luma sample is its own
 pixel's, a chroma sample its 2x2 block's average) that is one Y, U and V, so the frame's planes
-take them as they are (a `Stamp` of constant planes), and the target's pixels there are set to
+take them as they are (a `Stamp` of one sample a plane), and the target's pixels there are set to
 that pixel, not drawn (a fill, not a filtered image's draw with the base restored under it).
 
 The pixel is found by drawing the shape's own recorded drawing onto a 2x2 surface of the base's
@@ -74,12 +74,12 @@ class Fills:
                 from reelfarm.renderer.yuv import flat_samples  # PyAV loads only where frames are encoded
 
                 pixel = self._inside(picture, base, flat[0])
-                y, u, v = flat_samples(pixel, PIXEL_FORMAT)
+                y, u, v = (np.array(sample, np.uint8) for sample in flat_samples(pixel, PIXEL_FORMAT))
                 word = np.frombuffer(pixel, np.uint32)[0]
                 words = pixels.view(np.uint32)
                 for x0, y0, x1, y1 in flat:
                     words[y0:y1, x0:x1] = word
-                    stamps.append(_plain_stamp((x0, y0, x1, y1), y, u, v))
+                    stamps.append(Stamp((x0, y0, x1, y1), y, u, v))
         return rest
 
     def _inside(self, picture: Any, base: np.ndarray, at: Box) -> bytes:
@@ -94,12 +94,6 @@ class Fills:
         canvas.drawPicture(picture)
         canvas.restore()
         return bytes(probe.array[0, 0])
-
-
-def _plain_stamp(box: Box, y: int, u: int, v: int) -> Stamp:
-    w, h = box[2] - box[0], box[3] - box[1]
-    return Stamp(box, np.broadcast_to(np.uint8(y), (h, w)), np.broadcast_to(np.uint8(u), (h // 2, w // 2)),
-                 np.broadcast_to(np.uint8(v), (h // 2, w // 2)))
 
 
 def _even(box: Box) -> Box:

@@ -48,7 +48,8 @@ MIN_BYTES = 40 << 20  # ... or this many where more (a drift across a 1080p fram
 
 @dataclass(frozen=True)
 class Stamp:
-    """yuv420p planes of an opaque box (x0, y0, x1, y1 on even pixels) to copy into a frame's."""
+    """yuv420p planes of an opaque box (x0, y0, x1, y1 on even pixels) to copy into a frame's: arrays of
+    the box's samples, or 0-d arrays of the one sample every place of a plane takes (`reelfarm.renderer.fills`)."""
 
     box: tuple[int, int, int, int]
     y: np.ndarray
@@ -59,6 +60,8 @@ class Stamp:
         """This stamp less `hole` (widened to even pixels): the pieces left, each a stamp."""
         x0, y0 = self.box[:2]
         even = (_even_down(hole[0]), _even_down(hole[1]), _even_up(hole[2]), _even_up(hole[3]))
+        if not self.y.ndim:
+            return [Stamp(box, self.y, self.u, self.v) for box in damage.without(self.box, even)]
         return [Stamp((a, b, c, d), self.y[b - y0:d - y0, a - x0:c - x0],
                       self.u[(b - y0) // 2:(d - y0) // 2, (a - x0) // 2:(c - x0) // 2],
                       self.v[(b - y0) // 2:(d - y0) // 2, (a - x0) // 2:(c - x0) // 2])

@@ -73,7 +73,9 @@ class Bt709Planes:
         if boxes is not None:
             grid = [b for b in map(self._on_grid, boxes) if b[2] > b[0] and b[3] > b[1]]
             for stamp in stamps:
-                grid = [piece for b in grid for piece in damage.without(b, stamp.box)]
+                box = stamp.box
+                grid = [piece for b in grid for piece in
+                        (damage.without(b, box) if damage.meets(b, box) else (b,))]
                 self._stamp(stamp)
             if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in grid) <= FULL_FRACTION * self.width * self.height:
                 small = []
