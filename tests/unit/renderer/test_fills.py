@@ -133,3 +133,43 @@ def test_an_outline_and_its_inside_cover_what_either_reaches_on_even_pixels():
             a, b = (o[3] - o[1]) / 2 + damage.EDGE - 1, (o[4] - o[2]) / 2 + damage.EDGE - 1
             within = ((xx - cx) / a) ** 2 + ((yy - cy) / b) ** 2 <= 1
             assert mask[within].all()
+
+
+@pytest.mark.parametrize("shape", ["rect", "rounded_rect", "ellipse"])
+def test_an_opaque_shape_turning_has_its_inside_taken_as_its_colour(shape, monkeypatch):
+    """An opaque shape turning, growing and moving over a gradient, under a heading: the planes
+    taken for its inside equal the conversion of the frame's pixels, bit for bit, every frame."""
+    doc = parse_doc({
+        "version": 1, "fps": 30, "duration": 6.0, "format": "16:9",
+        "scenes": [{"id": "a", "duration": 6.0,
+                    "background": {"type": "linear", "colors": ["#1E1B4B", "#DB2777"], "angle": 30},
+                    "layers": [
+                        {"id": "card", "type": "shape", "shape": shape, "fill": "#F59E0B", "radius": 0.03,
+                         "x": 0.5, "y": 0.5, "w": 0.4, "h": 0.5,
+                         "keyframes": {"rotation": [{"t": 0, "v": 0}, {"t": 2, "v": 120}],
+                                       "scale": [{"t": 0, "v": 0.8}, {"t": 2, "v": 1.1}],
+                                       "y": [{"t": 0, "v": 0.5}, {"t": 2, "v": 0.9}]}},
+                        {"id": "glass", "type": "shape", "shape": "rect", "fill": "#38BDF8CC", "x": 0.2, "y": 0.3,
+                         "w": 0.2, "h": 0.2, "keyframes": {"rotation": [{"t": 0, "v": 0}, {"t": 2, "v": 90}]}},
+                        {"id": "heading", "type": "text", "text": "Over it", "size": 0.1, "x": 0.5, "y": 0.45,
+                         "enter": {"preset": "slide", "duration": 1.5}},
+                    ]}]})
+    spec = RenderSpec("16:9", 360, doc.fps)
+    raster = SkiaRasterizer(doc, "16:9", *spec.size, yuv=True)
+    taken: list[tuple[int, int, int, int]] = []
+    real = fills.opaque
+
+    def spied(layer, *args):  # type: ignore[no-untyped-def]
+        found = real(layer, *args)
+        assert found is None or layer.id == "card", "a see-through shape's inside taken as one colour"
+        if found is not None:
+            taken.append(found.box)
+        return found
+
+    monkeypatch.setattr(fills, "opaque", spied)
+    for n in range(60):
+        frame = raster.render(spec.time(n))
+        whole = Bt709Planes(*spec.size).convert(raster._main.pixels(), "bgra", None)
+        assert np.array_equal(frame, whole), f"frame {n}"
+    assert len(taken) > 40
+    assert sum((b[2] - b[0]) * (b[3] - b[1]) for b in taken) > 40 * 0.05 * spec.width * spec.height
