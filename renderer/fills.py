@@ -18,7 +18,6 @@ story to, in any order of frames).
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,14 +25,8 @@ import numpy as np
 
 from reelfarm.renderer import damage
 from reelfarm.renderer.damage import Box
-from reelfarm.renderer.draw import Rect
 from reelfarm.renderer.glide import Stamp
-from reelfarm.renderer.model import Layer
 from reelfarm.renderer.target import PIXEL_FORMAT, CpuTarget
-from reelfarm.renderer.timeline import LayerState
-from reelfarm.renderer.tokens import Brand, parse_hex
-
-MIN_SIDE = 16  # pixels a side an opaque shape's inside needs to be taken as one colour (fewer: converted)
 
 
 def plain_pixel(base: Any) -> np.ndarray | None:
@@ -101,41 +94,6 @@ class Fills:
         canvas.drawPicture(picture)
         canvas.restore()
         return bytes(probe.array[0, 0])
-
-
-def opaque(layer: Layer, state: LayerState, box: Rect, brand: Brand, unit: float, width: int,
-           height: int) -> Stamp | None:
-    """The planes of an opaque flat shape's inside as drawn at `state` in `box` (its own, before
-    its scale and rotation about its centre): one colour, whatever lies under it, in the largest
-    box on even pixels that its rotated inside holds `damage.EDGE` pixels in from its edge (and
-    its corners); None where it is no such shape or its inside holds no such box. The frame's last
-    two rows are left out (swscale converts an image's last chroma row apart)."""
-    if layer.type != "shape" or layer.shape not in ("rect", "rounded_rect", "ellipse") or layer.stroke is not None \
-            or not isinstance(layer.fill, str) or state.opacity < 0.999 or state.wipe < 1.0:
-        return None
-    r, g, b, a = parse_hex(brand.color(layer.fill))
-    if a != 255:
-        return None
-    x, y, w, h = box
-    s = state.scale
-    if layer.shape == "ellipse":  # the largest rect inside an ellipse: its half-axes over sqrt(2)
-        half_w, half_h = s * w / (2 * math.sqrt(2)) - damage.EDGE, s * h / (2 * math.sqrt(2)) - damage.EDGE
-    else:
-        corner = s * brand.number(layer.radius) * unit
-        half_w, half_h = s * w / 2 - corner - damage.EDGE, s * h / 2 - corner - damage.EDGE
-    if half_w <= 0 or half_h <= 0:
-        return None
-    c, sn = abs(math.cos(math.radians(state.rotation))), abs(math.sin(math.radians(state.rotation)))
-    k = min(1.0, half_w / (half_w * c + half_h * sn), half_h / (half_w * sn + half_h * c))
-    cx, cy = x + w / 2, y + h / 2
-    x0, y0 = max(0, 2 * math.ceil((cx - k * half_w) / 2)), max(0, 2 * math.ceil((cy - k * half_h) / 2))
-    x1, y1 = min(width, 2 * math.floor((cx + k * half_w) / 2)), min(height - 2, 2 * math.floor((cy + k * half_h) / 2))
-    if x1 - x0 < MIN_SIDE or y1 - y0 < MIN_SIDE:
-        return None
-    from reelfarm.renderer.yuv import flat_samples  # PyAV loads only where frames are encoded
-
-    samples = flat_samples(bytes((b, g, r, 255)), PIXEL_FORMAT)
-    return Stamp((x0, y0, x1, y1), *(np.array(v, np.uint8) for v in samples))
 
 
 def _even(box: Box) -> Box:

@@ -352,9 +352,8 @@ class SkiaRasterizer(LayerPainter):
 
     def _stamp(self, plan: _ScenePlan, items: list[redraw.Drawn], held: _Held, local: float,
                duration: float) -> list[glide.Stamp]:
-        """The planes of the layers redrawn that need no conversion but where something is drawn
-        over them: image layers that only move, converted once (`reelfarm.renderer.glide`), and
-        opaque flat shapes, one colour inside (`reelfarm.renderer.fills.opaque`)."""
+        """The planes of the image layers that only move and were redrawn, but where something is
+        drawn over them: the frame's planes take them as converted once (`reelfarm.renderer.glide`)."""
         glides, out = self._glides, list[glide.Stamp]()
         if glides is None:
             return out
@@ -362,13 +361,11 @@ class SkiaRasterizer(LayerPainter):
             if kind != "layer" or items[j] is held.items[j]:
                 continue
             state = self._state(layer, local, duration)
-            if state is None:
+            if state is None or not glides.planned(layer, state):
                 continue
             box = self._box(layer, state, self._frame_box())[0]
-            if glides.planned(layer, state):
-                found = glides.stamp(layer, box, self.brand.number(layer.radius) * self.unit + 1.0)
-            else:
-                found = fills.opaque(layer, state, box, self.brand, self.unit, self.width, self.height)
+            inset = self.brand.number(layer.radius) * self.unit + 1.0
+            found = glides.stamp(layer, box, inset)
             pieces = [] if found is None else [found]
             for above in items[j + 1:]:  # what is drawn over it is converted from its pixels
                 if above.box is not None:
