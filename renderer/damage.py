@@ -42,6 +42,19 @@ def box_of(rect: skia.Rect, width: int, height: int) -> Box | None:
     return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
 
 
+def turned_box(rect: tuple[float, float, float, float], scale: float, rotation: float, outset: float,
+               width: int, height: int) -> Box | None:
+    """The pixel box a shape drawn in `rect` (x, y, w, h), `outset` pixels beyond it (a stroke's
+    half), scaled and turned `rotation` degrees about its centre, can touch: its corners' bounds,
+    a pixel for anti-aliasing and `PAD` more, as Skia's recorded bounds would give (None: none)."""
+    x, y, w, h = rect
+    c, s = abs(math.cos(math.radians(rotation))), abs(math.sin(math.radians(rotation)))
+    hw, hh = scale * (w / 2 + outset), scale * (h / 2 + outset)
+    ex, ey = hw * c + hh * s + 1.0, hw * s + hh * c + 1.0
+    cx, cy = x + w / 2, y + h / 2
+    return box_of(skia.Rect.MakeLTRB(cx - ex, cy - ey, cx + ex, cy + ey), width, height)
+
+
 def meets(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 

@@ -381,8 +381,13 @@ class SkiaRasterizer(LayerPainter):
         state = self._state(layer, local, duration)
         sprites = self._sprites
         if state is None or sprites is None or not sprites.used(layer, state):
-            picture, box = self._record(layer, local, duration)
             cut = redraw.cuttable(layer, state, self._imaged(layer, state))
+            if state is not None and not cut and layer.type == "shape" and layer.shadow is None \
+                    and layer.shape in ("rect", "rounded_rect", "ellipse"):  # a path: its box from its corners
+                outset = layer.stroke.width * self.unit / 2 if layer.stroke is not None else 0.0
+                return redraw.Drawn(key, damage.turned_box(self._box(layer, state, self._frame_box())[0], state.scale,
+                                                           state.rotation, outset, self.width, self.height))
+            picture, box = self._record(layer, local, duration)
             return redraw.Drawn(key, box, cut, picture=picture if cut else None)
         # A faint shape draws one image into a rect known without recording it; drawn again in a
         # box, it is drawn as its placement says (what its key holds), as in a whole frame.

@@ -50,3 +50,48 @@ def test_every_changed_pixel_lies_in_a_box(kind):
         assert not np.any(changed & ~covered), f"{old} -> {new}: a changed pixel outside every box"
         inside += int(np.count_nonzero(~changed & (before[..., 3] > 0) & ~covered))
     assert inside > 0  # the unchanged inside is left out, not redrawn
+
+
+def test_a_turned_shapes_box_holds_its_recorded_bounds_and_every_pixel_it_draws():
+    """`damage.turned_box` stands in for recording a turning or growing shape's drawing (its box
+    from its corners): it holds every pixel drawn, and without a stroke the box Skia's recorded
+    bounds give (with one Skia outsets a rect's bounds for mitres four strokes long, where a right
+    angle's mitre reaches half a stroke on each axis)."""
+    rng = random.Random(17)
+    for _ in range(300):
+        w, h = rng.uniform(2, 200), rng.uniform(2, 150)
+        x, y = rng.uniform(-60, W - 40), rng.uniform(-60, H - 40)
+        scale, rotation = rng.uniform(0.3, 1.6), rng.uniform(-400, 400)
+        stroke = rng.choice([0.0, rng.uniform(0.5, 9)])
+        kind = rng.choice(["rect", "rrect", "ellipse"])
+
+        def draw(canvas: skia.Canvas) -> None:
+            canvas.save()
+            canvas.translate(x + w / 2, y + h / 2)
+            canvas.rotate(rotation)
+            canvas.scale(scale, scale)
+            canvas.translate(-(x + w / 2), -(y + h / 2))
+            rect = skia.Rect.MakeXYWH(x, y, w, h)
+            for paint in [skia.Paint(Color=0xFFFF8800, AntiAlias=True)] + (
+                    [skia.Paint(Color=0xFF0000FF, AntiAlias=True, Style=skia.Paint.kStroke_Style, StrokeWidth=stroke)]
+                    if stroke else []):
+                if kind == "ellipse":
+                    canvas.drawOval(rect, paint)
+                elif kind == "rrect":
+                    canvas.drawRRect(skia.RRect.MakeRectXY(rect, min(w, h) / 4, min(w, h) / 4), paint)
+                else:
+                    canvas.drawRect(rect, paint)
+            canvas.restore()
+
+        box = damage.turned_box((x, y, w, h), scale, rotation, stroke / 2, W, H)
+        _, recorded = damage.recorded(draw, W, H)
+        pixels = np.zeros((H, W, 4), np.uint8)
+        surface = skia.Surface(pixels, colorType=skia.kBGRA_8888_ColorType, alphaType=skia.kPremul_AlphaType)
+        draw(surface.getCanvas())
+        drawn = np.argwhere(pixels[..., 3] > 0)
+        if not len(drawn):  # off the frame (Skia's bounds of a drawing all outside it are a corner's)
+            continue
+        (y0, x0), (y1, x1) = drawn.min(0), drawn.max(0)
+        assert box is not None and damage.contains(box, (int(x0), int(y0), int(x1) + 1, int(y1) + 1))
+        if not stroke:
+            assert recorded is not None and damage.contains(box, recorded), (box, recorded)
