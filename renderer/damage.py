@@ -84,14 +84,20 @@ def settle(damage: Sequence[Box], drawings: Sequence[Box]) -> list[Box]:
 
 
 def _merged(boxes: list[Box]) -> list[Box]:
+    """Each box in turn joined with the first box kept that it meets, until it meets none."""
     out: list[Box] = []
     for box in boxes:
-        while True:
-            hit = next((i for i, other in enumerate(out) if meets(box, other)), None)
-            if hit is None:
-                break
-            box = union(box, out.pop(hit))
-        out.append(box)
+        x0, y0, x1, y1 = box
+        i = 0
+        while i < len(out):  # `meets` written out: an outline's many strips make this a hot loop
+            a0, b0, a1, b1 = out[i]
+            if x0 < a1 and a0 < x1 and y0 < b1 and b0 < y1:
+                del out[i]
+                x0, y0, x1, y1 = min(x0, a0), min(y0, b0), max(x1, a1), max(y1, b1)
+                i = 0
+            else:
+                i += 1
+        out.append((x0, y0, x1, y1))
     return out
 
 
