@@ -123,6 +123,15 @@ class LayerPainter:
                 self._draw_layer(canvas, child.for_format(self.fmt), t, duration, box)
         canvas.restoreToCount(depth)
 
+    def _faded_bounds(self, layer: Layer, state: LayerState, parent: Rect) -> Rect | None:
+        """Where `_draw_layer` puts a faded layer's offscreen layer, before its scale and rotation
+        about its box's centre (None: drawn without one)."""
+        if state.opacity >= 0.999:
+            return None
+        box, block = self._box(layer, state, parent)
+        bounds = _bounds(_outset(box, block, layer, self.unit), 0.02 * self.unit)
+        return bounds.x(), bounds.y(), bounds.width(), bounds.height()
+
     def _box(self, layer: Layer, state: LayerState, parent: Rect) -> tuple[Rect, TextBlock | None]:
         px, py, pw, ph = parent
         ax, ay = _ANCHORS[layer.anchor]

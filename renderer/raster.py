@@ -382,12 +382,21 @@ class SkiaRasterizer(LayerPainter):
         sprites = self._sprites
         if state is None or sprites is None or not sprites.used(layer, state):
             cut = redraw.cuttable(layer, state, self._imaged(layer, state))
+            # a path drawn straight onto the frame: its box from its corners (a faded one is drawn
+            # through an offscreen layer, wider: a box cutting it changes its pixels, so recorded)
             if state is not None and not cut and layer.type == "shape" and layer.shadow is None \
-                    and layer.shape in ("rect", "rounded_rect", "ellipse"):  # a path: its box from its corners
+                    and layer.shape in ("rect", "rounded_rect", "ellipse") and state.opacity >= 0.999 \
+                    and state.wipe >= 1.0:
                 outset = layer.stroke.width * self.unit / 2 if layer.stroke is not None else 0.0
                 return redraw.Drawn(key, damage.turned_box(self._box(layer, state, self._frame_box())[0], state.scale,
                                                            state.rotation, outset, self.width, self.height))
             picture, box = self._record(layer, local, duration)
+            if not cut and state is not None and box is not None:
+                # a box cutting a faded layer's offscreen layer moves that layer's origin: it holds it all
+                faded = self._faded_bounds(layer, state, self._frame_box())
+                around = None if faded is None else damage.turned_box(faded, state.scale, state.rotation, 0.0,
+                                                                      self.width, self.height)
+                box = box if around is None else damage.union(box, around)
             return redraw.Drawn(key, box, cut, picture=picture if cut else None)
         # A faint shape draws one image into a rect known without recording it; drawn again in a
         # box, it is drawn as its placement says (what its key holds), as in a whole frame.

@@ -2,6 +2,7 @@
 differ lies in a box it gives, and the boxes leave out most of what both cover."""
 from __future__ import annotations
 
+import functools
 import random
 
 import numpy as np
@@ -52,6 +53,29 @@ def test_every_changed_pixel_lies_in_a_box(kind):
     assert inside > 0  # the unchanged inside is left out, not redrawn
 
 
+def _turned(canvas: skia.Canvas, kind: str, rect: tuple[float, float, float, float], scale: float, rotation: float,
+            stroke: float) -> None:
+    """A shape drawn as `reelfarm.renderer.layers` draws one, scaled and turned about its centre."""
+    x, y, w, h = rect
+    canvas.save()
+    canvas.translate(x + w / 2, y + h / 2)
+    canvas.rotate(rotation)
+    canvas.scale(scale, scale)
+    canvas.translate(-(x + w / 2), -(y + h / 2))
+    shape = skia.Rect.MakeXYWH(x, y, w, h)
+    paints = [skia.Paint(Color=0xFFFF8800, AntiAlias=True)]
+    if stroke:
+        paints.append(skia.Paint(Color=0xFF0000FF, AntiAlias=True, Style=skia.Paint.kStroke_Style, StrokeWidth=stroke))
+    for paint in paints:
+        if kind == "ellipse":
+            canvas.drawOval(shape, paint)
+        elif kind == "rrect":
+            canvas.drawRRect(skia.RRect.MakeRectXY(shape, min(w, h) / 4, min(w, h) / 4), paint)
+        else:
+            canvas.drawRect(shape, paint)
+    canvas.restore()
+
+
 def test_a_turned_shapes_box_holds_its_recorded_bounds_and_every_pixel_it_draws():
     """`damage.turned_box` stands in for recording a turning or growing shape's drawing (its box
     from its corners): it holds every pixel drawn, and without a stroke the box Skia's recorded
@@ -65,24 +89,8 @@ def test_a_turned_shapes_box_holds_its_recorded_bounds_and_every_pixel_it_draws(
         stroke = rng.choice([0.0, rng.uniform(0.5, 9)])
         kind = rng.choice(["rect", "rrect", "ellipse"])
 
-        def draw(canvas: skia.Canvas) -> None:
-            canvas.save()
-            canvas.translate(x + w / 2, y + h / 2)
-            canvas.rotate(rotation)
-            canvas.scale(scale, scale)
-            canvas.translate(-(x + w / 2), -(y + h / 2))
-            rect = skia.Rect.MakeXYWH(x, y, w, h)
-            for paint in [skia.Paint(Color=0xFFFF8800, AntiAlias=True)] + (
-                    [skia.Paint(Color=0xFF0000FF, AntiAlias=True, Style=skia.Paint.kStroke_Style, StrokeWidth=stroke)]
-                    if stroke else []):
-                if kind == "ellipse":
-                    canvas.drawOval(rect, paint)
-                elif kind == "rrect":
-                    canvas.drawRRect(skia.RRect.MakeRectXY(rect, min(w, h) / 4, min(w, h) / 4), paint)
-                else:
-                    canvas.drawRect(rect, paint)
-            canvas.restore()
-
+        draw = functools.partial(_turned, kind=kind, rect=(x, y, w, h), scale=scale, rotation=rotation,
+                                 stroke=stroke)
         box = damage.turned_box((x, y, w, h), scale, rotation, stroke / 2, W, H)
         _, recorded = damage.recorded(draw, W, H)
         pixels = np.zeros((H, W, 4), np.uint8)

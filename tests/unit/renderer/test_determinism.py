@@ -103,3 +103,20 @@ def test_at_1080p_a_frame_drawn_after_others_equals_it_drawn_first(story_id):
         if n % 10 == 0:
             first = SkiaRasterizer(doc, spec.format, *spec.size, yuv=True).render(spec.time(n))
             assert np.array_equal(frame, first), f"frame {n} differs when drawn after frames 0 to {n - 1}"
+
+
+@pytest.mark.parametrize(("story_id", "frame"), [("milestone", 12), ("announcement", 234)])
+def test_a_box_meeting_a_faded_layer_holds_its_whole_offscreen_layer(story_id, frame):
+    """A faded layer drawn as paths goes through an offscreen layer wider than what it draws: a
+    box holding its drawing but cutting that layer moved the layer's origin, and the frame drawn
+    in order differed from it drawn first by up to 4 levels: milestone's frame 12 at 1080p (as
+    landed at c4ff84b), and announcement's 234 once the fading orbs' insides were filled, not
+    boxes that happened to hold its button whole."""
+    story = next(s for s in list_stories() if s.id == story_id)
+    doc = parse_doc(story.build({}, NEUTRAL_BRAND, "16:9", None))
+    spec = RenderSpec("16:9", 1080, doc.fps)
+    raster = SkiaRasterizer(doc, spec.format, *spec.size, yuv=True)
+    for n in range(frame + 1):
+        frame_in_order = raster.render(spec.time(n))
+    first = SkiaRasterizer(doc, spec.format, *spec.size, yuv=True).render(spec.time(frame))
+    assert np.array_equal(frame_in_order, first)

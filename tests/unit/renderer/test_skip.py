@@ -368,3 +368,16 @@ def test_text_blocks_are_shaped_once_per_layer_and_size_and_bounded(monkeypatch)
         raster.render(spec.time(n))
     assert shaped and len(shaped) == len(raster._texts)
     assert raster._texts.max_entries == TEXT_BLOCKS_MAX_ENTRIES and 0 < raster._texts.nbytes
+
+
+def test_a_shape_turning_as_it_fades_in_equals_it_drawn_first():
+    """A faded shape is drawn through an offscreen layer wider than the shape: a box cutting that
+    layer moved its origin and changed a sample by a level (podcast_teaser's badge popping in at
+    360p, frame 7), so its box holds the whole layer, not only the shape's corners."""
+    doc = parse_doc(_story("podcast_teaser", "9:16"))
+    spec = RenderSpec("9:16", 360, doc.fps)
+    in_order = SkiaRasterizer(doc, "9:16", *spec.size, yuv=True)
+    for n in range(12):
+        frame = in_order.render(spec.time(n))
+        first = SkiaRasterizer(doc, "9:16", *spec.size, yuv=True).render(spec.time(n))
+        assert np.array_equal(frame, first), f"frame {n}"
