@@ -3,6 +3,7 @@
     python -m benchmarks.drawing                          # 1080p: the test scene, the 60 s six scenes, every story
     python -m benchmarks.drawing --resolution 360 --only busy,six_scenes
     python -m benchmarks.drawing --modes encoder          # only the render path (works on older trees too)
+    python -m benchmarks.drawing --check-order 16:9,1:1   # no figures: every frame drawn in order equals it drawn first
 
 Each video is drawn frame after frame in this process exactly as a chunk process draws it for its
 encoder: the rasterizer `RasterChoice("cpu").make(doc, spec, assets, yuv=True)` makes, and, where
@@ -83,12 +84,40 @@ def measure(doc: dict[str, Any], resolution: int, assets: Path, mode: str) -> di
     return row
 
 
+def check_order(doc: dict[str, Any], resolution: int, assets: Path, fmt: str = FORMAT) -> list[tuple[int, int]]:
+    """The frames that, drawn in order as a chunk draws them, differ from the same frame drawn
+    first (by a rasterizer closed before it: nothing kept), each with its largest difference in
+    levels. What chunk seams rely on is that there are none."""
+    import numpy as np
+
+    from reelfarm.renderer.assets import LocalAssets
+    from reelfarm.renderer.backends import RasterChoice
+    from reelfarm.renderer.model import parse_doc
+    from reelfarm.renderer.spec import RenderSpec
+
+    parsed = parse_doc(doc)
+    spec = RenderSpec(fmt, resolution, parsed.fps)
+    in_order = RasterChoice("cpu").make(parsed, spec, LocalAssets(str(assets)), yuv=True)
+    first = RasterChoice("cpu").make(parsed, spec, LocalAssets(str(assets)), yuv=True)
+    differing = []
+    for n in range(parsed.frame_count):
+        frame = in_order.render(spec.time(n))
+        first.close()
+        alone = first.render(spec.time(n))
+        if not np.array_equal(frame, alone):
+            differing.append((n, int(np.abs(frame.astype(np.int16) - alone).max())))
+    return differing
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.drawing", description=__doc__.split("\n")[0])
     p.add_argument("--resolution", type=int, default=1080)
     p.add_argument("--modes", default="whole,encoder", help="whole, encoder (comma separated)")
     p.add_argument("--only", default="", help="video names, comma separated (default: all)")
     p.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    p.add_argument("--check-order", metavar="FORMATS", default="",
+                   help="measure nothing: check that every frame drawn in order equals it drawn first, "
+                        "in these formats (comma separated); exit 1 where one differs")
     args = p.parse_args(argv)
     from reelfarm.renderer.raster import SkiaRasterizer
 
@@ -99,6 +128,19 @@ def main(argv: list[str] | None = None) -> int:
     docs = videos(assets)
     if args.only:
         docs = {k: v for k, v in docs.items() if k in args.only.split(",") or k.split(":")[-1] in args.only.split(",")}
+    if args.check_order:
+        from reelfarm.renderer.tokens import NEUTRAL_BRAND
+        from reelfarm.studio.stories import list_stories
+
+        stories = {f"story:{s.id}": s for s in list_stories()}
+        bad = 0
+        for name, doc in docs.items():
+            for fmt in args.check_order.split(","):
+                source = stories[name].build({}, NEUTRAL_BRAND, fmt, None) if name in stories else doc
+                differing = check_order(source, args.resolution, assets, fmt)
+                bad += len(differing)
+                print(f"  {name:28s} {fmt:5s} {'every frame the same' if not differing else differing}", flush=True)
+        return 1 if bad else 0
     load = os.getloadavg()
     print(f"{args.resolution}p, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
     results: dict[str, dict[str, Any]] = {}
