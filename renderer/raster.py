@@ -272,7 +272,8 @@ class SkiaRasterizer(LayerPainter):
             if is_static:
                 state = layer_state(layer, 0.0, scene.duration)
                 cut = redraw.cuttable(layer, state, self._imaged(layer, state))
-                plan.items.append(("picture", (*self._record(layer, 0.0, scene.duration), cut)))
+                picture, box = self._record(layer, 0.0, scene.duration)
+                plan.items.append(("picture", (picture, box if cut else self._whole(layer, state, box), cut)))
             else:
                 plan.items.append(("layer", layer))
                 if layer.type == "image":
@@ -391,13 +392,8 @@ class SkiaRasterizer(LayerPainter):
                 return redraw.Drawn(key, damage.turned_box(self._box(layer, state, self._frame_box())[0], state.scale,
                                                            state.rotation, outset, self.width, self.height))
             picture, box = self._record(layer, local, duration)
-            if not cut and state is not None and box is not None:
-                # a box cutting a faded layer's offscreen layer moves that layer's origin: it holds it all
-                faded = self._faded_bounds(layer, state, self._frame_box())
-                around = None if faded is None else damage.turned_box(faded, state.scale, state.rotation, 0.0,
-                                                                      self.width, self.height)
-                box = box if around is None else damage.union(box, around)
-            return redraw.Drawn(key, box, cut, picture=picture if cut else None)
+            return redraw.Drawn(key, box if cut else self._whole(layer, state, box), cut,
+                                picture=picture if cut else None)
         # A faint shape draws one image into a rect known without recording it; drawn again in a
         # box, it is drawn as its placement says (what its key holds), as in a whole frame.
         rect, _ = self._box(layer, state, self._frame_box())
@@ -412,6 +408,15 @@ class SkiaRasterizer(LayerPainter):
             picture = recorder.finishRecordingAsPicture()
         return redraw.Drawn(key, box, True, outline, at.opacity, mapped=found is not None and found[1] is None,
                             picture=picture)
+
+    def _whole(self, layer: Layer, state: Any, box: damage.Box | None) -> damage.Box | None:
+        """The box an uncuttable drawing of `layer` at `state` needs whole (`box`: what it draws):
+        with its offscreen layer where it is faded, since a box cutting that layer moves the
+        layer's origin and changes its pixels."""
+        faded = None if state is None or box is None else self._faded_bounds(layer, state, self._frame_box())
+        around = None if faded is None else damage.turned_box(faded, state.scale, state.rotation, 0.0,
+                                                              self.width, self.height)
+        return box if around is None or box is None else damage.union(box, around)
 
     def _imaged(self, layer: Layer, state: Any) -> bool:
         """Whether top-level `layer` is drawn as an image at `state` (see `reelfarm.renderer.sprites`)."""

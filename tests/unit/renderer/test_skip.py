@@ -381,3 +381,36 @@ def test_a_shape_turning_as_it_fades_in_equals_it_drawn_first():
         frame = in_order.render(spec.time(n))
         first = SkiaRasterizer(doc, "9:16", *spec.size, yuv=True).render(spec.time(n))
         assert np.array_equal(frame, first), f"frame {n}"
+
+
+def test_a_faded_layers_box_holds_its_offscreen_layer_held_or_moving():
+    """Static or moving, a faded layer drawn as paths has a box that holds its whole offscreen
+    layer (wider than what it draws), so no box redrawn around it moves that layer's origin."""
+    doc = parse_doc({
+        "version": 1, "fps": 30, "duration": 6, "format": "16:9",
+        "scenes": [{"id": "a", "duration": 6, "background": {"type": "solid", "color": "#F8F5F0"}, "layers": [
+            {"id": "orb", "type": "shape", "shape": "ellipse", "fill": "#DB2777", "w": 0.3, "h": 0.3,
+             "keyframes": {"x": [{"t": 0, "v": 0.2}, {"t": 6, "v": 0.8}]}},
+            {"id": "held", "type": "text", "text": "Held, faded, turned", "size": 0.06, "x": 0.5, "y": 0.3,
+             "opacity": 0.6, "rotation": 8, "pill": {"color": "#1E1B4B", "padding": 0.03, "radius": 0.02}},
+            {"id": "moving", "type": "shape", "shape": "rounded_rect", "fill": "#0E7490", "radius": 0.02,
+             "x": 0.5, "y": 0.7, "w": 0.2, "h": 0.1, "opacity": 0.7,
+             "keyframes": {"rotation": [{"t": 0, "v": 0}, {"t": 6, "v": 90}]}},
+        ]}]})
+    spec = RenderSpec("16:9", 360, doc.fps)
+    raster = SkiaRasterizer(doc, "16:9", *spec.size, yuv=True)
+    raster.render(spec.time(10))
+    plan, frame = raster._plan(0), raster._frame_box()
+    layers = {layer.id: layer for kind, layer in plan.items if kind == "layer"}
+    held = next(item for kind, item in plan.items if kind == "picture")
+    pictured = next(l for l in raster._scenes[0] if l.id == "held")
+    for layer, box in ((pictured, held[1]), (layers["moving"], raster._main.held.items[2].box)):
+        state = raster._state(layer, spec.time(10), 6.0)
+        faded = raster._faded_bounds(layer, state, frame)
+        assert faded is not None and box is not None
+        assert damage.contains(box, damage.turned_box(faded, state.scale, state.rotation, 0.0, *spec.size)), layer.id
+    order = list(range(0, 180, 7))
+    random.Random(3).shuffle(order)
+    first = [SkiaRasterizer(doc, "16:9", *spec.size, yuv=True).render(spec.time(n)).copy() for n in order]
+    for n, expected in zip(order, first):
+        assert np.array_equal(raster.render(spec.time(n)), expected), f"frame {n}"
