@@ -105,9 +105,11 @@ class Storage(Protocol):
         """Remove the object; a missing one is not an error."""
         ...
 
-    def url(self, key: str, expires_in: int, filename: str | None = None) -> str:
-        """A signed download URL valid for ``expires_in`` seconds; ``filename``, the name a
-        download of it is saved under (``attachment_name`` sanitises it)."""
+    def url(self, key: str, expires_in: int, filename: str | None = None, now: datetime | None = None) -> str:
+        """A signed download URL valid for ``expires_in`` seconds (from ``now`` in whole seconds,
+        where given: a caller stating the expiry reads its clock once; S3 signs with its own
+        time); ``filename``, the name a download of it is saved under (``attachment_name``
+        sanitises it)."""
         ...
 
     def size(self, key: str) -> int:
@@ -198,11 +200,11 @@ class LocalStorage:
         except (FileNotFoundError, NotADirectoryError):
             raise ObjectNotFound(key) from None
 
-    def url(self, key: str, expires_in: int, filename: str | None = None) -> str:
+    def url(self, key: str, expires_in: int, filename: str | None = None, now: datetime | None = None) -> str:
         """``/files/KEY?expires=..&sig=..``, and ``name=`` when ``filename`` is given: the name a
         ``download=1`` of it is answered with (unsigned, as a name added later is)."""
         check_key(key)
-        expires = int(self._clock.now().timestamp()) + expires_in
+        expires = int((now or self._clock.now()).timestamp()) + expires_in
         fields: dict[str, str | int] = {"expires": expires, "sig": self._signature(key, expires)}
         if filename:
             fields[NAME_PARAM] = attachment_name(filename, key)
@@ -359,8 +361,8 @@ class S3Storage:
         head = self._call(key, self.client.head_object, Bucket=self.bucket, Key=self.object_key(key))
         return head["LastModified"].astimezone(UTC)
 
-    def url(self, key: str, expires_in: int, filename: str | None = None) -> str:
-        """A presigned GET; with ``filename``, S3 answers it as an attachment of that name
+    def url(self, key: str, expires_in: int, filename: str | None = None, now: datetime | None = None) -> str:
+        """A presigned GET (signed with boto's own time, ``now`` aside); with ``filename``, S3 answers it as an attachment of that name
         (``ResponseContentDisposition``, signed with the rest: a presigned URL takes no
         ``download=1`` added later)."""
         params = {"Bucket": self.bucket, "Key": self.object_key(key)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, TypedDict
 
 from reelfarm.farm.services.costs import RenderCost
@@ -141,11 +141,12 @@ def _result(job: jobs_repo.Job, storage: Storage, clock: Clock, title: str | Non
             version: int | None) -> dict[str, Any] | None:
     if job.result is None or job.kind != "stills" or job.status != "succeeded":
         return job.result if job.kind != "stills" else None
-    expires_at = (clock.now() + timedelta(seconds=STILLS_URL_TTL_SEC)).isoformat()
+    now = clock.now()  # read once: the URLs expire when `expires_at` says, to the second
+    expires_at = datetime.fromtimestamp(int(now.timestamp()) + STILLS_URL_TTL_SEC, now.tzinfo).isoformat()
     fmt, resolution = str(job.params.get("format", "")), int(job.params.get("resolution", 1080))
 
     def name(time: float) -> str:
         return download_name(title, fmt, resolution, f"{time:g}s", version)
-    return {"stills": [{"time": s["time"], "url": storage.url(s["key"], STILLS_URL_TTL_SEC, name(s["time"])),
+    return {"stills": [{"time": s["time"], "url": storage.url(s["key"], STILLS_URL_TTL_SEC, name(s["time"]), now),
                         "width": s["width"], "height": s["height"], "expires_at": expires_at}
                        for s in job.result.get("stills", [])]}
