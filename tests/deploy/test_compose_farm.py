@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import secrets
 import tempfile
 import threading
@@ -263,7 +264,9 @@ def test_a_rolling_upgrade_from_the_previous_release_drops_nothing(images, tmp_p
         finally:
             stop.set()
             clients.join(120)
-        assert failures == []
+        if failures:  # each failure with what the farm logged about its request
+            ids = re.findall(r"req_[0-9a-f]+", " ".join(failures))
+            raise AssertionError("\n".join(failures) + "\n" + up.lines_about(*ids, "Traceback", "ERROR"))
         for service in (*api_services(up), *NODES):
             image = docker("inspect", "--format", "{{.Config.Image}}", up.container(service)).stdout.strip()
             assert image == IMAGE, service
