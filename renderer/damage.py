@@ -55,6 +55,11 @@ def turned_box(rect: tuple[float, float, float, float], scale: float, rotation: 
     return box_of(skia.Rect.MakeLTRB(cx - ex, cy - ey, cx + ex, cy + ey), width, height)
 
 
+def even(box: Box) -> Box:
+    """`box` widened to even pixels on every side (the chroma grid of yuv420p)."""
+    return (box[0] // 2 * 2, box[1] // 2 * 2, -(-box[2] // 2) * 2, -(-box[3] // 2) * 2)
+
+
 def meets(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 

@@ -60,7 +60,7 @@ class Fills:
                 rest += pieces
                 continue
             bottom = pixels.shape[0] - 2
-            others = [_even(d.box) for i, d in enumerate(drawn) if i != j and d.box is not None]
+            others = [damage.even(d.box) for i, d in enumerate(drawn) if i != j and d.box is not None]
             others.append((0, bottom, pixels.shape[1], pixels.shape[0]))
             flat: list[Box] = []
             for piece in pieces:
@@ -94,10 +94,6 @@ class Fills:
         canvas.drawPicture(picture)
         canvas.restore()
         return bytes(probe.array[0, 0])
-
-
-def _even(box: Box) -> Box:
-    return (box[0] // 2 * 2, box[1] // 2 * 2, -(-box[2] // 2) * 2, -(-box[3] // 2) * 2)
 
 
 def _common(a: Box, b: Box) -> Box:

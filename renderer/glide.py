@@ -59,13 +59,13 @@ class Stamp:
     def without(self, hole: tuple[int, int, int, int]) -> list[Stamp]:
         """This stamp less `hole` (widened to even pixels): the pieces left, each a stamp."""
         x0, y0 = self.box[:2]
-        even = (_even_down(hole[0]), _even_down(hole[1]), _even_up(hole[2]), _even_up(hole[3]))
+        left = damage.without(self.box, damage.even(hole))
         if not self.y.ndim:
-            return [Stamp(box, self.y, self.u, self.v) for box in damage.without(self.box, even)]
+            return [Stamp(box, self.y, self.u, self.v) for box in left]
         return [Stamp((a, b, c, d), self.y[b - y0:d - y0, a - x0:c - x0],
                       self.u[(b - y0) // 2:(d - y0) // 2, (a - x0) // 2:(c - x0) // 2],
                       self.v[(b - y0) // 2:(d - y0) // 2, (a - x0) // 2:(c - x0) // 2])
-                for a, b, c, d in damage.without(self.box, even)]
+                for a, b, c, d in left]
 
 
 @dataclass
