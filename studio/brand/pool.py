@@ -58,7 +58,13 @@ class FetchPool:
         future = self.submit(url, accept)
         if not wait([future], timeout=self.remaining()).done:
             raise FetchFailed(f"{url} did not answer within {self.time_limit:g} s")
-        return future.result()
+        try:
+            return future.result()
+        except FetchFailed as exc:
+            if self.remaining() > 0:
+                raise
+            # the fetcher's own wait ran to the same deadline and ended first: the same answer
+            raise FetchFailed(f"{url} did not answer within {self.time_limit:g} s") from exc
 
     def completed(self, futures: Iterable[Future[FetchResult]]) -> Iterator[Future[FetchResult]]:
         """``futures`` as they finish, in any order; stops at the deadline, leaving the others unfinished."""

@@ -493,6 +493,17 @@ def test_a_page_slower_than_the_time_limit_fails(site):
         extract(site, "/slow/", time_limit=0.5)  # the fetcher alone would wait 10 s
     assert time.monotonic() - started < 0.5 + 1.0
 
+
+def test_a_page_slower_than_the_time_limit_fails_alike_when_the_fetch_ends_first(site, monkeypatch):
+    """The fetch is given the extraction's deadline too: where its own timeout ends it before the
+    extraction stops waiting (a busy machine wakes the waiting thread late), the answer is the same."""
+    from concurrent.futures import wait
+
+    from reelfarm.studio.brand import pool
+    monkeypatch.setattr(pool, "wait", lambda futures, timeout: wait(futures, timeout=timeout + 2.0))
+    with pytest.raises(FetchFailed, match="did not answer within 0.5 s"):
+        extract(site, "/slow/", time_limit=0.5)
+
 def test_loopback_is_refused_without_allow_private_and_nothing_is_sent(site):
     extractor = BrandExtractor(SafeFetcher(allow_private=False))
     with pytest.raises(FetchRefused, match="not a public address"):
