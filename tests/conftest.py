@@ -88,6 +88,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", help="rewrite golden reference images")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Where Python is told not to write bytecode (PYTHONDONTWRITEBYTECODE, as on this machine's
+    image), every process the suite starts (servers, nodes, commands: hundreds) would compile the
+    project's sources again, about half a second of CPU each: they are compiled once, here, by the
+    run's first process (xdist's controller, before its workers start), into the usual __pycache__
+    folders, which Python reads whatever that setting says."""
+    if hasattr(config, "workerinput") or not sys.dont_write_bytecode:
+        return
+    import compileall
+    from pathlib import Path
+
+    from reelfarm import PARTS
+    root = Path(__file__).resolve().parents[1]
+    for folder in (*PARTS, "reelfarm"):
+        compileall.compile_dir(root / folder, quiet=2, workers=0)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist a worker's collection order is the order its scheduler hands files out:
     the known-long files first (tests/slow_first.py). A run without workers keeps collection order."""
