@@ -125,21 +125,6 @@ class Glides:
         ix, iy = math.floor(x) - PAD, math.floor(y) - PAD
         return ix, iy, x - ix, y - iy
 
-    def kept(self, layer: Layer, box: Rect) -> bool:
-        """Whether `layer`'s image at `box` is held, or will be once made (the budget has room)."""
-        _, _, fx, fy = self.place(layer, box)
-        if _key(layer, box, fx, fy) in self._glides:
-            return True
-        width, height = _image_size(box[2], box[3], fx, fy)
-        return self.nbytes + width * height * 4 <= self.budget
-
-    def bounds(self, layer: Layer, box: Rect) -> Rect:
-        """Where `layer`'s image at `box` lands on the frame (left, top, right, bottom): what
-        `draw` covers, known without drawing it."""
-        ix, iy, fx, fy = self.place(layer, box)
-        width, height = _image_size(box[2], box[3], fx, fy)
-        return ix, iy, ix + width, iy + height
-
     def draw(self, canvas: skia.Canvas, layer: Layer, box: Rect, paint: Callable[[skia.Canvas, Rect], None]) -> None:
         """Copy `layer`'s image at `box` (rounded onto its grid) onto `canvas`; `paint(canvas, rect)`
         draws the layer with its box at `rect` on a canvas of its own."""
@@ -191,7 +176,7 @@ class Glides:
         self.nbytes = 0
 
     def _make(self, w: float, h: float, fx: float, fy: float, paint: Callable[[skia.Canvas, Rect], None]) -> Glide:
-        width, height = _image_size(w, h, fx, fy)
+        width, height = math.ceil(fx + w) + PAD + 1, math.ceil(fy + h) + PAD + 1
         surface = skia.Surface.MakeRaster(skia.ImageInfo.Make(width, height, PIXEL_COLOR_TYPE, skia.kPremul_AlphaType))
         surface.getCanvas().clear(0)
         paint(surface.getCanvas(), (fx, fy, w, h))
@@ -220,12 +205,6 @@ class Glides:
         planes.convert(source, PIXEL_FORMAT, None)
         n = y1 - y0
         return Stamp((x0, y0, x1, y1), planes.y[:n].copy(), planes.u[:n // 2].copy(), planes.v[:n // 2].copy())
-
-
-def _image_size(w: float, h: float, fx: float, fy: float) -> tuple[int, int]:
-    """The pixels of a glide image holding a box `w` x `h` at (`fx`, `fy`) inside it, with room
-    for its anti-aliased edges."""
-    return math.ceil(fx + w) + PAD + 1, math.ceil(fy + h) + PAD + 1
 
 
 def _key(layer: Layer, box: Rect, fx: float, fy: float) -> tuple[int, float, float, float, float]:

@@ -381,13 +381,6 @@ class SkiaRasterizer(LayerPainter):
         # A cuttable drawing (one image drawn) is played back from it in every box it meets.
         state = self._state(layer, local, duration)
         sprites = self._sprites
-        glides = self._glides
-        if state is not None and glides is not None and glides.planned(layer, state):
-            rect = self._box(layer, state, self._frame_box())[0]
-            if glides.kept(layer, rect):  # its held image copied at a whole-pixel offset, in each box it meets
-                left, top, right, bottom = glides.bounds(layer, rect)
-                return redraw.Drawn(key, damage.box_of(skia.Rect.MakeLTRB(left, top, right, bottom), self.width,
-                                                       self.height), True)
         if state is None or sprites is None or not sprites.used(layer, state):
             cut = redraw.cuttable(layer, state, self._imaged(layer, state))
             # a path drawn straight onto the frame: its box from its corners (a faded one is drawn

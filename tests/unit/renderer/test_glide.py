@@ -137,24 +137,3 @@ def test_glides_the_budget_cannot_hold_draw_the_same_frames(tmp_path, monkeypatc
     if budget == 1:
         assert tight._planes.stamped_pixels == 0
     assert tight._planes.stamped_pixels < held._planes.stamped_pixels
-
-
-def test_a_glides_box_is_what_recording_its_drawing_gives(tmp_path, monkeypatch):
-    """A drifting photo whose image is held is not recorded for its box: the box from its place
-    is the box its recorded drawing gives, at every frame."""
-    source, assets = _drifting(tmp_path, over=False)
-    doc = parse_doc(source)
-    spec = RenderSpec("16:9", 360, doc.fps)
-    fast = SkiaRasterizer(doc, "16:9", *spec.size, assets, yuv=True)
-    recorded = []
-    real = SkiaRasterizer._record
-    monkeypatch.setattr(SkiaRasterizer, "_record", lambda self, layer, t, d: recorded.append(layer.id)
-                        or real(self, layer, t, d))
-    scene, photo = doc.scenes[0], doc.scenes[0].layers[1]
-    for n in range(0, doc.frame_count, 7):
-        t = spec.time(n)
-        fast.render(t)  # the scene's plan made: the photo glides
-        assert "photo" not in recorded
-        drawn = fast._drawn(photo, None, t, scene.duration)
-        assert drawn.cuttable and drawn.picture is None
-        assert drawn.box == real(fast, photo, t, scene.duration)[1], f"frame {n}"
