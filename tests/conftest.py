@@ -24,6 +24,8 @@ from reelfarm.shared import config
 from tests.servers import ServerError, start_postgres, start_redis
 from tests.slow_first import slow_files_first
 
+pytest_plugins = ["tests.cputime"]  # REELFARM_TEST_CPU: each test's CPU seconds
+
 
 class NoFormerTopLevelNames(importlib.abc.MetaPathFinder):
     """The repository root is on ``sys.path`` here (for ``tests.*``), which would make its folders
@@ -110,30 +112,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     the known-long files first (tests/slow_first.py). A run without workers keeps collection order."""
     if hasattr(config, "workerinput"):
         items[:] = slow_files_first(items)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[Any]:
-    """With REELFARM_TEST_CPU set to a folder: each test's CPU seconds (the worker's and those of the
-    processes it started and waited for) and wall seconds, a line per test in a file per worker,
-    to find where the suite's time goes (`scripts/test-cpu.py` sums them)."""
-    folder = os.environ.get("REELFARM_TEST_CPU")
-    if not folder:
-        return (yield)
-    import resource
-    import time
-
-    def cpu() -> float:
-        own, waited = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-        return own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime
-
-    c0, t0 = cpu(), time.monotonic()
-    try:
-        return (yield)
-    finally:
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        with open(os.path.join(folder, f"cpu-{worker}.tsv"), "a", encoding="utf-8") as out:
-            out.write(f"{cpu() - c0:.2f}\t{time.monotonic() - t0:.2f}\t{item.nodeid}\n")
 
 
 @pytest.fixture(scope="session")
