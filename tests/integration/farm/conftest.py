@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import secrets
+import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -43,6 +44,18 @@ from tests.helpers import write_png, write_tone
 
 PUBLIC_URL = "http://127.0.0.1:8000"
 SECRET = "s" * 48
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_kept() -> Iterator[None]:
+    """RQ's ``Worker.work`` installs SIGINT and SIGTERM handlers of its own in the process that
+    runs it and leaves them there: the in-process workers of these tests would leave them in the
+    pytest worker, where a later signal raised RQ's StopRequested in whatever ran (seen inside a
+    garbage collector's callback). Each test's are put back as they were."""
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for signum, handler in saved.items():
+        signal.signal(signum, handler)
 
 
 @pytest.fixture
