@@ -362,9 +362,9 @@ class S3Storage:
         return head["LastModified"].astimezone(UTC)
 
     def url(self, key: str, expires_in: int, filename: str | None = None, now: datetime | None = None) -> str:
-        """A presigned GET (signed with boto's own time, ``now`` aside); with ``filename``, S3 answers it as an attachment of that name
-        (``ResponseContentDisposition``, signed with the rest: a presigned URL takes no
-        ``download=1`` added later)."""
+        """A presigned GET (signed with boto's own time, ``now`` aside); with ``filename``, S3
+        answers it as an attachment of that name (``ResponseContentDisposition``, signed with the
+        rest: a presigned URL takes no ``download=1`` added later)."""
         params = {"Bucket": self.bucket, "Key": self.object_key(key)}
         if filename:
             params["ResponseContentDisposition"] = content_disposition(attachment_name(filename, key))

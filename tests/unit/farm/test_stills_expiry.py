@@ -23,7 +23,8 @@ def test_every_still_url_expires_at_the_second_its_field_states(tmp_path):
     clock = _Ticking(datetime(2026, 1, 1, 12, 0, 0, 800_000, tzinfo=UTC))
     storage = LocalStorage(tmp_path, "http://127.0.0.1:8000", "k" * 32, clock)
     when = datetime(2026, 1, 1, tzinfo=UTC)
-    stills = [{"time": t, "key": f"jobs/j/still-{i}.png", "width": 360, "height": 640} for i, t in enumerate((0.0, 2.5, 6.0))]
+    stills = [{"time": t, "key": f"jobs/j/still-{i}.png", "width": 360, "height": 640}
+              for i, t in enumerate((0.0, 2.5, 6.0))]
     job = Job(id="j", workspace_id="w", kind="stills", status="succeeded", stage="upload", progress=1.0, error=None,
               result={"stills": stills}, params={"format": "9:16", "resolution": 360}, video_id="v", attempts=1,
               created_at=when, started_at=when, finished_at=when)
