@@ -2,6 +2,8 @@
 for a while, and partial rather than failed when a server is down."""
 from __future__ import annotations
 
+import pytest
+
 from reelfarm.shared.db import make_engine
 from reelfarm.shared.readmodels import FarmFigures
 from tests.integration.api.support import failed_render
@@ -40,6 +42,7 @@ def test_metrics_report_the_services_figures(client, services):
     assert 'reelfarm_queue_depth{queue="render"}' in text and "reelfarm_webhook_lag_seconds" in text
 
 
+@pytest.mark.own_database  # the session's database holds other tests' waiting renders, some ranked above these
 def test_metrics_show_each_busy_workspaces_chunks_by_name(client, make_tenant):
     """Renders waiting (the farm not started) show per workspace under its name."""
     busy, quiet = make_tenant(credits=5, name="Busy Co"), make_tenant(name="Quiet Co")
