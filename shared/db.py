@@ -57,10 +57,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
@@ -68,6 +66,10 @@ from sqlalchemy.pool import Pool, QueuePool
 
 from reelfarm.shared.config import DEFAULT_DATABASE_POOL_TIMEOUT_SEC, Settings
 from reelfarm.shared.errors import DatabaseUnavailable, MigrationError
+from reelfarm.shared.migrations import HEAD
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -451,7 +453,15 @@ os.register_at_fork(after_in_child=_forget_writers)
 
 
 def migrate(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema up to ``revision`` with Alembic; safe to run from several processes."""
+    """Bring the schema up to ``revision`` with Alembic; safe to run from several processes.
+
+    A database already at this release's head is left as it is without loading Alembic and its
+    scripts (a third of a second of every process's start: each server, node and command migrates).
+    """
+    if revision == "head" and at_head(engine):
+        return
+    from alembic import command
+
     with schema_change(engine) as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SET LOCAL statement_timeout = 0"))  # a schema change on a big table may take long
@@ -459,8 +469,21 @@ def migrate(engine: Engine, revision: str = "head") -> None:
         command.upgrade(alembic_config(conn), revision)
 
 
+def at_head(engine: Engine) -> bool:
+    """Whether the database's schema is at this release's last migration (``migrations.HEAD``);
+    False for a new database and for one at another revision, older or newer."""
+    with engine.connect() as conn:
+        try:
+            versions = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+        except sa_exc.DBAPIError:  # no such table: a new database (or one down: Alembic will say so)
+            return False
+    return versions == [HEAD]
+
+
 def downgrade(engine: Engine, revision: str) -> None:
     """Take the schema back to ``revision`` (``base`` drops every table). For tests and operators."""
+    from alembic import command
+
     with schema_change(engine) as conn:
         command.downgrade(alembic_config(conn), revision)
 
@@ -495,6 +518,8 @@ def schema_change(engine: Engine) -> Iterator[Connection]:
 
 def alembic_config(conn: Connection | None = None) -> Config:
     """An Alembic ``Config`` for ``shared/migrations``; ``env.py`` uses ``conn`` when given."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     if conn is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from sqlalchemy import Engine, String, inspect
 from reelfarm.shared.clock import FixedClock
 from reelfarm.shared.db import alembic_config, downgrade, make_engine, migrate, schema_change, transaction
 from reelfarm.shared.errors import MigrationError
+from reelfarm.shared.migrations import HEAD
 from reelfarm.shared.repos.brand_kits import list_brand_kits
 from reelfarm.shared.repos.workspaces import create_workspace
 from reelfarm.shared.tables import metadata
@@ -38,7 +41,7 @@ def test_migrations_build_the_declared_schema(empty_db_url: str) -> None:
         migrate(engine)
         assert schema_differences(engine) == []
         head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-        assert current_revision(engine) == head == "0021"
+        assert current_revision(engine) == head == HEAD == "0021"
         assert set(inspect(engine).get_table_names()) == set(metadata.tables) | {"alembic_version"}
     finally:
         engine.dispose()
@@ -53,6 +56,33 @@ def test_migrate_is_idempotent_and_reversible(empty_db_url: str) -> None:
         assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
         migrate(engine)
         assert schema_differences(engine) == []
+    finally:
+        engine.dispose()
+
+
+AT_HEAD_PROBE = """
+import sys
+from reelfarm.shared.db import make_engine, migrate
+engine = make_engine(sys.argv[1])
+migrate(engine)
+print(sorted(m for m in sys.modules if m.split(".")[0] == "alembic"))
+"""
+
+
+def test_a_database_at_head_is_left_without_loading_alembic_and_an_older_one_is_upgraded(empty_db_url: str) -> None:
+    """Every server, node and command migrates as it starts; at the head that costs one query."""
+    def alembic_modules_of_a_process_migrating() -> str:
+        return subprocess.run([sys.executable, "-c", AT_HEAD_PROBE, empty_db_url], capture_output=True, text=True,
+                              check=True, timeout=120).stdout.strip()
+
+    assert alembic_modules_of_a_process_migrating() != "[]"  # a new database: Alembic builds it
+    assert alembic_modules_of_a_process_migrating() == "[]"  # at the head: nothing of Alembic loaded
+    engine = make_engine(empty_db_url)
+    try:
+        downgrade(engine, "0020")
+        assert current_revision(engine) == "0020"
+        assert alembic_modules_of_a_process_migrating() != "[]"
+        assert current_revision(engine) == HEAD and schema_differences(engine) == []
     finally:
         engine.dispose()
 
