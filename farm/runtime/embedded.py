@@ -75,6 +75,7 @@ log = logging.getLogger("reelfarm.farm")
 
 _LIVE_NAMES: set[str] = set()  # names of this process's started queues (a stopped one's rows are stale)
 _FAILED_DEPENDENCY = "a task it depends on failed or was canceled"
+POOL_END_SEC = 5.0  # what ``stop`` waits for the pool's manager thread to end, once nothing runs in it
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,15 @@ class EmbeddedQueue:
             self._hand_back()
         self._thread = None
         if self._pool is not None:
+            # The pool's manager thread closes its wake-up pipe as it ends, and at interpreter exit
+            # concurrent.futures writes to that pipe without the lock the closing holds (CPython
+            # 3.11): a serving process that exited while it was still ending printed "OSError: Bad
+            # file descriptor". Nothing runs in the pool by now, so it ends in moments; it is given
+            # a bound all the same, as a pool process that hung would hold it.
+            manager = getattr(self._pool, "_executor_manager_thread", None)
             self._pool.shutdown(wait=timeout is None, cancel_futures=True)
+            if manager is not None:
+                manager.join(POOL_END_SEC)
             self._pool = None
         _LIVE_NAMES.discard(self.name)
 

@@ -9,8 +9,10 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import process as futures_process
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,20 @@ def queue(url: str) -> Iterator[EmbeddedQueue]:  # noqa: F811
 
 def started_pid(out: str) -> int:
     return int(wait_for(lambda: recorded(out + ".started"))[0])
+
+
+def test_a_stop_with_a_deadline_leaves_no_pool_thread_ending(queue: EmbeddedQueue, tmp_path: Path) -> None:
+    """A serving process exits right after ``stop``: had the pool's manager thread still been
+    closing its pipe then, Python's exit would write to it ("Bad file descriptor", tests/e2e/test_serve)."""
+    out = str(tmp_path / "out")
+    queue.enqueue(SLOW, out, "finished", 0.2, job_id="short")
+    queue.start()
+    started_pid(out)
+
+    queue.stop(30)
+
+    assert recorded(out) == ["finished"]
+    assert [t for t in threading.enumerate() if isinstance(t, futures_process._ExecutorManagerThread)] == []
 
 
 def test_a_task_running_at_stop_finishes_and_is_recorded_before_the_deadline(queue: EmbeddedQueue,
